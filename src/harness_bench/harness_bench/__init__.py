@@ -1,0 +1,1 @@
+"""Bench tasks as data and pure code: scenes, layouts, instructions, success checks."""

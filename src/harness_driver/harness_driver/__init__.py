@@ -1,0 +1,1 @@
+"""The model loop, model clients, prompts, traces and the harness command."""

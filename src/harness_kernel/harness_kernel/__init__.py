@@ -1,0 +1,1 @@
+"""Program execution: the program API, isolation and the kernel node."""

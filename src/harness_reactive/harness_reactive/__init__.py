@@ -1,0 +1,1 @@
+"""Guards, watches, controllers and the per-tick reactive stage with time budgets."""

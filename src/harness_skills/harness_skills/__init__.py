@@ -1,0 +1,1 @@
+"""The bounded-execution engine, the skills and the skill server node."""

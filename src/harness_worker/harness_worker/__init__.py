@@ -1,0 +1,1 @@
+"""The worker node and its backends (MuJoCo station); kinematics for fk/ik/plan."""

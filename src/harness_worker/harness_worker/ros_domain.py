@@ -1,0 +1,47 @@
+"""Claim a ROS domain id that no other process on this machine is using.
+
+Tests that start nodes and bench runs that start one graph per episode each need their own
+`ROS_DOMAIN_ID`, so their nodes never see each other's. A claim is an exclusive `flock` on a
+file per id; the kernel drops the lock when the process exits, however it exits.
+"""
+
+import fcntl
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+# Fast DDS maps a domain to UDP ports 7400 + 250 * id + offsets; ids above 232 overflow.
+FIRST_ID = 100
+LAST_ID = 232
+
+
+@dataclass
+class DomainClaim:
+    """An exclusively held domain id; `release()` or process exit gives it back."""
+
+    domain_id: int
+    _lock_file: IO[str]
+
+    def release(self) -> None:
+        self._lock_file.close()
+
+
+def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
+    """Return the first free domain id in [100, 232], held until released or the process ends."""
+    lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    for domain_id in range(FIRST_ID, LAST_ID + 1):
+        lock_file = open(lock_dir / f'{domain_id}.lock', 'w')  # noqa: SIM115 (held by the claim)
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock_file.close()
+            continue
+        lock_file.write(str(os.getpid()))
+        lock_file.flush()
+        return DomainClaim(domain_id, lock_file)
+    raise RuntimeError(
+        f'every ROS domain id from {FIRST_ID} to {LAST_ID} is in use on this machine'
+    )

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Set up the workspace: a virtual environment with pinned requirements, then a colcon build.
+#
+#   tools/setup.sh            set up (first run: minutes; later runs: seconds, nothing changed)
+#   tools/setup.sh --force    reinstall requirements and rebuild everything
+#
+# Without ROS: .venv gets ROS 2 Kilted core from PyPI wheels (requirements.txt).
+# With a sourced ROS 2 installation (ROS_DISTRO set): .venv sees the system packages and gets
+# only the Python libraries (requirements-py.txt); colcon and rclpy come from the installation.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="$root/.venv"
+force=0
+[[ "${1:-}" == "--force" ]] && force=1
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+if [[ -n "${ROS_DISTRO:-}" ]]; then
+  reqs=requirements-py.txt
+  python="${HARNESS_PYTHON:-python3}"
+  venv_flags=(--system-site-packages)
+  say "using the sourced ROS 2 ${ROS_DISTRO} installation"
+else
+  reqs=requirements.txt
+  python="${HARNESS_PYTHON:-python3.11}"
+  venv_flags=()
+  if ! command -v "$python" >/dev/null; then
+    say "error: $python not found. The embedded path needs Python 3.11 (ROS 2 Kilted wheels are cp311)."
+    exit 2
+  fi
+fi
+
+# 1. Virtual environment and pinned requirements; a stamp of the requirement files skips this
+# step when nothing changed.
+req_hash="$(cat requirements.txt requirements-py.txt | sha256sum | cut -c1-16)-${ROS_DISTRO:-wheels}"
+stamp="$venv/.harness-requirements"
+if [[ $force == 1 || ! -x "$venv/bin/python" || "$(cat "$stamp" 2>/dev/null)" != "$req_hash" ]]; then
+  [[ -x "$venv/bin/python" ]] || { say "creating $venv"; "$python" -m venv "${venv_flags[@]}" "$venv"; }
+  say "installing $reqs (pinned)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pip==25.3
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$reqs"
+  echo "$req_hash" > "$stamp"
+fi
+
+# shellcheck disable=SC1091
+source "$venv/bin/activate"
+
+if [[ -z "${ROS_DISTRO:-}" ]]; then
+  export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+  # 2. The wheels' CMake exports name the build machine's Python; point them at this venv's.
+  python "$root/tools/fix_cmake_paths.py" "$VIRTUAL_ENV"
+fi
+
+# 3. colcon build, skipped when no build input changed (sources are symlinked, so editing a
+# Python module needs no rebuild).
+build_hash="$( (find src -type f \( -name package.xml -o -name setup.py -o -name setup.cfg \
+  -o -name CMakeLists.txt -o -name '*.msg' -o -name '*.srv' -o -name '*.action' -o -name '*.xacro' \
+  -o -path '*/resource/*' \) -print0 | sort -z | xargs -0 sha256sum; find src -type f | sort) \
+  | sha256sum | cut -c1-16)"
+build_stamp="$root/install/.harness-build"
+if [[ $force == 1 || ! -f install/setup.bash || "$(cat "$build_stamp" 2>/dev/null)" != "$build_hash" ]]; then
+  say "colcon build"
+  colcon --log-base log build --symlink-install --base-paths src \
+    --event-handlers console_cohesion- summary+ status- \
+    --cmake-args -DBUILD_TESTING=ON -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" >&2
+  echo "$build_hash" > "$build_stamp"
+else
+  say "workspace up to date"
+fi
