@@ -1,0 +1,282 @@
+"""The shield: five checks on every joint command. It accepts or rejects; it never edits.
+
+| check          | rejects                                                                  |
+|----------------|--------------------------------------------------------------------------|
+| shape, finite  | a command of the wrong length, or with NaN/inf                           |
+| joint limits   | a target further past a limit than the joint already is (+ tolerance);   |
+|                | a gripper open fraction outside [0, 1]                                   |
+| joint jump     | an arm joint jumping more than the maximum from BOTH the last accepted   |
+|                | command and the measured state                                           |
+| workspace      | link6 further outside the workspace box than it already is               |
+| Cartesian jump | link6 jumping more than the maximum from BOTH the last accepted          |
+|                | command's and the measured pose                                          |
+
+Forward kinematics is injected (`LinkFK`), so this module knows no robot. A rejected command
+never becomes the last accepted one; `reset()` forgets the last accepted command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# Maps a full command (or measured) vector to each arm's link6 world position, in arm order.
+LinkFK = Callable[[np.ndarray], Sequence[np.ndarray]]
+
+# Floating-point slack for "further than already": FK of the same joints twice agrees far below it.
+_SAME = 1e-9
+
+
+@dataclass(frozen=True)
+class ArmLayout:
+    """Where one arm's entries sit in the command vector."""
+
+    name: str
+    joints: tuple[int, ...]  # indices of the arm joints
+    gripper: int  # index of the gripper open fraction
+
+
+@dataclass(frozen=True)
+class ShieldConfig:
+    """Limits of the shield, all from the embodiment config."""
+
+    names: tuple[str, ...]  # one name per command entry
+    arms: tuple[ArmLayout, ...]
+    lower: np.ndarray  # per command entry; grippers 0
+    upper: np.ndarray  # per command entry; grippers 1
+    joint_limit_tolerance_rad: float
+    max_joint_jump_rad: float
+    max_cartesian_jump_m: float
+    workspace_min: np.ndarray
+    workspace_max: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One reason a command was rejected, in words and in numbers a program can act on."""
+
+    check: str  # shape | finite | joint_limit | gripper_range | joint_jump | workspace | cartesian_jump
+    message: str
+    arm: str = ''
+    entry: str = ''  # the command entry (joint) concerned, if any
+    amount: float = 0.0  # by how much the limit is exceeded (rad, m or count)
+    limit: float = 0.0  # the limit that was exceeded
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The shield's answer. `command` is the very object that was checked, unchanged."""
+
+    accepted: bool
+    command: object
+    reasons: tuple[Rejection, ...] = ()
+
+    def messages(self) -> list[str]:
+        return [r.message for r in self.reasons]
+
+
+class Shield:
+    """Checks commands against the limits; remembers the last accepted command."""
+
+    def __init__(self, config: ShieldConfig, link_fk: LinkFK) -> None:
+        self.config = config
+        self._fk = link_fk
+        self._last: np.ndarray | None = None
+        self._last_links: Sequence[np.ndarray] | None = None
+
+    @property
+    def last_accepted(self) -> np.ndarray | None:
+        return None if self._last is None else self._last.copy()
+
+    def reset(self) -> None:
+        """Forget the last accepted command (a new episode starts from the measured state)."""
+        self._last = None
+        self._last_links = None
+
+    def check(self, command: object, measured: Sequence[float]) -> Verdict:
+        """Check `command` against the limits, the measured state and the last accepted command.
+
+        `measured` is the robot's state in the command layout (joint positions, gripper open
+        fractions). The command is never modified; when accepted it becomes the last accepted.
+        """
+        cfg = self.config
+        reasons = self._shape_and_finite(command)
+        if reasons:
+            return Verdict(False, command, tuple(reasons))
+        q = np.asarray(command, dtype=float)
+        m = np.asarray(measured, dtype=float)
+        if m.shape != (cfg.size,) or not np.all(np.isfinite(m)):
+            raise ValueError(f'measured state must be {cfg.size} finite numbers, got {m.shape}')
+        reasons += self._joint_limits(q, m)
+        reasons += self._joint_jumps(q, m)
+        links, measured_links = self._fk(q), self._fk(m)
+        reasons += self._workspace(links, measured_links)
+        reasons += self._cartesian_jumps(links, measured_links)
+        if reasons:
+            return Verdict(False, command, tuple(reasons))
+        self._last = q.copy()
+        self._last_links = [p.copy() for p in links]
+        return Verdict(True, command)
+
+    def _shape_and_finite(self, command: object) -> list[Rejection]:
+        cfg = self.config
+        try:
+            q = np.asarray(command, dtype=float)
+        except (TypeError, ValueError):
+            return [
+                Rejection(
+                    'shape', f'command must be {cfg.size} numbers, got {type(command).__name__}'
+                )
+            ]
+        if q.ndim != 1 or q.shape[0] != cfg.size:
+            got = f'shape {q.shape}' if q.ndim != 1 else f'{q.shape[0]} numbers'
+            return [
+                Rejection(
+                    'shape',
+                    f'command has {got}, expected {cfg.size}',
+                    amount=float(q.size),
+                    limit=float(cfg.size),
+                )
+            ]
+        bad = np.flatnonzero(~np.isfinite(q))
+        return [
+            Rejection(
+                'finite',
+                f'{cfg.names[i]} is {q[i]} (commands must be finite)',
+                arm=self._arm_of(i),
+                entry=cfg.names[i],
+            )
+            for i in bad
+        ]
+
+    def _arm_of(self, index: int) -> str:
+        for arm in self.config.arms:
+            if index in arm.joints or index == arm.gripper:
+                return arm.name
+        return ''
+
+    def _joint_limits(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
+        cfg = self.config
+        out: list[Rejection] = []
+        for arm in cfg.arms:
+            for i in arm.joints:
+                for side, past_q, past_m, limit in (
+                    ('lower', cfg.lower[i] - q[i], cfg.lower[i] - m[i], cfg.lower[i]),
+                    ('upper', q[i] - cfg.upper[i], m[i] - cfg.upper[i], cfg.upper[i]),
+                ):
+                    already = max(past_m, 0.0)
+                    if past_q > already + cfg.joint_limit_tolerance_rad:
+                        out.append(
+                            Rejection(
+                                'joint_limit',
+                                f'{cfg.names[i]} target {q[i]:.4f} rad is {past_q:.4f} rad past its '
+                                f'{side} limit {limit:.4f} (measured {already:.4f} past, tolerance '
+                                f'{cfg.joint_limit_tolerance_rad} rad)',
+                                arm=arm.name,
+                                entry=cfg.names[i],
+                                amount=float(past_q),
+                                limit=float(limit),
+                            )
+                        )
+            g = arm.gripper
+            if not 0.0 <= q[g] <= 1.0:
+                out.append(
+                    Rejection(
+                        'gripper_range',
+                        f'{cfg.names[g]} open fraction {q[g]:.4f} is outside [0, 1]',
+                        arm=arm.name,
+                        entry=cfg.names[g],
+                        amount=float(q[g]),
+                        limit=1.0 if q[g] > 1 else 0.0,
+                    )
+                )
+        return out
+
+    def _joint_jumps(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
+        cfg = self.config
+        limit = cfg.max_joint_jump_rad
+        out: list[Rejection] = []
+        for arm in cfg.arms:
+            for i in arm.joints:
+                from_measured = abs(q[i] - m[i])
+                from_last = abs(q[i] - self._last[i]) if self._last is not None else np.inf
+                if from_measured > limit and from_last > limit:
+                    last = (
+                        f'{from_last:.4f} rad from the last command'
+                        if self._last is not None
+                        else 'no command accepted yet'
+                    )
+                    out.append(
+                        Rejection(
+                            'joint_jump',
+                            f'{cfg.names[i]} jumps {from_measured:.4f} rad from the measured '
+                            f'{m[i]:.4f} ({last}); max {limit} rad',
+                            arm=arm.name,
+                            entry=cfg.names[i],
+                            amount=float(min(from_measured, from_last)),
+                            limit=limit,
+                        )
+                    )
+        return out
+
+    def _outside(self, p: np.ndarray) -> float:
+        cfg = self.config
+        gap = np.maximum(np.maximum(cfg.workspace_min - p, p - cfg.workspace_max), 0.0)
+        return float(np.linalg.norm(gap))
+
+    def _workspace(
+        self, links: Sequence[np.ndarray], measured: Sequence[np.ndarray]
+    ) -> list[Rejection]:
+        out: list[Rejection] = []
+        for arm, p, pm in zip(self.config.arms, links, measured, strict=True):
+            outside, already = self._outside(p), self._outside(pm)
+            if outside > already + _SAME:
+                out.append(
+                    Rejection(
+                        'workspace',
+                        f'{arm.name} link6 target ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m is {outside:.4f} m '
+                        f'outside the workspace box (measured {already:.4f} m outside)',
+                        arm=arm.name,
+                        entry=f'{arm.name}_link6',
+                        amount=outside,
+                        limit=already,
+                    )
+                )
+        return out
+
+    def _cartesian_jumps(
+        self, links: Sequence[np.ndarray], measured: Sequence[np.ndarray]
+    ) -> list[Rejection]:
+        limit = self.config.max_cartesian_jump_m
+        out: list[Rejection] = []
+        for k, (arm, p, pm) in enumerate(zip(self.config.arms, links, measured, strict=True)):
+            from_measured = float(np.linalg.norm(p - pm))
+            from_last = (
+                float(np.linalg.norm(p - self._last_links[k]))
+                if self._last_links is not None
+                else np.inf
+            )
+            if from_measured > limit and from_last > limit:
+                last = (
+                    f'{from_last:.4f} m from the last command'
+                    if self._last_links is not None
+                    else 'no command accepted yet'
+                )
+                out.append(
+                    Rejection(
+                        'cartesian_jump',
+                        f'{arm.name} link6 jumps {from_measured:.4f} m from the measured pose ({last}); '
+                        f'max {limit} m',
+                        arm=arm.name,
+                        entry=f'{arm.name}_link6',
+                        amount=min(from_measured, from_last),
+                        limit=limit,
+                    )
+                )
+        return out
