@@ -61,7 +61,8 @@ class ShieldConfig:
 class Rejection:
     """One reason a command was rejected, in words and in numbers a program can act on."""
 
-    check: str  # shape | finite | joint_limit | gripper_range | joint_jump | workspace | cartesian_jump
+    # shape | finite | joint_limit | gripper_range | joint_jump | workspace | cartesian_jump
+    check: str
     message: str
     arm: str = ''
     entry: str = ''  # the command entry (joint) concerned, if any
@@ -175,7 +176,8 @@ class Shield:
                         out.append(
                             Rejection(
                                 'joint_limit',
-                                f'{cfg.names[i]} target {q[i]:.4f} rad is {past_q:.4f} rad past its '
+                                f'{cfg.names[i]} target {q[i]:.4f} rad is {past_q:.4f} rad '
+                                f'past its '
                                 f'{side} limit {limit:.4f} (measured {already:.4f} past, tolerance '
                                 f'{cfg.joint_limit_tolerance_rad} rad)',
                                 arm=arm.name,
@@ -240,7 +242,8 @@ class Shield:
                 out.append(
                     Rejection(
                         'workspace',
-                        f'{arm.name} link6 target ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m is {outside:.4f} m '
+                        f'{arm.name} link6 target ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m is '
+                        f'{outside:.4f} m '
                         f'outside the workspace box (measured {already:.4f} m outside)',
                         arm=arm.name,
                         entry=f'{arm.name}_link6',
@@ -271,7 +274,8 @@ class Shield:
                 out.append(
                     Rejection(
                         'cartesian_jump',
-                        f'{arm.name} link6 jumps {from_measured:.4f} m from the measured pose ({last}); '
+                        f'{arm.name} link6 jumps {from_measured:.4f} m from the measured pose '
+                        f'({last}); '
                         f'max {limit} m',
                         arm=arm.name,
                         entry=f'{arm.name}_link6',
