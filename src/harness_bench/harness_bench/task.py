@@ -1,0 +1,134 @@
+"""The task interface: scenes as data, layouts from a seed, instructions, success checks.
+
+A task knows nothing of ROS or of the simulator's API: it lists the objects to add, and judges
+a `WorldSnapshot` the worker measured. Success follows the RoboTwin 2.0 / RoboDojo conventions
+(../shared/ARX_X5.md): unless a task says otherwise, every gripper that holds nothing must be at
+least `open_above` open and both arms home.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ARMS = ('left', 'right')
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """An object a task adds to the station.
+
+    shape: 'box' (size = half extents), 'cylinder' (size = radius, half height, -),
+    'bowl' (size = outer radius, height, wall thickness; open at the top).
+    position: x, y in the world frame; z of the object's origin above the table top (a bowl's
+    origin is its bottom, the others' their centre).
+    """
+
+    name: str
+    label: str
+    shape: str
+    size: tuple[float, float, float]
+    rgba: tuple[float, float, float, float]
+    position: tuple[float, float, float]
+    yaw: float = 0.0
+    mass: float = 0.05
+    movable: bool = True
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    name: str
+    label: str
+    position: np.ndarray
+    quat: np.ndarray  # w, x, y, z
+    size: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class ArmSnapshot:
+    gripper: float                 # measured open fraction
+    holding: tuple[str, ...]       # objects touched by both fingers
+    tcp_position: np.ndarray
+    tcp_rotation: np.ndarray
+    home_position: np.ndarray      # the TCP's start pose of the episode
+    home_rotation: np.ndarray
+
+
+@dataclass(frozen=True)
+class WorldSnapshot:
+    """What a success check may look at, measured by the worker."""
+
+    objects: dict[str, ObjectState]
+    arms: dict[str, ArmSnapshot]
+    table_top_z: float
+    step: int = 0
+    contacts: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    success: bool
+    score: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """Numbers of the shared success conventions (from the embodiment config)."""
+
+    open_above: float = 0.8
+    home_tolerance_m: float = 0.15
+    home_tolerance_rad: float = np.radians(20.0)
+
+
+class Task(ABC):
+    """One bench task. Subclasses set the class attributes and implement the three methods."""
+
+    name: str = ''
+    step_limit: int = 0
+    layouts: int = 3
+    instruction: str = ''
+    description: str = ''
+
+    def __init__(self, conventions: Conventions | None = None) -> None:
+        self.conventions = conventions or Conventions()
+
+    def scene(self, layout: int, seed: int) -> list[ObjectSpec]:
+        """The objects of a layout; `seed` jitters them a few millimetres, deterministically."""
+        if not 0 <= layout < self.layouts:
+            raise ValueError(f'{self.name} has layouts 0..{self.layouts - 1}, not {layout}')
+        return self.objects(layout, np.random.default_rng([layout, seed]))
+
+    @abstractmethod
+    def objects(self, layout: int, rng: np.random.Generator) -> list[ObjectSpec]: ...
+
+    @abstractmethod
+    def check(self, world: WorldSnapshot) -> Outcome: ...
+
+    # Shared conventions ---------------------------------------------------------------------
+
+    def idle_grippers_open(self, world: WorldSnapshot) -> list[str]:
+        """Problems with grippers that hold nothing but are not open enough (empty when fine)."""
+        return [f'{arm} gripper holds nothing but is only {a.gripper:.2f} open (needs > '
+                f'{self.conventions.open_above})'
+                for arm, a in world.arms.items()
+                if not a.holding and a.gripper < self.conventions.open_above]
+
+    def arms_home(self, world: WorldSnapshot) -> list[str]:
+        """Problems with arms away from their start pose (empty when both are home)."""
+        out = []
+        for arm, a in world.arms.items():
+            off = float(np.abs(a.tcp_position - a.home_position).max())
+            cos = (np.trace(a.home_rotation.T @ a.tcp_rotation) - 1.0) / 2.0
+            angle = float(np.arccos(np.clip(cos, -1.0, 1.0)))
+            if off > self.conventions.home_tolerance_m or angle > self.conventions.home_tolerance_rad:
+                out.append(f'{arm} arm is not home ({off:.3f} m, {np.degrees(angle):.0f} deg away)')
+        return out
+
+    def held_by(self, world: WorldSnapshot, name: str) -> str | None:
+        for arm, a in world.arms.items():
+            if name in a.holding:
+                return arm
+        return None

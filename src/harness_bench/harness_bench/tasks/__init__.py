@@ -1,0 +1,16 @@
+"""The bench tasks, by name."""
+
+from harness_bench.task import Conventions, Task
+from harness_bench.tasks.lift_cube import LiftCube
+from harness_bench.tasks.place_in_bowl import PlaceInBowl
+from harness_bench.tasks.stack_blocks_two import StackBlocksTwo
+
+TASKS: dict[str, type[Task]] = {t.name: t for t in (LiftCube, PlaceInBowl, StackBlocksTwo)}
+
+
+def make_task(name: str, conventions: Conventions | None = None) -> Task:
+    """The task called `name`; a clear error lists the known ones."""
+    try:
+        return TASKS[name](conventions)
+    except KeyError:
+        raise KeyError(f'unknown task {name!r}; known tasks: {", ".join(sorted(TASKS))}') from None
