@@ -48,11 +48,11 @@ class ObjectState:
 
 @dataclass(frozen=True)
 class ArmSnapshot:
-    gripper: float                 # measured open fraction
-    holding: tuple[str, ...]       # objects touched by both fingers
+    gripper: float  # measured open fraction
+    holding: tuple[str, ...]  # objects touched by both fingers
     tcp_position: np.ndarray
     tcp_rotation: np.ndarray
-    home_position: np.ndarray      # the TCP's start pose of the episode
+    home_position: np.ndarray  # the TCP's start pose of the episode
     home_rotation: np.ndarray
 
 
@@ -111,10 +111,12 @@ class Task(ABC):
 
     def idle_grippers_open(self, world: WorldSnapshot) -> list[str]:
         """Problems with grippers that hold nothing but are not open enough (empty when fine)."""
-        return [f'{arm} gripper holds nothing but is only {a.gripper:.2f} open (needs > '
-                f'{self.conventions.open_above})'
-                for arm, a in world.arms.items()
-                if not a.holding and a.gripper < self.conventions.open_above]
+        return [
+            f'{arm} gripper holds nothing but is only {a.gripper:.2f} open (needs > '
+            f'{self.conventions.open_above})'
+            for arm, a in world.arms.items()
+            if not a.holding and a.gripper < self.conventions.open_above
+        ]
 
     def arms_home(self, world: WorldSnapshot) -> list[str]:
         """Problems with arms away from their start pose (empty when both are home)."""
@@ -123,7 +125,10 @@ class Task(ABC):
             off = float(np.abs(a.tcp_position - a.home_position).max())
             cos = (np.trace(a.home_rotation.T @ a.tcp_rotation) - 1.0) / 2.0
             angle = float(np.arccos(np.clip(cos, -1.0, 1.0)))
-            if off > self.conventions.home_tolerance_m or angle > self.conventions.home_tolerance_rad:
+            if (
+                off > self.conventions.home_tolerance_m
+                or angle > self.conventions.home_tolerance_rad
+            ):
                 out.append(f'{arm} arm is not home ({off:.3f} m, {np.degrees(angle):.0f} deg away)')
         return out
 

@@ -4,7 +4,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from harness_bench.task import ArmSnapshot, ObjectState, WorldSnapshot
 from harness_bench.tasks import TASKS, make_task
 
@@ -18,12 +17,17 @@ def arm(name, gripper=1.0, holding=(), offset=(0.0, 0.0, 0.0)):
 
 
 def obj(name, xyz, size=0.02):
-    return ObjectState(name, name, np.array(xyz, dtype=float), np.array([1.0, 0, 0, 0]), (size,) * 3)
+    return ObjectState(
+        name, name, np.array(xyz, dtype=float), np.array([1.0, 0, 0, 0]), (size,) * 3
+    )
 
 
 def world(objects, left=None, right=None):
-    return WorldSnapshot({o.name: o for o in objects}, {'left': left or arm('left'),
-                                                        'right': right or arm('right')}, TABLE)
+    return WorldSnapshot(
+        {o.name: o for o in objects},
+        {'left': left or arm('left'), 'right': right or arm('right')},
+        TABLE,
+    )
 
 
 def test_registry_and_unknown_names():
@@ -62,13 +66,15 @@ def test_lift_cube():
 def in_bowl(block_xy=(0.01, 0.0), held=False, left_grip=1.0, home_offset=(0, 0, 0)):
     bowl = obj('bowl', (0.0, 0.05, TABLE), 0.08)
     block = obj('block', (block_xy[0], 0.05 + block_xy[1], TABLE + 0.006 + 0.02))
-    return world([bowl, block], left=arm('left', left_grip, ('block',) if held else (), home_offset))
+    return world(
+        [bowl, block], left=arm('left', left_grip, ('block',) if held else (), home_offset)
+    )
 
 
 def test_place_in_bowl():
     task = make_task('place_in_bowl')
     assert task.check(in_bowl()).success
-    assert not task.check(in_bowl(block_xy=(0.07, 0.0))).success   # on the rim
+    assert not task.check(in_bowl(block_xy=(0.07, 0.0))).success  # on the rim
     assert not task.check(in_bowl(held=True, left_grip=0.4)).success
     closed = task.check(in_bowl(left_grip=0.75))
     assert not closed.success and 'only 0.75 open' in closed.detail

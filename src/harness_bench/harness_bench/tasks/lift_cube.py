@@ -13,15 +13,26 @@ class LiftCube(Task):
     step_limit = 750  # 30 s at 25 Hz
     layouts = 3
     instruction = 'Pick up the red cube and hold it at least 10 cm above the table.'
-    description = ('A 4 cm red cube stands on the table in front of the left arm. Success: the '
-                   'cube is held by a gripper with its bottom at least 10 cm above the table top.')
+    description = (
+        'A 4 cm red cube stands on the table in front of the left arm. Success: the '
+        'cube is held by a gripper with its bottom at least 10 cm above the table top.'
+    )
     HALF = 0.02
     LIFT = 0.10
 
     def objects(self, layout, rng):
         x, y = np.array(_SPOTS[layout]) + rng.uniform(-0.005, 0.005, 2)
-        return [ObjectSpec('cube', 'red cube', 'box', (self.HALF,) * 3, (0.85, 0.1, 0.1, 1.0),
-                           (float(x), float(y), self.HALF), yaw=float(rng.uniform(-0.3, 0.3)))]
+        return [
+            ObjectSpec(
+                'cube',
+                'red cube',
+                'box',
+                (self.HALF,) * 3,
+                (0.85, 0.1, 0.1, 1.0),
+                (float(x), float(y), self.HALF),
+                yaw=float(rng.uniform(-0.3, 0.3)),
+            )
+        ]
 
     def check(self, world: WorldSnapshot) -> Outcome:
         cube = world.objects['cube']
@@ -29,8 +40,16 @@ class LiftCube(Task):
         arm = self.held_by(world, 'cube')
         score = float(np.clip(height / self.LIFT, 0.0, 1.0)) * (1.0 if arm else 0.5)
         if arm is None:
-            return Outcome(False, score, f'the cube is not held (bottom {height * 100:.1f} cm above the table)')
+            return Outcome(
+                False, score, f'the cube is not held (bottom {height * 100:.1f} cm above the table)'
+            )
         if height < self.LIFT:
-            return Outcome(False, score, f'the cube is held by the {arm} gripper but only '
-                           f'{height * 100:.1f} cm above the table (needs {self.LIFT * 100:.0f} cm)')
-        return Outcome(True, 1.0, f'the {arm} gripper holds the cube {height * 100:.1f} cm above the table')
+            return Outcome(
+                False,
+                score,
+                f'the cube is held by the {arm} gripper but only '
+                f'{height * 100:.1f} cm above the table (needs {self.LIFT * 100:.0f} cm)',
+            )
+        return Outcome(
+            True, 1.0, f'the {arm} gripper holds the cube {height * 100:.1f} cm above the table'
+        )

@@ -4,7 +4,11 @@ import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 
-_LAYOUTS = [((-0.22, 0.0), (0.0, 0.05)), ((-0.15, 0.08), (0.05, -0.02)), ((0.2, 0.02), (-0.02, 0.06))]
+_LAYOUTS = [
+    ((-0.22, 0.0), (0.0, 0.05)),
+    ((-0.15, 0.08), (0.05, -0.02)),
+    ((0.2, 0.02), (-0.02, 0.06)),
+]
 
 
 class PlaceInBowl(Task):
@@ -12,19 +16,35 @@ class PlaceInBowl(Task):
     step_limit = 1250
     layouts = 3
     instruction = 'Put the green block into the blue bowl.'
-    description = ('A 4 cm green block and a blue bowl (16 cm across) stand on the table. Success: '
-                   'the block rests inside the bowl\'s footprint above the table, every gripper that '
-                   'holds nothing is open and both arms are back home.')
+    description = (
+        'A 4 cm green block and a blue bowl (16 cm across) stand on the table. Success: '
+        "the block rests inside the bowl's footprint above the table, every gripper that "
+        'holds nothing is open and both arms are back home.'
+    )
     HALF = 0.02
     BOWL_RADIUS = 0.08
 
     def objects(self, layout, rng):
         (bx, by), (cx, cy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
         return [
-            ObjectSpec('block', 'green block', 'box', (self.HALF,) * 3, (0.1, 0.7, 0.2, 1.0),
-                       (float(bx), float(by), self.HALF), yaw=float(rng.uniform(-0.3, 0.3))),
-            ObjectSpec('bowl', 'blue bowl', 'bowl', (self.BOWL_RADIUS, 0.05, 0.006),
-                       (0.15, 0.3, 0.85, 1.0), (float(cx), float(cy), 0.0), mass=0.3),
+            ObjectSpec(
+                'block',
+                'green block',
+                'box',
+                (self.HALF,) * 3,
+                (0.1, 0.7, 0.2, 1.0),
+                (float(bx), float(by), self.HALF),
+                yaw=float(rng.uniform(-0.3, 0.3)),
+            ),
+            ObjectSpec(
+                'bowl',
+                'blue bowl',
+                'bowl',
+                (self.BOWL_RADIUS, 0.05, 0.006),
+                (0.15, 0.3, 0.85, 1.0),
+                (float(cx), float(cy), 0.0),
+                mass=0.3,
+            ),
         ]
 
     def check(self, world: WorldSnapshot) -> Outcome:
@@ -33,8 +53,10 @@ class PlaceInBowl(Task):
         inner = self.BOWL_RADIUS - 0.006
         problems = []
         if offset > inner - self.HALF * 0.5:
-            problems.append(f'the block is {offset * 100:.1f} cm from the bowl centre '
-                            f'(inside means under {(inner - self.HALF * 0.5) * 100:.1f} cm)')
+            problems.append(
+                f'the block is {offset * 100:.1f} cm from the bowl centre '
+                f'(inside means under {(inner - self.HALF * 0.5) * 100:.1f} cm)'
+            )
         if block.position[2] - self.HALF < world.table_top_z - 0.005:
             problems.append('the block is below the table top')
         if self.held_by(world, 'block'):
@@ -44,4 +66,6 @@ class PlaceInBowl(Task):
         score = 0.5 * inside + 0.5 * (not problems)
         if problems:
             return Outcome(False, score, '; '.join(problems))
-        return Outcome(True, 1.0, f'the block is in the bowl ({offset * 100:.1f} cm from its centre)')
+        return Outcome(
+            True, 1.0, f'the block is in the bowl ({offset * 100:.1f} cm from its centre)'
+        )

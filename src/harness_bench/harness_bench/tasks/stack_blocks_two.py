@@ -4,7 +4,11 @@ import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 
-_LAYOUTS = [((-0.2, 0.0), (-0.05, 0.06)), ((0.05, 0.05), (-0.18, -0.02)), ((-0.12, 0.1), (0.15, 0.0))]
+_LAYOUTS = [
+    ((-0.2, 0.0), (-0.05, 0.06)),
+    ((0.05, 0.05), (-0.18, -0.02)),
+    ((-0.12, 0.1), (0.15, 0.0)),
+]
 TOLERANCE = np.array([0.025, 0.025, 0.012])
 
 
@@ -13,18 +17,34 @@ class StackBlocksTwo(Task):
     step_limit = 1250
     layouts = 3
     instruction = 'Stack the yellow block on top of the purple block.'
-    description = ('Two 4 cm blocks, purple and yellow, stand on the table. Success: the yellow '
-                   'block rests on the purple one (offset within 2.5 cm in x and y, 1.2 cm in '
-                   'height), every gripper that holds nothing is open and both arms are home.')
+    description = (
+        'Two 4 cm blocks, purple and yellow, stand on the table. Success: the yellow '
+        'block rests on the purple one (offset within 2.5 cm in x and y, 1.2 cm in '
+        'height), every gripper that holds nothing is open and both arms are home.'
+    )
     HALF = 0.02
 
     def objects(self, layout, rng):
         (ax, ay), (bx, by) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
         return [
-            ObjectSpec('base_block', 'purple block', 'box', (self.HALF,) * 3, (0.5, 0.2, 0.7, 1.0),
-                       (float(ax), float(ay), self.HALF), yaw=float(rng.uniform(-0.3, 0.3))),
-            ObjectSpec('top_block', 'yellow block', 'box', (self.HALF,) * 3, (0.95, 0.8, 0.1, 1.0),
-                       (float(bx), float(by), self.HALF), yaw=float(rng.uniform(-0.3, 0.3))),
+            ObjectSpec(
+                'base_block',
+                'purple block',
+                'box',
+                (self.HALF,) * 3,
+                (0.5, 0.2, 0.7, 1.0),
+                (float(ax), float(ay), self.HALF),
+                yaw=float(rng.uniform(-0.3, 0.3)),
+            ),
+            ObjectSpec(
+                'top_block',
+                'yellow block',
+                'box',
+                (self.HALF,) * 3,
+                (0.95, 0.8, 0.1, 1.0),
+                (float(bx), float(by), self.HALF),
+                yaw=float(rng.uniform(-0.3, 0.3)),
+            ),
         ]
 
     def check(self, world: WorldSnapshot) -> Outcome:
@@ -33,9 +53,11 @@ class StackBlocksTwo(Task):
         error = np.abs(top.position - want)
         problems = []
         if np.any(error > TOLERANCE):
-            problems.append(f'the yellow block is off by ({error[0] * 100:.1f}, {error[1] * 100:.1f}, '
-                            f'{error[2] * 100:.1f}) cm from on top of the purple one (tolerance 2.5, '
-                            f'2.5, 1.2 cm)')
+            problems.append(
+                f'the yellow block is off by ({error[0] * 100:.1f}, {error[1] * 100:.1f}, '
+                f'{error[2] * 100:.1f}) cm from on top of the purple one (tolerance 2.5, '
+                f'2.5, 1.2 cm)'
+            )
         if self.held_by(world, 'top_block'):
             problems.append('the yellow block is still held')
         problems += self.idle_grippers_open(world) + self.arms_home(world)

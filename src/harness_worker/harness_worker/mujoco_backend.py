@@ -1,0 +1,249 @@
+"""The MuJoCo station: physics, the RoboDojo interpolation, state, rendering, collision checks.
+
+No ROS here. One `load()` builds the station plus a task's objects; `apply()` advances one
+control tick: the command is reached by linear interpolation from the measured joints over the
+first `interpolation_steps` physics steps, then held for the rest of the tick.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+from arx_x5_description.embodiment import ARMS, Embodiment
+from arx_x5_description.mujoco_model import station_spec
+from harness_bench.task import ArmSnapshot, ObjectSpec, ObjectState, WorldSnapshot
+
+from harness_worker.records import ArmRecord, CameraImage, StateRecord
+from harness_worker.scene import add_objects
+
+# MuJoCo camera (looks along -z, y up) to optical frame (z forward, y down).
+_MJ_TO_OPTICAL = np.diag([1.0, -1.0, -1.0])
+
+
+class MujocoStation:
+    """The simulated station with one task's objects."""
+
+    def __init__(self, emb: Embodiment, urdf: str) -> None:
+        self.emb = emb
+        self.urdf = urdf
+        self.model: mujoco.MjModel | None = None
+        self.data: mujoco.MjData | None = None
+        self.objects: list[ObjectSpec] = []
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+
+    # Loading ------------------------------------------------------------------------------
+
+    def load(self, objects: list[ObjectSpec]) -> None:
+        """Build the station with `objects`, arms at zero and grippers open."""
+        spec = station_spec(self.emb, self.urdf)
+        add_objects(spec, objects, self.emb.table_top_z)
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        self.objects = list(objects)
+        m = self.model
+        self._arm_qpos = {
+            a: np.array([m.joint(n).qposadr[0] for n in self.emb.arm_joint_names(a)]) for a in ARMS
+        }
+        self._arm_dof = {
+            a: np.array([m.joint(n).dofadr[0] for n in self.emb.arm_joint_names(a)]) for a in ARMS
+        }
+        g = self.emb.gripper
+        self._finger_qpos = {a: m.joint(f'{a}_{g.joint}').qposadr[0] for a in ARMS}
+        self._mimic_qpos = {a: m.joint(f'{a}_{g.mimic_joint}').qposadr[0] for a in ARMS}
+        self._act = {a: [m.actuator(n).id for n in self.emb.arm_joint_names(a)] for a in ARMS}
+        self._grip_act = {a: m.actuator(f'{a}_gripper').id for a in ARMS}
+        self._arm_bodies = {
+            a: {b for b in range(m.nbody) if m.body(b).name.startswith(f'{a}_')} for a in ARMS
+        }
+        self._finger_bodies = {a: (m.body(f'{a}_link7').id, m.body(f'{a}_link8').id) for a in ARMS}
+        self._object_bodies = {o.name: m.body(o.name).id for o in objects}
+        self._object_of_body = {b: name for name, b in self._object_bodies.items()}
+        for a in ARMS:
+            self.data.qpos[self._finger_qpos[a]] = g.upper
+            self.data.qpos[self._mimic_qpos[a]] = g.upper
+        self.data.ctrl[:] = self._ctrl_for(self.measured())
+        mujoco.mj_forward(m, self.data)
+        self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
+        self._renderers.clear()
+
+    def _ctrl_for(self, command: np.ndarray) -> np.ndarray:
+        ctrl = np.zeros(self.model.nu)
+        for k, a in enumerate(ARMS):
+            ctrl[self._act[a]] = command[7 * k : 7 * k + 6]
+            ctrl[self._grip_act[a]] = self.emb.gripper.target(command[7 * k + 6])
+        return ctrl
+
+    # Stepping -----------------------------------------------------------------------------
+
+    def measured(self) -> np.ndarray:
+        """Measured state in the command layout: joints and gripper open fractions (14)."""
+        out = np.empty(14)
+        for k, a in enumerate(ARMS):
+            out[7 * k : 7 * k + 6] = self.data.qpos[self._arm_qpos[a]]
+            out[7 * k + 6] = self.emb.gripper.open_fraction(self.data.qpos[self._finger_qpos[a]])
+        return out
+
+    def apply(self, command: np.ndarray) -> None:
+        """One control tick: interpolate from the measured state to `command`, then hold."""
+        rates = self.emb.rates
+        start = self._ctrl_for(self.measured())
+        # The gripper starts from its measured finger position, not from the open fraction's
+        # clipped image, so a squeezing gripper keeps squeezing.
+        for a in ARMS:
+            start[self._grip_act[a]] = self.data.qpos[self._finger_qpos[a]]
+        target = self._ctrl_for(np.asarray(command, dtype=float))
+        for k in range(1, rates.physics_steps_per_tick + 1):
+            alpha = min(1.0, k / rates.interpolation_steps)
+            self.data.ctrl[:] = start + alpha * (target - start)
+            mujoco.mj_step(self.model, self.data)
+
+    @property
+    def sim_time(self) -> float:
+        return float(self.data.time)
+
+    # State --------------------------------------------------------------------------------
+
+    def _site_pose(self, site: str) -> tuple[np.ndarray, np.ndarray]:
+        s = self.data.site(site)
+        return s.xpos.copy(), s.xmat.reshape(3, 3).copy()
+
+    @staticmethod
+    def _quat(xmat: np.ndarray) -> np.ndarray:
+        q = np.zeros(4)
+        mujoco.mju_mat2Quat(q, np.asarray(xmat, dtype=float).flatten())
+        return q
+
+    def state(self, step: int) -> StateRecord:
+        d = self.data
+        arms = {}
+        fingers = {}
+        for a in ARMS:
+            link6 = d.body(f'{a}_link6')
+            tcp_p, tcp_r = self._site_pose(f'{a}_tcp')
+            arms[a] = ArmRecord(
+                name=a,
+                joints=d.qpos[self._arm_qpos[a]].copy(),
+                velocities=d.qvel[self._arm_dof[a]].copy(),
+                gripper=self.emb.gripper.open_fraction(d.qpos[self._finger_qpos[a]]),
+                link6_position=link6.xpos.copy(),
+                link6_quat=link6.xquat.copy(),
+                tcp_position=tcp_p,
+                tcp_quat=self._quat(tcp_r),
+            )
+            fingers[f'{a}_{self.emb.gripper.joint}'] = float(d.qpos[self._finger_qpos[a]])
+            fingers[f'{a}_{self.emb.gripper.mimic_joint}'] = float(d.qpos[self._mimic_qpos[a]])
+        return StateRecord(arms['left'], arms['right'], step, self.sim_time, fingers)
+
+    def holding(self, arm: str) -> tuple[str, ...]:
+        """Objects touched by both fingers of `arm`."""
+        touched: dict[str, set[int]] = {}
+        fingers = self._finger_bodies[arm]
+        m, d = self.model, self.data
+        for c in d.contact[: d.ncon]:
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            for finger, other in ((b1, b2), (b2, b1)):
+                if finger in fingers and other in self._object_of_body:
+                    touched.setdefault(self._object_of_body[other], set()).add(finger)
+        return tuple(sorted(name for name, f in touched.items() if len(f) == 2))
+
+    def snapshot(self, step: int) -> WorldSnapshot:
+        """What a task's success check sees."""
+        objects = {}
+        for o in self.objects:
+            body = self.data.body(o.name)
+            objects[o.name] = ObjectState(
+                o.name, o.label, body.xpos.copy(), body.xquat.copy(), o.size
+            )
+        arms = {}
+        for a in ARMS:
+            p, r = self._site_pose(f'{a}_tcp')
+            hp, hr = self.home[a]
+            arms[a] = ArmSnapshot(
+                self.emb.gripper.open_fraction(self.data.qpos[self._finger_qpos[a]]),
+                self.holding(a),
+                p,
+                r,
+                hp,
+                hr,
+            )
+        return WorldSnapshot(objects, arms, self.emb.table_top_z, step)
+
+    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        body = self.data.body(name)
+        return body.xpos.copy(), body.xquat.copy()
+
+    # Collision checks for planning --------------------------------------------------------
+
+    def arm_collides(self, arm: str, joints: np.ndarray, scratch: mujoco.MjData) -> bool:
+        """Would `arm` at `joints` (others as now) touch the table, an object or the other arm?"""
+        m = self.model
+        scratch.qpos[:] = self.data.qpos
+        scratch.qpos[self._arm_qpos[arm]] = joints
+        mujoco.mj_kinematics(m, scratch)
+        mujoco.mj_collision(m, scratch)
+        mine = self._arm_bodies[arm]
+        held = set(self.holding(arm))
+        for c in scratch.contact[: scratch.ncon]:
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            if (b1 in mine) == (b2 in mine):
+                continue
+            other = b2 if b1 in mine else b1
+            if self._object_of_body.get(other) in held:
+                continue
+            if c.dist < -1e-4:
+                return True
+        return False
+
+    # Rendering ----------------------------------------------------------------------------
+
+    def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraImage:
+        """RGB (and depth, segmentation) of one camera at its configured resolution."""
+        if camera not in self.emb.cameras:
+            raise ValueError(f'unknown camera {camera!r}; cameras: {", ".join(self.emb.cameras)}')
+        cam = self.emb.cameras[camera]
+        key = (cam.height, cam.width)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            renderer = self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
+        renderer.update_scene(self.data, camera)
+        rgb = renderer.render().copy()
+        depth_img = seg = None
+        if depth:
+            renderer.enable_depth_rendering()
+            renderer.update_scene(self.data, camera)
+            depth_img = renderer.render().astype(np.float32)
+            renderer.disable_depth_rendering()
+        labels = [o.name for o in self.objects]
+        if segmentation:
+            renderer.enable_segmentation_rendering()
+            renderer.update_scene(self.data, camera)
+            raw = renderer.render()
+            renderer.disable_segmentation_rendering()
+            seg = np.full(raw.shape[:2], -1, dtype=np.int32)
+            geom_ids, types = raw[..., 0], raw[..., 1]
+            is_geom = types == int(mujoco.mjtObj.mjOBJ_GEOM)
+            body_of_geom = self.model.geom_bodyid
+            index = {
+                b: i for i, o in enumerate(self.objects) for b in [self._object_bodies[o.name]]
+            }
+            lookup = np.full(self.model.ngeom, -1, dtype=np.int32)
+            for g in range(self.model.ngeom):
+                lookup[g] = index.get(int(body_of_geom[g]), -1)
+            valid = is_geom & (geom_ids >= 0)
+            seg[valid] = lookup[geom_ids[valid]]
+        fy = 0.5 * cam.height / np.tan(np.radians(cam.fovy_deg) / 2)
+        c = self.data.cam(camera)
+        optical = c.xmat.reshape(3, 3) @ _MJ_TO_OPTICAL
+        return CameraImage(
+            camera,
+            rgb,
+            depth_img,
+            seg,
+            labels,
+            fy,
+            fy,
+            cam.width / 2,
+            cam.height / 2,
+            c.xpos.copy(),
+            self._quat(optical),
+        )

@@ -1,0 +1,74 @@
+"""Add a task's objects (harness_bench.ObjectSpec) to the station's MjSpec."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+from arx_x5_description.mujoco_model import WORLD_CONTACT
+from harness_bench.task import ObjectSpec
+
+OBJECT_FRICTION = [1.0, 0.01, 0.001]
+
+
+def _yaw_quat(yaw: float) -> list[float]:
+    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+
+
+def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: float) -> None:
+    """One body per object, named after it, with a free joint when it is movable."""
+    for obj in objects:
+        x, y, z = obj.position
+        body = spec.worldbody.add_body(
+            name=obj.name, pos=[x, y, table_top_z + z], quat=_yaw_quat(obj.yaw)
+        )
+        if obj.movable:
+            body.add_freejoint(name=f'{obj.name}_free')
+        for geom in _geoms(obj):
+            g = body.add_geom(**geom)
+            g.rgba = list(obj.rgba)
+            g.contype, g.conaffinity = WORLD_CONTACT
+            g.friction = OBJECT_FRICTION
+            g.condim = 4
+
+
+def _geoms(obj: ObjectSpec) -> list[dict]:
+    if obj.shape == 'box':
+        return [dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=list(obj.size), mass=obj.mass)]
+    if obj.shape == 'cylinder':
+        return [
+            dict(
+                type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                size=[obj.size[0], obj.size[1], 0],
+                mass=obj.mass,
+            )
+        ]
+    if obj.shape == 'bowl':
+        radius, height, wall = obj.size
+        n = 16
+        geoms = [
+            dict(
+                type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                size=[radius, wall / 2, 0],
+                pos=[0, 0, wall / 2],
+                mass=obj.mass / 2,
+            )
+        ]
+        side = 2 * radius * math.tan(math.pi / n) + wall
+        for k in range(n):
+            a = 2 * math.pi * k / n
+            geoms.append(
+                dict(
+                    type=mujoco.mjtGeom.mjGEOM_BOX,
+                    size=[wall / 2, side / 2, height / 2],
+                    pos=[
+                        (radius - wall / 2) * math.cos(a),
+                        (radius - wall / 2) * math.sin(a),
+                        height / 2,
+                    ],
+                    quat=_yaw_quat(a),
+                    mass=obj.mass / (2 * n),
+                )
+            )
+        return geoms
+    raise ValueError(f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl)')

@@ -1,0 +1,208 @@
+"""The worker core: one episode of a bench task on a backend, every command through the shield.
+
+The node (`worker_node.py`) maps ROS services onto these methods; tests and benchmarks call
+them directly. Nothing here imports rclpy.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+from arx_x5_description.embodiment import ARMS, Embodiment
+from harness_bench.task import Conventions, Outcome, Task
+from harness_bench.tasks import make_task
+from harness_shield.config import shield_config
+from harness_shield.shield import Shield
+
+from harness_worker.kinematics import IKResult, Pose, StationKinematics
+from harness_worker.mujoco_backend import MujocoStation
+from harness_worker.planner import PlanResult, plan_path
+from harness_worker.records import CameraImage, StateRecord
+
+
+class WorkerError(RuntimeError):
+    """A request the worker refuses; the message says why."""
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    instruction: str
+    description: str
+    state: StateRecord
+    token: str
+
+
+@dataclass(frozen=True)
+class TickResult:
+    accepted: bool
+    reasons: list[str]
+    state: StateRecord
+    episode_ended: bool
+
+
+@dataclass(frozen=True)
+class Profile:
+    kind: str
+    robot: str
+    command_layout: list[str]
+    control_hz: float
+    physics_hz: float
+    physics_steps_per_tick: int
+    backend: str
+
+
+class Worker:
+    """One station, one episode at a time."""
+
+    def __init__(self, emb: Embodiment, urdf: str) -> None:
+        self.emb = emb
+        self.kinematics = StationKinematics(urdf, emb)
+        self.station = MujocoStation(emb, urdf)
+        self.shield = Shield(shield_config(emb), self.kinematics.link6_positions)
+        self.conventions = Conventions(
+            emb.gripper.open_above, emb.home_tolerance_m, emb.home_tolerance_rad
+        )
+        self.task: Task | None = None
+        self.step = 0
+        self._token: str | None = None
+        self._scratch: mujoco.MjData | None = None
+
+    # Episode ------------------------------------------------------------------------------
+
+    def reset(self, task: str, layout: int, seed: int, token: str = '') -> ResetResult:
+        """Start an episode. While one runs, only the holder of its token may reset again."""
+        if self._token is not None and not secrets.compare_digest(token, self._token):
+            raise WorkerError('an episode is running: reset needs the token its reset returned')
+        try:
+            new_task = make_task(task, self.conventions)
+        except KeyError as exc:
+            raise WorkerError(str(exc.args[0])) from None
+        try:
+            objects = new_task.scene(layout, seed)
+        except ValueError as exc:
+            raise WorkerError(str(exc)) from None
+        self.station.load(objects)
+        self._scratch = mujoco.MjData(self.station.model)
+        self.task = new_task
+        self.step = 0
+        self.shield.reset()
+        self._token = secrets.token_hex(16)
+        return ResetResult(new_task.instruction, new_task.description, self.state(), self._token)
+
+    def _require_episode(self) -> Task:
+        if self.task is None:
+            raise WorkerError('no episode: call reset first')
+        return self.task
+
+    @property
+    def episode_ended(self) -> bool:
+        return self.task is not None and self.step >= self.task.step_limit
+
+    def tick(self, command: object) -> TickResult:
+        """Check `command` with the shield; if accepted, advance the simulator one tick."""
+        task = self._require_episode()
+        if self.episode_ended:
+            return TickResult(
+                False,
+                [f'episode ended: the step limit of {task.step_limit} ticks was reached'],
+                self.state(),
+                True,
+            )
+        verdict = self.shield.check(command, self.station.measured())
+        if not verdict.accepted:
+            return TickResult(False, verdict.messages(), self.state(), False)
+        self.station.apply(np.asarray(command, dtype=float))
+        self.step += 1
+        return TickResult(True, [], self.state(), self.episode_ended)
+
+    def state(self) -> StateRecord:
+        self._require_episode()
+        return self.station.state(self.step)
+
+    def measured(self) -> np.ndarray:
+        self._require_episode()
+        return self.station.measured()
+
+    def outcome(self, token: str) -> Outcome:
+        """The task's verdict on the current state; only with the episode's token."""
+        task = self._require_episode()
+        if self._token is None or not secrets.compare_digest(token, self._token):
+            raise WorkerError('outcome refused: wrong or missing token')
+        return task.check(self.station.snapshot(self.step))
+
+    def profile(self) -> Profile:
+        r = self.emb.rates
+        return Profile(
+            'robot',
+            self.emb.robot,
+            self.emb.command_layout,
+            r.control_hz,
+            r.physics_hz,
+            r.physics_steps_per_tick,
+            'mujoco',
+        )
+
+    def observe(
+        self, cameras: list[str], depth: bool = True, segmentation: bool = True
+    ) -> list[CameraImage]:
+        self._require_episode()
+        return [self.station.render(c, depth, segmentation) for c in cameras]
+
+    # Kinematics ---------------------------------------------------------------------------
+
+    def _arm(self, arm: str):
+        if arm not in ARMS:
+            raise WorkerError(f"arm must be 'left' or 'right', got {arm!r}")
+        return self.kinematics.arms[arm]
+
+    def fk(self, arm: str, joints: np.ndarray) -> tuple[Pose, Pose]:
+        joints = np.asarray(joints, dtype=float)
+        if joints.shape != (6,) or not np.all(np.isfinite(joints)):
+            raise WorkerError(
+                f'fk needs 6 finite joint values, got {joints.shape[0] if joints.ndim else 0}'
+            )
+        return self._arm(arm).fk_both(joints)
+
+    def ik(
+        self,
+        arm: str,
+        position: np.ndarray,
+        rotation: np.ndarray | None = None,
+        seed: np.ndarray | None = None,
+    ) -> IKResult:
+        kin = self._arm(arm)
+        if seed is None and self.task is not None:
+            seed = self.measured()[0:6] if arm == 'left' else self.measured()[7:13]
+        return kin.ik(position, rotation, seed)
+
+    def plan(
+        self,
+        arm: str,
+        goal: np.ndarray | None = None,
+        position: np.ndarray | None = None,
+        rotation: np.ndarray | None = None,
+    ) -> PlanResult:
+        """A collision-free joint path for `arm` from its measured joints to `goal` (joints) or
+        to a TCP `position` (and `rotation`)."""
+        self._require_episode()
+        kin = self._arm(arm)
+        start = self.measured()[0:6] if arm == 'left' else self.measured()[7:13]
+        if goal is None:
+            if position is None:
+                return PlanResult(False, [], 'plan needs a joint goal or a TCP position')
+            solved = self.ik(arm, position, rotation, start)
+            if not solved.ok:
+                return PlanResult(False, [], solved.reason)
+            goal = solved.joints
+        goal = np.asarray(goal, dtype=float)
+        if goal.shape != (6,) or not np.all(np.isfinite(goal)):
+            return PlanResult(False, [], 'the joint goal must be 6 finite numbers')
+        scratch = self._scratch
+
+        def collides(q: np.ndarray) -> bool:
+            return self.station.arm_collides(arm, q, scratch)
+
+        return plan_path(start, goal, kin.lower, kin.upper, collides, seed=self.step)

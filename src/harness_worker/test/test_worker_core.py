@@ -1,0 +1,149 @@
+"""The worker core without ROS: a whole lift, tokens, the step limit, determinism, rendering."""
+
+import numpy as np
+import pytest
+from arx_x5_description.embodiment import load_embodiment
+from harness_worker.scripted_motion import move_arm, reach
+from harness_worker.worker import Worker, WorkerError
+
+from arx_x5_description.urdf import station_urdf
+
+
+@pytest.fixture(scope='module')
+def emb():
+    return load_embodiment()
+
+
+@pytest.fixture(scope='module')
+def urdf():
+    return station_urdf()
+
+
+def ticker(worker):
+    def tick(command):
+        result = worker.tick(command)
+        assert result.accepted, result.reasons
+        return result
+
+    return tick
+
+
+def lift(worker):
+    kin = worker.kinematics.arms['left']
+    cube = worker.station.object_pose('cube')[0]
+    tick = ticker(worker)
+    q = reach(kin, cube + [0, 0, 0.06])
+    move_arm(tick, worker.measured(), 'left', q, 1.0)
+    q = reach(kin, cube + [0, 0, -0.008], q)
+    move_arm(tick, worker.measured(), 'left', q, 1.0)
+    move_arm(tick, worker.measured(), 'left', q, 0.0, settle=15)
+    q = reach(kin, cube + [0, 0, 0.16], q)
+    move_arm(tick, worker.measured(), 'left', q, 0.0)
+
+
+def test_lift_cube_succeeds_with_the_token(emb, urdf):
+    worker = Worker(emb, urdf)
+    reset = worker.reset('lift_cube', 0, 0)
+    assert 'red cube' in reset.instruction
+    assert not worker.outcome(reset.token).success
+    lift(worker)
+    outcome = worker.outcome(reset.token)
+    assert outcome.success, outcome.detail
+
+
+def test_tokens_guard_reset_and_outcome(emb, urdf):
+    worker = Worker(emb, urdf)
+    with pytest.raises(WorkerError, match='no episode'):
+        worker.tick(np.zeros(14))
+    first = worker.reset('lift_cube', 1, 0)
+    with pytest.raises(WorkerError, match='needs the token'):
+        worker.reset('lift_cube', 1, 0)
+    with pytest.raises(WorkerError, match='wrong or missing token'):
+        worker.outcome('guess')
+    second = worker.reset('place_in_bowl', 2, 0, token=first.token)
+    assert second.token != first.token
+    with pytest.raises(WorkerError, match='wrong or missing token'):
+        worker.outcome(first.token)
+    with pytest.raises(WorkerError, match='unknown task'):
+        worker.reset('lift_the_cube', 0, 0, token=second.token)
+    with pytest.raises(WorkerError, match='layouts 0..2'):
+        worker.reset('lift_cube', 7, 0, token=second.token)
+
+
+def test_a_jump_is_rejected_and_the_simulator_does_not_advance(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    before = worker.state()
+    command = worker.measured()
+    command[0] += 0.5
+    result = worker.tick(command)
+    assert not result.accepted
+    assert any('left_joint1 jumps 0.5000 rad' in r for r in result.reasons)
+    assert result.state.step == before.step == 0
+    assert result.state.sim_time == before.sim_time
+    assert np.array_equal(result.state.left.joints, before.left.joints)
+
+
+def test_step_limit_ends_the_episode(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    worker.task.step_limit = 5  # this instance only
+    hold = worker.measured()
+    results = [worker.tick(hold) for _ in range(6)]
+    assert [r.episode_ended for r in results[:5]] == [False] * 4 + [True]
+    assert not results[5].accepted and 'episode ended' in results[5].reasons[0]
+    assert worker.step == 5
+
+
+def test_same_seed_same_commands_identical_states(emb, urdf):
+    def run():
+        worker = Worker(emb, urdf)
+        worker.reset('lift_cube', 2, 7)
+        lift(worker)
+        return worker.station.data.qpos.copy(), worker.station.data.qvel.copy()
+
+    (q1, v1), (q2, v2) = run(), run()
+    assert q1.tobytes() == q2.tobytes() and v1.tobytes() == v2.tobytes()
+
+
+def test_observe_segments_the_task_objects(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('place_in_bowl', 0, 0)
+    head, wrist = worker.observe(['cam_head', 'cam_left_wrist'])
+    assert head.rgb.shape == (480, 640, 3) and wrist.rgb.shape == (240, 320, 3)
+    assert head.labels == ['block', 'bowl']
+    seen = set(np.unique(head.segmentation)) - {-1}
+    assert seen == {0, 1}
+    assert np.isfinite(head.depth).all() and head.depth.min() > 0.1
+    # the block's pixels back-project near its true position
+    ys, xs = np.nonzero(head.segmentation == 0)
+    v, u = ys.mean(), xs.mean()
+    z = float(np.median(head.depth[head.segmentation == 0]))
+    ray = np.array([(u - head.cx) / head.fx, (v - head.cy) / head.fy, 1.0]) * z
+    w, x, y, zq = head.quat
+    rot = np.array(
+        [
+            [1 - 2 * (y * y + zq * zq), 2 * (x * y - zq * w), 2 * (x * zq + y * w)],
+            [2 * (x * y + zq * w), 1 - 2 * (x * x + zq * zq), 2 * (y * zq - x * w)],
+            [2 * (x * zq - y * w), 2 * (y * zq + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+    world = head.position + rot @ ray
+    block = worker.station.object_pose('block')[0]
+    assert np.linalg.norm(world[:2] - block[:2]) < 0.03
+    with pytest.raises(ValueError, match='unknown camera'):
+        worker.observe(['cam_top'])
+
+
+def test_plan_goes_around_or_fails_clearly(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    cube = worker.station.object_pose('cube')[0]
+    result = worker.plan('left', position=cube + [0, 0, 0.08])
+    assert result.ok, result.reason
+    for q in result.path:
+        assert not worker.station.arm_collides('left', q, worker._scratch)
+    inside_table = worker.plan('left', position=np.array([-0.25, 0.0, 0.70]))
+    assert not inside_table.ok and inside_table.reason
+    with pytest.raises(WorkerError, match="arm must be 'left' or 'right'"):
+        worker.plan('middle', goal=np.zeros(6))
