@@ -54,14 +54,17 @@ fi
 
 # 3. colcon build, skipped when no build input changed (sources are symlinked, so editing a
 # Python module needs no rebuild).
-build_hash="$( (find src -type f \( -name package.xml -o -name setup.py -o -name setup.cfg \
+# vendor/ holds interface packages PyPI lacks (tf2_msgs); a ROS installation has its own.
+base_paths=(src)
+[[ -z "${ROS_DISTRO:-}" ]] && base_paths+=(vendor)
+build_hash="$( (find "${base_paths[@]}" -type f \( -name package.xml -o -name setup.py -o -name setup.cfg \
   -o -name CMakeLists.txt -o -name '*.msg' -o -name '*.srv' -o -name '*.action' -o -name '*.xacro' \
-  -o -path '*/resource/*' \) -print0 | sort -z | xargs -0 sha256sum; find src -type f | sort) \
+  -o -path '*/resource/*' \) -print0 | sort -z | xargs -0 sha256sum; find "${base_paths[@]}" -type f | sort) \
   | sha256sum | cut -c1-16)"
 build_stamp="$root/install/.harness-build"
 if [[ $force == 1 || ! -f install/setup.bash || "$(cat "$build_stamp" 2>/dev/null)" != "$build_hash" ]]; then
   say "colcon build"
-  colcon --log-base log build --symlink-install --base-paths src \
+  colcon --log-base log build --symlink-install --base-paths "${base_paths[@]}" \
     --event-handlers console_cohesion- summary+ status- \
     --cmake-args -DBUILD_TESTING=ON -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" >&2
   echo "$build_hash" > "$build_stamp"

@@ -17,5 +17,5 @@ setup(
     description='The worker node and its backends (MuJoCo station); kinematics for fk/ik/plan.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['worker = harness_worker.worker_node:main']},
 )

@@ -1,6 +1,3 @@
 """The worker node and its backends (MuJoCo station); kinematics for fk/ik/plan."""
 
-import os
-
-# MuJoCo picks its GL backend when first imported: the embedded worker renders offscreen.
-os.environ.setdefault('MUJOCO_GL', 'egl')
+import arx_x5_description  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)

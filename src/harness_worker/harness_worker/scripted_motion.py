@@ -45,7 +45,7 @@ def move_arm(
     settle: int = 5,
     max_step: float = 0.08,
 ) -> np.ndarray:
-    """Send ticks that bring `arm` to `goal` with its gripper at `gripper`; returns the last command."""
+    """Tick `arm` to `goal` with its gripper at `gripper`; returns the last command."""
     base = 0 if arm == 'left' else 7
     command = np.array(measured, dtype=float)
     targets = joint_steps(command[base : base + 6], np.asarray(goal, float), max_step)

@@ -1,0 +1,156 @@
+"""Integration: a client node drives the worker node over ROS services to lift the cube."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import Point, Quaternion
+from harness_worker.ros_domain import claim_domain_id
+from harness_worker.scripted_motion import joint_steps, tool_rotation
+from harness_worker.worker_node import make_worker_node
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from harness_msgs.msg import Command
+from harness_msgs.srv import Ik, Observe, Outcome, Profile, Reset, Tick
+
+
+def call(client, request, timeout=30.0):
+    future = client.call_async(request)
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, f'{client.srv_name} did not answer'
+        time.sleep(0.0005)
+    return future.result()
+
+
+@pytest.fixture(scope='module')
+def graph():
+    claim = claim_domain_id()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    worker = make_worker_node(context)
+    client = Node('test_client', context=context)
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor.add_node(worker)
+    executor.add_node(client)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    clients = {
+        name: client.create_client(kind, f'/worker/{name}')
+        for name, kind in [
+            ('reset', Reset),
+            ('tick', Tick),
+            ('ik', Ik),
+            ('outcome', Outcome),
+            ('observe', Observe),
+            ('profile', Profile),
+        ]
+    }
+    for c in clients.values():
+        assert c.wait_for_service(timeout_sec=10.0)
+    yield client, clients
+    executor.shutdown()
+    rclpy.shutdown(context=context)
+    claim.release()
+
+
+def quat(rotation):
+    import mujoco
+
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, rotation.flatten())
+    return Quaternion(w=q[0], x=q[1], y=q[2], z=q[3])
+
+
+def ik(clients, position, seed):
+    for degrees in range(90, 25, -5):
+        request = Ik.Request(
+            arm='left',
+            position=Point(x=position[0], y=position[1], z=position[2]),
+            orientation=quat(tool_rotation(np.radians(degrees))),
+            use_orientation=True,
+            seed=list(seed),
+        )
+        response = call(clients['ik'], request)
+        if response.success:
+            return np.array(response.joints)
+    raise AssertionError(f'no IK for {position}')
+
+
+def measured(state):
+    return np.array(
+        [*state.left.joints, state.left.gripper, *state.right.joints, state.right.gripper]
+    )
+
+
+def drive(clients, state, goal, gripper, settle=5):
+    command = measured(state)
+    targets = joint_steps(command[:6], goal)
+    for target in targets + [targets[-1]] * settle:
+        command[:6] = target
+        command[6] = gripper
+        response = call(clients['tick'], Tick.Request(command=Command(positions=command.tolist())))
+        assert response.accepted, response.reasons
+        state = response.state
+    return state
+
+
+def test_lift_cube_over_ros_and_a_rejected_jump(graph):
+    node, clients = graph
+    joint_states = []
+    node.create_subscription(JointState, '/joint_states', joint_states.append, 10)
+    profile = call(clients['profile'], Profile.Request())
+    assert profile.kind == 'robot' and len(profile.command_layout) == 14
+    reset = call(clients['reset'], Reset.Request(task='lift_cube', layout=0, seed=0))
+    assert reset.success, reset.message
+    refused = call(clients['reset'], Reset.Request(task='lift_cube', layout=0, seed=0))
+    assert not refused.success and 'token' in refused.message
+    assert not call(clients['outcome'], Outcome.Request(token='')).accepted
+
+    # A 0.5 rad jump is rejected with a reason; the simulator did not advance.
+    jump = measured(reset.state)
+    jump[0] += 0.5
+    rejected = call(clients['tick'], Tick.Request(command=Command(positions=jump.tolist())))
+    assert not rejected.accepted
+    assert any('left_joint1 jumps' in r for r in rejected.reasons)
+    assert rejected.state.step == 0 and rejected.state.sim_time == 0.0
+    short = call(clients['tick'], Tick.Request(command=Command(positions=[0.0] * 13)))
+    assert not short.accepted and '13 numbers' in short.reasons[0]
+
+    # Locate the cube from the head camera's segmentation and depth (no ground truth).
+    view = call(
+        clients['observe'], Observe.Request(cameras=['cam_head'], depth=True, segmentation=True)
+    ).views[0]
+    seg = np.frombuffer(bytes(view.segmentation.data), np.int32).reshape(
+        view.segmentation.height, -1
+    )
+    depth = np.frombuffer(bytes(view.depth.data), np.float32).reshape(view.depth.height, -1)
+    ys, xs = np.nonzero(seg == view.labels.index('cube'))
+    k = view.info.k
+    z = float(np.median(depth[ys, xs]))
+    ray = np.array([(xs.mean() - k[2]) / k[0], (ys.mean() - k[5]) / k[4], 1.0]) * z
+    import mujoco
+
+    rot = np.zeros(9)
+    o = view.pose.orientation
+    mujoco.mju_quat2Mat(rot, np.array([o.w, o.x, o.y, o.z]))
+    p = view.pose.position
+    surface = np.array([p.x, p.y, p.z]) + rot.reshape(3, 3) @ ray
+    cube = np.array([surface[0], surface[1], 0.765 + 0.02])  # 4 cm cube on the table top
+
+    state = reset.state
+    q = ik(clients, cube + [0, 0, 0.06], state.left.joints)
+    state = drive(clients, state, q, 1.0)
+    q = ik(clients, cube + [0, 0, -0.008], q)
+    state = drive(clients, state, q, 1.0)
+    state = drive(clients, state, q, 0.0, settle=15)
+    q = ik(clients, cube + [0, 0, 0.16], q)
+    state = drive(clients, state, q, 0.0)
+
+    outcome = call(clients['outcome'], Outcome.Request(token=reset.token))
+    assert outcome.accepted and outcome.success, outcome.detail
+    assert joint_states and len(joint_states[-1].name) == 16
