@@ -57,9 +57,11 @@ fi
 # vendor/ holds interface packages PyPI lacks (tf2_msgs); a ROS installation has its own.
 base_paths=(src)
 [[ -z "${ROS_DISTRO:-}" ]] && base_paths+=(vendor)
-build_hash="$( (find "${base_paths[@]}" -type f \( -name package.xml -o -name setup.py -o -name setup.cfg \
+# Only sources count: caches that tests leave in the tree (.hypothesis, __pycache__) do not.
+sources() { find "${base_paths[@]}" -type f -not -path '*/.*' -not -path '*/__pycache__/*' "$@"; }
+build_hash="$( (sources \( -name package.xml -o -name setup.py -o -name setup.cfg \
   -o -name CMakeLists.txt -o -name '*.msg' -o -name '*.srv' -o -name '*.action' -o -name '*.xacro' \
-  -o -path '*/resource/*' \) -print0 | sort -z | xargs -0 sha256sum; find "${base_paths[@]}" -type f | sort) \
+  -o -path '*/resource/*' \) -print0 | sort -z | xargs -0 sha256sum; sources | sort) \
   | sha256sum | cut -c1-16)"
 build_stamp="$root/install/.harness-build"
 if [[ $force == 1 || ! -f install/setup.bash || "$(cat "$build_stamp" 2>/dev/null)" != "$build_hash" ]]; then

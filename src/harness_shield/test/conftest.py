@@ -6,7 +6,7 @@ from harness_shield.shield import Shield
 from hypothesis import settings
 
 # Property tests draw the same examples on every run.
-settings.register_profile('deterministic', derandomize=True)
+settings.register_profile('deterministic', derandomize=True, database=None)
 settings.load_profile('deterministic')
 
 # A linear stand-in for forward kinematics (the shield's FK is injected): link6 of each arm sits
