@@ -17,5 +17,5 @@ setup(
     description='The bounded-execution engine, the skills and the skill server node.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['skill_server = harness_skills.skill_server_node:main']},
 )

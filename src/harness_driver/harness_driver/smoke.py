@@ -88,7 +88,8 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
         if not action_client.wait_for_server(timeout_sec=timeout_s):
             raise TimeoutError('smoke/move_joints action did not appear')
         t0 = time.perf_counter()
-        goal = MoveJoints.Goal(arm='left', positions=[0.0] * 6, max_seconds=1.0)
+        goal = MoveJoints.Goal(arm='left', positions=[0.0] * 6)
+        goal.options.max_seconds = 1.0
         handle = _wait(action_client.send_goal_async(goal), timeout_s)
         if not handle.accepted:
             raise RuntimeError('smoke goal was rejected')

@@ -129,10 +129,26 @@ class MujocoStation:
                 link6_quat=link6.xquat.copy(),
                 tcp_position=tcp_p,
                 tcp_quat=self._quat(tcp_r),
+                grip_force=self.grip_force(a),
             )
             fingers[f'{a}_{self.emb.gripper.joint}'] = float(d.qpos[self._finger_qpos[a]])
             fingers[f'{a}_{self.emb.gripper.mimic_joint}'] = float(d.qpos[self._mimic_qpos[a]])
         return StateRecord(arms['left'], arms['right'], step, self.sim_time, fingers)
+
+    def grip_force(self, arm: str) -> float:
+        """Total normal contact force (N) on `arm`'s fingers from bodies not of that arm."""
+        m, d = self.model, self.data
+        fingers = self._finger_bodies[arm]
+        mine = self._arm_bodies[arm]
+        total = 0.0
+        wrench = np.zeros(6)
+        for i in range(d.ncon):
+            c = d.contact[i]
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            if (b1 in fingers and b2 not in mine) or (b2 in fingers and b1 not in mine):
+                mujoco.mj_contactForce(m, d, i, wrench)
+                total += abs(wrench[0])
+        return float(total)
 
     def holding(self, arm: str) -> tuple[str, ...]:
         """Objects touched by both fingers of `arm`."""

@@ -17,6 +17,7 @@ class ArmRecord:
     link6_quat: np.ndarray  # w, x, y, z
     tcp_position: np.ndarray
     tcp_quat: np.ndarray
+    grip_force: float = 0.0  # N on the fingers from anything but the arm itself
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ def arm_msg(arm: ArmRecord) -> ArmState:
         gripper=float(arm.gripper),
         link6=_pose(arm.link6_position, arm.link6_quat),
         tcp=_pose(arm.tcp_position, arm.tcp_quat),
+        grip_force=float(arm.grip_force),
     )
 
 

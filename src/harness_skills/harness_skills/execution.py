@@ -1,0 +1,277 @@
+"""The bounded-execution engine: one execution, tick by tick, ends with exactly one event.
+
+An execution runs a `Motion` (what to command each tick) until the motion completes, the
+program's `until` predicate holds, a guard or watch fires, link6 leaves the region, the shield
+rejects a command, the episode ends, or `max_seconds` of simulated time pass. Time is counted
+in ticks, never wall time. The result is one `Event` and a per-tick trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from harness_reactive.guards import Watch
+from harness_reactive.observation import ARMS, Observation
+from harness_reactive.stage import ReactiveResult
+
+from harness_skills.port import ReactivePort, StationPort
+
+COMPLETED = 'COMPLETED'
+PREDICATE_SATISFIED = 'PREDICATE_SATISFIED'
+TIMEOUT = 'TIMEOUT'
+BLOCKED = 'BLOCKED'
+GUARD_TRIGGERED = 'GUARD_TRIGGERED'
+REGION_EXIT = 'REGION_EXIT'
+SHIELD_REJECTED = 'SHIELD_REJECTED'
+REACTIVE_FAULT = 'REACTIVE_FAULT'
+SKILL_ERROR = 'SKILL_ERROR'
+EPISODE_ENDED = 'EPISODE_ENDED'
+NOMINAL = (COMPLETED, PREDICATE_SATISFIED)
+
+CONTROL_HZ = 25.0
+BLOCKED_JOINT_RAD = 0.05
+BLOCKED_TCP_M = 0.01
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    name: str
+    detail: str
+    reasons: tuple[str, ...] = ()
+    skill: str = ''
+    time: float = 0.0
+
+
+@dataclass(frozen=True)
+class TraceTick:
+    time: float
+    measured: np.ndarray
+    command: np.ndarray
+    guards: tuple[str, ...]
+
+
+@dataclass
+class ExecutionResult:
+    event: EventRecord
+    ticks: list[TraceTick] = field(default_factory=list)
+    arm: str = ''
+    skill: str = ''
+    start_step: int = 0
+    end_step: int = 0
+    extra: dict = field(default_factory=dict)  # skill-specific results (e.g. holding)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Bounds and reactive code of one execution."""
+
+    max_seconds: float = 0.0  # 0 = the skill's default
+    region: tuple[np.ndarray, np.ndarray] | None = None
+    watches: tuple[Watch, ...] = ()
+    reactive: bool = False
+    execution_id: str = ''
+
+
+class Motion:
+    """What one skill commands. Subclasses fill `command` and say when they are done."""
+
+    arm = ''
+    default_seconds = 10.0
+
+    def start(self, obs: Observation, command: np.ndarray) -> None:
+        """Called once with the first observation and the hold command."""
+
+    def command(self, obs: Observation, command: np.ndarray) -> None:
+        """Write this tick's targets into `command` (14, pre-filled with the hold pose)."""
+        raise NotImplementedError
+
+    def finished(self, obs: Observation) -> EventRecord | None:
+        """An end event once the motion is over (COMPLETED or BLOCKED), else None."""
+        raise NotImplementedError
+
+    def apply_targets(
+        self,
+        targets: dict[str, np.ndarray],
+        command: np.ndarray,
+        port: StationPort,
+        obs: Observation,
+    ) -> str:
+        """Controller targets for motions that take them; returns an error sentence or ''."""
+        return 'this skill takes no controller targets' if targets else ''
+
+
+def arm_slice(arm: str) -> slice:
+    base = 0 if arm == 'left' else 7
+    return slice(base, base + 6)
+
+
+def gripper_index(arm: str) -> int:
+    return 6 if arm == 'left' else 13
+
+
+class Engine:
+    """Runs executions against a station port and, optionally, the program's reactive stage."""
+
+    def __init__(self, port: StationPort, reactive: ReactivePort | None = None) -> None:
+        self.port = port
+        self.reactive = reactive
+
+    def run(
+        self,
+        skill: str,
+        motion: Motion,
+        options: Options,
+        feedback: Callable[[int, Observation], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> ExecutionResult:
+        obs = self.port.observe_state()
+        result = ExecutionResult(
+            EventRecord(COMPLETED, ''),
+            arm=motion.arm,
+            skill=skill,
+            start_step=obs.step,
+            end_step=obs.step,
+        )
+        if options.reactive and self.reactive is None:
+            return self._end(
+                result,
+                obs,
+                SKILL_ERROR,
+                'reactive code was requested but no reactive_step service is available',
+            )
+        command = obs.measured.copy()
+        motion.start(obs, command)
+        limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
+        max_ticks = max(1, int(round(limit_s * CONTROL_HZ)))
+        for tick in range(max_ticks):
+            if cancelled is not None and cancelled():
+                self._stop(obs, command)
+                return self._end(
+                    result, obs, SKILL_ERROR, 'cancelled by the client; the arm holds its pose'
+                )
+            guards: list[str] = []
+            targets: dict[str, np.ndarray] = {}
+            if options.reactive:
+                r: ReactiveResult = self.reactive.step(options.execution_id, skill, obs)
+                guards += list(r.evaluated)
+                if r.fault:
+                    self._stop(obs, command)
+                    return self._end(result, obs, REACTIVE_FAULT, r.fault)
+                if r.guard_fired:
+                    return self._guard(
+                        result, obs, command, motion, r.guard_fired, r.guard_action, r.guard_detail
+                    )
+                if r.until_satisfied:
+                    self._stop(obs, command)
+                    return self._end(result, obs, PREDICATE_SATISFIED, 'the until predicate held')
+                targets = r.targets
+            motion.command(obs, command)
+            if targets:
+                error = motion.apply_targets(targets, command, self.port, obs)
+                if error:
+                    self._stop(obs, command)
+                    return self._end(result, obs, SKILL_ERROR, error)
+            outcome = self.port.tick(command.copy())
+            if not outcome.accepted:
+                result.ticks.append(
+                    TraceTick(obs.time, obs.measured, command.copy(), tuple(guards))
+                )
+                if any(r.startswith('episode ended') for r in outcome.reasons):
+                    return self._end(result, outcome.observation, EPISODE_ENDED, outcome.reasons[0])
+                return self._end(
+                    result,
+                    outcome.observation,
+                    SHIELD_REJECTED,
+                    'the shield rejected the command; the arm did not move',
+                    tuple(outcome.reasons),
+                )
+            obs = outcome.observation
+            result.ticks.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(guards)))
+            if feedback is not None:
+                feedback(tick, obs)
+            if outcome.episode_ended:
+                return self._end(result, obs, EPISODE_ENDED, "the task's step limit was reached")
+            signals = obs.signals()
+            for watch in options.watches:
+                guards.append(watch.name)
+                detail = watch.check(signals)
+                if detail:
+                    return self._guard(
+                        result, obs, command, motion, watch.name, watch.action, detail
+                    )
+            if options.region is not None and motion.arm in ARMS:
+                lo, hi = options.region
+                p = obs.arms[motion.arm].link6_position
+                if np.any(p < lo) or np.any(p > hi):
+                    self._stop(obs, command)
+                    return self._end(
+                        result,
+                        obs,
+                        REGION_EXIT,
+                        f'{motion.arm} link6 at '
+                        f'({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
+                    )
+            done = motion.finished(obs)
+            if done is not None:
+                return self._end(result, obs, done.name, done.detail, done.reasons)
+        self._stop(obs, command)
+        return self._end(
+            result,
+            obs,
+            TIMEOUT,
+            f'{limit_s:g} s of simulated time passed before the motion completed',
+        )
+
+    # Endings ------------------------------------------------------------------------------
+
+    def _end(
+        self,
+        result: ExecutionResult,
+        obs: Observation,
+        name: str,
+        detail: str,
+        reasons: tuple[str, ...] = (),
+    ) -> ExecutionResult:
+        result.event = EventRecord(
+            name,
+            detail,
+            tuple(reasons) or ((detail,) if name not in NOMINAL else ()),
+            result.skill,
+            obs.time,
+        )
+        result.end_step = obs.step
+        return result
+
+    def _stop(self, obs: Observation, command: np.ndarray) -> None:
+        """Command the measured pose once so the arm stops where it is (if the shield agrees)."""
+        hold = command.copy()
+        measured = obs.measured
+        for arm in ARMS:
+            hold[arm_slice(arm)] = measured[arm_slice(arm)]
+        outcome = self.port.tick(hold)
+        if outcome.accepted:
+            command[:] = hold
+
+    def _guard(
+        self,
+        result: ExecutionResult,
+        obs: Observation,
+        command: np.ndarray,
+        motion: Motion,
+        name: str,
+        action: str,
+        detail: str,
+    ) -> ExecutionResult:
+        if action == 'stop':
+            self._stop(obs, command)
+        elif action == 'open_gripper' and motion.arm in ARMS:
+            opened = command.copy()
+            opened[gripper_index(motion.arm)] = 1.0
+            for _ in range(10):
+                if not self.port.tick(opened).accepted:
+                    break
+        # 'hold': the actuators keep the last command; nothing to send.
+        event = action if action not in ('stop', 'hold', 'open_gripper') else GUARD_TRIGGERED
+        return self._end(result, obs, event, f'{name}: {detail} (action {action})')

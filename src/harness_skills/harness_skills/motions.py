@@ -1,0 +1,181 @@
+"""The motions of the motion skills: joint paths, grippers, and the program's controller."""
+
+from __future__ import annotations
+
+import numpy as np
+from harness_reactive.observation import Observation
+
+from harness_skills.execution import (
+    BLOCKED,
+    BLOCKED_JOINT_RAD,
+    BLOCKED_TCP_M,
+    COMPLETED,
+    CONTROL_HZ,
+    EventRecord,
+    Motion,
+    arm_slice,
+    gripper_index,
+)
+from harness_skills.port import StationPort
+
+DEFAULT_SPEED = 1.0  # rad/s of the fastest joint
+SETTLE_TICKS = 25  # at most 1 s of settling after the last waypoint
+SETTLED_RAD_PER_TICK = 2e-4  # joints moving less than this per tick have settled
+GRIPPER_TICKS = 12  # ticks to ramp a gripper open or closed
+CLOSED_BELOW = 0.2
+
+
+class JointPathMotion(Motion):
+    """Follow joint waypoints at a speed, then settle; BLOCKED if the arm stops short."""
+
+    def __init__(
+        self,
+        arm: str,
+        waypoints: list[np.ndarray],
+        port: StationPort,
+        speed: float = 0.0,
+        gripper: float | None = None,
+    ) -> None:
+        self.arm = arm
+        self.waypoints = [np.asarray(w, dtype=float) for w in waypoints]
+        self.goal = self.waypoints[-1]
+        self.port = port
+        self.step = (speed if speed > 0 else DEFAULT_SPEED) / CONTROL_HZ
+        self.gripper = gripper
+        self._targets: list[np.ndarray] = []
+        self._settled = 0
+        self._last: np.ndarray | None = None
+
+    def start(self, obs: Observation, command: np.ndarray) -> None:
+        points = [obs.arms[self.arm].joints.copy(), *self.waypoints]
+        for a, b in zip(points, points[1:], strict=False):
+            n = max(1, int(np.ceil(np.abs(b - a).max() / self.step)))
+            self._targets += [a + (b - a) * (k / n) for k in range(1, n + 1)]
+        self.total = len(self._targets)
+        # Default bound: the planned duration with half again as margin, plus settling.
+        self.default_seconds = 2.0 + 1.5 * self.total / CONTROL_HZ
+
+    def progress(self) -> float:
+        return 1.0 - len(self._targets) / max(1, self.total)
+
+    def command(self, obs: Observation, command: np.ndarray) -> None:
+        if self._targets:
+            command[arm_slice(self.arm)] = self._targets.pop(0)
+        else:
+            command[arm_slice(self.arm)] = self.goal
+        if self.gripper is not None:
+            command[gripper_index(self.arm)] = self.gripper
+
+    def finished(self, obs: Observation) -> EventRecord | None:
+        if self._targets:
+            return None
+        q = obs.arms[self.arm].joints
+        moving = self._last is not None and np.abs(q - self._last).max() > SETTLED_RAD_PER_TICK
+        self._last = q.copy()
+        error = float(np.abs(q - self.goal).max())
+        self._settled += 1
+        if error <= 1e-3 or (not moving and self._settled > 2) or self._settled >= SETTLE_TICKS:
+            if error <= BLOCKED_JOINT_RAD:
+                tcp_error = float(
+                    np.linalg.norm(
+                        obs.arms[self.arm].tcp_position - self.port.tcp_of(self.arm, self.goal)
+                    )
+                )
+                if tcp_error <= BLOCKED_TCP_M:
+                    return EventRecord(COMPLETED, f'{self.arm} arm reached its target')
+                detail = f'{self.arm} TCP settled {tcp_error * 100:.1f} cm short of its target'
+            else:
+                worst = int(np.argmax(np.abs(q - self.goal)))
+                detail = (
+                    f'{self.arm} arm settled {error:.3f} rad short of its target '
+                    f'(joint{worst + 1}); something is in the way'
+                )
+            return EventRecord(BLOCKED, detail)
+        return None
+
+
+class GripperMotion(Motion):
+    """Ramp grippers to a target opening, then wait for the fingers to stop."""
+
+    default_seconds = 3.0
+
+    def __init__(self, arms: list[str], target: float) -> None:
+        self.arms = arms
+        self.arm = arms[0] if len(arms) == 1 else 'both'
+        self.target = target
+        self._k = 0
+        self._start: dict[str, float] = {}
+        self._last: dict[str, float] = {}
+        self._still = 0
+        self.holding = False
+        self.opening = 0.0
+
+    def start(self, obs: Observation, command: np.ndarray) -> None:
+        self._start = {a: float(command[gripper_index(a)]) for a in self.arms}
+
+    def command(self, obs: Observation, command: np.ndarray) -> None:
+        self._k += 1
+        alpha = min(1.0, self._k / GRIPPER_TICKS)
+        for a in self.arms:
+            command[gripper_index(a)] = self._start[a] + alpha * (self.target - self._start[a])
+
+    def finished(self, obs: Observation) -> EventRecord | None:
+        now = {a: obs.arms[a].gripper for a in self.arms}
+        still = self._last and all(abs(now[a] - self._last[a]) < 1e-3 for a in self.arms)
+        self._last = now
+        self._still = self._still + 1 if still else 0
+        if self._k < GRIPPER_TICKS or self._still < 3:
+            return None
+        self.opening = min(now.values())
+        if self.target < CLOSED_BELOW:
+            held = [
+                a
+                for a in self.arms
+                if now[a] > CLOSED_BELOW - 0.01 and obs.arms[a].grip_force > 0.5
+            ]
+            self.holding = bool(held)
+            what = f'holding something ({", ".join(held)})' if held else 'holding nothing'
+            return EventRecord(COMPLETED, f'gripper closed at {self.opening:.2f}, {what}')
+        return EventRecord(COMPLETED, f'gripper at {self.opening:.2f} open')
+
+
+class ControllerMotion(Motion):
+    """Holds still and applies the program controller's targets every `every` ticks."""
+
+    arm = ''
+
+    def __init__(self, arm: str, every: int, default_seconds: float) -> None:
+        self.arm = arm
+        self.every = max(1, every)  # apply targets every `every` ticks (the controller's hz)
+        self.default_seconds = default_seconds
+        self._calls = 0
+
+    def command(self, obs: Observation, command: np.ndarray) -> None:
+        """Keep the last targets (the actuators hold them)."""
+
+    def finished(self, obs: Observation) -> EventRecord | None:
+        return None
+
+    def apply_targets(
+        self,
+        targets: dict[str, np.ndarray],
+        command: np.ndarray,
+        port: StationPort,
+        obs: Observation,
+    ) -> str:
+        self._calls += 1
+        if (self._calls - 1) % self.every:
+            return ''
+        for key, value in targets.items():
+            if key in ('left', 'right'):
+                command[arm_slice(key)] = value
+            elif key.endswith('_gripper'):
+                command[gripper_index(key[:-8])] = float(value[0])
+            else:
+                arm = key[:-4]
+                quat = value[3:] if value.shape[0] == 7 else None
+                solved = port.ik(arm, value[:3], quat, obs.arms[arm].joints)
+                if not solved.ok:
+                    return f'controller target {key}: {solved.reason}'
+                command[arm_slice(arm)] = solved.joints
+        return ''

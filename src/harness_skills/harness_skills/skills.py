@@ -1,0 +1,169 @@
+"""The motion skills on the execution engine: move_joints, move_eef, grippers, home, controller.
+
+Each returns an `ExecutionResult` with exactly one event. A request the skill cannot carry out
+(bad arguments, no IK solution, no collision-free path) ends with SKILL_ERROR before any tick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from harness_reactive.observation import ARMS
+
+from harness_skills.execution import (
+    CONTROL_HZ,
+    SKILL_ERROR,
+    Engine,
+    EventRecord,
+    ExecutionResult,
+    Options,
+)
+from harness_skills.motions import ControllerMotion, GripperMotion, JointPathMotion
+
+DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
+
+
+def _error(skill: str, arm: str, detail: str, step: int = 0, time: float = 0.0) -> ExecutionResult:
+    return ExecutionResult(
+        EventRecord(SKILL_ERROR, detail, (detail,), skill, time),
+        arm=arm,
+        skill=skill,
+        start_step=step,
+        end_step=step,
+    )
+
+
+class Skills:
+    """The motion skills; `engine.port` reaches the worker."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.port = engine.port
+
+    def _check_arm(self, arm: str, allow_both: bool = False) -> str:
+        if arm in ARMS or (allow_both and arm == ''):
+            return arm
+        raise ValueError(
+            f"arm must be 'left' or 'right'{' or empty for both' if allow_both else ''}"
+            f', got {arm!r}'
+        )
+
+    def move_joints(
+        self, arm: str, positions, speed: float = 0.0, options: Options = DEFAULT_OPTIONS, **run
+    ) -> ExecutionResult:
+        q = np.asarray(positions, dtype=float)
+        obs = self.port.observe_state()
+        if q.shape != (6,) or not np.all(np.isfinite(q)):
+            return _error(
+                'move_joints',
+                arm,
+                f'move_joints needs 6 finite joint targets, got {q.shape}',
+                obs.step,
+                obs.time,
+            )
+        if arm == '':
+            arm = min(ARMS, key=lambda a: float(np.abs(obs.arms[a].joints - q).max()))
+        try:
+            arm = self._check_arm(arm)
+        except ValueError as exc:
+            return _error('move_joints', arm, str(exc), obs.step, obs.time)
+        motion = JointPathMotion(arm, [q], self.port, speed)
+        return self.engine.run('move_joints', motion, options, **run)
+
+    def move_eef(
+        self,
+        arm: str,
+        position,
+        quat=None,
+        speed: float = 0.0,
+        options: Options = DEFAULT_OPTIONS,
+        **run,
+    ) -> ExecutionResult:
+        p = np.asarray(position, dtype=float)
+        obs = self.port.observe_state()
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            return _error(
+                'move_eef',
+                arm,
+                f'move_eef needs a position of 3 finite numbers, got {p.shape}',
+                obs.step,
+                obs.time,
+            )
+        if arm == '':
+            arm = min(ARMS, key=lambda a: float(np.linalg.norm(obs.arms[a].tcp_position - p)))
+        try:
+            arm = self._check_arm(arm)
+        except ValueError as exc:
+            return _error('move_eef', arm, str(exc), obs.step, obs.time)
+        q_quat = None if quat is None else np.asarray(quat, dtype=float)
+        solved = self.port.ik(arm, p, q_quat, obs.arms[arm].joints)
+        if not solved.ok:
+            return _error('move_eef', arm, solved.reason, obs.step, obs.time)
+        path = self.port.plan(arm, solved.joints)
+        if not path.ok:
+            return _error(
+                'move_eef', arm, f'no collision-free path: {path.reason}', obs.step, obs.time
+            )
+        motion = JointPathMotion(arm, path.waypoints[1:] or [solved.joints], self.port, speed)
+        return self.engine.run('move_eef', motion, options, **run)
+
+    def gripper(
+        self, skill: str, arm: str, target: float, options: Options = DEFAULT_OPTIONS, **run
+    ) -> ExecutionResult:
+        obs = self.port.observe_state()
+        try:
+            self._check_arm(arm, allow_both=True)
+        except ValueError as exc:
+            return _error(skill, arm, str(exc), obs.step, obs.time)
+        if not np.isfinite(target) or not 0.0 <= target <= 1.0:
+            return _error(
+                skill, arm, f'gripper target must be in [0, 1], got {target}', obs.step, obs.time
+            )
+        motion = GripperMotion([arm] if arm else list(ARMS), target)
+        result = self.engine.run(skill, motion, options, **run)
+        result.extra = {'holding': motion.holding, 'opening': motion.opening}
+        return result
+
+    def home(self, arm: str = '', options: Options = DEFAULT_OPTIONS, **run) -> ExecutionResult:
+        obs = self.port.observe_state()
+        try:
+            self._check_arm(arm, allow_both=True)
+        except ValueError as exc:
+            return _error('home', arm, str(exc), obs.step, obs.time)
+        result = None
+        for a in [arm] if arm else list(ARMS):
+            path = self.port.plan(a, np.zeros(6))
+            if not path.ok:
+                return _error(
+                    'home', a, f'no collision-free path home: {path.reason}', obs.step, obs.time
+                )
+            result = self.engine.run(
+                'home',
+                JointPathMotion(a, path.waypoints[1:] or [np.zeros(6)], self.port),
+                options,
+                **run,
+            )
+            if result.event.name != 'COMPLETED':
+                return result
+        return result
+
+    def run_controller(self, arm: str, hz: float, options: Options, **run) -> ExecutionResult:
+        obs = self.port.observe_state()
+        if not options.reactive:
+            return _error(
+                'run_controller',
+                arm,
+                "run_controller needs the program's controller (options.reactive)",
+                obs.step,
+                obs.time,
+            )
+        if hz < 0 or hz > CONTROL_HZ:
+            return _error(
+                'run_controller',
+                arm,
+                f'hz must be in (0, {CONTROL_HZ:g}], got {hz}',
+                obs.step,
+                obs.time,
+            )
+        every = 1 if hz == 0 else int(round(CONTROL_HZ / hz))
+        motion = ControllerMotion(arm or 'left', every, default_seconds=10.0)
+        return self.engine.run('run_controller', motion, options, **run)

@@ -1,0 +1,247 @@
+"""Integration: worker + skill server + a reactive_step test node + a client, all real nodes.
+
+Each event of ARCHITECTURE.md section 5 is produced by causing it.
+"""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import Point
+from harness_reactive.guards import Guard
+from harness_reactive.stage import ProgramStage
+from harness_skills.reactive_server import serve_reactive_step
+from harness_skills.skill_server_node import SkillServer
+from harness_worker.ros_domain import claim_domain_id
+from harness_worker.worker_node import make_worker_node
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
+from harness_msgs.msg import Watch as WatchMsg
+from harness_msgs.srv import Reset, State
+
+
+def wait(future, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, 'no answer'
+        time.sleep(0.001)
+    return future.result()
+
+
+class Graph:
+    def __init__(self):
+        self.claim = claim_domain_id()
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=self.claim.domain_id)
+        self.worker = make_worker_node(self.context)
+        self.skills = SkillServer(context=self.context)
+        self.program = Node('program_stand_in', context=self.context)
+        self.stage = ProgramStage(budget_ms=20.0)
+        serve_reactive_step(self.program, self.stage)
+        self.client = Node('client', context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=6, context=self.context)
+        for n in (self.worker, self.skills, self.program, self.client):
+            self.executor.add_node(n)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+        self.actions = {
+            name: ActionClient(self.client, kind, f'/skills/{name}')
+            for name, kind in [
+                ('move_joints', MoveJoints),
+                ('move_eef', MoveEef),
+                ('open_gripper', Gripper),
+                ('close_gripper', Gripper),
+                ('home', Home),
+                ('run_controller', RunController),
+            ]
+        }
+        self.reset_client = self.client.create_client(Reset, '/worker/reset')
+        self.state_client = self.client.create_client(State, '/worker/state')
+        assert self.reset_client.wait_for_service(timeout_sec=10)
+        for a in self.actions.values():
+            assert a.wait_for_server(timeout_sec=10)
+        self.token = ''
+
+    def reset(self, task='lift_cube', layout=0):
+        r = wait(
+            self.reset_client.call_async(
+                Reset.Request(task=task, layout=layout, seed=0, token=self.token)
+            )
+        )
+        assert r.success, r.message
+        self.token = r.token
+        self.stage.guards.clear()
+        self.stage.until = self.stage.controller = None
+        return r
+
+    def state(self):
+        return wait(self.state_client.call_async(State.Request())).state
+
+    def run(self, name, goal):
+        handle = wait(self.actions[name].send_goal_async(goal))
+        assert handle.accepted
+        return wait(handle.get_result_async()).result
+
+    def close(self):
+        self.executor.shutdown()
+        rclpy.shutdown(context=self.context)
+        self.claim.release()
+
+
+@pytest.fixture(scope='module')
+def graph():
+    g = Graph()
+    yield g
+    g.close()
+
+
+def eef(arm, xyz, **options):
+    goal = MoveEef.Goal(arm=arm, position=Point(x=xyz[0], y=xyz[1], z=xyz[2]))
+    for k, v in options.items():
+        setattr(goal.options, k, v)
+    return goal
+
+
+def cube_position(graph):
+    return np.array(graph.worker.worker.station.object_pose('cube')[0])  # test-side truth only
+
+
+def test_completed_with_a_trace(graph):
+    graph.reset()
+    r = graph.run('move_joints', MoveJoints.Goal(arm='left', positions=[0.2, 0.3, 0.3, 0, 0, 0]))
+    assert r.event.name == 'COMPLETED', r.event.detail
+    assert r.trace.ticks and len(r.trace.ticks[0].command) == 14
+    assert r.trace.end_step > r.trace.start_step
+
+
+def test_timeout(graph):
+    graph.reset()
+    goal = MoveJoints.Goal(arm='left', positions=[1.0, 1.0, 1.0, 0, 0, 0])
+    goal.options.max_seconds = 0.3
+    r = graph.run('move_joints', goal)
+    assert r.event.name == 'TIMEOUT'
+    assert len(r.trace.ticks) == 8  # 0.3 s at 25 Hz, counted in ticks of simulated time
+
+
+def test_skill_error_for_an_unreachable_pose(graph):
+    graph.reset()
+    r = graph.run('move_eef', eef('left', (-0.3, 0.7, 0.9)))
+    assert r.event.name == 'SKILL_ERROR' and 'cannot reach' in r.event.detail
+    assert not r.trace.ticks
+
+
+def test_blocked_against_the_table(graph):
+    graph.reset()
+    # Joint targets whose TCP lies 6 cm inside the table: the table stops the arm.
+    kin = graph.worker.worker.kinematics.arms['left']
+    solved = kin.ik(np.array([-0.25, 0.0, 0.705]))
+    assert solved.ok
+    r = graph.run(
+        'move_joints', MoveJoints.Goal(arm='left', positions=solved.joints.tolist(), speed=0.6)
+    )
+    assert r.event.name == 'BLOCKED', r.event.detail
+    assert 'short of its target' in r.event.detail
+
+
+def test_region_exit(graph):
+    graph.reset()
+    start = graph.state().left.link6.position
+    goal = eef(
+        'left',
+        (-0.25, 0.05, 0.95),
+        use_region=True,
+        region_min=[start.x - 0.05, start.y - 0.05, start.z - 0.05],
+        region_max=[start.x + 0.05, start.y + 0.05, start.z + 0.05],
+    )
+    r = graph.run('move_eef', goal)
+    assert r.event.name == 'REGION_EXIT', r.event.detail
+
+
+def test_watch_leaves_its_range(graph):
+    graph.reset()
+    goal = eef('left', (-0.25, 0.0, 0.85))
+    goal.options.watches = [
+        WatchMsg(name='stay_high', signal='left_tcp_z', low=0.9, high=2.0, action='stop')
+    ]
+    r = graph.run('move_eef', goal)
+    assert r.event.name == 'GUARD_TRIGGERED' and 'stay_high' in r.event.detail
+    assert 'fell below 0.9' in r.event.detail
+
+
+def test_program_guard_on_gripper_force_fires(graph):
+    graph.reset()
+    cube = cube_position(graph)
+    assert graph.run('move_eef', eef('left', cube + [0, 0, 0.06])).event.name == 'COMPLETED'
+    assert graph.run('move_eef', eef('left', cube + [0, 0, -0.008])).event.name == 'COMPLETED'
+    graph.stage.guards.add(
+        Guard('squeeze', lambda obs: obs.arms['left'].grip_force > 2.0, 'CONTACT')
+    )
+    goal = Gripper.Goal(arm='left', target=0.0)
+    goal.options.reactive = True
+    r = graph.run('close_gripper', goal)
+    assert r.event.name == 'CONTACT', r.event.detail  # the guard's own event name
+    assert 'squeeze' in r.event.detail
+
+
+def test_until_gives_predicate_satisfied(graph):
+    graph.reset()
+    graph.stage.until = lambda obs: obs.arms['left'].tcp_position[2] < 0.9
+    goal = eef('left', (-0.25, 0.0, 0.82), reactive=True)
+    r = graph.run('move_eef', goal)
+    assert r.event.name == 'PREDICATE_SATISFIED', r.event.detail
+    assert graph.state().left.tcp.position.z < 0.905
+
+
+@pytest.mark.parametrize(
+    'guard,why',
+    [
+        (lambda obs: time.sleep(0.05) or False, 'budget'),
+        (lambda obs: bool(open('/etc/hostname').read()), 'open'),
+        (lambda obs: 1 / 0, 'ZeroDivisionError'),
+    ],
+)
+def test_reactive_fault(graph, guard, why):
+    graph.reset()
+    graph.stage.guards.add(Guard('bad', guard))
+    goal = MoveJoints.Goal(arm='left', positions=[0.3, 0.3, 0.3, 0, 0, 0])
+    goal.options.reactive = True
+    r = graph.run('move_joints', goal)
+    assert r.event.name == 'REACTIVE_FAULT'
+    assert why in r.event.detail or (why == 'budget' and 'time.sleep' in r.event.detail)
+
+
+def test_controller_jump_is_shield_rejected_and_the_arm_did_not_move(graph):
+    graph.reset()
+    before = np.array(graph.state().left.joints)
+    graph.stage.controller = lambda obs: {'left': obs.arms['left'].joints + [0.5, 0, 0, 0, 0, 0]}
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 1.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'SHIELD_REJECTED'
+    assert any('left_joint1 jumps' in reason for reason in r.event.reasons)
+    assert np.abs(np.array(graph.state().left.joints) - before).max() < 1e-3
+
+
+def test_episode_ended_at_the_step_limit(graph):
+    graph.reset()
+    graph.worker.worker.task.step_limit = 40  # this episode only: reach the limit quickly
+    graph.stage.controller = lambda obs: {'left_gripper': [1.0]}
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 10.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'EPISODE_ENDED', r.event.detail
+    assert graph.state().step == 40
+
+
+def test_home_after_moving(graph):
+    graph.reset()
+    graph.run('move_joints', MoveJoints.Goal(arm='right', positions=[0.3, 0.4, 0.4, 0, 0, 0]))
+    r = graph.run('home', Home.Goal())
+    assert r.event.name == 'COMPLETED', r.event.detail
+    assert np.abs(np.array(graph.state().right.joints)).max() < 0.02
