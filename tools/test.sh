@@ -24,7 +24,7 @@ colcon --log-base log test --base-paths src --event-handlers console_cohesion+ s
 
 # colcon test-result reads every result file; it exits 1 on any failure or error.
 colcon test-result --test-result-base build --verbose || status=1
-summary="$(colcon test-result --test-result-base build | tail -n 1)"
+summary="$(colcon test-result --test-result-base build | tail -n 1 || true)"
 # "Summary: 42 tests, 0 errors, 1 failure, 3 skipped"
 read -r total errors failures skipped < <(echo "$summary" |
   sed -E 's/Summary: ([0-9]+) tests?, ([0-9]+) errors?, ([0-9]+) failures?, ([0-9]+) skipped/\1 \2 \3 \4/')
