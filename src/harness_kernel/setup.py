@@ -17,5 +17,5 @@ setup(
     description='Program execution: the program API, isolation and the kernel node.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['kernel = harness_kernel.kernel_node:main']},
 )
