@@ -92,7 +92,7 @@ def observe_ms(emb, urdf, n: int) -> dict:
         for cam in worker.station.emb.cameras.values():
             object.__setattr__(cam, 'width', size[0])
             object.__setattr__(cam, 'height', size[1])
-        worker.station._renderers.clear()
+        worker.station.close_renderers()
         worker.observe(list(emb.cameras))  # warm up the renderer
         for kind, kwargs in (
             ('rgb', dict(depth=False, segmentation=False)),

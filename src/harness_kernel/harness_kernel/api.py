@@ -15,8 +15,10 @@ from typing import Any, Protocol
 
 from harness_reactive.guards import Guard, Watch, check_action
 from harness_reactive.stage import ProgramStage
+from harness_skills.perception import LocatedObject, Perception, View
 
 from harness_kernel.cell import EpisodeEnded, Escalation, Finished, HandlerError
+from harness_kernel.contact import ContactSkills
 from harness_kernel.records import Execution, StateView
 
 EVENTS = (
@@ -42,6 +44,10 @@ class RobotPort(Protocol):
 
     def image(self, camera: str) -> Any: ...
 
+    def views(self) -> list[View]: ...
+
+    def reachable(self, arm: str, position: Any, quat: Any) -> bool: ...
+
 
 class ProgramApi:
     """Builds the API functions bound to one robot port, one program stage and one log."""
@@ -51,8 +57,13 @@ class ProgramApi:
         robot: RobotPort,
         stage: ProgramStage,
         log: Callable[[dict], None] = lambda record: None,
+        table_top_z: float = 0.765,
     ) -> None:
         self.robot = robot
+        self.perception = Perception(table_top_z)
+        self.contact = ContactSkills(
+            self._execute, robot.reachable, self._fail, robot.state, table_top_z
+        )
         self.stage = stage
         self.log = log
         self.handlers: dict[str, Callable[[Execution], bool]] = {}
@@ -90,6 +101,15 @@ class ProgramApi:
     def _execute(self, skill: str, goal: dict) -> Execution:
         execution = self.robot.execute(skill, goal, self.stage.active)
         self.executions.append(execution)
+        return self._dispatch(execution)
+
+    def _fail(self, skill: str, arm: str, detail: str) -> Execution:
+        """A contact skill that could not do what was asked: SKILL_ERROR, through the handlers."""
+        execution = Execution(skill, arm, 'SKILL_ERROR', detail, [detail])
+        self.executions.append(execution)
+        return self._dispatch(execution)
+
+    def _dispatch(self, execution: Execution) -> Execution:
         if execution.ok:
             return execution
         if execution.event == 'EPISODE_ENDED':
@@ -274,6 +294,47 @@ class ProgramApi:
             api.shown.append((caption, image))
             return api._logged('show', {'caption': caption}, lambda: None)
 
+        def locate(query: str = ''):
+            """Find objects with the cameras: a list of LocatedObject (.id, .label, .position
+            [x, y, z] centre in m, .size [x, y, z] extent, .top height of the top surface,
+            .cameras that see it) whose label contains every word of `query` ('' = all). An
+            object keeps its id for the whole episode."""
+            return api._logged(
+                'locate', {'query': query}, lambda: api.perception.locate(api.robot.views(), query)
+            )
+
+        def pick(obj, arm: str = '', approach=None, grasp_height=None, lift: float = 0.12):
+            """Grasp a located object from above and lift it: open, move above (approach m over
+            the grasp), descend to grasp_height (default: just below the object's centre), close,
+            lift by `lift` m. Returns a Grip (.arm, .object_id). Nothing between the fingers after
+            closing, or an object out of reach, ends with SKILL_ERROR. arm '' = the nearer arm."""
+            if not isinstance(obj, LocatedObject):
+                raise TypeError('pick() needs an object from locate()')
+            return api._logged(
+                'pick',
+                {'object': obj.id, 'arm': arm},
+                lambda: api.contact.pick(obj, arm, approach, grasp_height, lift),
+            )
+
+        def place(position=None, onto=None, into=None, arm: str = ''):
+            """Put down what an arm holds: at `position` [x, y, z] (the object's centre), `onto`
+            a located object (resting on its top), or `into` a located container; then open the
+            gripper and rise 8 cm. arm '' = the arm that holds something."""
+            return api._logged(
+                'place',
+                {
+                    'position': position,
+                    'onto': getattr(onto, 'id', None),
+                    'into': getattr(into, 'id', None),
+                    'arm': arm,
+                },
+                lambda: api.contact.place(position, onto, into, arm),
+            )
+
+        def release(arm: str = ''):
+            """Open a gripper where it is and rise 8 cm."""
+            return api._logged('release', {'arm': arm}, lambda: api.contact.release(arm))
+
         def finish(summary: str = ''):
             """End the episode: the task is done (or cannot be done). The harness then opens idle
             grippers, returns the arms home and reads the outcome."""
@@ -296,6 +357,10 @@ class ProgramApi:
                 state,
                 look,
                 show,
+                locate,
+                pick,
+                place,
+                release,
                 finish,
             )
         }

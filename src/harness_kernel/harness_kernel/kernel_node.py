@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 import rclpy
+from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point, Quaternion
 from harness_reactive.stage import ProgramStage, ReactiveResult
+from harness_skills.perception import View
 from harness_skills.reactive_server import serve_reactive_step
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -38,7 +40,7 @@ from harness_kernel.cell import CellResult, CellRunner
 from harness_kernel.records import ArmView, Execution, StateView
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunCell, RunController
 from harness_msgs.msg import Event
-from harness_msgs.srv import Observe, State
+from harness_msgs.srv import Ik, Observe, State
 
 SKILL_TYPES = {
     'move_joints': MoveJoints,
@@ -48,6 +50,27 @@ SKILL_TYPES = {
     'home': Home,
     'run_controller': RunController,
 }
+
+
+def view_of(v) -> View:
+    """A CameraView message as perception's View."""
+    h, w = v.depth.height, v.depth.width
+    depth = np.frombuffer(bytes(v.depth.data), np.float32).reshape(h, w)
+    seg = np.frombuffer(bytes(v.segmentation.data), np.int32).reshape(h, w)
+    q = v.pose.orientation
+    x, y, z, qw = q.x, q.y, q.z, q.w
+    rot = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * qw), 2 * (x * z + y * qw)],
+            [2 * (x * y + z * qw), 1 - 2 * (x * x + z * z), 2 * (y * z - x * qw)],
+            [2 * (x * z - y * qw), 2 * (y * z + x * qw), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+    k = v.info.k
+    p = v.pose.position
+    return View(
+        v.name, depth, seg, list(v.labels), k[0], k[4], k[2], k[5], np.array([p.x, p.y, p.z]), rot
+    )
 
 
 class ReactiveTimeout(BaseException):
@@ -135,6 +158,7 @@ class RosRobot:
         }
         self.state_client = node.create_client(State, '/worker/state', callback_group=group)
         self.observe_client = node.create_client(Observe, '/worker/observe', callback_group=group)
+        self.ik_client = node.create_client(Ik, '/worker/ik', callback_group=group)
         self.traces: list = []
         self.counter = 0
         self.wait_s = wait_s
@@ -230,6 +254,23 @@ class RosRobot:
 
         return StateView(arm(s.left), arm(s.right), int(s.step), float(s.sim_time))
 
+    def views(self) -> list[View]:
+        r = self._wait(
+            self.observe_client.call_async(Observe.Request(depth=True, segmentation=True))
+        )
+        if not r.success:
+            raise ValueError(r.message)
+        return [view_of(v) for v in r.views]
+
+    def reachable(self, arm: str, position, quat) -> bool:
+        req = Ik.Request(
+            arm=arm,
+            position=Point(x=float(position[0]), y=float(position[1]), z=float(position[2])),
+            use_orientation=True,
+            orientation=Quaternion(w=quat[0], x=quat[1], y=quat[2], z=quat[3]),
+        )
+        return bool(self._wait(self.ik_client.call_async(req)).success)
+
     def image(self, camera: str) -> np.ndarray:
         r = self._wait(self.observe_client.call_async(Observe.Request(cameras=[camera])))
         if not r.success:
@@ -247,7 +288,7 @@ class KernelNode(Node):
         budget = float(self.get_parameter('reactive_budget_ms').value)
         self.stage = ProgramStage(budget_ms=budget)
         self.robot = RosRobot(self, main)
-        self.api = ProgramApi(self.robot, self.stage, log)
+        self.api = ProgramApi(self.robot, self.stage, log, load_embodiment().table_top_z)
         self.runner = CellRunner(
             self.api.functions(), float(self.get_parameter('cell_timeout_seconds').value)
         )
@@ -344,8 +385,17 @@ def main(argv: list[str] | None = None) -> int:
             f'isolated: writes only in {workspace}, no processes, '
             f'TCP blocked: {iso.network} (Landlock ABI {iso.abi})'
         )
+    stopping = threading.Event()
+
+    def stop(_signum, _frame) -> None:
+        # Leave the graph cleanly: a participant that vanishes without saying so stays matched
+        # in the other processes for its lease time and stalls their large replies.
+        stopping.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        while rclpy.ok():
+        while rclpy.ok() and not stopping.is_set():
             main_thread.pump_reactive()
             try:
                 job = main_thread.cells.get(timeout=0.002)

@@ -7,6 +7,8 @@ first `interpolation_steps` physics steps, then held for the rest of the tick.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import mujoco
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
@@ -30,11 +32,15 @@ class MujocoStation:
         self.data: mujoco.MjData | None = None
         self.objects: list[ObjectSpec] = []
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        # A GL context is current in one thread at a time: every renderer is created, used and
+        # freed on this one thread, whichever thread asks for an image.
+        self._gl = ThreadPoolExecutor(max_workers=1, thread_name_prefix='mujoco-gl')
 
     # Loading ------------------------------------------------------------------------------
 
     def load(self, objects: list[ObjectSpec]) -> None:
         """Build the station with `objects`, arms at zero and grippers open."""
+        self.close_renderers()  # they belong to the old model
         spec = station_spec(self.emb, self.urdf)
         add_objects(spec, objects, self.emb.table_top_z)
         self.model = spec.compile()
@@ -64,7 +70,17 @@ class MujocoStation:
         self.data.ctrl[:] = self._ctrl_for(self.measured())
         mujoco.mj_forward(m, self.data)
         self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
-        self._renderers.clear()
+
+    def close_renderers(self) -> None:
+        """Free the renderers' GL contexts now, on the GL thread: left to the garbage collector,
+        a context may be destroyed from another thread mid-render and hang EGL."""
+
+        def close() -> None:
+            for renderer in self._renderers.values():
+                renderer.close()
+            self._renderers.clear()
+
+        self._gl.submit(close).result()
 
     def _ctrl_for(self, command: np.ndarray) -> np.ndarray:
         ctrl = np.zeros(self.model.nu)
@@ -214,6 +230,9 @@ class MujocoStation:
 
     def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraImage:
         """RGB (and depth, segmentation) of one camera at its configured resolution."""
+        return self._gl.submit(self._render, camera, depth, segmentation).result()
+
+    def _render(self, camera: str, depth: bool, segmentation: bool) -> CameraImage:
         if camera not in self.emb.cameras:
             raise ValueError(f'unknown camera {camera!r}; cameras: {", ".join(self.emb.cameras)}')
         cam = self.emb.cameras[camera]
@@ -229,7 +248,7 @@ class MujocoStation:
             renderer.update_scene(self.data, camera)
             depth_img = renderer.render().astype(np.float32)
             renderer.disable_depth_rendering()
-        labels = [o.name for o in self.objects]
+        labels = [o.label for o in self.objects]
         if segmentation:
             renderer.enable_segmentation_rendering()
             renderer.update_scene(self.data, camera)

@@ -40,7 +40,7 @@ class CameraImage:
     rgb: np.ndarray  # H x W x 3 uint8
     depth: np.ndarray | None  # H x W float32, metres along the optical axis
     segmentation: np.ndarray | None  # H x W int32: index into `labels`, -1 for background/robot
-    labels: list[str]  # object names by segmentation index
+    labels: list[str]  # object labels (e.g. "red cube") by segmentation index
     fx: float
     fy: float
     cx: float

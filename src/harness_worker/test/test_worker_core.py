@@ -111,7 +111,7 @@ def test_observe_segments_the_task_objects(emb, urdf):
     worker.reset('place_in_bowl', 0, 0)
     head, wrist = worker.observe(['cam_head', 'cam_left_wrist'])
     assert head.rgb.shape == (480, 640, 3) and wrist.rgb.shape == (240, 320, 3)
-    assert head.labels == ['block', 'bowl']
+    assert head.labels == ['green block', 'blue bowl']
     seen = set(np.unique(head.segmentation)) - {-1}
     assert seen == {0, 1}
     assert np.isfinite(head.depth).all() and head.depth.min() > 0.1

@@ -129,7 +129,7 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
         view.segmentation.height, -1
     )
     depth = np.frombuffer(bytes(view.depth.data), np.float32).reshape(view.depth.height, -1)
-    ys, xs = np.nonzero(seg == view.labels.index('cube'))
+    ys, xs = np.nonzero(seg == view.labels.index('red cube'))
     k = view.info.k
     z = float(np.median(depth[ys, xs]))
     ray = np.array([(xs.mean() - k[2]) / k[0], (ys.mean() - k[5]) / k[4], 1.0]) * z

@@ -1,0 +1,122 @@
+"""Integration: programs with locate/pick/place complete place_in_bowl and stack_blocks_two on
+their layouts (real worker, skill server and kernel process; outcome read with the token)."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import rclpy
+from harness_skills.skill_server_node import SkillServer
+from harness_worker.ros_domain import claim_domain_id
+from harness_worker.worker_node import make_worker_node
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from harness_msgs.action import RunCell
+from harness_msgs.srv import Outcome, Reset
+
+PROGRAMS = {
+    'place_in_bowl': """
+block = locate('green block')[0]
+bowl = locate('bowl')[0]
+print(block, bowl)
+pick(block)
+place(into=bowl)
+home()
+""",
+    'stack_blocks_two': """
+top = locate('yellow block')[0]
+base = locate('purple block')[0]
+pick(top)
+place(onto=base)
+home()
+""",
+}
+
+
+def wait(future, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, 'no answer'
+        time.sleep(0.001)
+    return future.result()
+
+
+@pytest.fixture(scope='module')
+def station(tmp_path_factory):
+    claim = claim_domain_id()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    worker, skills = make_worker_node(context), SkillServer(context=context)
+    client = Node('driver_stand_in', context=context)
+    executor = MultiThreadedExecutor(num_threads=6, context=context)
+    for n in (worker, skills, client):
+        executor.add_node(n)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    reset = client.create_client(Reset, '/worker/reset')
+    outcome = client.create_client(Outcome, '/worker/outcome')
+    run_cell = ActionClient(client, RunCell, '/kernel/run_cell')
+    assert reset.wait_for_service(timeout_sec=10)
+    state = {'token': ''}
+    root = tmp_path_factory.mktemp('episodes')
+
+    def episode(task, layout, program):
+        r = wait(
+            reset.call_async(Reset.Request(task=task, layout=layout, seed=0, token=state['token']))
+        )
+        assert r.success, r.message
+        state['token'] = r.token
+        env = dict(os.environ, ROS_DOMAIN_ID=str(claim.domain_id))
+        kernel = subprocess.Popen(
+            [
+                sys.executable,
+                '-m',
+                'harness_kernel.kernel_node',
+                '--workspace',
+                str(root / f'{task}_{layout}'),
+                '--log',
+                str(root / f'{task}_{layout}.log'),
+            ],
+            env=env,
+            stdout=open(root / f'{task}_{layout}.out', 'w'),
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            assert run_cell.wait_for_server(timeout_sec=30)
+            handle = wait(run_cell.send_goal_async(RunCell.Goal(code=program)))
+            cell = wait(handle.get_result_async()).result
+        finally:
+            kernel.terminate()
+            kernel.wait(timeout=10)
+            time.sleep(0.5)  # let the old kernel's action server leave the graph
+        result = wait(outcome.call_async(Outcome.Request(token=r.token)))
+        return cell, result
+
+    yield episode
+    executor.shutdown()
+    rclpy.shutdown(context=context)
+    claim.release()
+
+
+@pytest.mark.parametrize('task', sorted(PROGRAMS))
+@pytest.mark.parametrize('layout', [0, 1, 2])
+def test_pick_and_place_complete_the_task(station, task, layout):
+    cell, outcome = station(task, layout, PROGRAMS[task])
+    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    assert outcome.accepted and outcome.success, outcome.detail
+
+
+def test_pick_of_an_object_out_of_reach_is_a_clear_event(station):
+    program = """
+from harness_skills.perception import LocatedObject
+import numpy as np
+far = LocatedObject('far_cube', 'far cube', np.array([-0.3, 0.45, 0.785]), np.array([0.04] * 3), 0.805)
+pick(far, arm='left')
+"""
+    cell, _ = station('lift_cube', 0, program)
+    assert cell.status == 'escalated' and cell.event.name == 'SKILL_ERROR'
+    assert 'cannot reach far_cube' in cell.event.detail
