@@ -42,6 +42,8 @@ from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunCell, Run
 from harness_msgs.msg import Event
 from harness_msgs.srv import Ik, Observe, State
 
+DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
+
 SKILL_TYPES = {
     'move_joints': MoveJoints,
     'move_eef': MoveEef,
@@ -163,6 +165,12 @@ class RosRobot:
         self.counter = 0
         self.wait_s = wait_s
 
+    def _call(self, client, request) -> Any:
+        # A request sent before the server is discovered is lost: wait for it first.
+        if not client.wait_for_service(timeout_sec=DISCOVERY_S):
+            raise RuntimeError(f'{client.srv_name} is not available')
+        return self._wait(client.call_async(request))
+
     def _wait(self, future) -> Any:
         deadline = time.monotonic() + self.wait_s
         while not future.done():
@@ -174,7 +182,7 @@ class RosRobot:
 
     def execute(self, skill: str, goal: dict, reactive: bool) -> Execution:
         client = self.actions[skill]
-        if not client.server_is_ready():
+        if not client.wait_for_server(timeout_sec=DISCOVERY_S):
             raise RuntimeError(f'the skill server does not offer /skills/{skill}')
         msg = self._goal(skill, goal, reactive)
         handle = self._wait(client.send_goal_async(msg))
@@ -236,7 +244,7 @@ class RosRobot:
         return msg
 
     def state(self) -> StateView:
-        s = self._wait(self.state_client.call_async(State.Request())).state
+        s = self._call(self.state_client, State.Request()).state
 
         def arm(a):
             return ArmView(
@@ -255,9 +263,7 @@ class RosRobot:
         return StateView(arm(s.left), arm(s.right), int(s.step), float(s.sim_time))
 
     def views(self) -> list[View]:
-        r = self._wait(
-            self.observe_client.call_async(Observe.Request(depth=True, segmentation=True))
-        )
+        r = self._call(self.observe_client, Observe.Request(depth=True, segmentation=True))
         if not r.success:
             raise ValueError(r.message)
         return [view_of(v) for v in r.views]
@@ -269,10 +275,10 @@ class RosRobot:
             use_orientation=True,
             orientation=Quaternion(w=quat[0], x=quat[1], y=quat[2], z=quat[3]),
         )
-        return bool(self._wait(self.ik_client.call_async(req)).success)
+        return bool(self._call(self.ik_client, req).success)
 
     def image(self, camera: str) -> np.ndarray:
-        r = self._wait(self.observe_client.call_async(Observe.Request(cameras=[camera])))
+        r = self._call(self.observe_client, Observe.Request(cameras=[camera]))
         if not r.success:
             raise ValueError(r.message)
         v = r.views[0].rgb

@@ -27,6 +27,12 @@ class ScriptedRobot:
     def image(self, camera):
         return np.zeros((4, 4, 3), np.uint8)
 
+    def views(self):
+        return []
+
+    def reachable(self, arm, position, quat):
+        return True
+
 
 @pytest.fixture
 def kernel():

@@ -31,7 +31,8 @@ home()
     'stack_blocks_two': """
 top = locate('yellow block')[0]
 base = locate('purple block')[0]
-pick(top)
+arm = 'left' if base.position[0] < 0 else 'right'   # the arm that can reach the destination
+pick(top, arm=arm)
 place(onto=base)
 home()
 """,
@@ -114,7 +115,8 @@ def test_pick_of_an_object_out_of_reach_is_a_clear_event(station):
     program = """
 from harness_skills.perception import LocatedObject
 import numpy as np
-far = LocatedObject('far_cube', 'far cube', np.array([-0.3, 0.45, 0.785]), np.array([0.04] * 3), 0.805)
+far = LocatedObject('far_cube', 'far cube', np.array([-0.3, 0.45, 0.785]),
+                    np.array([0.04] * 3), 0.805)
 pick(far, arm='left')
 """
     cell, _ = station('lift_cube', 0, program)

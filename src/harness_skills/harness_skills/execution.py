@@ -117,6 +117,23 @@ class Engine:
     def __init__(self, port: StationPort, reactive: ReactivePort | None = None) -> None:
         self.port = port
         self.reactive = reactive
+        # Grippers keep their last commanded opening between executions: a closed gripper's
+        # command is below its measured opening (it squeezes), and holding "the measured
+        # opening" would let a grasped object slip. Forgotten when the episode restarts.
+        self._grippers: dict[int, float] = {}
+        self._last_step = -1
+
+    def _hold_command(self, obs: Observation) -> np.ndarray:
+        if obs.step < self._last_step:
+            self._grippers.clear()
+        command = obs.measured.copy()
+        for index, value in self._grippers.items():
+            command[index] = value
+        return command
+
+    def _remember(self, command: np.ndarray, obs: Observation) -> None:
+        self._grippers = {gripper_index(arm): float(command[gripper_index(arm)]) for arm in ARMS}
+        self._last_step = obs.step
 
     def run(
         self,
@@ -141,7 +158,7 @@ class Engine:
                 SKILL_ERROR,
                 'reactive code was requested but no reactive_step service is available',
             )
-        command = obs.measured.copy()
+        command = self._hold_command(obs)
         motion.start(obs, command)
         limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
         max_ticks = max(1, int(round(limit_s * CONTROL_HZ)))
@@ -188,6 +205,7 @@ class Engine:
                     tuple(outcome.reasons),
                 )
             obs = outcome.observation
+            self._remember(command, obs)
             result.ticks.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(guards)))
             if feedback is not None:
                 feedback(tick, obs)
@@ -253,6 +271,7 @@ class Engine:
         outcome = self.port.tick(hold)
         if outcome.accepted:
             command[:] = hold
+            self._remember(hold, outcome.observation)
 
     def _guard(
         self,

@@ -44,6 +44,9 @@ def observation_of(state: RobotState, images: dict | None = None) -> Observation
 
 def call(client, request, timeout: float = SERVICE_TIMEOUT_S):
     """Call a service and wait for its answer (from a callback on a multi-threaded executor)."""
+    # A request sent before the server is discovered is lost: wait for the server first.
+    if not client.service_is_ready() and not client.wait_for_service(timeout_sec=timeout):
+        raise ServiceError(f'{client.srv_name} is not available')
     done = threading.Event()
     future = client.call_async(request)
     future.add_done_callback(lambda _f: done.set())

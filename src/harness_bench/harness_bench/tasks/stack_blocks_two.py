@@ -4,10 +4,11 @@ import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 
+# (purple base, yellow top): both blocks within one arm's comfortable reach.
 _LAYOUTS = [
     ((-0.2, 0.0), (-0.05, 0.06)),
-    ((0.05, 0.05), (-0.18, -0.02)),
-    ((-0.12, 0.1), (0.15, 0.0)),
+    ((0.2, 0.05), (0.06, -0.02)),
+    ((-0.12, 0.08), (-0.03, -0.03)),
 ]
 TOLERANCE = np.array([0.025, 0.025, 0.012])
 
