@@ -1,5 +1,6 @@
 """Per-tick cost of the execution loop (without and with a program guard called back through
-reactive_step), against a bare /worker/tick round trip; wall vs simulated time of a move_eef.
+reactive_step), against a bare /worker/tick round trip; wall vs simulated time of a move_eef,
+and of a whole `pick` run as a program cell in a kernel process (locate excluded).
 
 All nodes (worker, skill server, program stand-in, client) run in one process, as in the tests.
 Prints JSON.
@@ -9,6 +10,10 @@ Prints JSON.
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 
@@ -25,7 +30,7 @@ from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
-from harness_msgs.action import MoveEef, MoveJoints
+from harness_msgs.action import MoveEef, MoveJoints, RunCell
 from harness_msgs.msg import Command
 from harness_msgs.srv import Reset, Tick
 
@@ -90,6 +95,7 @@ def main() -> None:
     r = run(MoveEef.Goal(arm='left', position=Point(x=-0.2, y=0.05, z=0.9)), move_eef)
     eef_wall = time.perf_counter() - t
     eef_sim = worker.worker.station.sim_time - sim0
+    pick_sim, pick_wall, pick_status = measure_pick(client, claim.domain_id, worker, reset, wait)
     print(
         json.dumps(
             {
@@ -102,12 +108,45 @@ def main() -> None:
                 'move_eef_sim_s': round(eef_sim, 3),
                 'move_eef_wall_s': round(eef_wall, 3),
                 'move_eef_sim_over_wall': round(eef_sim / eef_wall, 2),
+                'pick_status': pick_status,
+                'pick_sim_s': round(pick_sim, 3),
+                'pick_wall_s': round(pick_wall, 3),
+                'pick_sim_over_wall': round(pick_sim / pick_wall, 2),
             }
         )
     )
     executor.shutdown()
     rclpy.shutdown(context=context)
     claim.release()
+
+
+def measure_pick(client, domain_id, worker, reset, wait):
+    token = worker.worker._token or ''
+    wait(reset.call_async(Reset.Request(task='lift_cube', layout=0, seed=0, token=token)))
+    workspace = tempfile.mkdtemp(prefix='bench-kernel-')
+    kernel = subprocess.Popen(
+        [sys.executable, '-m', 'harness_kernel.kernel_node', '--workspace', workspace],
+        env=dict(os.environ, ROS_DOMAIN_ID=str(domain_id)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    run_cell = ActionClient(client, RunCell, '/kernel/run_cell')
+    try:
+        run_cell.wait_for_server(timeout_sec=30)
+
+        def cell(code):
+            handle = wait(run_cell.send_goal_async(RunCell.Goal(code=code)))
+            return wait(handle.get_result_async()).result
+
+        cell("cube = locate('cube')[0]")
+        sim0 = worker.worker.station.sim_time
+        t = time.perf_counter()
+        result = cell('pick(cube)')
+        wall = time.perf_counter() - t
+        return worker.worker.station.sim_time - sim0, wall, result.status
+    finally:
+        kernel.terminate()
+        kernel.wait(timeout=10)
 
 
 if __name__ == '__main__':

@@ -31,8 +31,8 @@ def world(objects, left=None, right=None):
 
 
 def test_registry_and_unknown_names():
-    assert set(TASKS) == {'lift_cube', 'place_in_bowl', 'stack_blocks_two'}
-    with pytest.raises(KeyError, match='known tasks: lift_cube'):
+    assert set(TASKS) == {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'handover_bar'}
+    with pytest.raises(KeyError, match='known tasks: handover_bar, lift_cube'):
         make_task('lift_cubes')
 
 
@@ -105,3 +105,19 @@ def test_arms_home_rotation_tolerance():
     w = stacked()
     w = replace(w, arms={**w.arms, 'left': replace(w.arms['left'], tcp_rotation=turned)})
     assert not task.check(w).success
+
+
+def handed(holders=('right',), z_above=0.1, left_grip=1.0):
+    bar = obj('bar', (0.0, 0.0, TABLE + 0.015 + z_above), 0.015)
+    left = arm('left', left_grip, ('bar',) if 'left' in holders else ())
+    right = arm('right', 0.3, ('bar',) if 'right' in holders else ())
+    return world([bar], left=left, right=right)
+
+
+def test_handover_bar():
+    task = make_task('handover_bar')
+    assert task.check(handed()).success
+    assert not task.check(handed(holders=('left', 'right'))).success
+    assert not task.check(handed(holders=('left',))).success
+    assert not task.check(handed(z_above=0.04)).success
+    assert not task.check(handed(left_grip=0.7)).success

@@ -109,6 +109,16 @@ class ProgramApi:
         self.executions.append(execution)
         return self._dispatch(execution)
 
+    def _set_until(self, predicate: Callable) -> Callable[[], None]:
+        """Install a kernel-side `until` for one execution; returns the function that undoes it."""
+        previous = self.stage.until
+        self.stage.until = predicate
+
+        def restore() -> None:
+            self.stage.until = previous
+
+        return restore
+
     def _dispatch(self, execution: Execution) -> Execution:
         if execution.ok:
             return execution
@@ -303,11 +313,20 @@ class ProgramApi:
                 'locate', {'query': query}, lambda: api.perception.locate(api.robot.views(), query)
             )
 
-        def pick(obj, arm: str = '', approach=None, grasp_height=None, lift: float = 0.12):
+        def pick(
+            obj,
+            arm: str = '',
+            approach=None,
+            grasp_height=None,
+            lift: float = 0.12,
+            along: float = 0.0,
+        ):
             """Grasp a located object from above and lift it: open, move above (approach m over
             the grasp), descend to grasp_height (default: just below the object's centre), close,
-            lift by `lift` m. Returns a Grip (.arm, .object_id). Nothing between the fingers after
-            closing, or an object out of reach, ends with SKILL_ERROR. arm '' = the nearer arm."""
+            lift by `lift` m. along: grasp this many m from the centre along world y (to hold one
+            end of a long object). Returns a Grip (.arm, .object_id). Nothing between the fingers
+            after closing, or an object out of reach, ends with SKILL_ERROR. arm '' = the nearer
+            arm."""
             if not isinstance(obj, LocatedObject):
                 raise TypeError('pick() needs an object from locate()')
             return api._logged(
@@ -329,6 +348,50 @@ class ProgramApi:
                     'arm': arm,
                 },
                 lambda: api.contact.place(position, onto, into, arm),
+            )
+
+        def push(obj, direction, distance: float, arm: str = '', height=None):
+            """Push a located object along `direction` [dx, dy] (table plane) by `distance` m
+            (at most 0.3) without grasping: the closed fingertips start 3 cm behind it, low
+            (`height` m above the table, default from its size), and move in a straight line,
+            then rise. Returns the executions."""
+            return api._logged(
+                'push',
+                {
+                    'object': getattr(obj, 'id', None),
+                    'direction': list(direction),
+                    'distance': distance,
+                    'arm': arm,
+                },
+                lambda: api.contact.push(obj, direction, float(distance), arm, height),
+            )
+
+        def press(target, arm: str = '', force: float = 5.0, depth: float = 0.02):
+            """Press a point [x, y, z] or the top of a located object with the closed fingertips:
+            descend in a straight line until they feel `force` N (PREDICATE_SATISFIED) or go
+            `depth` m below the point (COMPLETED), then rise. Returns the executions; the press
+            itself is the second to last."""
+            return api._logged(
+                'press',
+                {
+                    'target': getattr(target, 'id', target),
+                    'arm': arm,
+                    'force': force,
+                    'depth': depth,
+                },
+                lambda: api.contact.press(target, arm, float(force), float(depth), api._set_until),
+            )
+
+        def transfer(to_arm: str = '', along: float = 0.05, at=None):
+            """Hand the held object to the other arm: the holder brings it to `at` (its TCP, m;
+            default: the first point between the arms that both reach),
+            the other arm grasps it `along` m past its centre (pick the object `along` m off its
+            centre the other way first, e.g. pick(bar, along=-0.05)), then the holder opens and
+            rises. Returns the receiver's Grip."""
+            return api._logged(
+                'transfer',
+                {'to_arm': to_arm, 'along': along, 'at': at},
+                lambda: api.contact.transfer(to_arm, float(along), at),
             )
 
         def release(arm: str = ''):
@@ -361,6 +424,9 @@ class ProgramApi:
                 pick,
                 place,
                 release,
+                push,
+                press,
+                transfer,
                 finish,
             )
         }

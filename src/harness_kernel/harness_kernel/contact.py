@@ -43,6 +43,7 @@ class Grip:
     arm: str
     object_id: str
     height: float  # the held object's height (m)
+    quat: list[float]  # TCP orientation of the grasp (w, x, y, z)
     offset: np.ndarray  # object centre minus TCP at the grasp (world, m)
     executions: list[Execution] = field(default_factory=list)
 
@@ -82,18 +83,24 @@ class ContactSkills:
                 return quat
         return None
 
-    def _move(self, arm: str, position: np.ndarray, quat: list[float]) -> Execution:
-        return self.execute(
-            'move_eef',
-            dict(
-                arm=arm,
-                position=[float(v) for v in position],
-                quat=quat,
-                speed=0.0,
-                max_seconds=0.0,
-                region=None,
-            ),
+    def _move(
+        self,
+        arm: str,
+        position: np.ndarray,
+        quat: list[float],
+        cartesian: bool = False,
+        speed: float = 0.0,
+    ) -> Execution:
+        goal = dict(
+            arm=arm,
+            position=[float(v) for v in position],
+            quat=quat,
+            speed=speed,
+            max_seconds=0.0,
+            region=None,
+            cartesian=cartesian,
         )
+        return self.execute('move_eef', goal)
 
     def pick(
         self,
@@ -142,7 +149,7 @@ class ContactSkills:
             return self.fail(
                 'pick', arm, f'pick: {obj.id} slipped out of the {arm} gripper while lifting'
             )
-        grip = Grip(arm, obj.id, height, obj.position - grasp, steps)
+        grip = Grip(arm, obj.id, height, quat, obj.position - grasp, steps)
         self.grips[arm] = grip
         return grip
 
@@ -199,10 +206,146 @@ class ContactSkills:
         self.grips.pop(arm, None)
         return steps + self._retreat(arm, lift, quat)
 
+    def push(
+        self,
+        obj: LocatedObject,
+        direction,
+        distance: float,
+        arm: str = '',
+        height: float | None = None,
+        clearance: float = 0.03,
+    ) -> list[Execution] | Execution:
+        d = np.array([float(direction[0]), float(direction[1]), 0.0])
+        if not np.all(np.isfinite(d)) or np.linalg.norm(d) < 1e-6:
+            return self.fail('push', arm, 'push: direction must be a non-zero [dx, dy]')
+        if not 0.0 < distance <= 0.3:
+            return self.fail('push', arm, f'push: distance must be in (0, 0.3] m, got {distance}')
+        d /= np.linalg.norm(d)
+        arm = arm or ('left' if obj.position[0] < 0 else 'right')
+        extent = 0.5 * (abs(d[0]) * obj.size[0] + abs(d[1]) * obj.size[1])
+        z = self.table_top_z + (
+            height if height is not None else max(0.012, min(0.4 * float(obj.size[2]), 0.03))
+        )
+        start = np.array([obj.position[0], obj.position[1], z]) - d * (extent + clearance)
+        end = start + d * distance
+        above = start + [0.0, 0.0, 0.08]
+        quat = self._quat_for(arm, [above, start, end, end + [0.0, 0.0, 0.08]])
+        if quat is None:
+            return self.fail(
+                'push',
+                arm,
+                f'push: the {arm} arm cannot reach the push line from '
+                f'{np.round(start, 3).tolist()} to {np.round(end, 3).tolist()}',
+            )
+        steps = []
+        if self.gripper_of(arm) > 0.05:
+            steps.append(self.execute('close_gripper', dict(arm=arm, target=0.0)))
+        steps.append(self._move(arm, above, quat))
+        steps.append(self._move(arm, start, quat, cartesian=True))
+        steps.append(self._move(arm, end, quat, cartesian=True, speed=0.4))
+        steps.append(self._move(arm, end + [0.0, 0.0, 0.08], quat, cartesian=True))
+        return steps
+
+    def press(
+        self,
+        target,
+        arm: str = '',
+        force: float = 5.0,
+        depth: float = 0.02,
+        set_until: Callable | None = None,
+    ) -> list[Execution] | Execution:
+        point = (
+            np.array([target.position[0], target.position[1], target.top])
+            if isinstance(target, LocatedObject)
+            else np.asarray(target, dtype=float)
+        )
+        if point.shape != (3,) or not np.all(np.isfinite(point)):
+            return self.fail('press', arm, 'press needs a located object or a point [x, y, z]')
+        arm = arm or ('left' if point[0] < 0 else 'right')
+        above, bottom = point + [0.0, 0.0, 0.06], point - [0.0, 0.0, depth]
+        quat = self._quat_for(arm, [above, bottom])
+        if quat is None:
+            return self.fail(
+                'press',
+                arm,
+                f'press: the {arm} arm cannot reach {np.round(point, 3).tolist()} from above',
+            )
+        steps = []
+        if self.gripper_of(arm) > 0.05:
+            steps.append(self.execute('close_gripper', dict(arm=arm, target=0.0)))
+        steps.append(self._move(arm, above, quat))
+        # The press ends when the fingertips feel `force` (PREDICATE_SATISFIED) or reach `depth`.
+        restore = set_until(lambda obs: obs.arms[arm].grip_force > force)
+        try:
+            steps.append(self._move(arm, bottom, quat, cartesian=True, speed=0.3))
+        finally:
+            restore()
+        steps.append(self._move(arm, above, quat, cartesian=True))
+        return steps
+
+    def transfer(self, to_arm: str = '', along: float = 0.05, at=None) -> Grip | Execution:
+        if not self.grips:
+            return self.fail('transfer', to_arm, 'transfer: no arm holds anything (pick first)')
+        giver = next(iter(self.grips))
+        grip = self.grips[giver]
+        receiver = to_arm or ('right' if giver == 'left' else 'left')
+        if receiver == giver or receiver not in ('left', 'right'):
+            return self.fail(
+                'transfer',
+                receiver,
+                f'transfer: to_arm must be the other arm than the {giver} arm, got {to_arm!r}',
+            )
+        candidates = (
+            [np.asarray(at, dtype=float)]
+            if at is not None
+            else [
+                np.array([x, y, z])
+                for z in (0.92, 0.97, 0.88)
+                for y in (-0.05, 0.0, 0.05, -0.1)
+                for x in (0.0, -0.04, 0.04)
+            ]
+        )
+        plan = None
+        for hand in candidates:
+            center = hand + grip.offset
+            # The receiver takes the object `along` m past its centre, away from the giver.
+            side = np.sign(center[1] - hand[1]) or 1.0
+            take = np.array([center[0], center[1] + side * along, hand[2]])
+            if not self.reachable(giver, hand, grip.quat):
+                continue
+            quat_r = self._quat_for(receiver, [take + [0.0, 0.0, 0.08], take])
+            if quat_r is not None:
+                plan = hand, center, take, quat_r
+                break
+        if plan is None:
+            return self.fail(
+                'transfer',
+                receiver,
+                f'transfer: no hand-over point both arms reach (tried {len(candidates)})',
+            )
+        hand, center, take, quat_r = plan
+        steps = [self._move(giver, hand, grip.quat)]
+        if self.gripper_of(receiver) < 0.9:
+            steps.append(self.execute('open_gripper', dict(arm=receiver, target=1.0)))
+        steps.append(self._move(receiver, take + [0.0, 0.0, 0.08], quat_r))
+        steps.append(self._move(receiver, take, quat_r, cartesian=True))
+        closed = self.execute('close_gripper', dict(arm=receiver, target=0.0))
+        steps.append(closed)
+        if not closed.holding:
+            return self.fail(
+                'transfer',
+                receiver,
+                f'transfer: the {receiver} gripper closed on nothing at the hand-over',
+            )
+        steps += self.release(giver)
+        new = Grip(receiver, grip.object_id, grip.height, quat_r, center - take, steps)
+        self.grips[receiver] = new
+        return new
+
     def _retreat(self, arm: str, lift: float, quat) -> list[Execution]:
         tcp = np.array(getattr(self.state(), arm).tcp) + [0.0, 0.0, lift]
         if quat is None or not self.reachable(arm, tcp, quat):
             quat = self._quat_for(arm, [tcp])
         if quat is None:
             return []
-        return [self._move(arm, tcp, quat)]
+        return [self._move(arm, tcp, quat, cartesian=True)]

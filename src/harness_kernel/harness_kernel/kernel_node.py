@@ -221,6 +221,7 @@ class RosRobot:
             msg.arm, msg.positions, msg.speed = g['arm'], g['positions'], g['speed']
         elif skill == 'move_eef':
             msg.arm, msg.speed = g['arm'], g['speed']
+            msg.cartesian = bool(g.get('cartesian', False))
             x, y, z = g['position']
             msg.position = Point(x=x, y=y, z=z)
             if g.get('quat') is not None:

@@ -93,7 +93,10 @@ def station(tmp_path_factory):
         finally:
             kernel.terminate()
             kernel.wait(timeout=10)
-            time.sleep(0.5)  # let the old kernel's action server leave the graph
+            # The next kernel must not be mistaken for this one: wait until it left the graph.
+            deadline = time.monotonic() + 20
+            while run_cell.server_is_ready() and time.monotonic() < deadline:
+                time.sleep(0.05)
         result = wait(outcome.call_async(Outcome.Request(token=r.token)))
         return cell, result
 
@@ -122,3 +125,42 @@ pick(far, arm='left')
     cell, _ = station('lift_cube', 0, program)
     assert cell.status == 'escalated' and cell.event.name == 'SKILL_ERROR'
     assert 'cannot reach far_cube' in cell.event.detail
+
+
+def test_push_moves_the_cube_without_grasping(station):
+    program = """
+cube = locate('cube')[0]
+push(cube, [0.0, 1.0], 0.08)
+after = locate('cube')[0]
+moved = after.position - cube.position
+print(round(moved[1], 3), round(moved[0], 3))
+"""
+    cell, _ = station('lift_cube', 0, program)
+    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    moved_y, moved_x = (float(v) for v in cell.output.split())
+    assert 0.04 < moved_y < 0.10 and abs(moved_x) < 0.02
+
+
+def test_press_stops_on_contact(station):
+    program = """
+cube = locate('cube')[0]
+steps = press(cube, force=3.0)
+print(steps[-2].event)
+after = locate('cube')[0]
+print(round(float(((after.position - cube.position) ** 2).sum() ** 0.5), 3))
+"""
+    cell, _ = station('lift_cube', 1, program)
+    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    event, moved = cell.output.split()
+    assert event == 'PREDICATE_SATISFIED' and float(moved) < 0.01
+
+
+def test_transfer_hands_the_bar_to_the_right_arm(station):
+    program = """
+bar = locate('bar')[0]
+pick(bar, arm='left', along=-0.05)
+transfer('right')
+"""
+    cell, outcome = station('handover_bar', 0, program)
+    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    assert outcome.success, outcome.detail

@@ -140,7 +140,9 @@ class SkillServer(Node):
         return self._run(
             goal_handle,
             MoveEef.Result,
-            lambda o, run: self.skills.move_eef(g.arm, position, quat, g.speed, o, **run),
+            lambda o, run: self.skills.move_eef(
+                g.arm, position, quat, g.speed, o, g.cartesian, **run
+            ),
             MoveEef.Feedback,
         )
 

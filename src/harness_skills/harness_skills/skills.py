@@ -19,6 +19,7 @@ from harness_skills.execution import (
 )
 from harness_skills.motions import ControllerMotion, GripperMotion, JointPathMotion
 
+LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
 
 
@@ -69,6 +70,25 @@ class Skills:
         motion = JointPathMotion(arm, [q], self.port, speed)
         return self.engine.run('move_joints', motion, options, **run)
 
+    def _line(
+        self,
+        arm: str,
+        start: np.ndarray,
+        end: np.ndarray,
+        quat: np.ndarray | None,
+        seed: np.ndarray,
+    ) -> tuple[list[np.ndarray], str]:
+        """Joint waypoints every 1 cm along the straight TCP line from `start` to `end`."""
+        n = max(1, int(np.ceil(np.linalg.norm(end - start) / LINE_STEP_M)))
+        waypoints = []
+        for k in range(1, n + 1):
+            solved = self.port.ik(arm, start + (end - start) * (k / n), quat, seed)
+            if not solved.ok:
+                return [], f'the straight line leaves the reach of the {arm} arm: {solved.reason}'
+            seed = solved.joints
+            waypoints.append(solved.joints)
+        return waypoints, ''
+
     def move_eef(
         self,
         arm: str,
@@ -76,6 +96,7 @@ class Skills:
         quat=None,
         speed: float = 0.0,
         options: Options = DEFAULT_OPTIONS,
+        cartesian: bool = False,
         **run,
     ) -> ExecutionResult:
         p = np.asarray(position, dtype=float)
@@ -95,6 +116,15 @@ class Skills:
         except ValueError as exc:
             return _error('move_eef', arm, str(exc), obs.step, obs.time)
         q_quat = None if quat is None else np.asarray(quat, dtype=float)
+        if cartesian:
+            waypoints, reason = self._line(
+                arm, obs.arms[arm].tcp_position, p, q_quat, obs.arms[arm].joints
+            )
+            if reason:
+                return _error('move_eef', arm, reason, obs.step, obs.time)
+            return self.engine.run(
+                'move_eef', JointPathMotion(arm, waypoints, self.port, speed), options, **run
+            )
         solved = self.port.ik(arm, p, q_quat, obs.arms[arm].joints)
         if not solved.ok:
             return _error('move_eef', arm, solved.reason, obs.step, obs.time)

@@ -1,11 +1,14 @@
 """The bench tasks, by name."""
 
 from harness_bench.task import Conventions, Task
+from harness_bench.tasks.handover_bar import HandoverBar
 from harness_bench.tasks.lift_cube import LiftCube
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.stack_blocks_two import StackBlocksTwo
 
-TASKS: dict[str, type[Task]] = {t.name: t for t in (LiftCube, PlaceInBowl, StackBlocksTwo)}
+TASKS: dict[str, type[Task]] = {
+    t.name: t for t in (LiftCube, PlaceInBowl, StackBlocksTwo, HandoverBar)
+}
 
 
 def make_task(name: str, conventions: Conventions | None = None) -> Task:
