@@ -135,7 +135,7 @@ def _program(args: argparse.Namespace) -> int:
                 f'[harness] outcome: {"SUCCESS" if outcome.success else "no success"} '
                 f'(score {outcome.score:.2f}): {outcome.detail}'
             )
-    except GraphError as exc:
+    except (GraphError, TimeoutError) as exc:
         summary['error'] = str(exc)
         print(f'[harness] error: {exc}', file=sys.stderr)
         return 1

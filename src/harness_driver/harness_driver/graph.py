@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import rclpy
@@ -18,21 +17,13 @@ from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
+from harness_driver.futures import wait_future
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Outcome, Reset
 
 
 class GraphError(RuntimeError):
     """The graph could not do what was asked; the message says what."""
-
-
-def _wait(future, timeout: float):
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        if time.monotonic() > deadline:
-            raise GraphError(f'no answer within {timeout:.0f} s')
-        time.sleep(0.001)
-    return future.result()
 
 
 class EpisodeGraph:
@@ -62,7 +53,7 @@ class EpisodeGraph:
         return self
 
     def reset(self, task: str, layout: int, seed: int) -> Reset.Response:
-        r = _wait(
+        r = wait_future(
             self._reset.call_async(
                 Reset.Request(task=task, layout=layout, seed=seed, token=self.token)
             ),
@@ -95,13 +86,13 @@ class EpisodeGraph:
             raise GraphError(f'the kernel did not start (see {log.with_suffix(".out")})')
 
     def run_cell(self, code: str, timeout: float = 900.0) -> RunCell.Result:
-        handle = _wait(self._run_cell.send_goal_async(RunCell.Goal(code=code)), 30)
+        handle = wait_future(self._run_cell.send_goal_async(RunCell.Goal(code=code)), 30)
         if not handle.accepted:
             raise GraphError('the kernel refused the cell')
-        return _wait(handle.get_result_async(), timeout).result
+        return wait_future(handle.get_result_async(), timeout).result
 
     def outcome(self) -> Outcome.Response:
-        r = _wait(self._outcome.call_async(Outcome.Request(token=self.token)), 30)
+        r = wait_future(self._outcome.call_async(Outcome.Request(token=self.token)), 30)
         if not r.accepted:
             raise GraphError(r.message)
         return r

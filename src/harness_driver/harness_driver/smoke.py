@@ -14,6 +14,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
+from harness_driver.futures import wait_future
 from harness_msgs.action import MoveJoints
 from harness_msgs.msg import Event
 from harness_msgs.srv import State
@@ -81,7 +82,7 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
         if not state_client.wait_for_service(timeout_sec=timeout_s):
             raise TimeoutError('smoke/state service did not appear')
         t0 = time.perf_counter()
-        response = _wait(state_client.call_async(State.Request()), timeout_s)
+        response = wait_future(state_client.call_async(State.Request()), timeout_s)
         service_ms = (time.perf_counter() - t0) * 1e3
 
         action_client = ActionClient(client, MoveJoints, 'smoke/move_joints')
@@ -90,21 +91,12 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
         t0 = time.perf_counter()
         goal = MoveJoints.Goal(arm='left', positions=[0.0] * 6)
         goal.options.max_seconds = 1.0
-        handle = _wait(action_client.send_goal_async(goal), timeout_s)
+        handle = wait_future(action_client.send_goal_async(goal), timeout_s)
         if not handle.accepted:
             raise RuntimeError('smoke goal was rejected')
-        result = _wait(handle.get_result_async(), timeout_s).result
+        result = wait_future(handle.get_result_async(), timeout_s).result
         action_ms = (time.perf_counter() - t0) * 1e3
         return SmokeResult(service_ms, action_ms, response.state.step, result.event.name)
     finally:
         executor.shutdown()
         rclpy.shutdown(context=context)
-
-
-def _wait(future, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while not future.done():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f'no answer within {timeout_s:.1f} s')
-        time.sleep(0.001)
-    return future.result()

@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
-from harness_reactive.observation import ARMS, ArmObservation, Observation
+from harness_reactive.observation import Observation
 from harness_reactive.stage import ProgramStage, ReactiveResult
 from rclpy.node import Node
 
 from harness_msgs.srv import ReactiveStep
+from harness_skills.ros_port import observation_of
 
 
 def observation_of_request(request: ReactiveStep.Request) -> Observation:
-    arms = {}
-    for a in ARMS:
-        s = getattr(request.state, a)
-        q = s.tcp.orientation
-        arms[a] = ArmObservation(
-            np.array(s.joints),
-            float(s.gripper),
-            np.array([s.tcp.position.x, s.tcp.position.y, s.tcp.position.z]),
-            np.array([q.w, q.x, q.y, q.z]),
-            np.array([s.link6.position.x, s.link6.position.y, s.link6.position.z]),
-            float(s.grip_force),
-        )
-    return Observation(
-        int(request.step), float(request.time), arms, {v.name: v for v in request.views}
-    )
+    return observation_of(request.state, {v.name: v for v in request.views})
 
 
 def serve_reactive_step(
