@@ -335,10 +335,18 @@ class ProgramApi:
                 lambda: api.contact.pick(obj, arm, approach, grasp_height, lift),
             )
 
-        def place(position=None, onto=None, into=None, arm: str = ''):
+        def place(
+            position=None,
+            onto=None,
+            into=None,
+            arm: str = '',
+            clearance: float = 0.005,
+            approach: float = 0.08,
+        ):
             """Put down what an arm holds: at `position` [x, y, z] (the object's centre), `onto`
-            a located object (resting on its top), or `into` a located container; then open the
-            gripper and rise 8 cm. arm '' = the arm that holds something."""
+            a located object (resting `clearance` m above its top), or `into` a located container;
+            come down from `approach` m above, open the gripper and rise 8 cm. arm '' = the arm
+            that holds something."""
             return api._logged(
                 'place',
                 {
@@ -347,7 +355,7 @@ class ProgramApi:
                     'into': getattr(into, 'id', None),
                     'arm': arm,
                 },
-                lambda: api.contact.place(position, onto, into, arm),
+                lambda: api.contact.place(position, onto, into, arm, clearance, approach),
             )
 
         def push(obj, direction, distance: float, arm: str = '', height=None):
@@ -394,6 +402,22 @@ class ProgramApi:
                 lambda: api.contact.transfer(to_arm, float(along), at),
             )
 
+        def scene():
+            """Measure the scene again: every object located so far, by id, with its new position
+            (a list of LocatedObject), and which object each arm holds ({'left': id or None,
+            'right': ...})."""
+
+            def measure():
+                known = set(api.perception.known_ids())
+                objects = [o for o in api.perception.locate(api.robot.views()) if o.id in known]
+                held = {
+                    arm: (g.object_id if g else None)
+                    for arm, g in ((a, api.contact.grips.get(a)) for a in ('left', 'right'))
+                }
+                return objects, held
+
+            return api._logged('scene', {}, measure)
+
         def release(arm: str = ''):
             """Open a gripper where it is and rise 8 cm."""
             return api._logged('release', {'arm': arm}, lambda: api.contact.release(arm))
@@ -424,6 +448,7 @@ class ProgramApi:
                 pick,
                 place,
                 release,
+                scene,
                 push,
                 press,
                 transfer,

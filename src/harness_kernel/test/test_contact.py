@@ -164,3 +164,19 @@ transfer('right')
     cell, outcome = station('handover_bar', 0, program)
     assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
     assert outcome.success, outcome.detail
+
+
+def test_pick_of_nothing_and_the_scene_report(station):
+    program = """
+from harness_skills.perception import LocatedObject
+import numpy as np
+cube = locate('cube')[0]
+objects, held = scene()
+print([o.id for o in objects], held)
+ghost = LocatedObject('ghost', 'ghost', cube.position + [0.0, 0.1, 0.0], cube.size, cube.top)
+pick(ghost, arm='left')
+"""
+    cell, _ = station('lift_cube', 2, program)
+    assert "['red_cube'] {'left': None, 'right': None}" in cell.output
+    assert cell.status == 'escalated' and cell.event.name == 'SKILL_ERROR'
+    assert 'nothing was grasped' in cell.event.detail

@@ -87,6 +87,10 @@ class Perception:
             self._ids[key] = base if same == 0 else f'{base}_{same + 1}'
         return self._ids[key]
 
+    def known_ids(self) -> list[str]:
+        """Ids handed out so far, in order."""
+        return list(self._ids.values())
+
     def locate(self, views: list[View], query: str = '') -> list[LocatedObject]:
         found: dict[int, dict] = {}
         for view in views:
