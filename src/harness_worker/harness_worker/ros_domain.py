@@ -8,6 +8,7 @@ file per id; the kernel drops the lock when the process exits, however it exits.
 import fcntl
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -29,10 +30,18 @@ class DomainClaim:
 
 
 def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
-    """Return the first free domain id in [100, 232], held until released or the process ends."""
+    """Return a free domain id in [100, 232], held until released or the process ends.
+
+    The search starts at a point that moves with time and process id, so an id released a
+    moment ago (whose nodes other processes may still remember until their discovery lease
+    runs out) is not handed straight out again.
+    """
     lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
     lock_dir.mkdir(parents=True, exist_ok=True)
-    for domain_id in range(FIRST_ID, LAST_ID + 1):
+    count = LAST_ID - FIRST_ID + 1
+    start = (os.getpid() * 7 + time.monotonic_ns() // 1_000_000) % count
+    for k in range(count):
+        domain_id = FIRST_ID + (start + k) % count
         lock_file = open(lock_dir / f'{domain_id}.lock', 'w')  # noqa: SIM115 (held by the claim)
         try:
             fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,12 +1,25 @@
-from harness_worker.ros_domain import claim_domain_id
+from harness_worker.ros_domain import FIRST_ID, LAST_ID, claim_domain_id
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
-    first = claim_domain_id(tmp_path)
-    second = claim_domain_id(tmp_path)
-    assert first.domain_id != second.domain_id
-    first.release()
-    third = claim_domain_id(tmp_path)
-    assert third.domain_id == first.domain_id
-    second.release()
-    third.release()
+    claims = [claim_domain_id(tmp_path) for _ in range(5)]
+    ids = [c.domain_id for c in claims]
+    assert len(set(ids)) == 5
+    assert all(FIRST_ID <= i <= LAST_ID for i in ids)
+    claims[0].release()
+    again = claim_domain_id(tmp_path)
+    assert again.domain_id not in ids[1:]
+    for c in claims[1:] + [again]:
+        c.release()
+
+
+def test_all_ids_in_use_is_a_clear_error(tmp_path):
+    claims = [claim_domain_id(tmp_path) for _ in range(LAST_ID - FIRST_ID + 1)]
+    try:
+        claim_domain_id(tmp_path)
+    except RuntimeError as exc:
+        assert 'in use' in str(exc)
+    else:
+        raise AssertionError('expected RuntimeError')
+    for c in claims:
+        c.release()
