@@ -124,6 +124,8 @@ class WorkerNode(Node):
         self.declare_parameter('backend', 'mujoco')
         self.declare_parameter('publish_cameras', True)
         self.declare_parameter('camera_every_ticks', 5)
+        self._publish_cameras = bool(self.get_parameter('publish_cameras').value)
+        self._camera_every = max(1, int(self.get_parameter('camera_every_ticks').value))
         backend = self.get_parameter('backend').value
         if backend != 'mujoco':
             raise ValueError(f"backend {backend!r} is not available in this build; use 'mujoco'")
@@ -160,11 +162,24 @@ class WorkerNode(Node):
 
     # Topics -------------------------------------------------------------------------------
 
-    def _publish_state(self) -> None:
-        station = self.worker.station
-        state = self.worker.state()
+    def _publish_state(self, state: StateRecord | None = None) -> None:
+        state = state or self.worker.state()
         stamp = _stamp(state.sim_time)
         self.clock.publish(Clock(clock=stamp))
+        # Building /joint_states and /tf costs more than a physics tick: only when someone listens.
+        if self.joint_states.get_subscription_count():
+            self._publish_joint_states(state, stamp)
+        if self.tf.get_subscription_count():
+            self._publish_tf(stamp)
+        if self._publish_cameras and state.step % self._camera_every == 0:
+            for cam, pub in self.images.items():
+                if pub.get_subscription_count() or self.infos[cam].get_subscription_count():
+                    view = self.worker.station.render(cam, depth=False, segmentation=False)
+                    msg = camera_view_msg(view, stamp)
+                    pub.publish(msg.rgb)
+                    self.infos[cam].publish(msg.info)
+
+    def _publish_joint_states(self, state: StateRecord, stamp: Time) -> None:
         js = JointState(name=self._joint_names)
         js.header.stamp = stamp
         positions = []
@@ -176,31 +191,22 @@ class WorkerNode(Node):
             ]
         js.position = positions
         self.joint_states.publish(js)
-        d = station.data
+
+    def _publish_tf(self, stamp: Time) -> None:
+        station = self.worker.station
+        ids = [station.model.body(frame).id for frame in self._tf_frames]
+        xpos, xquat = station.data.xpos[ids].tolist(), station.data.xquat[ids].tolist()
         transforms = []
-        for frame in self._tf_frames:
-            body = d.body(frame)
+        for frame, p, q in zip(self._tf_frames, xpos, xquat, strict=True):
             t = TransformStamped()
             t.header.stamp = stamp
             t.header.frame_id = 'world'
             t.child_frame_id = frame
-            t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
-                float(v) for v in body.xpos
-            )
-            w, x, y, z = (float(v) for v in body.xquat)
-            t.transform.rotation = Quaternion(x=x, y=y, z=z, w=w)
+            tr, rot = t.transform.translation, t.transform.rotation
+            tr.x, tr.y, tr.z = p
+            rot.w, rot.x, rot.y, rot.z = q
             transforms.append(t)
         self.tf.publish(TFMessage(transforms=transforms))
-        if (
-            self.get_parameter('publish_cameras').value
-            and state.step % max(1, self.get_parameter('camera_every_ticks').value) == 0
-        ):
-            for cam, pub in self.images.items():
-                if pub.get_subscription_count() or self.infos[cam].get_subscription_count():
-                    view = self.worker.station.render(cam, depth=False, segmentation=False)
-                    msg = camera_view_msg(view, stamp)
-                    pub.publish(msg.rgb)
-                    self.infos[cam].publish(msg.info)
 
     # Services -----------------------------------------------------------------------------
 
@@ -225,7 +231,7 @@ class WorkerNode(Node):
         response.accepted, response.reasons = result.accepted, result.reasons
         response.state, response.episode_ended = state_msg(result.state), result.episode_ended
         if result.accepted:
-            self._publish_state()
+            self._publish_state(result.state)
         else:
             self.rejections.publish(
                 ShieldRejection(
