@@ -1,4 +1,5 @@
 # Entry points of the workspace. Each target sets up on first use (tools/setup.sh).
+SHELL := /bin/bash
 .PHONY: setup test lint format bench clean
 
 setup:
@@ -14,7 +15,8 @@ format:
 	tools/setup.sh && .venv/bin/ruff format . && .venv/bin/ruff check --fix .
 
 bench:
-	tools/setup.sh && . install/setup.bash && for b in bench/*.py; do python $$b; done
+	tools/setup.sh && source .venv/bin/activate && export AMENT_PREFIX_PATH=$$VIRTUAL_ENV && \
+		source install/setup.bash && for b in bench/*.py; do python $$b || exit 1; done
 
 clean:
 	rm -rf build install log
