@@ -27,7 +27,7 @@ import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point, Quaternion
 from harness_reactive.stage import ProgramStage, ReactiveResult
-from harness_skills.perception import View
+from harness_skills.perception import View, rotation_from_quat
 from harness_skills.reactive_server import serve_reactive_step
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -60,14 +60,7 @@ def view_of(v) -> View:
     depth = np.frombuffer(bytes(v.depth.data), np.float32).reshape(h, w)
     seg = np.frombuffer(bytes(v.segmentation.data), np.int32).reshape(h, w)
     q = v.pose.orientation
-    x, y, z, qw = q.x, q.y, q.z, q.w
-    rot = np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * qw), 2 * (x * z + y * qw)],
-            [2 * (x * y + z * qw), 1 - 2 * (x * x + z * z), 2 * (y * z - x * qw)],
-            [2 * (x * z - y * qw), 2 * (y * z + x * qw), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    rot = rotation_from_quat(q.w, q.x, q.y, q.z)
     k = v.info.k
     p = v.pose.position
     return View(

@@ -53,6 +53,17 @@ class LocatedObject:
         )
 
 
+def rotation_from_quat(w: float, x: float, y: float, z: float) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (w, x, y, z)."""
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
 def back_project(view: View, mask: np.ndarray) -> np.ndarray:
     """World points (N x 3) of the masked pixels that have a valid depth."""
     v, u = np.nonzero(mask)

@@ -4,7 +4,7 @@ truth from the simulator; perception sees only the rendered images)."""
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_skills.perception import Perception, View, matches
+from harness_skills.perception import Perception, View, matches, rotation_from_quat
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf
@@ -13,14 +13,7 @@ from arx_x5_description.urdf import station_urdf
 def views_of(worker, cameras=('cam_head', 'cam_left_wrist', 'cam_right_wrist')):
     out = []
     for img in worker.observe(list(cameras)):
-        w, x, y, z = img.quat
-        rot = np.array(
-            [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-            ]
-        )
+        rot = rotation_from_quat(*img.quat)
         out.append(
             View(
                 img.name,
