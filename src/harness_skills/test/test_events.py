@@ -245,3 +245,20 @@ def test_home_after_moving(graph):
     r = graph.run('home', Home.Goal())
     assert r.event.name == 'COMPLETED', r.event.detail
     assert np.abs(np.array(graph.state().right.joints)).max() < 0.02
+
+
+def test_cancel_stops_the_arm_holding_its_pose(graph):
+    graph.reset()
+    goal = MoveJoints.Goal(arm='left', positions=[1.2, 1.0, 1.0, 0, 0, 0], speed=1.0)
+    handle = wait(graph.actions['move_joints'].send_goal_async(goal))
+    deadline = time.monotonic() + 60
+    while graph.state().step < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    wait(handle.cancel_goal_async())
+    result = wait(handle.get_result_async()).result
+    assert result.event.name == 'SKILL_ERROR' and 'cancelled' in result.event.detail
+    stopped = np.array(graph.state().left.joints)
+    assert 0.0 < stopped[0] < 1.0  # it moved, and it did not reach the target
+    # The last command sent holds the arm where it was, not somewhere on the way to the target.
+    last = graph.worker.worker.shield.last_accepted
+    assert abs(last[0] - stopped[0]) < 0.01
