@@ -10,32 +10,28 @@ Prints JSON.
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import threading
 import time
+from pathlib import Path
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import Point
+from harness_kernel.kernel_process import KernelProcess
 from harness_reactive.guards import Guard
 from harness_reactive.stage import ProgramStage
 from harness_skills.reactive_server import serve_reactive_step
-from harness_skills.skill_server_node import SkillServer
-from harness_worker.ros_domain import claim_domain_id
-from harness_worker.worker_node import make_worker_node
+from harness_skills.station_graph import StationGraph
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
-from harness_msgs.action import MoveEef, MoveJoints, RunCell
+from harness_msgs.action import MoveEef, MoveJoints
 from harness_msgs.msg import Command
-from harness_msgs.srv import Reset, Tick
+from harness_msgs.srv import Tick
 
 
 def wait(future):
+    # Polls every 0.2 ms (StationGraph's wait_future polls every 1 ms): the bare tick round trip
+    # is measured with it.
     while not future.done():
         time.sleep(0.0002)
     return future.result()
@@ -45,25 +41,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeats', type=int, default=6, help='moves per measurement')
     args = parser.parse_args()
-    claim = claim_domain_id()
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    worker, skills = make_worker_node(context), SkillServer(context=context)
-    program, client = Node('program', context=context), Node('client', context=context)
+    with StationGraph('client') as graph:
+        measure(graph, args.repeats)
+
+
+def measure(graph: StationGraph, repeats: int) -> None:
+    worker, client = graph.worker, graph.client
+    program = Node('program', context=graph.context)
     stage = ProgramStage()
     serve_reactive_step(program, stage)
-    executor = MultiThreadedExecutor(num_threads=6, context=context)
-    for n in (worker, skills, program, client):
-        executor.add_node(n)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    graph.add_node(program)
     move = ActionClient(client, MoveJoints, '/skills/move_joints')
     move_eef = ActionClient(client, MoveEef, '/skills/move_eef')
-    reset = client.create_client(Reset, '/worker/reset')
     tick = client.create_client(Tick, '/worker/tick')
     for c in (move, move_eef):
         c.wait_for_server(timeout_sec=10)
-    reset.wait_for_service(timeout_sec=10)
-    wait(reset.call_async(Reset.Request(task='lift_cube', layout=0, seed=0)))
+    tick.wait_for_service(timeout_sec=10)
+    graph.reset('lift_cube')
 
     def run(goal, action=move):
         handle = wait(action.send_goal_async(goal))
@@ -71,7 +65,7 @@ def main() -> None:
 
     def per_tick(reactive: bool) -> float:
         ticks, wall = 0, 0.0
-        for k in range(args.repeats):
+        for k in range(repeats):
             goal = MoveJoints.Goal(arm='left', positions=[0.4 * (k % 2), 0.3, 0.3, 0, 0, 0])
             goal.options.reactive = reactive
             t = time.perf_counter()
@@ -95,7 +89,7 @@ def main() -> None:
     r = run(MoveEef.Goal(arm='left', position=Point(x=-0.2, y=0.05, z=0.9)), move_eef)
     eef_wall = time.perf_counter() - t
     eef_sim = worker.worker.station.sim_time - sim0
-    pick_sim, pick_wall, pick_status = measure_pick(client, claim.domain_id, worker, reset, wait)
+    pick_sim, pick_wall, pick_status = measure_pick(graph)
     print(
         json.dumps(
             {
@@ -115,38 +109,25 @@ def main() -> None:
             }
         )
     )
-    executor.shutdown()
-    rclpy.shutdown(context=context)
-    claim.release()
 
 
-def measure_pick(client, domain_id, worker, reset, wait):
-    token = worker.worker._token or ''
-    wait(reset.call_async(Reset.Request(task='lift_cube', layout=0, seed=0, token=token)))
-    workspace = tempfile.mkdtemp(prefix='bench-kernel-')
-    kernel = subprocess.Popen(
-        [sys.executable, '-m', 'harness_kernel.kernel_node', '--workspace', workspace],
-        env=dict(os.environ, ROS_DOMAIN_ID=str(domain_id)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+def measure_pick(graph: StationGraph) -> tuple[float, float, str]:
+    graph.reset('lift_cube')
+    workspace = Path(tempfile.mkdtemp(prefix='bench-kernel-'))
+    kernel = KernelProcess(
+        graph.client, graph.domain_id, workspace / 'workspace', workspace / 'kernel.log'
     )
-    run_cell = ActionClient(client, RunCell, '/kernel/run_cell')
+    kernel.start()
     try:
-        run_cell.wait_for_server(timeout_sec=30)
-
-        def cell(code):
-            handle = wait(run_cell.send_goal_async(RunCell.Goal(code=code)))
-            return wait(handle.get_result_async()).result
-
-        cell("cube = locate('cube')[0]")
-        sim0 = worker.worker.station.sim_time
+        kernel.run_cell("cube = locate('cube')[0]")
+        station = graph.worker.worker.station
+        sim0 = station.sim_time
         t = time.perf_counter()
-        result = cell('pick(cube)')
+        result = kernel.run_cell('pick(cube)')
         wall = time.perf_counter() - t
-        return worker.worker.station.sim_time - sim0, wall, result.status
+        return station.sim_time - sim0, wall, result.status
     finally:
-        kernel.terminate()
-        kernel.wait(timeout=10)
+        kernel.stop()
 
 
 if __name__ == '__main__':

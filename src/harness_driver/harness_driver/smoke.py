@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass
 
 import rclpy
+from harness_skills.station_graph import wait_future
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
-from harness_driver.futures import wait_future
 from harness_msgs.action import MoveJoints
 from harness_msgs.msg import Event
 from harness_msgs.srv import State

@@ -1,23 +1,11 @@
 """Integration: programs with locate/pick/place complete place_in_bowl and stack_blocks_two on
 their layouts (real worker, skill server and kernel process; outcome read with the token)."""
 
-import os
-import subprocess
-import sys
-import threading
-import time
-
 import pytest
-import rclpy
-from harness_skills.skill_server_node import SkillServer
-from harness_worker.ros_domain import claim_domain_id
-from harness_worker.worker_node import make_worker_node
-from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
-from rclpy.node import Node
+from harness_kernel.kernel_process import KernelProcess
+from harness_skills.station_graph import StationGraph, wait_future
 
-from harness_msgs.action import RunCell
-from harness_msgs.srv import Outcome, Reset
+from harness_msgs.srv import Outcome
 
 PROGRAMS = {
     'place_in_bowl': """
@@ -39,71 +27,26 @@ home()
 }
 
 
-def wait(future, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        assert time.monotonic() < deadline, 'no answer'
-        time.sleep(0.001)
-    return future.result()
-
-
 @pytest.fixture(scope='module')
 def station(tmp_path_factory):
-    claim = claim_domain_id()
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    worker, skills = make_worker_node(context), SkillServer(context=context)
-    client = Node('driver_stand_in', context=context)
-    executor = MultiThreadedExecutor(num_threads=6, context=context)
-    for n in (worker, skills, client):
-        executor.add_node(n)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    reset = client.create_client(Reset, '/worker/reset')
-    outcome = client.create_client(Outcome, '/worker/outcome')
-    run_cell = ActionClient(client, RunCell, '/kernel/run_cell')
-    assert reset.wait_for_service(timeout_sec=10)
-    state = {'token': ''}
     root = tmp_path_factory.mktemp('episodes')
+    with StationGraph('driver_stand_in') as graph:
+        outcome = graph.client.create_client(Outcome, '/worker/outcome')
 
-    def episode(task, layout, program):
-        r = wait(
-            reset.call_async(Reset.Request(task=task, layout=layout, seed=0, token=state['token']))
-        )
-        assert r.success, r.message
-        state['token'] = r.token
-        env = dict(os.environ, ROS_DOMAIN_ID=str(claim.domain_id))
-        kernel = subprocess.Popen(
-            [
-                sys.executable,
-                '-m',
-                'harness_kernel.kernel_node',
-                '--workspace',
-                str(root / f'{task}_{layout}'),
-                '--log',
-                str(root / f'{task}_{layout}.log'),
-            ],
-            env=env,
-            stdout=open(root / f'{task}_{layout}.out', 'w'),
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            assert run_cell.wait_for_server(timeout_sec=30)
-            handle = wait(run_cell.send_goal_async(RunCell.Goal(code=program)))
-            cell = wait(handle.get_result_async()).result
-        finally:
-            kernel.terminate()
-            kernel.wait(timeout=10)
-            # The next kernel must not be mistaken for this one: wait until it left the graph.
-            deadline = time.monotonic() + 20
-            while run_cell.server_is_ready() and time.monotonic() < deadline:
-                time.sleep(0.05)
-        result = wait(outcome.call_async(Outcome.Request(token=r.token)))
-        return cell, result
+        def episode(task, layout, program):
+            r = graph.reset(task, layout)
+            assert r.success, r.message
+            name = f'{task}_{layout}'
+            kernel = KernelProcess(graph.client, graph.domain_id, root / name, root / f'{name}.log')
+            kernel.start()
+            try:
+                cell = kernel.run_cell(program, timeout=300)
+            finally:
+                kernel.stop()
+            result = wait_future(outcome.call_async(Outcome.Request(token=r.token)), 30)
+            return cell, result
 
-    yield episode
-    executor.shutdown()
-    rclpy.shutdown(context=context)
-    claim.release()
+        yield episode
 
 
 @pytest.mark.parametrize('task', sorted(PROGRAMS))

@@ -2,81 +2,26 @@
 cells over /kernel/run_cell; hostile programs get clear errors and the kernel stays usable."""
 
 import json
-import os
-import subprocess
-import sys
-import threading
-import time
 
 import pytest
-import rclpy
-from harness_skills.skill_server_node import SkillServer
-from harness_worker.ros_domain import claim_domain_id
-from harness_worker.worker_node import make_worker_node
-from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
-from rclpy.node import Node
-
-from harness_msgs.action import RunCell
-from harness_msgs.srv import Reset
-
-
-def wait(future, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        assert time.monotonic() < deadline, 'no answer'
-        time.sleep(0.001)
-    return future.result()
+from harness_kernel.kernel_process import KernelProcess
+from harness_skills.station_graph import StationGraph
 
 
 @pytest.fixture(scope='module')
 def kernel(tmp_path_factory):
-    claim = claim_domain_id()
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    worker, skills = make_worker_node(context), SkillServer(context=context)
-    client = Node('driver_stand_in', context=context)
-    executor = MultiThreadedExecutor(num_threads=6, context=context)
-    for n in (worker, skills, client):
-        executor.add_node(n)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    reset = client.create_client(Reset, '/worker/reset')
-    assert reset.wait_for_service(timeout_sec=10)
-    token = wait(reset.call_async(Reset.Request(task='lift_cube', layout=0, seed=0))).token
-    root = tmp_path_factory.mktemp('kernel')
-    workspace, log = root / 'workspace', root / 'kernel.log'
-    env = dict(os.environ, ROS_DOMAIN_ID=str(claim.domain_id))
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            '-m',
-            'harness_kernel.kernel_node',
-            '--workspace',
-            str(workspace),
-            '--log',
-            str(log),
-            '--ros-args',
-            '-p',
-            'cell_timeout_seconds:=8.0',
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    run_cell = ActionClient(client, RunCell, '/kernel/run_cell')
-    assert run_cell.wait_for_server(timeout_sec=30), 'kernel did not start'
-
-    def run(code):
-        handle = wait(run_cell.send_goal_async(RunCell.Goal(code=code)))
-        return wait(handle.get_result_async()).result
-
-    yield run, workspace, log, token, root
-    process.terminate()
-    process.wait(timeout=10)
-    executor.shutdown()
-    rclpy.shutdown(context=context)
-    claim.release()
+    with StationGraph('driver_stand_in') as graph:
+        token = graph.reset('lift_cube').token
+        root = tmp_path_factory.mktemp('kernel')
+        workspace, log = root / 'workspace', root / 'kernel.log'
+        process = KernelProcess(
+            graph.client, graph.domain_id, workspace, log, ['-p', 'cell_timeout_seconds:=8.0']
+        )
+        process.start()
+        try:
+            yield process.run_cell, workspace, log, token, root
+        finally:
+            process.stop()
 
 
 def test_a_program_moves_the_arm_and_variables_persist(kernel):

@@ -3,51 +3,36 @@
 Each event of ARCHITECTURE.md section 5 is produced by causing it.
 """
 
-import threading
 import time
 
 import numpy as np
 import pytest
-import rclpy
 from geometry_msgs.msg import Point
 from harness_reactive.guards import Guard
 from harness_reactive.stage import ProgramStage
 from harness_skills.reactive_server import serve_reactive_step
-from harness_skills.skill_server_node import SkillServer
-from harness_worker.ros_domain import claim_domain_id
-from harness_worker.worker_node import make_worker_node
+from harness_skills.station_graph import StationGraph, wait_future
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
 from harness_msgs.msg import Watch as WatchMsg
-from harness_msgs.srv import Reset, State
+from harness_msgs.srv import State
 
 
 def wait(future, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        assert time.monotonic() < deadline, 'no answer'
-        time.sleep(0.001)
-    return future.result()
+    return wait_future(future, timeout)
 
 
-class Graph:
-    def __init__(self):
-        self.claim = claim_domain_id()
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=self.claim.domain_id)
-        self.worker = make_worker_node(self.context)
-        self.skills = SkillServer(context=self.context)
+class Graph(StationGraph):
+    """The station plus a program stand-in serving reactive_step and the skill action clients."""
+
+    def __enter__(self):
+        super().__enter__()
         self.program = Node('program_stand_in', context=self.context)
         self.stage = ProgramStage(budget_ms=20.0)
         serve_reactive_step(self.program, self.stage)
-        self.client = Node('client', context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=6, context=self.context)
-        for n in (self.worker, self.skills, self.program, self.client):
-            self.executor.add_node(n)
-        threading.Thread(target=self.executor.spin, daemon=True).start()
+        self.add_node(self.program)
         self.actions = {
             name: ActionClient(self.client, kind, f'/skills/{name}')
             for name, kind in [
@@ -59,21 +44,14 @@ class Graph:
                 ('run_controller', RunController),
             ]
         }
-        self.reset_client = self.client.create_client(Reset, '/worker/reset')
         self.state_client = self.client.create_client(State, '/worker/state')
-        assert self.reset_client.wait_for_service(timeout_sec=10)
         for a in self.actions.values():
             assert a.wait_for_server(timeout_sec=10)
-        self.token = ''
+        return self
 
     def reset(self, task='lift_cube', layout=0):
-        r = wait(
-            self.reset_client.call_async(
-                Reset.Request(task=task, layout=layout, seed=0, token=self.token)
-            )
-        )
+        r = super().reset(task, layout)
         assert r.success, r.message
-        self.token = r.token
         self.stage.guards.clear()
         self.stage.until = self.stage.controller = None
         return r
@@ -86,17 +64,11 @@ class Graph:
         assert handle.accepted
         return wait(handle.get_result_async()).result
 
-    def close(self):
-        self.executor.shutdown()
-        rclpy.shutdown(context=self.context)
-        self.claim.release()
-
 
 @pytest.fixture(scope='module')
 def graph():
-    g = Graph()
-    yield g
-    g.close()
+    with Graph('client') as g:
+        yield g
 
 
 def eef(arm, xyz, **options):
