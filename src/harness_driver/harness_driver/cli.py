@@ -1,8 +1,9 @@
 """The `harness` command.
 
-harness program TASK FILE [--layout N] [--seed S] [--out DIR]   run a program without a model
-harness serve [--ros-args ...]                                  the worker alone
-harness smoke                                                   check the ROS set-up
+harness run TASK [--layout N] [--seed S] [--model NAME] [--out DIR]   one episode with a model
+harness program TASK FILE [--layout N] [--seed S] [--out DIR]         a program, no model
+harness serve [--ros-args ...]                                        the worker alone
+harness smoke                                                         check the ROS set-up
 """
 
 from __future__ import annotations
@@ -15,16 +16,24 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+EXIT_USAGE = 2
+
 
 def _fail(message: str) -> int:
     print(f'harness: {message}', file=sys.stderr)
-    return 2
+    return EXIT_USAGE
 
 
-def _config(args: argparse.Namespace) -> Path | None:
+def _say(message: str) -> None:
+    print(f'[harness] {message}', flush=True)
+
+
+def _config_path(args: argparse.Namespace) -> Path | None:
+    """--config, else $HARNESS_CONFIG, else ./config/harness.yaml when it exists."""
     path = args.config or os.environ.get('HARNESS_CONFIG')
     if not path:
-        return None
+        default = Path('config/harness.yaml')
+        return default if default.is_file() else None
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f'config file {path} does not exist')
@@ -45,19 +54,71 @@ def _smoke(_args: argparse.Namespace) -> int:
     return 0
 
 
-def _program(args: argparse.Namespace) -> int:
+def _check_task(task: str, layout: int) -> str | None:
     from harness_bench.tasks import TASKS
 
-    if args.task not in TASKS:
-        return _fail(f'unknown task {args.task!r}; known tasks: {", ".join(sorted(TASKS))}')
-    layouts = TASKS[args.task].layouts
-    if not 0 <= args.layout < layouts:
-        return _fail(f'{args.task} has layouts 0..{layouts - 1}, not {args.layout}')
+    if task not in TASKS:
+        return f'unknown task {task!r}; known tasks: {", ".join(sorted(TASKS))}'
+    layouts = TASKS[task].layouts
+    if not 0 <= layout < layouts:
+        return f'{task} has layouts 0..{layouts - 1}, not {layout}'
+    return None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness_driver.config import ConfigError, load_config, with_overrides
+    from harness_driver.run import UsageError, prepare, run_episode, run_folder_path
+
+    try:
+        config_file = _config_path(args)
+        config = with_overrides(
+            load_config(config_file),
+            model=args.model,
+            max_model_calls=args.max_model_calls,
+            max_cost_usd=args.max_cost_usd,
+            max_wall_seconds=args.max_wall_seconds,
+        )
+        prepared = prepare(config, args.task, args.layout, args.seed)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, config.model)
+    label = (
+        ' (scripted baseline: reference programs, no model)' if config.model == 'scripted' else ''
+    )
+    _say(
+        f'{args.task} layout {args.layout} seed {args.seed}, model {config.model}{label}; '
+        'starting worker, skill server and kernel'
+    )
+    result = run_episode(config, config_file, prepared, folder, _say)
+    s = result.summary
+    outcome = s.get('outcome')
+    if outcome:
+        verdict = 'SUCCESS' if outcome['success'] else 'no success'
+        _say(f'outcome: {verdict} (score {outcome["score"]:.2f}): {outcome["detail"]}')
+    decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
+    _say(
+        f'episode {s["status"]}'
+        + (f': {s["detail"]}' if s.get('detail') else '')
+        + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}), '
+        f'{s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+    )
+    _say(f'run folder: {folder}')
+    if result.setup_error:
+        return _fail(s['detail'])
+    if s['status'] == 'interrupted':
+        return 130
+    return 1 if s['status'] == 'error' else 0
+
+
+def _program(args: argparse.Namespace) -> int:
+    problem = _check_task(args.task, args.layout)
+    if problem:
+        return _fail(problem)
     program = Path(args.file)
     if not program.is_file():
         return _fail(f'program file {program} does not exist')
     try:
-        config = _config(args)
+        config = _config_path(args)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     code = program.read_text()
@@ -67,10 +128,10 @@ def _program(args: argparse.Namespace) -> int:
         return _fail(f'{program}:{exc.lineno}: {exc.msg}')
 
     from harness_driver.graph import EpisodeGraph, GraphError
+    from harness_driver.run_folder import RunFolder
 
     stamp = time.strftime('%Y%m%d-%H%M%S')
-    run_dir = Path(args.out) / f'{stamp}-{args.task}-{args.layout}-{args.seed}-program'
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run = RunFolder(Path(args.out) / f'{stamp}-{args.task}-l{args.layout}-s{args.seed}-program')
     summary = {
         'task': args.task,
         'layout': args.layout,
@@ -79,71 +140,60 @@ def _program(args: argparse.Namespace) -> int:
         'program': str(program),
         'status': 'error',
     }
-    events = open(run_dir / 'events.jsonl', 'w')  # noqa: SIM115 (closed below)
     started = time.monotonic()
     try:
-        print(
-            f'[harness] starting the graph (worker, skill server, kernel) for {args.task} '
-            f'layout {args.layout} seed {args.seed}',
-            flush=True,
+        _say(
+            f'starting the graph (worker, skill server, kernel) for {args.task} '
+            f'layout {args.layout}'
         )
         with EpisodeGraph(config) as graph:
-            reset = graph.reset(args.task, args.layout, args.seed)
-            print(f'[harness] instruction: {reset.instruction}', flush=True)
-            graph.start_kernel(run_dir / 'workspace', run_dir / 'kernel.log')
-            print(f'[harness] running {program}', flush=True)
+            start = graph.reset(args.task, args.layout, args.seed)
+            _say(f'instruction: {start.instruction}')
+            graph.start_kernel(run.workspace, run.kernel_log)
+            _say(f'running {program}')
             cell = graph.run_cell(code)
-            record = {
-                'type': 'cell',
-                'status': cell.status,
-                'output': cell.output,
-                'traceback': cell.traceback,
-                'event': cell.event.name or None,
-                'event_detail': cell.event.detail,
-                'executions': [
-                    {
-                        'skill': t.skill,
-                        'arm': t.arm,
-                        'event': t.event.name,
-                        'detail': t.event.detail,
-                        'ticks': len(t.ticks),
-                    }
-                    for t in cell.executions
-                ],
-            }
-            events.write(json.dumps(record) + '\n')
+            run.event(
+                {
+                    'type': 'cell',
+                    'status': cell.status,
+                    'output': cell.output,
+                    'traceback': cell.traceback,
+                    'event': cell.event or None,
+                    'event_detail': cell.event_detail,
+                    'executions': [e.__dict__ for e in cell.executions],
+                    'scene': {
+                        'objects': [o.__dict__ for o in cell.objects],
+                        'holds': cell.holds,
+                    },
+                }
+            )
             if cell.output:
                 print(cell.output.rstrip())
             if cell.traceback:
                 print(cell.traceback.rstrip())
-            if cell.event.name:
-                print(f'[harness] stopped by {cell.event.name}: {cell.event.detail}')
-            print(f'[harness] cell {cell.status}: {len(cell.executions)} executions', flush=True)
+            if cell.event:
+                _say(f'stopped by {cell.event}: {cell.event_detail}')
+            _say(f'cell {cell.status}: {len(cell.executions)} executions')
             graph.stop_kernel()
             outcome = graph.outcome()
-            steps = graph.worker.worker.step
             summary.update(
                 status=cell.status,
-                env_steps=steps,
-                outcome={
-                    'success': outcome.success,
-                    'score': outcome.score,
-                    'detail': outcome.detail,
-                },
+                env_steps=graph.robot().step,
+                outcome=asdict(outcome),
             )
-            print(
-                f'[harness] outcome: {"SUCCESS" if outcome.success else "no success"} '
+            _say(
+                f'outcome: {"SUCCESS" if outcome.success else "no success"} '
                 f'(score {outcome.score:.2f}): {outcome.detail}'
             )
     except (GraphError, TimeoutError) as exc:
-        summary['error'] = str(exc)
+        summary['detail'] = str(exc)
         print(f'[harness] error: {exc}', file=sys.stderr)
         return 1
     finally:
         summary['wall_seconds'] = round(time.monotonic() - started, 2)
-        events.close()
-        (run_dir / 'summary.json').write_text(json.dumps(summary, indent=2) + '\n')
-        print(f'[harness] run folder: {run_dir}')
+        run.summary(summary)
+        run.close()
+        _say(f'run folder: {run.path}')
     return 0
 
 
@@ -152,27 +202,69 @@ def _serve(args: argparse.Namespace) -> int:
 
     ros_args = ['--ros-args', *args.ros_args] if args.ros_args else []
     try:
-        config = _config(args)
+        config = _config_path(args)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     if config is not None:
         ros_args = ros_args or ['--ros-args']
         ros_args += ['--params-file', str(config)]
-    print('[harness] worker serving /worker/* (Ctrl-C to stop)', flush=True)
+    _say('worker serving /worker/* (Ctrl-C to stop)')
     return worker_main(['worker', *ros_args])
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be at least 1, not {value}')
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'must be >= 0, not {value}')
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='harness',
-        description='Run the dual-arm ARX X5 harness: programs on bench tasks, the worker, checks.',
+        description='Run the dual-arm ARX X5 harness: episodes with a model, programs without '
+        'one, the worker alone, a set-up check.',
     )
     parser.add_argument(
         '--config',
-        help='node graph parameters (default: $HARNESS_CONFIG, set by '
-        './harness to config/harness.yaml)',
+        help='node graph parameters (default: $HARNESS_CONFIG, which ./harness sets to '
+        'config/harness.yaml, else ./config/harness.yaml)',
     )
     sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    run = sub.add_parser(
+        'run',
+        help='run one episode: the model writes programs until the task is finished',
+        description='Start the node graph (worker, skill server, a kernel per episode, the '
+        'driver), reset TASK and let the model write programs at each decision point until it '
+        'finishes or a budget ends the episode. `--model scripted` is a baseline that answers '
+        "with the task's reference program and needs no key; any other name is a Claude model "
+        'reached through ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set). Writes a run folder '
+        '(summary.json, events.jsonl, kernel.log, images/). Exits 0 when the episode ended, '
+        'whatever its success; 1 on an error; 2 on bad input or an unreachable model.',
+    )
+    run.add_argument('task', help='bench task, e.g. lift_cube')
+    run.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
+    run.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    run.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
+    run.add_argument('--out', default='runs', help='where run folders go (default runs/)')
+    run.add_argument(
+        '--max-model-calls', type=_positive_int, help='override driver.max_model_calls'
+    )
+    run.add_argument(
+        '--max-cost-usd', type=_non_negative, help='override driver.max_cost_usd (0 = none)'
+    )
+    run.add_argument(
+        '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
+    )
+    run.set_defaults(func=_run)
 
     program = sub.add_parser(
         'program',

@@ -21,9 +21,19 @@ ROOT = Path(__file__).resolve().parents[3]
             ['--config', 'nope.yaml', 'program', 'lift_cube', __file__],
             'config file nope.yaml does not',
         ),
+        (['run', 'lift_cubes'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
+        (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2, not 3'),
+        (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
+        (
+            ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
+            "the price table has no price for 'my-model'",
+        ),
     ],
 )
-def test_bad_input_is_one_clear_line(argv, message, capsys):
+def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
+    monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
+    if argv[0] == 'run':
+        monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
@@ -36,10 +46,29 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
     assert 'bad.py:' in capsys.readouterr().err
 
 
-def test_bad_flags_exit_2():
+@pytest.mark.parametrize(
+    'argv',
+    [
+        ['program', 'lift_cube'],
+        ['run'],
+        ['run', 'lift_cube', '--max-model-calls', '0'],
+        ['run', 'lift_cube', '--max-cost-usd', '-1'],
+        ['run', 'lift_cube', '--layout', 'two'],
+    ],
+)
+def test_bad_flags_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(['program', 'lift_cube'])
+        main(argv)
     assert exc.value.code == 2
+    assert 'harness' in capsys.readouterr().err
+
+
+def test_a_bad_config_file_is_one_clear_line(tmp_path, capsys):
+    config = tmp_path / 'harness.yaml'
+    config.write_text('driver:\n  ros__parameters:\n    max_model_calls: many\n')
+    assert main(['--config', str(config), 'run', 'lift_cube']) == 2
+    err = capsys.readouterr().err
+    assert 'driver.max_model_calls must be int' in err and len(err.strip().splitlines()) == 1
 
 
 def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
@@ -49,7 +78,7 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
             str(ROOT / 'config' / 'harness.yaml'),
             'program',
             'lift_cube',
-            str(ROOT / 'examples' / 'lift_cube.py'),
+            str(ROOT / 'src/harness_bench/harness_bench/reference/lift_cube.py'),
             '--out',
             str(tmp_path),
         ]
@@ -58,9 +87,9 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     assert code == 0, out
     (run,) = tmp_path.iterdir()
     summary = json.loads((run / 'summary.json').read_text())
-    assert summary['status'] == 'ok' and summary['outcome']['success'], summary
+    assert summary['status'] == 'finished' and summary['outcome']['success'], summary
     assert 'SUCCESS' in out and 'run folder' in out
     calls = [json.loads(line)['call'] for line in (run / 'kernel.log').read_text().splitlines()]
     assert calls[:2] == ['locate', 'pick']
     (cell,) = [json.loads(line) for line in (run / 'events.jsonl').read_text().splitlines()]
-    assert cell['status'] == 'ok' and cell['executions']
+    assert cell['status'] == 'finished' and cell['executions']

@@ -19,7 +19,7 @@ from harness_skills.perception import LocatedObject, Perception, View
 
 from harness_kernel.cell import EpisodeEnded, Escalation, Finished, HandlerError
 from harness_kernel.contact import ContactSkills
-from harness_kernel.records import Execution, StateView
+from harness_kernel.records import Execution, SceneMeasure, StateView, Verdict
 
 EVENTS = (
     'COMPLETED',
@@ -48,6 +48,8 @@ class RobotPort(Protocol):
 
     def reachable(self, arm: str, position: Any, quat: Any) -> bool: ...
 
+    def verify(self, claim: str) -> Verdict: ...
+
 
 class ProgramApi:
     """Builds the API functions bound to one robot port, one program stage and one log."""
@@ -62,7 +64,11 @@ class ProgramApi:
         self.robot = robot
         self.perception = Perception(table_top_z)
         self.contact = ContactSkills(
-            self._execute, robot.reachable, self._fail, robot.state, table_top_z
+            self._execute,
+            lambda *a: robot.reachable(*a),
+            self._fail,
+            lambda: robot.state(),
+            table_top_z,
         )
         self.stage = stage
         self.log = log
@@ -118,6 +124,18 @@ class ProgramApi:
             self.stage.until = previous
 
         return restore
+
+    def measure_scene(self) -> SceneMeasure:
+        """Every located object measured again and each arm's grip (the turn report)."""
+        held = {
+            arm: getattr(self.contact.grips.get(arm), 'object_id', None)
+            for arm in ('left', 'right')
+        }
+        known = set(self.perception.known_ids())
+        if not known:
+            return SceneMeasure([], held, measured=False)
+        objects = [o for o in self.perception.locate(self.robot.views()) if o.id in known]
+        return SceneMeasure(objects, held)
 
     def _dispatch(self, execution: Execution) -> Execution:
         if execution.ok:
@@ -403,20 +421,17 @@ class ProgramApi:
             )
 
         def scene():
-            """Measure the scene again: every object located so far, by id, with its new position
-            (a list of LocatedObject), and which object each arm holds ({'left': id or None,
-            'right': ...})."""
+            """Measure the scene again: `objects, held = scene()` gives every object located so
+            far (a list of LocatedObject, by id, at its new position) and which object each arm
+            holds ({'left': id or None, 'right': ...})."""
+            return api._logged('scene', {}, api.measure_scene)
 
-            def measure():
-                known = set(api.perception.known_ids())
-                objects = [o for o in api.perception.locate(api.robot.views()) if o.id in known]
-                held = {
-                    arm: (g.object_id if g else None)
-                    for arm, g in ((a, api.contact.grips.get(a)) for a in ('left', 'right'))
-                }
-                return objects, held
-
-            return api._logged('scene', {}, measure)
+        def verify(claim: str):
+            """Ask the verifier (a model shown fresh camera views) whether `claim` about the scene
+            holds, e.g. verify('the red cube is inside the bowl'). Returns a Verdict: `.yes`,
+            `.sentence` (its reason); true in an `if` when yes. Costs model tokens: use it for
+            what the measurements cannot tell."""
+            return api._logged('verify', {'claim': claim}, lambda: api.robot.verify(str(claim)))
 
         def release(arm: str = ''):
             """Open a gripper where it is and rise 8 cm."""
@@ -449,12 +464,34 @@ class ProgramApi:
                 place,
                 release,
                 scene,
+                verify,
                 push,
                 press,
                 transfer,
                 finish,
             )
         }
+
+
+def api_reference(names: list[str] | None = None) -> str:
+    """The program API as the model reads it: each function's signature and docstring, in
+    the API's order; `names` selects the enabled ones (None = all). Unknown names: ValueError."""
+    import inspect
+
+    functions = ProgramApi(robot=None, stage=ProgramStage()).functions()
+    unknown = sorted(set(names or ()) - set(functions))
+    if unknown:
+        raise ValueError(f'unknown API names {unknown}; the API has: {", ".join(functions)}')
+    parts = []
+    for name, fn in functions.items():
+        if names is not None and name not in names:
+            continue
+        doc = inspect.cleandoc(fn.__doc__ or '')
+        parts.append(
+            f'{name}{inspect.signature(fn, eval_str=True)}\n'
+            + '\n'.join(f'    {ln}' if ln else '' for ln in doc.splitlines())
+        )
+    return '\n\n'.join(parts)
 
 
 def _jsonable(value: Any) -> Any:

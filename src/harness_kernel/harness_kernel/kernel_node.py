@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
-from geometry_msgs.msg import Point, Quaternion
+from geometry_msgs.msg import Point, Quaternion, Vector3
 from harness_reactive.stage import ProgramStage, ReactiveResult
 from harness_skills.perception import View, rotation_from_quat
 from harness_skills.reactive_server import serve_reactive_step
@@ -37,10 +37,10 @@ from sensor_msgs.msg import Image
 
 from harness_kernel.api import ProgramApi
 from harness_kernel.cell import CellResult, CellRunner
-from harness_kernel.records import ArmView, Execution, StateView
+from harness_kernel.records import ArmView, Execution, SceneMeasure, StateView, Verdict
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunCell, RunController
-from harness_msgs.msg import Event
-from harness_msgs.srv import Ik, Observe, State
+from harness_msgs.msg import Event, LocatedObject, SceneReport
+from harness_msgs.srv import Ik, Observe, State, Verify
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
 
@@ -154,6 +154,7 @@ class RosRobot:
         self.state_client = node.create_client(State, '/worker/state', callback_group=group)
         self.observe_client = node.create_client(Observe, '/worker/observe', callback_group=group)
         self.ik_client = node.create_client(Ik, '/worker/ik', callback_group=group)
+        self.verify_client = node.create_client(Verify, '/driver/verify', callback_group=group)
         self.traces: list = []
         self.counter = 0
         self.wait_s = wait_s
@@ -271,6 +272,14 @@ class RosRobot:
         )
         return bool(self._call(self.ik_client, req).success)
 
+    def verify(self, claim: str) -> Verdict:
+        if not self.verify_client.wait_for_service(timeout_sec=1.0):
+            return Verdict(
+                False, 'no verifier in this run (no driver serves /driver/verify)', False
+            )
+        r = self._wait(self.verify_client.call_async(Verify.Request(claim=claim)))
+        return Verdict(bool(r.yes), r.sentence, bool(r.answered))
+
     def image(self, camera: str) -> np.ndarray:
         r = self._call(self.observe_client, Observe.Request(cameras=[camera]))
         if not r.success:
@@ -340,7 +349,38 @@ class KernelNode(Node):
         msg.images = [image_msg(img) for _, img in self.api.shown]
         msg.image_captions = [c for c, _ in self.api.shown]
         msg.events_handled = self.api.events_handled - handled_before
+        msg.report = self._report()
         return msg
+
+    def _report(self) -> SceneReport:
+        try:
+            scene: SceneMeasure = self.api.measure_scene()
+        except Exception as exc:  # the report must not lose the cell's result
+            self.get_logger().error(f'could not measure the scene after the cell: {exc}')
+            return SceneReport(measured=False)
+        return scene_report(scene)
+
+
+def scene_report(scene: SceneMeasure) -> SceneReport:
+    """The turn report as a message."""
+    return SceneReport(
+        objects=[
+            LocatedObject(
+                id=o.id,
+                label=o.label,
+                position=Point(
+                    x=float(o.position[0]), y=float(o.position[1]), z=float(o.position[2])
+                ),
+                size=Vector3(x=float(o.size[0]), y=float(o.size[1]), z=float(o.size[2])),
+                top=float(o.top),
+                cameras=list(o.cameras),
+            )
+            for o in scene.objects
+        ],
+        left_holds=scene.held.get('left') or '',
+        right_holds=scene.held.get('right') or '',
+        measured=scene.measured,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

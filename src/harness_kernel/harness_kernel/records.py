@@ -50,3 +50,30 @@ class StateView:
     right: ArmView
     step: int
     time: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verifier's answer to a claim: `yes` and one `sentence` of reason. `answered` is
+    False when no verifier could be asked (then `yes` is False). True in an `if` when yes."""
+
+    yes: bool
+    sentence: str
+    answered: bool = True
+
+    def __bool__(self) -> bool:
+        return self.yes
+
+
+@dataclass
+class SceneMeasure:
+    """The scene measured again: every object located so far (LocatedObject, by id, at its
+    new position) and which object each arm holds ({'left': id or None, 'right': ...})."""
+
+    objects: list
+    held: dict[str, str | None]
+    measured: bool = True
+
+    def __iter__(self):
+        # `objects, held = scene()` keeps working.
+        return iter((self.objects, self.held))

@@ -1,30 +1,14 @@
-"""Integration: programs with locate/pick/place complete place_in_bowl and stack_blocks_two on
-their layouts (real worker, skill server and kernel process; outcome read with the token)."""
+"""Integration: every task's reference program completes it on its first three layouts, run as
+one program (real worker, skill server and kernel process; outcome read with the token), and the
+contact skills' events and measurements."""
 
 import pytest
+from harness_bench.reference import reference_path
+from harness_bench.tasks import TASKS
 from harness_kernel.kernel_process import KernelProcess
 from harness_skills.station_graph import StationGraph, wait_future
 
 from harness_msgs.srv import Outcome
-
-PROGRAMS = {
-    'place_in_bowl': """
-block = locate('green block')[0]
-bowl = locate('bowl')[0]
-print(block, bowl)
-pick(block)
-place(into=bowl)
-home()
-""",
-    'stack_blocks_two': """
-top = locate('yellow block')[0]
-base = locate('purple block')[0]
-arm = 'left' if base.position[0] < 0 else 'right'   # the arm that can reach the destination
-pick(top, arm=arm)
-place(onto=base)
-home()
-""",
-}
 
 
 @pytest.fixture(scope='module')
@@ -49,11 +33,11 @@ def station(tmp_path_factory):
         yield episode
 
 
-@pytest.mark.parametrize('task', sorted(PROGRAMS))
+@pytest.mark.parametrize('task', sorted(TASKS))
 @pytest.mark.parametrize('layout', [0, 1, 2])
-def test_pick_and_place_complete_the_task(station, task, layout):
-    cell, outcome = station(task, layout, PROGRAMS[task])
-    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+def test_the_reference_program_completes_the_task(station, task, layout):
+    cell, outcome = station(task, layout, reference_path(task).read_text())
+    assert cell.status == 'finished', cell.output + cell.traceback + cell.event.detail
     assert outcome.accepted and outcome.success, outcome.detail
 
 
@@ -96,17 +80,6 @@ print(round(float(((after.position - cube.position) ** 2).sum() ** 0.5), 3))
     assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
     event, moved = cell.output.split()
     assert event == 'PREDICATE_SATISFIED' and float(moved) < 0.01
-
-
-def test_transfer_hands_the_bar_to_the_right_arm(station):
-    program = """
-bar = locate('bar')[0]
-pick(bar, arm='left', along=-0.05)
-transfer('right')
-"""
-    cell, outcome = station('handover_bar', 0, program)
-    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
-    assert outcome.success, outcome.detail
 
 
 def test_pick_of_nothing_and_the_scene_report(station):

@@ -1,0 +1,449 @@
+"""The model loop of one episode: decision points, budgets, history, verifier, wrap-up,
+outcome and the run folder. Pure: the graph comes in as a `Station`."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from harness_driver.budgets import Budgets
+from harness_driver.config import DriverConfig
+from harness_driver.history import History, TurnImage
+from harness_driver.images import outlined, png
+from harness_driver.models import SCRIPTED, Decision, ModelClient, ModelError, ModelRequest
+from harness_driver.records import (
+    CameraImage,
+    CellReport,
+    EpisodeStart,
+    ObjectReading,
+    OutcomeReading,
+    RobotReading,
+    VerdictReading,
+)
+from harness_driver.reply import FormatError, format_error_message, parse_reply
+from harness_driver.report import start_text, turn_text, verdict_text
+from harness_driver.run_folder import RunFolder
+
+REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
+NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
+HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
+
+
+class Station(Protocol):
+    """The graph as the episode sees it (EpisodeGraph over ROS)."""
+
+    def reset(self, task: str, layout: int, seed: int) -> EpisodeStart: ...
+
+    def robot(self) -> RobotReading: ...
+
+    def cameras(self, names: list[str]) -> list[CameraImage]: ...
+
+    def start_kernel(self, workspace: Path, log: Path) -> None: ...
+
+    def run_cell(self, code: str, timeout: float) -> CellReport: ...
+
+    def stop_kernel(self) -> None: ...
+
+    def outcome(self) -> OutcomeReading: ...
+
+    def serve_verify(self, verify: Callable[[str], VerdictReading]) -> None: ...
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    task: str
+    layout: int
+    seed: int
+    step_limit: int
+
+
+@dataclass
+class Prompts:
+    system: str
+    verifier: str
+
+
+@dataclass
+class EpisodeResult:
+    summary: dict
+    setup_error: bool = False  # the model could not be reached or refused the key
+
+
+def wrap_up_program(holding: set[str]) -> str:
+    """The cell the harness runs after finish: open every gripper that holds nothing (neither
+    a grip the skills recorded nor a measured grip force), then both arms home."""
+    return (
+        f'for _arm in ("left", "right"):\n'
+        f'    if _arm not in {sorted(holding)!r} and getattr(state(), _arm).grip_force < '
+        f'{HOLDING_FORCE_N}:\n'
+        f'        open_gripper(_arm)\n'
+        f'home()\n'
+    )
+
+
+def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
+    """Characters of text, number of images and bytes of PNG in one request."""
+    chars, images, png_bytes = len(system), 0, 0
+    for m in messages:
+        content = m['content']
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        for block in content:
+            if block['type'] == 'text':
+                chars += len(block['text'])
+            else:
+                images += 1
+                png_bytes += len(block['source']['data']) * 3 // 4
+    return chars, images, png_bytes
+
+
+@dataclass
+class _Phases:
+    seconds: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(
+            ('start_up', 'model', 'cells', 'verify', 'wrap_up', 'outcome'), 0.0
+        )
+    )
+
+    def add(self, name: str, since: float) -> None:
+        self.seconds[name] += time.monotonic() - since
+
+
+class Episode:
+    """Run with `Episode(...).run(spec)`; the run folder is complete whatever happens."""
+
+    def __init__(
+        self,
+        config: DriverConfig,
+        station: Station,
+        model: ModelClient,
+        verifier: ModelClient | None,
+        budgets: Budgets,
+        prompts: Prompts,
+        folder: RunFolder,
+        log: Callable[[str], None] = print,
+    ) -> None:
+        self.config = config
+        self.station = station
+        self.model = model
+        self.verifier = verifier
+        self.budgets = budgets
+        self.prompts = prompts
+        self.folder = folder
+        self.log = log
+        self.history = History(config.keep_images, config.max_history_turns)
+        self.decisions: Counter[str] = Counter()
+        self.phases = _Phases()
+        self.objects: list[ObjectReading] = []
+        self.holds: dict[str, str] = {}
+        self.events_handled = 0
+        self.events_escalated = 0
+        self.started = self.loop_started = time.monotonic()
+
+    # The loop ----------------------------------------------------------------------------
+
+    def run(self, spec: EpisodeSpec) -> EpisodeResult:
+        self.spec = spec
+        self.started = time.monotonic()
+        status, detail, finish_summary, setup_error = 'error', '', '', False
+        outcome: OutcomeReading | None = None
+        try:
+            status, finish_summary = self._loop(spec)
+        except ModelError as exc:
+            detail, setup_error = str(exc), exc.setup
+            self.log(f'model error: {exc}')
+        except KeyboardInterrupt:
+            status, detail = 'interrupted', 'interrupted by the user'
+            self.log('interrupted')
+        except (RuntimeError, TimeoutError, OSError, ValueError) as exc:
+            detail = f'{type(exc).__name__}: {exc}'
+            self.log(f'error: {detail}')
+        try:
+            since = time.monotonic()
+            self.station.stop_kernel()
+            outcome = self.station.outcome()
+            self.phases.add('outcome', since)
+        except Exception as exc:  # the summary must still be written
+            detail = detail or f'could not read the outcome: {exc}'
+        summary = self._summary(spec, status, detail, finish_summary, outcome)
+        self.folder.event({'type': 'end', 'status': status, 'detail': detail})
+        self.folder.summary(summary)
+        self.folder.close()
+        return EpisodeResult(summary, setup_error)
+
+    def _loop(self, spec: EpisodeSpec) -> tuple[str, str]:
+        since = time.monotonic()
+        start = self.station.reset(spec.task, spec.layout, spec.seed)
+        self.log(f'instruction: {start.instruction}')
+        self.station.serve_verify(lambda claim: self.verify(claim, 'program'))
+        self.station.start_kernel(self.folder.workspace, self.folder.kernel_log)
+        robot = self.station.robot()
+        images = self._camera_images()
+        self.history.start(
+            start_text(
+                start.instruction,
+                start.description,
+                robot,
+                spec.step_limit,
+                self.config.max_model_calls,
+            ),
+            images,
+        )
+        self.phases.add('start_up', since)
+        # The wall-time budget counts from the first decision: start-up is the harness's.
+        self.loop_started = time.monotonic()
+        decision = Decision('start', 1)
+        while True:
+            stop = self.budgets.stop_reason(time.monotonic() - self.loop_started)
+            if stop is not None:
+                self.log(f'{stop.replace("_", " ")} before call {decision.call}')
+                return stop, ''
+            text = self._ask(decision)
+            try:
+                reply = parse_reply(text)
+            except FormatError as exc:
+                self.history.bad_reply(text, format_error_message(exc))
+                self.log(f'format error: {exc}')
+                decision = Decision('format', decision.call + 1)
+                continue
+            self.history.reply(text)
+            if reply.kind == 'finish':
+                self.log(f'finish: {reply.body}')
+                self._wrap_up()
+                return 'finished', reply.body
+            if reply.kind == 'verify':
+                verdict = self.verify(reply.body, 'reply')
+                self.history.answer(verdict_text(reply.body, verdict, self.budgets.calls_left))
+                decision = Decision('verify', decision.call + 1)
+                continue
+            cell = self._run_cell(reply.body, decision.call)
+            if cell.status == 'finished':
+                self._wrap_up()
+                return 'finished', cell.summary
+            if cell.status == 'episode_ended':
+                return 'episode_ended', ''
+            reason = NEXT_REASON.get(cell.status, 'error')
+            robot = self.station.robot()
+            images = [
+                TurnImage(caption or 'shown by the program', png(rgb))
+                for caption, rgb in cell.images
+            ]
+            images += self._camera_images()
+            self.history.answer(
+                turn_text(
+                    cell,
+                    robot,
+                    self.spec.step_limit,
+                    self.budgets.calls_left,
+                    list(self.config.cameras),
+                ),
+                images,
+            )
+            decision = Decision(reason, decision.call + 1, cell.status, cell.event)
+
+    # Steps -------------------------------------------------------------------------------
+
+    def _ask(self, decision: Decision) -> str:
+        messages, images = self.history.messages()
+        chars, n_images, png_bytes = request_size(self.prompts.system, messages)
+        self.decisions[decision.reason] += 1
+        self.log(
+            f'model call {decision.call}/{self.config.max_model_calls} ({decision.reason}): '
+            f'{chars} characters, {n_images} images'
+        )
+        since = time.monotonic()
+        request = ModelRequest(self.prompts.system, messages, self.config.max_tokens, decision)
+        try:
+            reply = self.model.complete(request)
+        finally:
+            self.phases.add('model', since)
+        cost = self.budgets.add(self.model.name, reply.input_tokens, reply.output_tokens, False)
+        files = [self.folder.image(f'call{decision.call:02d}', i.png) for i in images]
+        self.folder.event(
+            {
+                'type': 'model_request',
+                'call': decision.call,
+                'reason': decision.reason,
+                'characters': chars,
+                'images': n_images,
+                'image_bytes': png_bytes,
+                'image_files': files,
+                'messages': len(messages),
+                'input_tokens': reply.input_tokens,
+                'output_tokens': reply.output_tokens,
+                'cost_usd': cost,
+                'wall_s': round(time.monotonic() - since, 3),
+                'reply': reply.text,
+            }
+        )
+        return reply.text
+
+    def _run_cell(self, code: str, call: int) -> CellReport:
+        since = time.monotonic()
+        self.log(f'running the program of call {call} ({len(code.splitlines())} lines)')
+        try:
+            cell = self.station.run_cell(code, self.config.cell_timeout_seconds + 60.0)
+        finally:
+            self.phases.add('cells', since)
+        self.events_handled += cell.events_handled
+        if cell.status == 'escalated':
+            self.events_escalated += 1
+        if cell.measured:
+            self.objects = cell.objects
+        self.holds = cell.holds
+        self.folder.event(self._cell_record(cell, call, code))
+        stopped = f', stopped by {cell.event}: {cell.event_detail}' if cell.event else ''
+        self.log(f'cell {cell.status}: {len(cell.executions)} executions{stopped}')
+        return cell
+
+    def _cell_record(self, cell: CellReport, call: int, code: str) -> dict:
+        return {
+            'type': 'cell',
+            'call': call,
+            'code': code,
+            'status': cell.status,
+            'output': cell.output,
+            'traceback': cell.traceback,
+            'event': cell.event or None,
+            'event_detail': cell.event_detail,
+            'events_handled': cell.events_handled,
+            'restored': cell.restored,
+            'executions': [e.__dict__ for e in cell.executions],
+            'scene': {
+                'measured': cell.measured,
+                'objects': [o.__dict__ for o in cell.objects],
+                'holds': cell.holds,
+            },
+            'shown_images': [c for c, _ in cell.images],
+        }
+
+    def _camera_images(self) -> list[TurnImage]:
+        if not self.config.cameras:
+            return []
+        return [
+            TurnImage(f'{view.name} now', png(outlined(view, self.objects)))
+            for view in self.station.cameras(list(self.config.cameras))
+        ]
+
+    def verify(self, claim: str, source: str) -> VerdictReading:
+        """Ask the verifier about `claim` with fresh camera views (from a <verify> reply or a
+        program's verify())."""
+        since = time.monotonic()
+        verdict, tokens = self._verdict(claim)
+        self.phases.add('verify', since)
+        self.folder.event(
+            {
+                'type': 'verify',
+                'source': source,
+                'claim': claim,
+                'answered': verdict.answered,
+                'yes': verdict.yes,
+                'sentence': verdict.sentence,
+                **tokens,
+            }
+        )
+        self.log(
+            f'verify ({source}) "{claim}": {"YES" if verdict.yes else "NO"} {verdict.sentence}'
+        )
+        return verdict
+
+    def _verdict(self, claim: str) -> tuple[VerdictReading, dict]:
+        if self.verifier is None or self.verifier.name == SCRIPTED:
+            return VerdictReading(False, False, 'the scripted baseline has no verifier'), {}
+        if self.budgets.stop_reason(time.monotonic() - self.loop_started) == 'cost_exhausted':
+            return VerdictReading(False, False, 'the cost budget is spent'), {}
+        views = self.station.cameras(list(self.config.cameras) or ['cam_head'])
+        history = History(keep_images=1, max_history_turns=0)
+        history.start(
+            f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
+            [TurnImage(f'{v.name} now', png(outlined(v, self.objects))) for v in views],
+        )
+        messages, _ = history.messages()
+        request = ModelRequest(self.prompts.verifier, messages, 200, Decision('verify', 0))
+        try:
+            reply = self.verifier.complete(request)
+        except ModelError as exc:
+            return VerdictReading(False, False, str(exc)), {}
+        cost = self.budgets.add(self.verifier.name, reply.input_tokens, reply.output_tokens, True)
+        tokens = {
+            'input_tokens': reply.input_tokens,
+            'output_tokens': reply.output_tokens,
+            'cost_usd': cost,
+            'reply': reply.text,
+        }
+        return parse_verdict(reply.text), tokens
+
+    def _wrap_up(self) -> None:
+        since = time.monotonic()
+        holding = {arm for arm, obj in self.holds.items() if obj}
+        self.log('wrap-up: opening idle grippers, arms home')
+        try:
+            cell = self.station.run_cell(wrap_up_program(holding), 120.0)
+        finally:
+            self.phases.add('wrap_up', since)
+        record = self._cell_record(cell, 0, wrap_up_program(holding))
+        self.folder.event({**record, 'type': 'wrap_up'})
+        if cell.status != 'ok':
+            self.log(f'wrap-up {cell.status}: {cell.event_detail or cell.traceback}')
+
+    # The summary -------------------------------------------------------------------------
+
+    def _summary(
+        self,
+        spec: EpisodeSpec,
+        status: str,
+        detail: str,
+        finish_summary: str,
+        outcome: OutcomeReading | None,
+    ) -> dict:
+        u = self.budgets.usage
+        try:
+            steps = self.station.robot().step
+        except Exception:
+            steps = None
+        baseline = self.model.name == SCRIPTED
+        return {
+            'task': spec.task,
+            'layout': spec.layout,
+            'seed': spec.seed,
+            'model': self.model.name,
+            'verifier_model': self.verifier.name if self.verifier else None,
+            'strategy': "scripted baseline: the task's reference program, no model"
+            if baseline
+            else 'model writes programs',
+            'baseline': baseline,
+            'status': status,
+            'detail': detail,
+            'finish_summary': finish_summary,
+            'model_calls': u.model_calls,
+            'verifier_calls': u.verifier_calls,
+            'decisions': {r: self.decisions.get(r, 0) for r in REASONS},
+            'events_handled': self.events_handled,
+            'events_escalated': self.events_escalated,
+            'tokens': {'input': u.input_tokens, 'output': u.output_tokens},
+            'cost_usd': None if u.cost_usd is None else round(u.cost_usd, 6),
+            'env_steps': steps,
+            'step_limit': spec.step_limit,
+            'outcome': None
+            if outcome is None
+            else {'success': outcome.success, 'score': outcome.score, 'detail': outcome.detail},
+            'wall_seconds': round(time.monotonic() - self.started, 2),
+            'phases_seconds': {k: round(v, 3) for k, v in self.phases.seconds.items()},
+        }
+
+
+def parse_verdict(text: str) -> VerdictReading:
+    """YES/NO as the first word, then the sentence; anything else is not an answer."""
+    words = text.strip().split(None, 1)
+    first = words[0].strip('.,:;!*').upper() if words else ''
+    rest = words[1].strip() if len(words) > 1 else ''
+    if first in ('YES', 'NO'):
+        return VerdictReading(True, first == 'YES', rest.lstrip('.,:;- '))
+    return VerdictReading(
+        False, False, f'the verifier did not start with YES or NO: {text[:200]!r}'
+    )

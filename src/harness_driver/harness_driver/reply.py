@@ -1,0 +1,56 @@
+"""A model reply: an optional thought, then exactly one block."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BLOCKS = ('python', 'verify', 'finish')
+_BLOCK = re.compile(r'<(python|verify|finish)>(.*?)</\1>', re.DOTALL)
+_OPEN = re.compile(r'<(python|verify|finish)>')
+_FENCE = re.compile(r'^\s*```(?:python|py)?\s*\n(.*?)\n\s*```\s*$', re.DOTALL)
+
+FORMAT_HELP = (
+    'Reply with an optional short thought, then exactly one block: <python>a program</python>, '
+    '<verify>a claim about the scene</verify> or <finish>a one-line summary</finish>.'
+)
+
+
+class FormatError(ValueError):
+    """The reply has no valid block; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    kind: str  # python | verify | finish
+    body: str
+    thought: str
+
+
+def parse_reply(text: str) -> Reply:
+    """The reply's block, or FormatError saying what is wrong."""
+    blocks = list(_BLOCK.finditer(text))
+    if not blocks:
+        opened = _OPEN.search(text)
+        if opened:
+            raise FormatError(f'<{opened.group(1)}> is never closed with </{opened.group(1)}>')
+        raise FormatError('the reply has no <python>, <verify> or <finish> block')
+    if len(blocks) > 1:
+        kinds = ', '.join(f'<{b.group(1)}>' for b in blocks)
+        raise FormatError(f'the reply has {len(blocks)} blocks ({kinds}); one block per reply')
+    block = blocks[0]
+    after = text[block.end() :].strip()
+    if after:
+        raise FormatError(f'text after the </{block.group(1)}> block: {after[:60]!r}')
+    kind, body = block.group(1), block.group(2).strip('\n')
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    if kind in ('python', 'verify') and not body.strip():
+        raise FormatError(f'the <{kind}> block is empty')
+    return Reply(kind, body.strip() if kind != 'python' else body, text[: block.start()].strip())
+
+
+def format_error_message(error: FormatError) -> str:
+    """What the model is told after a reply without a valid block."""
+    return f'Format error: {error}. Nothing ran. {FORMAT_HELP}'

@@ -1,0 +1,97 @@
+"""The text the model reads at each decision point."""
+
+from __future__ import annotations
+
+from harness_driver.records import CellReport, RobotReading, VerdictReading
+
+LAST_EXECUTIONS = 8
+
+
+def _v(values, digits: int = 3) -> str:
+    return '[' + ', '.join(f'{float(v):.{digits}f}' for v in values) + ']'
+
+
+def robot_text(robot: RobotReading) -> str:
+    lines = [f'Robot (step {robot.step}, {robot.sim_time:.2f} s of episode time):']
+    for arm in (robot.left, robot.right):
+        lines.append(
+            f'  {arm.name}: tcp {_v(arm.tcp)} m, gripper {arm.gripper:.2f} open, grip force '
+            f'{arm.grip_force:.1f} N, joints {_v(arm.joints, 2)} rad'
+        )
+    return '\n'.join(lines)
+
+
+def start_text(
+    instruction: str, description: str, robot: RobotReading, step_limit: int, calls: int
+) -> str:
+    return '\n'.join(
+        [
+            f'Task: {instruction}',
+            f'Description: {description}',
+            robot_text(robot),
+            f'Env steps: {robot.step} of {step_limit} used.',
+            f'Model calls left: {calls}.',
+            'The images show the cameras now. Write the first program.',
+        ]
+    )
+
+
+def turn_text(
+    cell: CellReport, robot: RobotReading, step_limit: int, calls_left: int, cameras: list[str]
+) -> str:
+    """The turn report after a cell: status, output, event, executions, scene, grips, robot,
+    steps and calls left."""
+    lines = [f'Cell status: {cell.status}']
+    if cell.output:
+        lines += ['Output:', cell.output.rstrip()]
+    else:
+        lines.append('Output: (nothing printed)')
+    if cell.traceback:
+        lines += ['Error:', cell.traceback.rstrip()]
+    if cell.event:
+        lines.append(f'Stopped by event {cell.event} ({cell.event_skill}): {cell.event_detail}')
+    if cell.restored:
+        lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
+    if cell.events_handled:
+        lines.append(f'Events absorbed by your handlers: {cell.events_handled}')
+    if cell.executions:
+        shown = cell.executions[-LAST_EXECUTIONS:]
+        skipped = len(cell.executions) - len(shown)
+        lines.append(
+            f'Executions ({len(cell.executions)}'
+            + (f', the last {len(shown)}' if skipped else '')
+            + '):'
+        )
+        for e in shown:
+            detail = f': {e.detail}' if e.detail else ''
+            lines.append(f'  {e.skill} {e.arm} -> {e.event} after {e.ticks} ticks{detail}')
+    else:
+        lines.append('Executions: none')
+    if cell.measured:
+        lines.append('Scene (every object located so far, measured now):')
+        for o in cell.objects:
+            lines.append(f'  {o.id} "{o.label}" at {_v(o.position)} m, size {_v(o.size)} m')
+        if not cell.objects:
+            lines.append('  (no located object is visible now)')
+    grips = [
+        f'{arm} holds {obj}' if obj else f'{arm} holds nothing' for arm, obj in cell.holds.items()
+    ]
+    if grips:
+        lines.append('Grips: ' + '; '.join(grips) + '.')
+    lines.append(robot_text(robot))
+    lines.append(f'Env steps: {robot.step} of {step_limit} used.')
+    lines.append(f'Model calls left: {calls_left}.')
+    if cameras:
+        lines.append(
+            f'Images: {len(cell.images)} shown by the program, then fresh views of '
+            f'{", ".join(cameras)} with located objects outlined.'
+        )
+    return '\n'.join(lines)
+
+
+def verdict_text(claim: str, verdict: VerdictReading, calls_left: int) -> str:
+    if not verdict.answered:
+        answer = f'The verifier could not answer: {verdict.sentence}'
+    else:
+        answer = f'Verifier: {"YES" if verdict.yes else "NO"}. {verdict.sentence}'
+    return f'Claim: {claim}\n{answer}\nModel calls left: {calls_left}.'

@@ -1,0 +1,52 @@
+"""The run folder of an episode: summary.json, events.jsonl, kernel.log, images/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    return str(value)
+
+
+class RunFolder:
+    """Created at once, so that an episode that fails early still leaves its folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        (self.path / 'images').mkdir(parents=True, exist_ok=True)
+        self._events = open(self.path / 'events.jsonl', 'a', buffering=1)  # noqa: SIM115
+        self._images = 0
+
+    @property
+    def kernel_log(self) -> Path:
+        return self.path / 'kernel.log'
+
+    @property
+    def workspace(self) -> Path:
+        return self.path / 'workspace'
+
+    def event(self, record: dict) -> None:
+        self._events.write(json.dumps(record, default=_default) + '\n')
+
+    def image(self, name: str, data: bytes) -> str:
+        """Save a PNG sent to the model; returns its path relative to the folder."""
+        self._images += 1
+        relative = f'images/{self._images:03d}-{name}.png'
+        (self.path / relative).write_bytes(data)
+        return relative
+
+    def summary(self, summary: dict) -> None:
+        text = json.dumps(summary, indent=2, default=_default) + '\n'
+        (self.path / 'summary.json').write_text(text)
+
+    def close(self) -> None:
+        self._events.close()

@@ -1,0 +1,96 @@
+"""A local stand-in for the Anthropic Messages API: real HTTP, scripted replies.
+
+The driver's real `anthropic` client talks to it through ANTHROPIC_BASE_URL. Requests are
+recorded (JSON bodies) so tests can check what the model was sent. Verifier requests (their
+system prompt starts with VERIFIER_MARK) are answered from their own queue.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+VERIFIER_MARK = 'You are the verifier'
+
+
+@dataclass
+class Scripted:
+    text: str
+    input_tokens: int = 100
+    output_tokens: int = 20
+    delay: float = 0.0
+
+
+class MessagesServer:
+    """`with MessagesServer(replies, verifier_replies) as server:`; server.url is the base URL.
+    When a queue runs out its last reply is repeated."""
+
+    def __init__(self, replies: list, verifier_replies: list | None = None) -> None:
+        self.replies = [r if isinstance(r, Scripted) else Scripted(r) for r in replies]
+        self.verifier_replies = [
+            r if isinstance(r, Scripted) else Scripted(r) for r in verifier_replies or []
+        ]
+        self.requests: list[dict] = []
+        self.verifier_requests: list[dict] = []
+        self._lock = threading.Lock()
+
+    def _next(self, body: dict) -> Scripted:
+        with self._lock:
+            system = body.get('system') or ''
+            if isinstance(system, list):
+                system = ''.join(b.get('text', '') for b in system)
+            if system.startswith(VERIFIER_MARK):
+                self.verifier_requests.append(body)
+                queue = self.verifier_replies
+            else:
+                self.requests.append(body)
+                queue = self.replies
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def __enter__(self) -> MessagesServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            # Without it every reply waits ~40 ms for the client's delayed ACK.
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get('content-length', 0))
+                body = json.loads(self.rfile.read(length))
+                reply = server._next(body)
+                time.sleep(reply.delay)
+                payload = json.dumps(
+                    {
+                        'id': f'msg_{len(server.requests)}',
+                        'type': 'message',
+                        'role': 'assistant',
+                        'model': body.get('model', ''),
+                        'content': [{'type': 'text', 'text': reply.text}],
+                        'stop_reason': 'end_turn',
+                        'stop_sequence': None,
+                        'usage': {
+                            'input_tokens': reply.input_tokens,
+                            'output_tokens': reply.output_tokens,
+                        },
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header('content-type', 'application/json')
+                self.send_header('content-length', str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}'
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,199 @@
+"""End to end: whole episodes through `harness run` with the real `anthropic` client against a
+local stand-in Messages API server, and with the scripted baseline. Each test checks the run
+folder: summary.json (status, decisions by reason, tokens, cost) and events.jsonl."""
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from harness_driver.cli import main
+from messages_server import MessagesServer, Scripted
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = str(ROOT / 'config' / 'harness.yaml')
+MODEL = 'claude-sonnet-5-5'  # $2 / $10 per million tokens in config/models.yaml
+
+PICK = """I will grasp the cube and lift it.
+<python>
+cube = locate('red cube')[0]
+grip = pick(cube, lift=0.15)
+print('holding', grip.object_id)
+</python>"""
+FINISH = 'The cube is up.\n<finish>the cube is held above the table</finish>'
+
+
+def episode(tmp_path, monkeypatch, server, *flags, model=MODEL):
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url if server else 'http://127.0.0.1:9')
+    code = main(
+        ['--config', CONFIG, 'run', 'lift_cube', '--model', model, '--out', str(tmp_path), *flags]
+    )
+    (folder,) = tmp_path.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    return code, summary, events, folder
+
+
+def decisions(**nonzero):
+    out = dict.fromkeys(('start', 'escalation', 'error', 'program_end', 'verify', 'format'), 0)
+    out.update(nonzero)
+    return out
+
+
+def of_type(events, kind):
+    return [e for e in events if e['type'] == kind]
+
+
+def text_of(request) -> str:
+    parts = []
+    for m in request['messages']:
+        content = m['content']
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts += [b.get('text', '') for b in content if b['type'] == 'text']
+    return '\n'.join(parts)
+
+
+def test_success_in_two_calls(tmp_path, monkeypatch):
+    with MessagesServer([Scripted(PICK, 1000, 50), Scripted(FINISH, 2000, 10)]) as server:
+        code, summary, events, folder = episode(tmp_path, monkeypatch, server)
+    assert code == 0
+    assert summary['status'] == 'finished' and summary['outcome']['success'], summary
+    assert summary['decisions'] == decisions(start=1, program_end=1)
+    assert summary['tokens'] == {'input': 3000, 'output': 60}
+    assert summary['cost_usd'] == pytest.approx((3000 * 2 + 60 * 10) / 1e6)
+    assert summary['baseline'] is False
+    # The first request: the system prompt documents the API, the message has the task and a view.
+    first = server.requests[0]
+    assert 'pick(obj' in first['system'] and first['model'] == MODEL
+    assert 'Pick up the red cube' in text_of(first)
+    assert any(b['type'] == 'image' for b in first['messages'][0]['content'])
+    # The second: the turn report of the cell.
+    report = text_of(server.requests[1])
+    assert 'Cell status: ok' in report and 'holding red_cube' in report
+    assert 'red_cube "red cube"' in report and 'left holds red_cube' in report
+    requests = of_type(events, 'model_request')
+    assert [r['reason'] for r in requests] == ['start', 'program_end']
+    assert all((folder / f).is_file() for r in requests for f in r['image_files'])
+    (cell,) = of_type(events, 'cell')
+    assert cell['status'] == 'ok' and [e['skill'] for e in cell['executions']][:1] == ['move_eef']
+    assert cell['scene']['holds']['left'] == 'red_cube'
+    assert of_type(events, 'wrap_up')[0]['status'] == 'ok'
+    assert (folder / 'kernel.log').read_text().count('"call": "pick"') == 1
+
+
+def test_format_error_then_a_valid_reply_cleans_the_history(tmp_path, monkeypatch):
+    bad = 'I think I should pick the cube first, then lift it.'
+    with MessagesServer([bad, PICK, FINISH]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert summary['decisions'] == decisions(start=1, format=1, program_end=1)
+    second, third = text_of(server.requests[1]), text_of(server.requests[2])
+    assert 'Format error' in second and 'Nothing ran' in second
+    assert bad in json.dumps(server.requests[1]['messages'])
+    # Once the valid reply arrived, the bad exchange left the history.
+    assert 'Format error' not in third and bad not in json.dumps(server.requests[2]['messages'])
+    assert len(server.requests[2]['messages']) == 3
+    assert [r['reason'] for r in of_type(events, 'model_request')] == [
+        'start',
+        'format',
+        'program_end',
+    ]
+    assert len(of_type(events, 'cell')) == 1  # the bad reply ran nothing
+
+
+def test_an_escalation_is_handled_by_the_next_program(tmp_path, monkeypatch):
+    out_of_limits = "<python>\nmove_joints([0, 0, 0, 0, 0, 9.0], arm='left')\n</python>"
+    fixed = PICK.replace('</python>', "finish('lifted')\n</python>")
+    with MessagesServer([out_of_limits, fixed]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert summary['outcome']['success'], summary
+    assert summary['decisions'] == decisions(start=1, escalation=1)
+    assert summary['events_escalated'] == 1
+    first, second = of_type(events, 'cell')
+    assert first['status'] == 'escalated' and first['event']
+    assert second['status'] == 'finished'
+    report = text_of(server.requests[1])
+    assert 'Cell status: escalated' in report and f'Stopped by event {first["event"]}' in report
+
+
+def test_the_call_budget_ends_the_episode(tmp_path, monkeypatch):
+    with MessagesServer(["<python>\nprint('looking')\n</python>"]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server, '--max-model-calls', '3')
+    assert code == 0 and summary['status'] == 'budget_exhausted', summary
+    assert summary['model_calls'] == 3 and len(server.requests) == 3
+    assert summary['decisions'] == decisions(start=1, program_end=2)
+    assert 'Model calls left: 1.' in text_of(server.requests[2])
+    assert of_type(events, 'wrap_up') == []  # no finish, no wrap-up
+    assert summary['outcome'] is not None and not summary['outcome']['success']
+
+
+def test_the_cost_cap_ends_the_episode(tmp_path, monkeypatch):
+    expensive = Scripted("<python>\nprint('looking')\n</python>", 1_000_000, 0)
+    with MessagesServer([expensive]) as server:
+        code, summary, _, _ = episode(tmp_path, monkeypatch, server, '--max-cost-usd', '1.5')
+    assert code == 0 and summary['status'] == 'cost_exhausted', summary
+    assert summary['model_calls'] == 1 and summary['cost_usd'] == pytest.approx(2.0)
+
+
+def test_the_wall_time_cap_ends_the_episode(tmp_path, monkeypatch):
+    slow = Scripted("<python>\nprint('looking')\n</python>", delay=1.5)
+    with MessagesServer([slow]) as server:
+        code, summary, _, _ = episode(tmp_path, monkeypatch, server, '--max-wall-seconds', '1')
+    assert code == 0 and summary['status'] == 'wall_time_exhausted', summary
+    assert summary['model_calls'] == 1
+
+
+def test_verify_from_a_reply_and_from_a_program(tmp_path, monkeypatch):
+    replies = [
+        '<verify>the red cube stands on the table</verify>',
+        "<python>\nv = verify('the cube is red')\nprint('verdict', v.yes, v.sentence)\n</python>",
+        FINISH,
+    ]
+    verdicts = [
+        Scripted('YES. The red cube stands on the table.', 500, 10),
+        Scripted('NO - it looks orange to me.', 500, 10),
+    ]
+    with MessagesServer(replies, verdicts) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert summary['decisions'] == decisions(start=1, verify=1, program_end=1)
+    assert summary['verifier_calls'] == 2 and len(server.verifier_requests) == 2
+    assert summary['tokens']['input'] == 3 * 100 + 2 * 500
+    claim = server.verifier_requests[0]
+    assert 'the red cube stands on the table' in text_of(claim)
+    assert any(b['type'] == 'image' for b in claim['messages'][0]['content'])
+    assert 'Verifier: YES. The red cube stands on the table.' in text_of(server.requests[1])
+    checks = of_type(events, 'verify')
+    assert [(c['source'], c['yes']) for c in checks] == [('reply', True), ('program', False)]
+    (cell,) = of_type(events, 'cell')
+    assert 'verdict False it looks orange to me.' in cell['output']
+
+
+def test_the_scripted_baseline_lifts_the_cube(tmp_path, monkeypatch):
+    code, summary, events, _ = episode(tmp_path, monkeypatch, None, model='scripted')
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert summary['outcome']['success'] and summary['baseline'] is True
+    assert 'scripted baseline' in summary['strategy']
+    assert summary['decisions'] == decisions(start=1, program_end=1)
+    assert [c['status'] for c in of_type(events, 'cell')] == ['ok', 'finished']
+
+
+def test_an_unreachable_model_server_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    monkeypatch.setenv('ANTHROPIC_BASE_URL', f'http://127.0.0.1:{port}')
+    code = main(['--config', CONFIG, 'run', 'lift_cube', '--model', MODEL, '--out', str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f'cannot reach the model server at http://127.0.0.1:{port}' in err
+    (folder,) = tmp_path.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    assert summary['status'] == 'error' and 'cannot reach' in summary['detail']

@@ -1,0 +1,37 @@
+"""Outlines: a located object's box lands where the camera sees it."""
+
+import numpy as np
+from harness_driver.images import outlined, png, project
+from harness_driver.records import CameraImage, ObjectReading
+
+# A camera 1 m above the origin looking straight down (optical z = world -z, x = world x).
+CAMERA = CameraImage(
+    'cam',
+    np.zeros((240, 320, 3), np.uint8),
+    200.0,
+    200.0,
+    160.0,
+    120.0,
+    np.array([0.0, 0.0, 1.0]),
+    np.diag([1.0, -1.0, -1.0]),
+)
+
+
+def test_project_is_the_pinhole_model():
+    uv = project(CAMERA, np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 2.0]]))
+    assert np.allclose(uv[0], [160, 120]) and np.allclose(uv[1], [180, 120])
+    assert np.isnan(uv[2]).all()  # behind the camera
+
+
+def test_an_outline_is_drawn_around_the_object_only():
+    obj = ObjectReading('obj1', 'cube', [0.1, 0.0, 0.0], [0.04, 0.04, 0.04])
+    image = outlined(CAMERA, [obj])
+    drawn = np.argwhere(image.any(axis=2))
+    assert len(drawn) > 0
+    v0, u0 = drawn.min(axis=0)
+    v1, u1 = drawn.max(axis=0)
+    # the box spans u 176..184, v 115..124; the id is written above it
+    assert u0 >= 175 and u1 <= 215 and v0 >= 100 and v1 <= 125
+    assert image[115, 177:184].any(axis=1).all() and image[124, 177:184].any(axis=1).all()
+    assert not image[120, 177:184].any()  # an outline, not a filled box
+    assert png(image).startswith(b'\x89PNG')

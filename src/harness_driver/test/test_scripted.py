@@ -1,0 +1,57 @@
+"""The scripted baseline: reference cells in order, one retry from home, then it gives up."""
+
+from harness_driver.episode import parse_verdict, request_size, wrap_up_program
+from harness_driver.models import Decision, ModelRequest, ScriptedModel
+from harness_driver.records import VerdictReading
+from harness_driver.reply import parse_reply
+
+
+def ask(model, reason, event=''):
+    reply = model.complete(ModelRequest('', [], 100, Decision(reason, 1, '', event)))
+    return parse_reply(reply.text)
+
+
+def test_cells_in_order_then_finish():
+    model = ScriptedModel(['a = 1\n', 'b = 2\n'])
+    assert ask(model, 'start').body == 'a = 1'
+    assert ask(model, 'program_end').body == 'b = 2'
+    assert ask(model, 'program_end').kind == 'finish'
+
+
+def test_a_failed_cell_is_retried_once_from_home_then_given_up():
+    model = ScriptedModel(['pick(cube)\n', 'place()\n'])
+    ask(model, 'start')
+    retry = ask(model, 'escalation', 'SKILL_ERROR')
+    assert retry.kind == 'python' and retry.body.startswith('home()\npick(cube)')
+    assert ask(model, 'program_end').body == 'place()'  # the retry worked: next step
+    ask(model, 'error')
+    give_up = ask(model, 'error')
+    assert give_up.kind == 'finish' and 'failed twice' in give_up.body
+
+
+def test_the_wrap_up_keeps_holding_grippers_closed():
+    code = wrap_up_program({'left'})
+    compile(code, 'wrap_up', 'exec')
+    assert "['left']" in code and code.rstrip().endswith('home()')
+
+
+def test_verdicts():
+    assert parse_verdict('YES. It is in the bowl.') == VerdictReading(
+        True, True, 'It is in the bowl.'
+    )
+    assert parse_verdict('no - it fell off').yes is False
+    assert parse_verdict('Maybe.').answered is False
+
+
+def test_request_size_counts_text_and_images():
+    messages = [
+        {
+            'role': 'user',
+            'content': [
+                {'type': 'text', 'text': 'abc'},
+                {'type': 'image', 'source': {'data': 'AAAA'}},
+            ],
+        },
+        {'role': 'assistant', 'content': 'de'},
+    ]
+    assert request_size('sys', messages) == (8, 1, 3)
