@@ -35,6 +35,10 @@ class ObjectSpec:
     yaw: float = 0.0
     mass: float = 0.05
     movable: bool = True
+    collide: bool = True  # False: seen by the cameras, felt by nothing (a zone drawn on the table)
+    latch_force: float = 0.0  # > 0: a button that latches once the robot presses it this hard (N)
+    latched_rgba: tuple[float, float, float, float] | None = None  # its colour once latched
+    marks: int = 0  # dark dots printed on the top face (a box's number, as on a die)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class WorldSnapshot:
     table_top_z: float
     step: int = 0
     contacts: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+    latched: frozenset[str] = field(default_factory=frozenset)  # buttons pressed so far
+    grasped: frozenset[str] = field(default_factory=frozenset)  # objects held at any tick so far
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,25 @@ class Task(ABC):
             ):
                 out.append(f'{arm} arm is not home ({off:.3f} m, {np.degrees(angle):.0f} deg away)')
         return out
+
+    def in_container(
+        self, world: WorldSnapshot, name: str, container: str, radius: float, half: float
+    ) -> list[str]:
+        """Problems with object `name` (half height `half`) being inside the round container
+        `container` of inner `radius` (empty when it is in and let go)."""
+        obj, bowl = world.objects[name], world.objects[container]
+        offset = float(np.linalg.norm(obj.position[:2] - bowl.position[:2]))
+        problems = []
+        if offset > radius - half * 0.5:
+            problems.append(
+                f'the {obj.label} is {offset * 100:.1f} cm from the centre of the '
+                f'{bowl.label} (inside means under {(radius - half * 0.5) * 100:.1f} cm)'
+            )
+        if obj.position[2] - half < world.table_top_z - 0.005:
+            problems.append(f'the {obj.label} is below the table top')
+        if self.held_by(world, name):
+            problems.append(f'the {obj.label} is still held')
+        return problems
 
     def held_by(self, world: WorldSnapshot, name: str) -> str | None:
         for arm, a in world.arms.items():

@@ -106,7 +106,7 @@ def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
 class _Phases:
     seconds: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(
-            ('start_up', 'model', 'cells', 'verify', 'wrap_up', 'outcome'), 0.0
+            ('graph_start', 'start_up', 'model', 'cells', 'verify', 'wrap_up', 'outcome'), 0.0
         )
     )
 

@@ -115,9 +115,11 @@ def run_episode(
             'pid': os.getpid(),
         }
     )
+    since = time.monotonic()
     try:
         with EpisodeGraph(config_file) as graph:
             episode.station = graph
+            episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
             return episode.run(spec)
     except GraphError as exc:

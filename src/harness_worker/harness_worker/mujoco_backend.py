@@ -64,12 +64,20 @@ class MujocoStation:
         self._finger_bodies = {a: (m.body(f'{a}_link7').id, m.body(f'{a}_link8').id) for a in ARMS}
         self._object_bodies = {o.name: m.body(o.name).id for o in objects}
         self._object_of_body = {b: name for name, b in self._object_bodies.items()}
+        self._buttons = {self._object_bodies[o.name]: o for o in objects if o.latch_force > 0}
+        self._all_arm_bodies = set().union(*self._arm_bodies.values())
+        self.latched: set[str] = set()
+        self.grasped: set[str] = set()
         for a in ARMS:
             self.data.qpos[self._finger_qpos[a]] = g.upper
             self.data.qpos[self._mimic_qpos[a]] = g.upper
         self.data.ctrl[:] = self._ctrl_for(self.measured())
         mujoco.mj_forward(m, self.data)
         self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
+        self._start_z = {
+            o.name: float(self.data.xpos[b][2])
+            for o, b in zip(objects, self._object_bodies.values(), strict=True)
+        }
 
     def close_renderers(self) -> None:
         """Free the renderers' GL contexts now, on the GL thread: left to the garbage collector,
@@ -112,6 +120,36 @@ class MujocoStation:
             alpha = min(1.0, k / rates.interpolation_steps)
             self.data.ctrl[:] = start + alpha * (target - start)
             mujoco.mj_step(self.model, self.data)
+        self._track_contacts()
+
+    def _track_contacts(self) -> None:
+        """Once a tick: latch buttons pressed hard enough; remember what was ever grasped (held
+        by both fingers and raised 1 cm above where it started: closed fingertips pushing a cube
+        touch it with both fingers too)."""
+        m, d = self.model, self.data
+        for a in ARMS:
+            for name in self.holding(a):
+                if d.xpos[self._object_bodies[name]][2] > self._start_z[name] + 0.01:
+                    self.grasped.add(name)
+        if not self._buttons:
+            return
+        force: dict[int, float] = {}
+        wrench = np.zeros(6)
+        for i in range(d.ncon):
+            c = d.contact[i]
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            for button, other in ((b1, b2), (b2, b1)):
+                if button in self._buttons and other in self._all_arm_bodies:
+                    mujoco.mj_contactForce(m, d, i, wrench)
+                    force[button] = force.get(button, 0.0) + abs(wrench[0])
+        for body, f in force.items():
+            obj = self._buttons[body]
+            if f >= obj.latch_force and obj.name not in self.latched:
+                self.latched.add(obj.name)
+                if obj.latched_rgba is not None:
+                    for g in range(m.ngeom):
+                        if m.geom_bodyid[g] == body:
+                            m.geom_rgba[g] = obj.latched_rgba
 
     @property
     def sim_time(self) -> float:
@@ -198,7 +236,14 @@ class MujocoStation:
                 hp,
                 hr,
             )
-        return WorldSnapshot(objects, arms, self.emb.table_top_z, step)
+        return WorldSnapshot(
+            objects,
+            arms,
+            self.emb.table_top_z,
+            step,
+            latched=frozenset(self.latched),
+            grasped=frozenset(self.grasped),
+        )
 
     def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         body = self.data.body(name)

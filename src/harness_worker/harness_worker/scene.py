@@ -9,6 +9,19 @@ from arx_x5_description.mujoco_model import WORLD_CONTACT
 from harness_bench.task import ObjectSpec
 
 OBJECT_FRICTION = [1.0, 0.01, 0.001]
+# A contact bit no other geom has: (0, 0) would make the compiler drop the geom as visual-only
+# (discardvisual), and the cameras would not see it either.
+NO_CONTACT = (4, 0)
+MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
+# Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
+_MARK_LAYOUTS = {
+    1: [(0.0, 0.0)],
+    2: [(-0.5, -0.5), (0.5, 0.5)],
+    3: [(-0.5, -0.5), (0.0, 0.0), (0.5, 0.5)],
+    4: [(-0.5, -0.5), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.5)],
+    5: [(-0.5, -0.5), (-0.5, 0.5), (0.0, 0.0), (0.5, -0.5), (0.5, 0.5)],
+    6: [(-0.5, -0.5), (-0.5, 0.0), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.0), (0.5, 0.5)],
+}
 
 
 def _yaw_quat(yaw: float) -> list[float]:
@@ -27,9 +40,32 @@ def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: flo
         for geom in _geoms(obj):
             g = body.add_geom(**geom)
             g.rgba = list(obj.rgba)
-            g.contype, g.conaffinity = WORLD_CONTACT
+            g.contype, g.conaffinity = WORLD_CONTACT if obj.collide else NO_CONTACT
             g.friction = OBJECT_FRICTION
             g.condim = 4
+        for geom in _marks(obj):
+            g = body.add_geom(**geom)
+            g.rgba = MARK_RGBA
+            g.contype, g.conaffinity = NO_CONTACT
+
+
+def _marks(obj: ObjectSpec) -> list[dict]:
+    """Flat dark dots on a box's top face: seen by the cameras, felt by nothing."""
+    if not obj.marks:
+        return []
+    if obj.shape != 'box' or obj.marks not in _MARK_LAYOUTS:
+        raise ValueError(f'object {obj.name!r}: marks need a box and 1..6 dots')
+    hx, hy, hz = obj.size
+    radius = 0.18 * min(hx, hy)
+    return [
+        dict(
+            type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+            size=[radius, 0.0005, 0],
+            pos=[u * hx, v * hy, hz + 0.0005],
+            mass=1e-5,
+        )
+        for u, v in _MARK_LAYOUTS[obj.marks]
+    ]
 
 
 def _geoms(obj: ObjectSpec) -> list[dict]:

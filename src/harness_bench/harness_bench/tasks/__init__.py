@@ -3,11 +3,27 @@
 from harness_bench.task import Conventions, Task
 from harness_bench.tasks.handover_bar import HandoverBar
 from harness_bench.tasks.lift_cube import LiftCube
+from harness_bench.tasks.pick_numbered import PickNumbered
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
+from harness_bench.tasks.press_button import PressButton
+from harness_bench.tasks.push_to_zone import PushToZone
+from harness_bench.tasks.sort_by_colour import SortByColour
+from harness_bench.tasks.stack_blocks_three import StackBlocksThree
 from harness_bench.tasks.stack_blocks_two import StackBlocksTwo
 
 TASKS: dict[str, type[Task]] = {
-    t.name: t for t in (LiftCube, PlaceInBowl, StackBlocksTwo, HandoverBar)
+    t.name: t
+    for t in (
+        LiftCube,
+        PlaceInBowl,
+        StackBlocksTwo,
+        StackBlocksThree,
+        PressButton,
+        HandoverBar,
+        PickNumbered,
+        SortByColour,
+        PushToZone,
+    )
 }
 
 

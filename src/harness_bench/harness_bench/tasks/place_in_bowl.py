@@ -51,18 +51,9 @@ class PlaceInBowl(Task):
         block, bowl = world.objects['block'], world.objects['bowl']
         offset = float(np.linalg.norm(block.position[:2] - bowl.position[:2]))
         inner = self.BOWL_RADIUS - 0.006
-        problems = []
-        if offset > inner - self.HALF * 0.5:
-            problems.append(
-                f'the block is {offset * 100:.1f} cm from the bowl centre '
-                f'(inside means under {(inner - self.HALF * 0.5) * 100:.1f} cm)'
-            )
-        if block.position[2] - self.HALF < world.table_top_z - 0.005:
-            problems.append('the block is below the table top')
-        if self.held_by(world, 'block'):
-            problems.append('the block is still held')
+        problems = self.in_container(world, 'block', 'bowl', inner, self.HALF)
+        inside = not problems
         problems += self.idle_grippers_open(world) + self.arms_home(world)
-        inside = offset <= inner
         score = 0.5 * inside + 0.5 * (not problems)
         if problems:
             return Outcome(False, score, '; '.join(problems))

@@ -1,0 +1,67 @@
+"""Where the wall time of a whole episode goes, and how big the model's requests are.
+
+Runs scripted-baseline episodes (`harness run TASK --model scripted`, the real graph: worker,
+skill server, kernel process, driver) and prints JSON: wall seconds per phase (graph start,
+episode start-up, model, cells, verify, wrap-up, outcome) and, for every model request, its
+reason, characters of text, number of images and PNG bytes. The scripted model answers at once,
+so `model` is ~0 here: with Claude add its latency per call.
+
+    python bench/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from harness_driver.config import load_config, with_overrides
+from harness_driver.run import prepare, run_episode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--tasks', nargs='+', default=['lift_cube', 'place_in_bowl'])
+    parser.add_argument('--layout', type=int, default=0)
+    args = parser.parse_args()
+    os.environ.setdefault('MUJOCO_GL', 'egl')
+    config_file = ROOT / 'config' / 'harness.yaml'
+    config = with_overrides(load_config(config_file), model='scripted')
+    episodes = []
+    with tempfile.TemporaryDirectory() as out:
+        for task in args.tasks:
+            prepared = prepare(config, task, args.layout, 0)
+            folder = Path(out) / task
+            started = time.monotonic()
+            result = run_episode(config, config_file, prepared, folder, log=lambda _m: None)
+            total = time.monotonic() - started
+            s = result.summary
+            events = [json.loads(x) for x in (folder / 'events.jsonl').read_text().splitlines()]
+            requests = [
+                {k: e[k] for k in ('call', 'reason', 'characters', 'images', 'image_bytes')}
+                for e in events
+                if e['type'] == 'model_request'
+            ]
+            phases = s['phases_seconds']
+            episodes.append(
+                {
+                    'task': task,
+                    'layout': args.layout,
+                    'status': s['status'],
+                    'success': (s.get('outcome') or {}).get('success'),
+                    'env_steps': s['env_steps'],
+                    'sim_seconds': round(s['env_steps'] / 25.0, 2),
+                    'wall_seconds': round(total, 2),
+                    'phases_seconds': phases,
+                    'unaccounted_seconds': round(total - sum(phases.values()), 3),
+                    'requests': requests,
+                }
+            )
+    print(json.dumps({'benchmark': 'episode', 'model': 'scripted', 'episodes': episodes}, indent=2))
+
+
+if __name__ == '__main__':
+    main()

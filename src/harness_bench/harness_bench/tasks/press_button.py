@@ -1,0 +1,67 @@
+"""Press one of two buttons: a latched contact."""
+
+import numpy as np
+
+from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+
+# (red button, blue button)
+_LAYOUTS = [
+    ((-0.18, 0.02), (0.12, 0.04)),
+    ((0.16, 0.06), (-0.1, 0.0)),
+    ((-0.08, 0.07), (0.05, -0.02)),
+]
+LATCH_N = 2.0
+
+
+class PressButton(Task):
+    name = 'press_button'
+    step_limit = 750
+    layouts = 3
+    instruction = 'Press the red button, not the blue one.'
+    description = (
+        'Two round buttons (6 cm across, 2 cm high) are fixed to the table, one red and one '
+        f'blue. A button latches (turns green) when pressed with at least {LATCH_N:.0f} N. '
+        'Success: the red button latched, the blue one did not, every gripper that holds '
+        'nothing is open and both arms are home.'
+    )
+    RADIUS = 0.03
+    HALF_HEIGHT = 0.01
+
+    def objects(self, layout, rng):
+        out = []
+        for (name, label, rgba), xy in zip(
+            (
+                ('red_button', 'red button', (0.85, 0.1, 0.1, 1.0)),
+                ('blue_button', 'blue button', (0.1, 0.25, 0.85, 1.0)),
+            ),
+            _LAYOUTS[layout],
+            strict=True,
+        ):
+            x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
+            out.append(
+                ObjectSpec(
+                    name,
+                    label,
+                    'cylinder',
+                    (self.RADIUS, self.HALF_HEIGHT, 0.0),
+                    rgba,
+                    (float(x), float(y), self.HALF_HEIGHT),
+                    movable=False,
+                    latch_force=LATCH_N,
+                    latched_rgba=(0.1, 0.85, 0.2, 1.0),
+                )
+            )
+        return out
+
+    def check(self, world: WorldSnapshot) -> Outcome:
+        problems = []
+        red = 'red_button' in world.latched
+        if not red:
+            problems.append('the red button was not pressed')
+        if 'blue_button' in world.latched:
+            problems.append('the blue button was pressed')
+        problems += self.idle_grippers_open(world) + self.arms_home(world)
+        score = 0.5 * red + 0.5 * (not problems)
+        if problems:
+            return Outcome(False, score, '; '.join(problems))
+        return Outcome(True, 1.0, 'the red button latched and the blue one did not')

@@ -1,0 +1,74 @@
+"""Sort blocks by colour into two bins."""
+
+import numpy as np
+
+from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+
+# Blocks (red, blue, red) and bins (red, blue): each block's nearer arm reaches its bin.
+_LAYOUTS = [
+    (((-0.24, -0.02), (0.22, -0.02), (-0.12, -0.04)), ((-0.12, 0.1), (0.1, 0.1))),
+    (((0.24, -0.02), (-0.22, 0.0), (0.1, -0.06)), ((0.1, 0.1), (-0.1, 0.1))),
+    (((0.22, -0.02), (-0.24, 0.0), (0.06, -0.06)), ((0.1, 0.1), (-0.12, 0.1))),
+]
+_BLOCKS = (('red_block_1', 'red'), ('blue_block', 'blue'), ('red_block_2', 'red'))
+_RGBA = {'red': (0.85, 0.12, 0.1, 1.0), 'blue': (0.12, 0.3, 0.85, 1.0)}
+
+
+class SortByColour(Task):
+    name = 'sort_by_colour'
+    step_limit = 3000
+    layouts = 3
+    instruction = 'Sort the blocks by colour: red blocks into the red bin, blue into the blue bin.'
+    description = (
+        'Three 4 cm blocks (two red, one blue) and two round bins (16 cm across, a red and a '
+        'blue one) stand on the table. Success: every block rests inside the bin of its colour, '
+        'every gripper that holds nothing is open and both arms are home.'
+    )
+    HALF = 0.02
+    BIN_RADIUS = 0.08
+
+    def objects(self, layout, rng):
+        blocks, bins = _LAYOUTS[layout]
+        out = []
+        for (name, colour), xy in zip(_BLOCKS, blocks, strict=True):
+            x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
+            out.append(
+                ObjectSpec(
+                    name,
+                    f'{colour} block',
+                    'box',
+                    (self.HALF,) * 3,
+                    _RGBA[colour],
+                    (float(x), float(y), self.HALF),
+                    yaw=float(rng.uniform(-0.3, 0.3)),
+                )
+            )
+        for colour, xy in zip(('red', 'blue'), bins, strict=True):
+            x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
+            dim = tuple(0.6 * c for c in _RGBA[colour][:3]) + (1.0,)
+            out.append(
+                ObjectSpec(
+                    f'{colour}_bin',
+                    f'{colour} bin',
+                    'bowl',
+                    (self.BIN_RADIUS, 0.04, 0.006),
+                    dim,
+                    (float(x), float(y), 0.0),
+                    mass=0.3,
+                )
+            )
+        return out
+
+    def check(self, world: WorldSnapshot) -> Outcome:
+        problems, sorted_blocks = [], 0
+        for name, colour in _BLOCKS:
+            wrong = self.in_container(
+                world, name, f'{colour}_bin', self.BIN_RADIUS - 0.006, self.HALF
+            )
+            problems += [f'{name}: {p}' for p in wrong]
+            sorted_blocks += not wrong
+        problems += self.idle_grippers_open(world) + self.arms_home(world)
+        score = 0.25 * sorted_blocks + 0.25 * (not problems)
+        if problems:
+            return Outcome(False, score, '; '.join(problems))
+        return Outcome(True, 1.0, 'every block is in the bin of its colour')
