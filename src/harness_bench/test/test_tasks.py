@@ -31,7 +31,10 @@ def world(objects, left=None, right=None):
 
 
 def test_registry_and_unknown_names():
-    assert set(TASKS) == {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'handover_bar'}
+    assert len(TASKS) >= 8
+    assert {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'stack_blocks_three'} <= set(TASKS)
+    assert {'press_button', 'handover_bar', 'pick_numbered', 'sort_by_colour'} <= set(TASKS)
+    assert 'push_to_zone' in TASKS
     with pytest.raises(KeyError, match='known tasks: handover_bar, lift_cube'):
         make_task('lift_cubes')
 
@@ -121,3 +124,99 @@ def test_handover_bar():
     assert not task.check(handed(holders=('left',))).success
     assert not task.check(handed(z_above=0.04)).success
     assert not task.check(handed(left_grip=0.7)).success
+
+
+def tower(middle=(0.0, 0.0, 0.0), top=(0.0, 0.0, 0.0), held=(), grip=1.0):
+    base = np.array([0.1, 0.02, TABLE + 0.02])
+    objects = [
+        obj('base_block', base),
+        obj('middle_block', base + [0.0, 0.0, 0.04] + np.array(middle)),
+        obj('top_block', base + [0.0, 0.0, 0.08] + np.array(middle) + np.array(top)),
+    ]
+    return world(objects, right=arm('right', grip, held))
+
+
+def test_stack_blocks_three():
+    task = make_task('stack_blocks_three')
+    assert task.check(tower()).success
+    assert task.check(tower(middle=(0.02, 0.0, 0.0), top=(-0.02, 0.0, 0.0))).success
+    off = task.check(tower(top=(0.0, 0.03, 0.0)))
+    assert not off.success and 'blue block is off' in off.detail
+    assert not task.check(tower(middle=(0.03, 0.0, 0.0), top=(-0.03, 0.0, 0.0))).success
+    assert not task.check(tower(held=('top_block',), grip=0.4)).success
+
+
+def buttons(latched=('red_button',), grip=1.0):
+    red = obj('red_button', (-0.1, 0.0, TABLE + 0.01))
+    blue = obj('blue_button', (0.1, 0.0, TABLE + 0.01))
+    w = world([red, blue], left=arm('left', grip))
+    return replace(w, latched=frozenset(latched))
+
+
+def test_press_button():
+    task = make_task('press_button')
+    assert task.check(buttons()).success
+    assert 'not pressed' in task.check(buttons(latched=())).detail
+    both = task.check(buttons(latched=('red_button', 'blue_button')))
+    assert not both.success and 'blue button was pressed' in both.detail
+    assert not task.check(buttons(grip=0.2)).success
+
+
+def pushed(cube_xy=(0.02, -0.03), grasped=False, lifted=0.0):
+    zone = obj('zone', (0.0, 0.1, TABLE + 0.0005), 0.07)
+    cube = obj('cube', (cube_xy[0], 0.1 + cube_xy[1], TABLE + 0.02 + lifted))
+    w = world([zone, cube])
+    return replace(w, grasped=frozenset({'cube'} if grasped else ()))
+
+
+def test_push_to_zone():
+    task = make_task('push_to_zone')
+    assert task.check(pushed()).success
+    outside = task.check(pushed(cube_xy=(0.0, 0.075)))
+    assert not outside.success and 'inside means within 7 cm' in outside.detail
+    assert 'was grasped' in task.check(pushed(grasped=True)).detail
+    assert not task.check(pushed(lifted=0.05)).success
+
+
+def sorted_world(blue_in='blue_bin', held=()):
+    bins = {'red_bin': (-0.1, 0.1), 'blue_bin': (0.1, 0.1)}
+    objects = [obj(name, (*xy, TABLE), 0.08) for name, xy in bins.items()]
+    for name, where, dx in (
+        ('red_block_1', 'red_bin', -0.02),
+        ('red_block_2', 'red_bin', 0.02),
+        ('blue_block', blue_in, 0.0),
+    ):
+        x, y = bins[where]
+        objects.append(obj(name, (x + dx, y, TABLE + 0.026)))
+    return world(objects, left=arm('left', 0.4 if held else 1.0, held))
+
+
+def test_sort_by_colour():
+    task = make_task('sort_by_colour')
+    assert task.check(sorted_world()).success
+    wrong = task.check(sorted_world(blue_in='red_bin'))
+    assert not wrong.success and 'blue_block: the blue_block is' in wrong.detail
+    assert not task.check(sorted_world(held=('red_block_1',))).success
+
+
+def dice(held='cube_3', z_above=0.12, also=None):
+    cubes = [obj(f'cube_{n}', (-0.1 * n, 0.0, TABLE + 0.025), 0.025) for n in (1, 2, 3)]
+    if held:
+        i = int(held[-1]) - 1
+        cubes[i] = obj(held, (-0.1, 0.0, TABLE + 0.025 + z_above), 0.025)
+    holding = tuple(h for h in (held, also) if h)
+    return world(cubes, left=arm('left', 0.5, holding))
+
+
+def test_pick_numbered():
+    task = make_task('pick_numbered')
+    assert task.check(dice()).success
+    assert 'is not held' in task.check(dice(held='cube_2')).detail
+    assert 'only 8.0 cm' in task.check(dice(z_above=0.08)).detail
+    assert 'wrong cube is held (cube_1)' in task.check(dice(also='cube_1')).detail
+    scene = task.scene(0, seed=0)
+    assert {o.label for o in scene} == {'white cube'} and sorted(o.marks for o in scene) == [
+        1,
+        2,
+        3,
+    ]

@@ -2,31 +2,41 @@
 # %% look at each white cube's top face with a wrist camera and count its dots
 import numpy as np
 
+# The tool pointing forward (+y) and 60 degrees down, jaws along x: the wrist camera then looks
+# at a cube 6 cm ahead of and 12 cm above the tool centre point.
+LOOK_QUAT = [0.6123724, -0.3535534, 0.3535534, 0.6123724]
+
 
 def count_dots(image):
-    """Dark blobs inside the brightest region (the cube's top face) of a wrist image."""
-    grey = image.astype(float).mean(axis=2)
-    white = grey > 170
-    rows, cols = np.nonzero(white)
-    if len(rows) < 50:
-        return 0
-    top, bottom, left, right = rows.min(), rows.max(), cols.min(), cols.max()
-    face = grey[top : bottom + 1, left : right + 1]
-    dark = face < 80
-    seen = np.zeros_like(dark)
+    """Dark blobs enclosed by the white top face of a cube in a wrist image."""
+    rgb = image.astype(int)
+    white = (rgb.min(axis=2) > 190) & (rgb.max(axis=2) - rgb.min(axis=2) < 25)
+    dark = rgb.max(axis=2) < 70
+    inside = np.zeros_like(dark)
+    for r in range(white.shape[0]):
+        cols = np.nonzero(white[r])[0]
+        if len(cols):
+            inside[r, cols.min() : cols.max() + 1] = True
+    for c in range(white.shape[1]):
+        rows = np.nonzero(white[:, c])[0]
+        column = np.zeros(white.shape[0], bool)
+        if len(rows):
+            column[rows.min() : rows.max() + 1] = True
+        inside[:, c] &= column
+    dots = dark & inside
+    seen = np.zeros_like(dots)
     blobs = 0
-    for r, c in zip(*np.nonzero(dark), strict=True):
+    for r, c in zip(*np.nonzero(dots), strict=True):
         if seen[r, c]:
             continue
         blobs += 1
-        stack = [(r, c)]
         seen[r, c] = True
+        stack = [(r, c)]
         while stack:
             y, x = stack.pop()
-            for dy, dx in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                v, u = y + dy, x + dx
-                inside = 0 <= v < dark.shape[0] and 0 <= u < dark.shape[1]
-                if inside and dark[v, u] and not seen[v, u]:
+            for v, u in ((y + 1, x), (y - 1, x), (y, x + 1), (y, x - 1)):
+                within = 0 <= v < dots.shape[0] and 0 <= u < dots.shape[1]
+                if within and dots[v, u] and not seen[v, u]:
                     seen[v, u] = True
                     stack.append((v, u))
     return blobs
@@ -36,7 +46,7 @@ cubes = locate('white cube')
 dots = {}
 for cube in cubes:
     arm = 'left' if cube.position[0] < 0.05 else 'right'
-    move_eef(cube.position + [0.0, 0.0, 0.16], quat=[0.5, -0.5, 0.5, 0.5], arm=arm)
+    move_eef(cube.position + [0.0, -0.06, 0.12], quat=LOOK_QUAT, arm=arm)
     dots[cube.id] = count_dots(look(f'cam_{arm}_wrist'))
 print('dots per cube:', dots)
 wanted = [c for c in cubes if dots[c.id] == 3]
