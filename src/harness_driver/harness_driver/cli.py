@@ -1,6 +1,7 @@
 """The `harness` command.
 
 harness run TASK [--layout N] [--seed S] [--model NAME] [--out DIR]   one episode with a model
+harness bench [--tasks T ...] [--layouts N] [--model NAME] [--out DIR]  the task suite
 harness program TASK FILE [--layout N] [--seed S] [--out DIR]         a program, no model
 harness serve [--ros-args ...]                                        the worker alone
 harness smoke                                                         check the ROS set-up
@@ -108,6 +109,52 @@ def _run(args: argparse.Namespace) -> int:
     if s['status'] == 'interrupted':
         return 130
     return 1 if s['status'] == 'error' else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from harness_bench.tasks import TASKS
+
+    from harness_driver.bench import BenchEpisode, default_jobs, run_bench
+    from harness_driver.config import ConfigError, load_config, with_overrides
+    from harness_driver.run import UsageError, prepare
+
+    tasks = args.tasks or list(TASKS)
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        return _fail(f'unknown task {unknown[0]!r}; known tasks: {", ".join(sorted(TASKS))}')
+    try:
+        config_file = _config_path(args)
+        config = with_overrides(load_config(config_file), model=args.model)
+        for task in tasks:  # every check that needs no graph, before the first episode
+            if args.layouts > TASKS[task].layouts:
+                raise UsageError(
+                    f'{task} has {TASKS[task].layouts} layouts, fewer than --layouts {args.layouts}'
+                )
+            prepare(config, task, 0, args.seed)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    episodes = [
+        BenchEpisode(task, layout, args.seed) for task in tasks for layout in range(args.layouts)
+    ]
+    jobs = args.jobs or default_jobs()
+    out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{config.model}'
+    _say(
+        f'{len(episodes)} episodes ({len(tasks)} tasks x {args.layouts} layouts), model '
+        f'{config.model}, {jobs} at a time; each in its own process and ROS domain'
+    )
+    tables = run_bench(
+        episodes,
+        config.model,
+        out,
+        config_file,
+        jobs,
+        lambda m: _say(m),
+    )
+    from harness_driver.bench_table import markdown
+
+    print(markdown(tables))
+    _say(f'tables: {out / "bench.md"} and {out / "bench.json"}')
+    return 0
 
 
 def _program(args: argparse.Namespace) -> int:
@@ -265,6 +312,27 @@ def build_parser() -> argparse.ArgumentParser:
         '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
     )
     run.set_defaults(func=_run)
+
+    bench = sub.add_parser(
+        'bench',
+        help='run the task suite and write result tables',
+        description='Run episodes of every task (or --tasks) on its first --layouts layouts, '
+        'in parallel where the machine allows (each episode is its own `harness run` process in '
+        'its own ROS domain), then write per-task and overall tables (success rate, score, '
+        'model calls, decisions by reason, tokens, cost, env steps; wall time separately) as '
+        'Markdown and JSON under --out.',
+    )
+    bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
+    bench.add_argument(
+        '--layouts', type=_positive_int, default=3, help='layouts per task (default 3)'
+    )
+    bench.add_argument('--seed', type=int, default=0, help='seed of every episode (default 0)')
+    bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
+    bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
+    bench.add_argument(
+        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+    )
+    bench.set_defaults(func=_bench)
 
     program = sub.add_parser(
         'program',

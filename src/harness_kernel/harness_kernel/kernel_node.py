@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import rclpy
+from rclpy.utilities import get_default_context
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point, Quaternion, Vector3
 from harness_reactive.stage import ProgramStage, ReactiveResult
@@ -411,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     node = KernelNode(main_thread, log)
     executor = MultiThreadedExecutor(num_threads=4)
     executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
     os.chdir(workspace)
     if not args.no_isolation:
         from harness_kernel.isolation import IsolationError, isolate
@@ -446,8 +448,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        executor.shutdown()
+        # Leave the graph in order: executor, its thread, the node, the context (whose
+        # destruction says goodbye to the other participants). Left to the interpreter's
+        # teardown, a still-waiting executor thread aborted the process ("terminate called
+        # without an active exception") before the goodbye, and the others kept seeing its
+        # run_cell server for the DDS lease time, ~20 s.
+        executor.shutdown(timeout_sec=5)
+        spinner.join(timeout=5)
+        node.destroy_node()
         rclpy.try_shutdown()
+        get_default_context().destroy()
     return 0
 
 

@@ -1,0 +1,121 @@
+"""The bench's tables: per task and overall, from the episodes' summary.json files.
+
+The results table holds only what a deterministic simulation repeats exactly (success, score,
+calls, decisions, tokens, cost, env steps); wall times go to a separate timing table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness_driver.episode import REASONS
+
+RESULT_COLUMNS = (
+    'episodes',
+    'success_rate',
+    'score',
+    'model_calls',
+    'decisions',
+    'input_tokens',
+    'output_tokens',
+    'cost_usd',
+    'env_steps',
+)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _row(episodes: list[dict]) -> dict:
+    outcomes = [e.get('outcome') or {} for e in episodes]
+    decisions = {r: sum((e.get('decisions') or {}).get(r, 0) for e in episodes) for r in REASONS}
+    costs = [e.get('cost_usd') for e in episodes]
+    return {
+        'episodes': len(episodes),
+        'success_rate': round(_mean([float(bool(o.get('success'))) for o in outcomes]), 3),
+        'score': round(_mean([float(o.get('score') or 0.0) for o in outcomes]), 3),
+        'model_calls': round(_mean([e.get('model_calls', 0) for e in episodes]), 2),
+        'decisions': {r: n for r, n in decisions.items() if n},
+        'input_tokens': sum((e.get('tokens') or {}).get('input', 0) for e in episodes),
+        'output_tokens': sum((e.get('tokens') or {}).get('output', 0) for e in episodes),
+        'cost_usd': None if any(c is None for c in costs) else round(sum(costs), 6),
+        'env_steps': round(_mean([e.get('env_steps') or 0 for e in episodes]), 1),
+    }
+
+
+def _timing(episodes: list[dict]) -> dict:
+    walls = [e.get('wall_seconds', 0.0) for e in episodes]
+    return {
+        'wall_seconds_mean': round(_mean(walls), 2),
+        'wall_seconds_max': round(max(walls, default=0.0), 2),
+    }
+
+
+def bench_tables(summaries: Iterable[dict]) -> dict:
+    """{'model', 'tasks': {task: row}, 'overall': row, 'episodes': [...], 'timing': {...}}."""
+    summaries = list(summaries)
+    by_task: dict[str, list[dict]] = {}
+    for s in summaries:
+        by_task.setdefault(s['task'], []).append(s)
+    models = sorted({str(s.get('model')) for s in summaries})
+    return {
+        'model': ', '.join(models),
+        'baseline': any(s.get('baseline') for s in summaries),
+        'tasks': {task: _row(eps) for task, eps in by_task.items()},
+        'overall': _row(summaries),
+        'episodes': [
+            {
+                'task': s['task'],
+                'layout': s['layout'],
+                'seed': s.get('seed'),
+                'status': s.get('status'),
+                'success': bool((s.get('outcome') or {}).get('success')),
+                'score': (s.get('outcome') or {}).get('score'),
+                'detail': (s.get('outcome') or {}).get('detail') or s.get('detail', ''),
+                'model_calls': s.get('model_calls'),
+                'env_steps': s.get('env_steps'),
+            }
+            for s in summaries
+        ],
+        'timing': {
+            'tasks': {task: _timing(eps) for task, eps in by_task.items()},
+            'overall': _timing(summaries),
+        },
+    }
+
+
+def _cell(value) -> str:
+    if isinstance(value, dict):
+        return ', '.join(f'{k} {v}' for k, v in value.items()) or '-'
+    if value is None:
+        return 'n/a'
+    return str(value)
+
+
+def markdown(tables: dict) -> str:
+    """The tables as Markdown: results per task and overall, episodes, timing."""
+    title = f'# Bench: model {tables["model"]}'
+    if tables['baseline']:
+        title += ' (scripted baseline: reference programs, no model)'
+    header = '| task | ' + ' | '.join(c.replace('_', ' ') for c in RESULT_COLUMNS) + ' |'
+    lines = [title, '', header, '|' + '---|' * (len(RESULT_COLUMNS) + 1)]
+    rows = list(tables['tasks'].items()) + [('**overall**', tables['overall'])]
+    for task, row in rows:
+        lines.append(f'| {task} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |')
+    lines += ['', '| task | layout | status | success | score | calls | env steps | detail |']
+    lines.append('|---|---|---|---|---|---|---|---|')
+    for e in tables['episodes']:
+        lines.append(
+            f'| {e["task"]} | {e["layout"]} | {e["status"]} | {"yes" if e["success"] else "no"} '
+            f'| {_cell(e["score"])} | {_cell(e["model_calls"])} | {_cell(e["env_steps"])} '
+            f'| {e["detail"]} |'
+        )
+    lines += ['', '## Timing (wall clock; varies from run to run)', '']
+    lines += ['| task | wall s mean | wall s max |', '|---|---|---|']
+    timing = list(tables['timing']['tasks'].items()) + [
+        ('**overall**', tables['timing']['overall'])
+    ]
+    for task, t in timing:
+        lines.append(f'| {task} | {t["wall_seconds_mean"]} | {t["wall_seconds_max"]} |')
+    return '\n'.join(lines) + '\n'
