@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import rclpy
-from rclpy.utilities import get_default_context
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point, Quaternion, Vector3
 from harness_reactive.stage import ProgramStage, ReactiveResult
@@ -34,6 +33,7 @@ from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.utilities import get_default_context
 from sensor_msgs.msg import Image
 
 from harness_kernel.api import ProgramApi
