@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[3]
         (['run', 'lift_cubes'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
         (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2, not 3'),
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
+        (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
+        (['bench', '--layouts', '4'], 'has 3 layouts, fewer than --layouts 4'),
         (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 )
 def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
     monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
-    if argv[0] == 'run':
+    if argv[0] in ('run', 'bench'):
         monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""Integration: every task's reference program completes it on its first three layouts, run as
-one program (real worker, skill server and kernel process; outcome read with the token), and the
-contact skills' events and measurements."""
+"""Integration: every task's reference program completes it, run as one program (real worker,
+skill server and kernel process; outcome read with the token), and the contact skills' events
+and measurements."""
 
 import pytest
 from harness_bench.reference import reference_path
@@ -33,8 +33,9 @@ def station(tmp_path_factory):
         yield episode
 
 
-@pytest.mark.parametrize('task', sorted(TASKS))
-@pytest.mark.parametrize('layout', [0, 1, 2])
+# One layout per task, rotating through the first three (`harness bench` runs all of them; the
+# note of the bench issue has the table): the suite stays under ten minutes on two cores.
+@pytest.mark.parametrize('task,layout', [(task, i % 3) for i, task in enumerate(sorted(TASKS))])
 def test_the_reference_program_completes_the_task(station, task, layout):
     cell, outcome = station(task, layout, reference_path(task).read_text())
     assert cell.status == 'finished', cell.output + cell.traceback + cell.event.detail

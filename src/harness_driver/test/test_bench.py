@@ -1,0 +1,89 @@
+"""The bench: tables from summaries (unit), and `harness bench` run twice gives the same
+results table (deterministic simulation; wall times are kept apart)."""
+
+import json
+import os
+from pathlib import Path
+
+from harness_driver.bench_table import bench_tables, markdown
+from harness_driver.cli import main
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def summary(task, layout, success, calls=2, cost=0.01, wall=3.0, decisions=None):
+    return {
+        'task': task,
+        'layout': layout,
+        'seed': 0,
+        'model': 'claude-sonnet-5-5',
+        'baseline': False,
+        'status': 'finished',
+        'model_calls': calls,
+        'decisions': decisions or {'start': 1, 'program_end': calls - 1},
+        'tokens': {'input': 1000, 'output': 100},
+        'cost_usd': cost,
+        'env_steps': 200 + layout,
+        'outcome': {'success': success, 'score': 1.0 if success else 0.25, 'detail': 'why'},
+        'wall_seconds': wall,
+    }
+
+
+def test_tables_per_task_and_overall():
+    tables = bench_tables(
+        [
+            summary('a', 0, True),
+            summary('a', 1, False, calls=4, decisions={'start': 1, 'escalation': 3}),
+            summary('b', 0, True, cost=None, wall=9.0),
+        ]
+    )
+    a, overall = tables['tasks']['a'], tables['overall']
+    assert a['episodes'] == 2 and a['success_rate'] == 0.5 and a['score'] == 0.625
+    assert a['model_calls'] == 3.0 and a['decisions'] == {
+        'start': 2,
+        'program_end': 1,
+        'escalation': 3,
+    }
+    assert a['input_tokens'] == 2000 and a['cost_usd'] == 0.02
+    assert overall['episodes'] == 3 and overall['cost_usd'] is None  # b's model has no price
+    assert tables['timing']['tasks']['b']['wall_seconds_mean'] == 9.0
+    text = markdown(tables)
+    assert '| a | 2 | 0.5 | 0.625 | 3.0 | start 2, escalation 3, program_end 1 |' in text
+    assert '| **overall** | 3 |' in text and '## Timing' in text
+
+
+def bench_once(tmp_path, name):
+    out = tmp_path / name
+    code = main(
+        [
+            '--config',
+            str(ROOT / 'config' / 'harness.yaml'),
+            'bench',
+            '--tasks',
+            'lift_cube',
+            'press_button',
+            '--layouts',
+            '1',
+            '--jobs',
+            '2',
+            '--out',
+            str(out),
+        ]
+    )
+    assert code == 0
+    (folder,) = out.iterdir()
+    assert (folder / 'bench.md').is_file()
+    return json.loads((folder / 'bench.json').read_text())
+
+
+def test_the_same_bench_twice_gives_the_same_table(tmp_path, capsys):
+    first, second = bench_once(tmp_path, 'first'), bench_once(tmp_path, 'second')
+    out = capsys.readouterr().out
+    assert '2/2' in out and '| lift_cube | 1 | 1.0 | 1.0 |' in out
+    for tables in (first, second):
+        assert tables['overall']['success_rate'] == 1.0, tables['episodes']
+        assert tables['baseline'] and tables['model'] == 'scripted'
+    results = [{k: v for k, v in t.items() if k != 'timing'} for t in (first, second)]
+    assert results[0] == results[1]
+    assert [e['task'] for e in first['episodes']] == ['lift_cube', 'press_button']
