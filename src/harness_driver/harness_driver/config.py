@@ -32,6 +32,7 @@ class DriverConfig:
     prompts: str = ''
     price_table: str = ''
     api: str = 'all'
+    record_bag: bool = True
     cell_timeout_seconds: float = 120.0  # from the kernel's section
 
     @property
@@ -42,6 +43,15 @@ class DriverConfig:
     def api_names(self) -> list[str] | None:
         names = [n.strip() for n in self.api.split(',') if n.strip()]
         return None if names in ([], ['all']) else names
+
+
+def _read_yaml(path: Path, what: str):
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f'{what} {path} does not exist') from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
 
 
 def _section(doc: dict, node: str, path: Path) -> dict:
@@ -78,12 +88,7 @@ def load_config(path: Path | None) -> DriverConfig:
     if path is None:
         return DriverConfig()
     path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f'config file {path} does not exist') from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+    doc = _read_yaml(path, 'config file')
     if not isinstance(doc, dict):
         raise ConfigError(f'{path}: expected a mapping of node names')
     params = _section(doc, 'driver', path)
@@ -133,12 +138,7 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     if not path:
         return {}
     path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(f'price table {path} does not exist') from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+    doc = _read_yaml(path, 'price table')
     table = doc.get('prices_usd_per_million_tokens') if isinstance(doc, dict) else None
     if not isinstance(table, dict):
         raise ConfigError(f'{path}: needs a prices_usd_per_million_tokens mapping')

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from harness_bench.task import Outcome
+
 from harness_driver.budgets import Budgets
 from harness_driver.config import DriverConfig
 from harness_driver.history import History, TurnImage
@@ -20,7 +22,6 @@ from harness_driver.records import (
     CellReport,
     EpisodeStart,
     ObjectReading,
-    OutcomeReading,
     RobotReading,
     VerdictReading,
 )
@@ -48,7 +49,7 @@ class Station(Protocol):
 
     def stop_kernel(self) -> None: ...
 
-    def outcome(self) -> OutcomeReading: ...
+    def outcome(self) -> Outcome: ...
 
     def serve_verify(self, verify: Callable[[str], VerdictReading]) -> None: ...
 
@@ -151,7 +152,7 @@ class Episode:
         self.spec = spec
         self.started = time.monotonic()
         status, detail, finish_summary, setup_error = 'error', '', '', False
-        outcome: OutcomeReading | None = None
+        outcome: Outcome | None = None
         try:
             status, finish_summary = self._loop(spec)
         except ModelError as exc:
@@ -399,7 +400,7 @@ class Episode:
         status: str,
         detail: str,
         finish_summary: str,
-        outcome: OutcomeReading | None,
+        outcome: Outcome | None,
     ) -> dict:
         u = self.budgets.usage
         try:

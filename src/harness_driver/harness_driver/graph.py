@@ -4,15 +4,23 @@ verifier and reads the outcome with the token. Implements the episode's `Station
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness_bench.task import Outcome as TaskOutcome
 from harness_kernel.kernel_process import KernelProcess
 from harness_skills.perception import rotation_from_quat
 from harness_skills.station_graph import StationGraph, wait_future
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
 
+from harness_driver.bag import BagRecorder
 from harness_driver.records import (
     ArmReading,
     CameraImage,
@@ -20,7 +28,6 @@ from harness_driver.records import (
     EpisodeStart,
     ExecutionSummary,
     ObjectReading,
-    OutcomeReading,
     RobotReading,
     VerdictReading,
 )
@@ -150,11 +157,30 @@ class EpisodeGraph(StationGraph):
             self.kernel.stop()
             self.kernel = None
 
-    def outcome(self) -> OutcomeReading:
+    def outcome(self) -> TaskOutcome:
         r = wait_future(self._outcome.call_async(Outcome.Request(token=self.token)), 30)
         if not r.accepted:
             raise GraphError(r.message)
-        return OutcomeReading(bool(r.success), float(r.score), r.detail)
+        return TaskOutcome(bool(r.success), float(r.score), r.detail)
+
+    def record(self, bag: BagRecorder) -> None:
+        """Write the recorded topics to `bag` as they arrive (raw CDR, receive time stamps, as
+        `ros2 bag record` does). Subscribing makes the worker publish /joint_states and /tf."""
+        types = {'/joint_states': JointState, '/tf': TFMessage, '/clock': Clock}
+        types['/robot_description'] = String
+        for topic, kind in types.items():
+            if topic not in bag.topics:
+                continue
+            qos = QoSProfile(depth=200)
+            if topic == '/robot_description':
+                qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.client.create_subscription(
+                kind,
+                topic,
+                lambda data, topic=topic: bag.write(topic, data, time.time_ns()),
+                qos,
+                raw=True,
+            )
 
     def serve_verify(self, verify: Callable[[str], VerdictReading]) -> None:
         self._verify = verify

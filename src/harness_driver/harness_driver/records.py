@@ -83,13 +83,6 @@ class EpisodeStart:
 
 
 @dataclass(frozen=True)
-class OutcomeReading:
-    success: bool
-    score: float
-    detail: str
-
-
-@dataclass(frozen=True)
 class VerdictReading:
     answered: bool
     yes: bool

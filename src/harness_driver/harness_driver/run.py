@@ -12,6 +12,7 @@ from pathlib import Path
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
 
+from harness_driver.bag import BagRecorder
 from harness_driver.budgets import Budgets
 from harness_driver.config import ConfigError, DriverConfig, load_prices
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
@@ -119,6 +120,9 @@ def run_episode(
     try:
         with EpisodeGraph(config_file) as graph:
             episode.station = graph
+            if config.record_bag:
+                run.bag = BagRecorder(run.bag_path)
+                graph.record(run.bag)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
             return episode.run(spec)

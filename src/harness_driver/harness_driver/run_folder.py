@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,11 @@ class RunFolder:
         (self.path / 'images').mkdir(parents=True, exist_ok=True)
         self._events = open(self.path / 'events.jsonl', 'a', buffering=1)  # noqa: SIM115
         self._images = 0
+        self.bag = None  # a BagRecorder once the graph records; events go there too
+
+    @property
+    def bag_path(self) -> Path:
+        return self.path / 'bag'
 
     @property
     def kernel_log(self) -> Path:
@@ -35,7 +41,10 @@ class RunFolder:
         return self.path / 'workspace'
 
     def event(self, record: dict) -> None:
-        self._events.write(json.dumps(record, default=_default) + '\n')
+        line = json.dumps(record, default=_default)
+        self._events.write(line + '\n')
+        if self.bag is not None:
+            self.bag.write_text('/harness/events', line, time.time_ns())
 
     def image(self, name: str, data: bytes) -> str:
         """Save a PNG sent to the model; returns its path relative to the folder."""
@@ -50,3 +59,5 @@ class RunFolder:
 
     def close(self) -> None:
         self._events.close()
+        if self.bag is not None:
+            self.bag.close()

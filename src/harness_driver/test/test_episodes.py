@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from harness_driver.cli import main
 from messages_server import MessagesServer, Scripted
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]
@@ -175,13 +177,30 @@ def test_verify_from_a_reply_and_from_a_program(tmp_path, monkeypatch):
     assert 'verdict False it looks orange to me.' in cell['output']
 
 
-def test_the_scripted_baseline_lifts_the_cube(tmp_path, monkeypatch):
-    code, summary, events, _ = episode(tmp_path, monkeypatch, None, model='scripted')
+def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, monkeypatch):
+    code, summary, events, folder = episode(tmp_path, monkeypatch, None, model='scripted')
     assert code == 0 and summary['status'] == 'finished', summary
     assert summary['outcome']['success'] and summary['baseline'] is True
     assert 'scripted baseline' in summary['strategy']
     assert summary['decisions'] == decisions(start=1, program_end=1)
     assert [c['status'] for c in of_type(events, 'cell')] == ['ok', 'finished']
+    # The rosbag2: one /joint_states per tick (and the reset's), the driver's events as JSON.
+    store = get_typestore(Stores.ROS2_KILTED)
+    with Reader(folder / 'bag') as bag:
+        counts = {c.topic: c.msgcount for c in bag.connections}
+        assert counts['/joint_states'] >= summary['env_steps'] and counts['/tf'] > 0
+        texts = [
+            store.deserialize_cdr(raw, c.msgtype).data
+            for c, _, raw in bag.messages()
+            if c.topic == '/harness/events'
+        ]
+        states = [
+            store.deserialize_cdr(raw, c.msgtype)
+            for c, _, raw in bag.messages()
+            if c.topic == '/joint_states'
+        ]
+    assert [json.loads(t)['type'] for t in texts][-1] == 'end'
+    assert 'left_joint1' in states[-1].name and len(states[-1].position) == len(states[-1].name)
 
 
 def test_an_unreachable_model_server_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):

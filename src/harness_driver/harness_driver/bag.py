@@ -1,0 +1,57 @@
+"""The episode's rosbag2: serialized messages written to an MCAP bag that `ros2 bag play`
+replays. Pure: the graph hands over CDR bytes (raw subscriptions), nothing here imports rclpy."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+# What every episode records: the robot's motion, the simulated clock and the driver's own
+# events (JSON in std_msgs/String: model requests, cells, verdicts, the end). Camera images are
+# left out: at 25 Hz they would make a bag of hundreds of MB.
+TOPICS = {
+    '/joint_states': 'sensor_msgs/msg/JointState',
+    '/tf': 'tf2_msgs/msg/TFMessage',
+    '/clock': 'rosgraph_msgs/msg/Clock',
+    '/robot_description': 'std_msgs/msg/String',
+    '/harness/events': 'std_msgs/msg/String',
+}
+
+
+class BagRecorder:
+    """Thread-safe: subscriptions of several executor threads write through one lock."""
+
+    def __init__(self, path: Path, topics: dict[str, str] | None = None) -> None:
+        self.path = Path(path)
+        self.topics = dict(topics or TOPICS)
+        self._lock = threading.Lock()
+        self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
+        self._writer.open()
+        store = self._store = get_typestore(Stores.ROS2_KILTED)
+        self._connections = {
+            topic: self._writer.add_connection(topic, msgtype, typestore=store)
+            for topic, msgtype in self.topics.items()
+        }
+        self.counts = dict.fromkeys(self.topics, 0)
+        self._closed = False
+
+    def write_text(self, topic: str, text: str, stamp_ns: int) -> None:
+        """A std_msgs/String message (the driver's events)."""
+        msg = self._store.types['std_msgs/msg/String'](data=text)
+        self.write(topic, bytes(self._store.serialize_cdr(msg, 'std_msgs/msg/String')), stamp_ns)
+
+    def write(self, topic: str, data: bytes, stamp_ns: int) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._writer.write(self._connections[topic], stamp_ns, data)
+            self.counts[topic] += 1
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
