@@ -4,7 +4,9 @@ Runs scripted-baseline episodes (`harness run TASK --model scripted`, the real g
 skill server, kernel process, driver) and prints JSON: wall seconds per phase (graph start,
 episode start-up, model, cells, verify, wrap-up, outcome) and, for every model request, its
 reason, characters of text, number of images and PNG bytes. The scripted model answers at once,
-so `model` is ~0 here: with Claude add its latency per call.
+so `model` is ~0 here: with Claude add its latency per call. Each task runs twice, without and
+with the rosbag2 recording, and `bag_cost_ratio` is their wall-time ratio (same run, same
+machine).
 
     python bench/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
 """
@@ -29,12 +31,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault('MUJOCO_GL', 'egl')
     config_file = ROOT / 'config' / 'harness.yaml'
-    config = with_overrides(load_config(config_file), model='scripted')
     episodes = []
     with tempfile.TemporaryDirectory() as out:
-        for task in args.tasks:
+        for task, record_bag in ((t, b) for t in args.tasks for b in (False, True)):
+            config = with_overrides(
+                load_config(config_file), model='scripted', record_bag=record_bag
+            )
             prepared = prepare(config, task, args.layout, 0)
-            folder = Path(out) / task
+            folder = Path(out) / f'{task}-{record_bag}'
             started = time.monotonic()
             result = run_episode(config, config_file, prepared, folder, log=lambda _m: None)
             total = time.monotonic() - started
@@ -50,6 +54,7 @@ def main() -> None:
                 {
                     'task': task,
                     'layout': args.layout,
+                    'record_bag': record_bag,
                     'status': s['status'],
                     'success': (s.get('outcome') or {}).get('success'),
                     'env_steps': s['env_steps'],
@@ -60,7 +65,27 @@ def main() -> None:
                     'requests': requests,
                 }
             )
-    print(json.dumps({'benchmark': 'episode', 'model': 'scripted', 'episodes': episodes}, indent=2))
+    ratios = {
+        task: round(
+            next(e['wall_seconds'] for e in episodes if e['task'] == task and e['record_bag'])
+            / next(
+                e['wall_seconds'] for e in episodes if e['task'] == task and not e['record_bag']
+            ),
+            2,
+        )
+        for task in args.tasks
+    }
+    print(
+        json.dumps(
+            {
+                'benchmark': 'episode',
+                'model': 'scripted',
+                'bag_cost_ratio': ratios,
+                'episodes': episodes,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == '__main__':

@@ -1,5 +1,6 @@
 """The episode's rosbag2: serialized messages written to an MCAP bag that `ros2 bag play`
-replays. Pure: the graph hands over CDR bytes (raw subscriptions), nothing here imports rclpy."""
+replays. Pure: the recorder node hands over CDR bytes (raw subscriptions); nothing here
+imports rclpy."""
 
 from __future__ import annotations
 
@@ -30,18 +31,13 @@ class BagRecorder:
         self._lock = threading.Lock()
         self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
-        store = self._store = get_typestore(Stores.ROS2_KILTED)
+        store = get_typestore(Stores.ROS2_KILTED)
         self._connections = {
             topic: self._writer.add_connection(topic, msgtype, typestore=store)
             for topic, msgtype in self.topics.items()
         }
         self.counts = dict.fromkeys(self.topics, 0)
         self._closed = False
-
-    def write_text(self, topic: str, text: str, stamp_ns: int) -> None:
-        """A std_msgs/String message (the driver's events)."""
-        msg = self._store.types['std_msgs/msg/String'](data=text)
-        self.write(topic, bytes(self._store.serialize_cdr(msg, 'std_msgs/msg/String')), stamp_ns)
 
     def write(self, topic: str, data: bytes, stamp_ns: int) -> None:
         with self._lock:

@@ -145,6 +145,7 @@ class Episode:
         self.events_handled = 0
         self.events_escalated = 0
         self.started = self.loop_started = time.monotonic()
+        self.extra: dict = {}  # more summary fields from whoever runs the episode
 
     # The loop ----------------------------------------------------------------------------
 
@@ -435,6 +436,7 @@ class Episode:
             else {'success': outcome.success, 'score': outcome.score, 'detail': outcome.detail},
             'wall_seconds': round(time.monotonic() - self.started, 2),
             'phases_seconds': {k: round(v, 3) for k, v in self.phases.seconds.items()},
+            **self.extra,
         }
 
 

@@ -4,6 +4,9 @@ verifier and reads the outcome with the token. Implements the episode's `Station
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,13 +17,8 @@ from harness_kernel.kernel_process import KernelProcess
 from harness_skills.perception import rotation_from_quat
 from harness_skills.station_graph import StationGraph, wait_future
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.qos import DurabilityPolicy, QoSProfile
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from tf2_msgs.msg import TFMessage
 
-from harness_driver.bag import BagRecorder
 from harness_driver.records import (
     ArmReading,
     CameraImage,
@@ -82,6 +80,7 @@ class EpisodeGraph(StationGraph):
         super().__init__('driver')
         self.config = config
         self.kernel: KernelProcess | None = None
+        self.recorder: subprocess.Popen | None = None
         self._verify: Callable[[str], VerdictReading] | None = None
 
     def __enter__(self) -> EpisodeGraph:
@@ -96,6 +95,7 @@ class EpisodeGraph(StationGraph):
         self.client.create_service(
             Verify, '/driver/verify', self._serve_verify, callback_group=group
         )
+        self._events = self.client.create_publisher(String, '/harness/events', 500)
         return self
 
     # Station ------------------------------------------------------------------------------
@@ -163,24 +163,39 @@ class EpisodeGraph(StationGraph):
             raise GraphError(r.message)
         return TaskOutcome(bool(r.success), float(r.score), r.detail)
 
-    def record(self, bag: BagRecorder) -> None:
-        """Write the recorded topics to `bag` as they arrive (raw CDR, receive time stamps, as
-        `ros2 bag record` does). Subscribing makes the worker publish /joint_states and /tf."""
-        types = {'/joint_states': JointState, '/tf': TFMessage, '/clock': Clock}
-        types['/robot_description'] = String
-        for topic, kind in types.items():
-            if topic not in bag.topics:
-                continue
-            qos = QoSProfile(depth=200)
-            if topic == '/robot_description':
-                qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.client.create_subscription(
-                kind,
-                topic,
-                lambda data, topic=topic: bag.write(topic, data, time.time_ns()),
-                qos,
-                raw=True,
-            )
+    def start_recorder(self, bag: Path, timeout: float = 20.0) -> None:
+        """Start the recorder process (rosbag2 of the episode) and wait until it listens."""
+        command = [sys.executable, '-m', 'harness_driver.recorder_node', str(bag)]
+        self._recorder_out = open(bag.with_name('recorder.out'), 'w')  # noqa: SIM115
+        self.recorder = subprocess.Popen(
+            command,
+            env=dict(os.environ, ROS_DOMAIN_ID=str(self.domain_id)),
+            stdout=self._recorder_out,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while self._events.get_subscription_count() < 1:
+            if self.recorder.poll() is not None or time.monotonic() > deadline:
+                raise GraphError(
+                    f'the recorder did not start (see {bag.with_name("recorder.out")})'
+                )
+            time.sleep(0.02)
+
+    def publish_event(self, line: str) -> None:
+        """One line of events.jsonl on /harness/events (the recorder ends on the `end` event)."""
+        self._events.publish(String(data=line))
+
+    def stop_recorder(self, timeout: float = 15.0) -> None:
+        """Wait for the recorder to close the bag after the `end` event; stop it otherwise."""
+        if self.recorder is None:
+            return
+        try:
+            self.recorder.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.recorder.terminate()
+            self.recorder.wait(timeout=10)
+        self._recorder_out.close()
+        self.recorder = None
 
     def serve_verify(self, verify: Callable[[str], VerdictReading]) -> None:
         self._verify = verify
@@ -202,4 +217,7 @@ class EpisodeGraph(StationGraph):
 
     def __exit__(self, *exc) -> None:
         self.stop_kernel()
+        if self.recorder is not None:
+            self.recorder.terminate()
+            self.stop_recorder()
         super().__exit__(*exc)

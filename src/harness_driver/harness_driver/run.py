@@ -12,7 +12,6 @@ from pathlib import Path
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
 
-from harness_driver.bag import BagRecorder
 from harness_driver.budgets import Budgets
 from harness_driver.config import ConfigError, DriverConfig, load_prices
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
@@ -121,11 +120,18 @@ def run_episode(
         with EpisodeGraph(config_file) as graph:
             episode.station = graph
             if config.record_bag:
-                run.bag = BagRecorder(run.bag_path)
-                graph.record(run.bag)
+                try:
+                    graph.start_recorder(run.bag_path)
+                    run.publish = graph.publish_event
+                    episode.extra['bag'] = 'bag'
+                except GraphError as exc:  # an episode without a bag beats no episode
+                    log(f'warning: no rosbag for this episode: {exc}')
+                    episode.extra['bag_error'] = str(exc)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
-            return episode.run(spec)
+            result = episode.run(spec)
+            graph.stop_recorder()
+            return result
     except GraphError as exc:
         summary = {
             'task': spec.task,

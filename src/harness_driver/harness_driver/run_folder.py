@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ class RunFolder:
         (self.path / 'images').mkdir(parents=True, exist_ok=True)
         self._events = open(self.path / 'events.jsonl', 'a', buffering=1)  # noqa: SIM115
         self._images = 0
-        self.bag = None  # a BagRecorder once the graph records; events go there too
+        self.publish: Callable[[str], None] | None = None  # events also go out on ROS
 
     @property
     def bag_path(self) -> Path:
@@ -43,8 +43,8 @@ class RunFolder:
     def event(self, record: dict) -> None:
         line = json.dumps(record, default=_default)
         self._events.write(line + '\n')
-        if self.bag is not None:
-            self.bag.write_text('/harness/events', line, time.time_ns())
+        if self.publish is not None:
+            self.publish(line)
 
     def image(self, name: str, data: bytes) -> str:
         """Save a PNG sent to the model; returns its path relative to the folder."""
@@ -59,5 +59,3 @@ class RunFolder:
 
     def close(self) -> None:
         self._events.close()
-        if self.bag is not None:
-            self.bag.close()

@@ -185,6 +185,7 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
     assert summary['decisions'] == decisions(start=1, program_end=1)
     assert [c['status'] for c in of_type(events, 'cell')] == ['ok', 'finished']
     # The rosbag2: one /joint_states per tick (and the reset's), the driver's events as JSON.
+    assert summary['bag'] == 'bag' and 'bag_error' not in summary
     store = get_typestore(Stores.ROS2_KILTED)
     with Reader(folder / 'bag') as bag:
         counts = {c.topic: c.msgcount for c in bag.connections}
