@@ -57,6 +57,24 @@ class KernelProcess:
         )
         if not self.run_cell_client.wait_for_server(timeout_sec=timeout):
             raise RuntimeError(f'the kernel did not start (see {self.log.with_suffix(".out")})')
+        self._handshake(timeout)
+
+    def _handshake(self, timeout: float) -> None:
+        """Run empty cells until one round trip completes. The server can see this client's
+        goal before it has discovered the client's reply reader; it then drops the reply
+        ("failed to send response (timeout)") and the goal waits forever. After one answered
+        round trip both directions are matched."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal()), 2.0)
+                wait_future(handle.get_result_async(), 10.0)
+                return
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f'the kernel does not answer (see {self.log.with_suffix(".out")})'
+                    ) from None
 
     def run_cell(self, code: str, timeout: float = 900.0) -> RunCell.Result:
         handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal(code=code)), 30)
