@@ -94,6 +94,39 @@ class JointPathMotion(Motion):
         return None
 
 
+class BothArmsMotion(Motion):
+    """Two joint paths, one per arm, in one execution: done when both are; the first arm that
+    ends BLOCKED makes it BLOCKED."""
+
+    arm = 'both'
+
+    def __init__(self, left: JointPathMotion, right: JointPathMotion) -> None:
+        self.parts = (left, right)
+        self._done: dict[str, EventRecord] = {}
+
+    def start(self, obs: Observation, command: np.ndarray) -> None:
+        for part in self.parts:
+            part.start(obs, command)
+        self.default_seconds = max(p.default_seconds for p in self.parts)
+
+    def command(self, obs: Observation, command: np.ndarray) -> None:
+        for part in self.parts:
+            part.command(obs, command)
+
+    def finished(self, obs: Observation) -> EventRecord | None:
+        for part in self.parts:
+            if part.arm not in self._done:
+                event = part.finished(obs)
+                if event is not None:
+                    self._done[part.arm] = event
+        blocked = [e for e in self._done.values() if e.name == BLOCKED]
+        if blocked:
+            return blocked[0]
+        if len(self._done) == len(self.parts):
+            return EventRecord(COMPLETED, 'both arms reached their targets')
+        return None
+
+
 class GripperMotion(Motion):
     """Ramp grippers to a target opening, then wait for the fingers to stop."""
 

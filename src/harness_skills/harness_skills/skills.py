@@ -17,7 +17,12 @@ from harness_skills.execution import (
     ExecutionResult,
     Options,
 )
-from harness_skills.motions import ControllerMotion, GripperMotion, JointPathMotion
+from harness_skills.motions import (
+    BothArmsMotion,
+    ControllerMotion,
+    GripperMotion,
+    JointPathMotion,
+)
 
 LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
@@ -159,22 +164,16 @@ class Skills:
             self._check_arm(arm, allow_both=True)
         except ValueError as exc:
             return _error('home', arm, str(exc), obs.step, obs.time)
-        result = None
+        motions = []
         for a in [arm] if arm else list(ARMS):
             path = self.port.plan(a, np.zeros(6))
             if not path.ok:
                 return _error(
                     'home', a, f'no collision-free path home: {path.reason}', obs.step, obs.time
                 )
-            result = self.engine.run(
-                'home',
-                JointPathMotion(a, path.waypoints[1:] or [np.zeros(6)], self.port),
-                options,
-                **run,
-            )
-            if result.event.name != 'COMPLETED':
-                return result
-        return result
+            motions.append(JointPathMotion(a, path.waypoints[1:] or [np.zeros(6)], self.port))
+        motion = motions[0] if len(motions) == 1 else BothArmsMotion(*motions)
+        return self.engine.run('home', motion, options, **run)
 
     def run_controller(self, arm: str, hz: float, options: Options, **run) -> ExecutionResult:
         obs = self.port.observe_state()

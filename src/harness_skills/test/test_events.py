@@ -211,12 +211,15 @@ def test_episode_ended_at_the_step_limit(graph):
     assert graph.state().step == 40
 
 
-def test_home_after_moving(graph):
+def test_home_after_moving_both_arms_in_one_execution(graph):
     graph.reset()
     graph.run('move_joints', MoveJoints.Goal(arm='right', positions=[0.3, 0.4, 0.4, 0, 0, 0]))
+    graph.run('move_joints', MoveJoints.Goal(arm='left', positions=[-0.3, 0.5, 0.5, 0, 0, 0]))
     r = graph.run('home', Home.Goal())
     assert r.event.name == 'COMPLETED', r.event.detail
-    assert np.abs(np.array(graph.state().right.joints)).max() < 0.02
+    assert r.trace.arm == 'both' and 'both arms' in r.event.detail
+    state = graph.state()
+    assert np.abs(np.array([*state.left.joints, *state.right.joints])).max() < 0.02
 
 
 def test_cancel_stops_the_arm_holding_its_pose(graph):
