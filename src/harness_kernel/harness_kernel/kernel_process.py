@@ -67,7 +67,7 @@ class KernelProcess:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal()), 2.0)
+                handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal()), 0.3)
                 wait_future(handle.get_result_async(), 10.0)
                 return
             except TimeoutError:
