@@ -162,7 +162,7 @@ class Episode:
         except KeyboardInterrupt:
             status, detail = 'interrupted', 'interrupted by the user'
             self.log('interrupted')
-        except (RuntimeError, TimeoutError, OSError, ValueError) as exc:
+        except Exception as exc:  # whatever broke, the run folder is still completed
             detail = f'{type(exc).__name__}: {exc}'
             self.log(f'error: {detail}')
         try:
