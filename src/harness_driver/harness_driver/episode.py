@@ -180,10 +180,10 @@ class Episode:
 
     def _loop(self, spec: EpisodeSpec) -> tuple[str, str]:
         since = time.monotonic()
-        start = self.station.reset(spec.task, spec.layout, spec.seed)
-        self.log(f'instruction: {start.instruction}')
         self.station.serve_verify(lambda claim: self.verify(claim, 'program'))
         self.station.start_kernel(self.folder.workspace, self.folder.kernel_log)
+        start = self.station.reset(spec.task, spec.layout, spec.seed)
+        self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
         images = self._camera_images()
         self.history.start(

@@ -116,17 +116,12 @@ def run_episode(
         }
     )
     since = time.monotonic()
+    bag = run.bag_path if config.record_bag else None
     try:
-        with EpisodeGraph(config_file) as graph:
+        with EpisodeGraph(config_file, bag) as graph:
             episode.station = graph
-            if config.record_bag:
-                try:
-                    graph.start_recorder(run.bag_path)
-                    run.publish = graph.publish_event
-                    episode.extra['bag'] = 'bag'
-                except GraphError as exc:  # an episode without a bag beats no episode
-                    log(f'warning: no rosbag for this episode: {exc}')
-                    episode.extra['bag_error'] = str(exc)
+            graph.notes = episode.extra  # the recorder's outcome goes into the summary
+            run.publish = graph.publish_event
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
             result = episode.run(spec)
