@@ -1,4 +1,12 @@
-from harness_worker.ros_domain import FIRST_ID, LAST_ID, claim_domain_id
+import os
+
+from harness_worker.ros_domain import (
+    FIRST_ID,
+    LAST_ID,
+    PROFILE_VARIABLE,
+    claim_domain_id,
+    use_discovery_profile,
+)
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
@@ -23,3 +31,15 @@ def test_all_ids_in_use_is_a_clear_error(tmp_path):
         raise AssertionError('expected RuntimeError')
     for c in claims:
         c.release()
+
+
+def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
+    monkeypatch.delenv(PROFILE_VARIABLE, raising=False)
+    use_discovery_profile()
+    profile = os.environ[PROFILE_VARIABLE]
+    assert profile.endswith('fastdds_profile.xml')
+    with open(profile) as f:
+        assert 'leaseAnnouncement' in f.read()
+    monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')
+    use_discovery_profile()
+    assert os.environ[PROFILE_VARIABLE] == '/mine.xml'
