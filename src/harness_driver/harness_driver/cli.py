@@ -55,15 +55,8 @@ def _smoke(_args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_task(task: str, layout: int) -> str | None:
-    from harness_bench.tasks import TASKS
-
-    if task not in TASKS:
-        return f'unknown task {task!r}; known tasks: {", ".join(sorted(TASKS))}'
-    layouts = TASKS[task].layouts
-    if not 0 <= layout < layouts:
-        return f'{task} has layouts 0..{layouts - 1}, not {layout}'
-    return None
+def _outcome_line(success: bool, score: float, detail: str) -> str:
+    return f'outcome: {"SUCCESS" if success else "no success"} (score {score:.2f}): {detail}'
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -92,10 +85,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     result = run_episode(config, config_file, prepared, folder, _say)
     s = result.summary
-    outcome = s.get('outcome')
-    if outcome:
-        verdict = 'SUCCESS' if outcome['success'] else 'no success'
-        _say(f'outcome: {verdict} (score {outcome["score"]:.2f}): {outcome["detail"]}')
+    if s.get('outcome'):
+        _say(_outcome_line(**s['outcome']))
     decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
     _say(
         f'episode {s["status"]}'
@@ -119,18 +110,15 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_driver.run import UsageError, prepare
 
     tasks = args.tasks or list(TASKS)
-    unknown = [t for t in tasks if t not in TASKS]
-    if unknown:
-        return _fail(f'unknown task {unknown[0]!r}; known tasks: {", ".join(sorted(TASKS))}')
     try:
         config_file = _config_path(args)
         config = with_overrides(load_config(config_file), model=args.model)
         for task in tasks:  # every check that needs no graph, before the first episode
+            prepare(config, task, 0, args.seed)
             if args.layouts > TASKS[task].layouts:
                 raise UsageError(
                     f'{task} has {TASKS[task].layouts} layouts, fewer than --layouts {args.layouts}'
                 )
-            prepare(config, task, 0, args.seed)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     episodes = [
@@ -158,9 +146,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _program(args: argparse.Namespace) -> int:
-    problem = _check_task(args.task, args.layout)
-    if problem:
-        return _fail(problem)
+    from harness_driver.run import UsageError, check_task, run_folder_path
+
+    try:
+        check_task(args.task, args.layout)
+    except UsageError as exc:
+        return _fail(str(exc))
     program = Path(args.file)
     if not program.is_file():
         return _fail(f'program file {program} does not exist')
@@ -174,11 +165,11 @@ def _program(args: argparse.Namespace) -> int:
     except SyntaxError as exc:
         return _fail(f'{program}:{exc.lineno}: {exc.msg}')
 
+    from harness_driver.episode import cell_record
     from harness_driver.graph import EpisodeGraph, GraphError
     from harness_driver.run_folder import RunFolder
 
-    stamp = time.strftime('%Y%m%d-%H%M%S')
-    run = RunFolder(Path(args.out) / f'{stamp}-{args.task}-l{args.layout}-s{args.seed}-program')
+    run = RunFolder(run_folder_path(Path(args.out), args.task, args.layout, args.seed, 'program'))
     summary = {
         'task': args.task,
         'layout': args.layout,
@@ -199,21 +190,7 @@ def _program(args: argparse.Namespace) -> int:
             graph.start_kernel(run.workspace, run.kernel_log)
             _say(f'running {program}')
             cell = graph.run_cell(code)
-            run.event(
-                {
-                    'type': 'cell',
-                    'status': cell.status,
-                    'output': cell.output,
-                    'traceback': cell.traceback,
-                    'event': cell.event or None,
-                    'event_detail': cell.event_detail,
-                    'executions': [e.__dict__ for e in cell.executions],
-                    'scene': {
-                        'objects': [o.__dict__ for o in cell.objects],
-                        'holds': cell.holds,
-                    },
-                }
-            )
+            run.event(cell_record(cell, 1, code))
             if cell.output:
                 print(cell.output.rstrip())
             if cell.traceback:
@@ -228,10 +205,7 @@ def _program(args: argparse.Namespace) -> int:
                 env_steps=graph.robot().step,
                 outcome=asdict(outcome),
             )
-            _say(
-                f'outcome: {"SUCCESS" if outcome.success else "no success"} '
-                f'(score {outcome.score:.2f}): {outcome.detail}'
-            )
+            _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
     except (GraphError, TimeoutError) as exc:
         summary['detail'] = str(exc)
         print(f'[harness] error: {exc}', file=sys.stderr)

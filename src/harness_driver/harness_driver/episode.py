@@ -86,6 +86,29 @@ def wrap_up_program(holding: set[str]) -> str:
     )
 
 
+def cell_record(cell: CellReport, call: int, code: str) -> dict:
+    """A cell as one line of events.jsonl: its code, result, skill events and scene report."""
+    return {
+        'type': 'cell',
+        'call': call,
+        'code': code,
+        'status': cell.status,
+        'output': cell.output,
+        'traceback': cell.traceback,
+        'event': cell.event or None,
+        'event_detail': cell.event_detail,
+        'events_handled': cell.events_handled,
+        'restored': cell.restored,
+        'executions': [e.__dict__ for e in cell.executions],
+        'scene': {
+            'measured': cell.measured,
+            'objects': [o.__dict__ for o in cell.objects],
+            'holds': cell.holds,
+        },
+        'shown_images': [c for c, _ in cell.images],
+    }
+
+
 def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
     """Characters of text, number of images and bytes of PNG in one request."""
     chars, images, png_bytes = len(system), 0, 0
@@ -144,14 +167,13 @@ class Episode:
         self.holds: dict[str, str] = {}
         self.events_handled = 0
         self.events_escalated = 0
-        self.started = self.loop_started = time.monotonic()
         self.extra: dict = {}  # more summary fields from whoever runs the episode
 
     # The loop ----------------------------------------------------------------------------
 
     def run(self, spec: EpisodeSpec) -> EpisodeResult:
         self.spec = spec
-        self.started = time.monotonic()
+        self.started = self.loop_started = time.monotonic()
         status, detail, finish_summary, setup_error = 'error', '', '', False
         outcome: Outcome | None = None
         try:
@@ -185,7 +207,7 @@ class Episode:
         start = self.station.reset(spec.task, spec.layout, spec.seed)
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
-        images = self._camera_images()
+        images = self._camera_images(list(self.config.cameras))
         self.history.start(
             start_text(
                 start.instruction,
@@ -235,7 +257,7 @@ class Episode:
                 TurnImage(caption or 'shown by the program', png(rgb))
                 for caption, rgb in cell.images
             ]
-            images += self._camera_images()
+            images += self._camera_images(list(self.config.cameras))
             self.history.answer(
                 turn_text(
                     cell,
@@ -298,38 +320,18 @@ class Episode:
         if cell.measured:
             self.objects = cell.objects
         self.holds = cell.holds
-        self.folder.event(self._cell_record(cell, call, code))
+        self.folder.event(cell_record(cell, call, code))
         stopped = f', stopped by {cell.event}: {cell.event_detail}' if cell.event else ''
         self.log(f'cell {cell.status}: {len(cell.executions)} executions{stopped}')
         return cell
 
-    def _cell_record(self, cell: CellReport, call: int, code: str) -> dict:
-        return {
-            'type': 'cell',
-            'call': call,
-            'code': code,
-            'status': cell.status,
-            'output': cell.output,
-            'traceback': cell.traceback,
-            'event': cell.event or None,
-            'event_detail': cell.event_detail,
-            'events_handled': cell.events_handled,
-            'restored': cell.restored,
-            'executions': [e.__dict__ for e in cell.executions],
-            'scene': {
-                'measured': cell.measured,
-                'objects': [o.__dict__ for o in cell.objects],
-                'holds': cell.holds,
-            },
-            'shown_images': [c for c, _ in cell.images],
-        }
-
-    def _camera_images(self) -> list[TurnImage]:
-        if not self.config.cameras:
+    def _camera_images(self, cameras: list[str]) -> list[TurnImage]:
+        """Fresh views of `cameras` with the located objects outlined."""
+        if not cameras:
             return []
         return [
             TurnImage(f'{view.name} now', png(outlined(view, self.objects)))
-            for view in self.station.cameras(list(self.config.cameras))
+            for view in self.station.cameras(cameras)
         ]
 
     def verify(self, claim: str, source: str) -> VerdictReading:
@@ -359,11 +361,10 @@ class Episode:
             return VerdictReading(False, False, 'the scripted baseline has no verifier'), {}
         if self.budgets.stop_reason(time.monotonic() - self.loop_started) == 'cost_exhausted':
             return VerdictReading(False, False, 'the cost budget is spent'), {}
-        views = self.station.cameras(list(self.config.cameras) or ['cam_head'])
         history = History(keep_images=1, max_history_turns=0)
         history.start(
             f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
-            [TurnImage(f'{v.name} now', png(outlined(v, self.objects))) for v in views],
+            self._camera_images(list(self.config.cameras) or ['cam_head']),
         )
         messages, _ = history.messages()
         request = ModelRequest(self.prompts.verifier, messages, 200, Decision('verify', 0))
@@ -382,13 +383,13 @@ class Episode:
 
     def _wrap_up(self) -> None:
         since = time.monotonic()
-        holding = {arm for arm, obj in self.holds.items() if obj}
+        code = wrap_up_program({arm for arm, obj in self.holds.items() if obj})
         self.log('wrap-up: opening idle grippers, arms home')
         try:
-            cell = self.station.run_cell(wrap_up_program(holding), 120.0)
+            cell = self.station.run_cell(code, 120.0)
         finally:
             self.phases.add('wrap_up', since)
-        record = self._cell_record(cell, 0, wrap_up_program(holding))
+        record = cell_record(cell, 0, code)
         self.folder.event({**record, 'type': 'wrap_up'})
         if cell.status != 'ok':
             self.log(f'wrap-up {cell.status}: {cell.event_detail or cell.traceback}')

@@ -33,13 +33,18 @@ class Prepared:
     prompts: Prompts
 
 
-def prepare(config: DriverConfig, task: str, layout: int, seed: int) -> Prepared:
-    """Everything that can be checked before the graph starts; UsageError says what is wrong."""
+def check_task(task: str, layout: int) -> None:
+    """UsageError unless `task` exists and has `layout`."""
     if task not in TASKS:
         raise UsageError(f'unknown task {task!r}; known tasks: {", ".join(sorted(TASKS))}')
+    if not 0 <= layout < TASKS[task].layouts:
+        raise UsageError(f'{task} has layouts 0..{TASKS[task].layouts - 1}, not {layout}')
+
+
+def prepare(config: DriverConfig, task: str, layout: int, seed: int) -> Prepared:
+    """Everything that can be checked before the graph starts; UsageError says what is wrong."""
+    check_task(task, layout)
     t = TASKS[task]()
-    if not 0 <= layout < t.layouts:
-        raise UsageError(f'{task} has layouts 0..{t.layouts - 1}, not {layout}')
     try:
         prices = load_prices(config.price_table)
         budgets = Budgets(config, prices)
