@@ -46,9 +46,12 @@ def test_lift_cube_succeeds_with_the_token(emb, urdf):
     reset = worker.reset('lift_cube', 0, 0)
     assert 'red cube' in reset.instruction
     assert not worker.outcome(reset.token).success
+    assert worker.station.snapshot(worker.step).grasped == frozenset()
     lift(worker)
     outcome = worker.outcome(reset.token)
     assert outcome.success, outcome.detail
+    # Held by both fingers and raised: the episode remembers the cube as grasped.
+    assert worker.station.snapshot(worker.step).grasped == frozenset({'cube'})
 
 
 def test_tokens_guard_reset_and_outcome(emb, urdf):
