@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from harness_types import names
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -14,20 +15,21 @@ from rosbags.typesys import Stores, get_typestore
 # events (JSON in std_msgs/String: model requests, cells, verdicts, the end). Camera images are
 # left out: at 25 Hz they would make a bag of hundreds of MB.
 TOPICS = {
-    '/joint_states': 'sensor_msgs/msg/JointState',
-    '/tf': 'tf2_msgs/msg/TFMessage',
-    '/clock': 'rosgraph_msgs/msg/Clock',
-    '/robot_description': 'std_msgs/msg/String',
-    '/harness/events': 'std_msgs/msg/String',
+    names.JOINT_STATES: 'sensor_msgs/msg/JointState',
+    names.TF: 'tf2_msgs/msg/TFMessage',
+    names.CLOCK: 'rosgraph_msgs/msg/Clock',
+    names.ROBOT_DESCRIPTION: 'std_msgs/msg/String',
+    names.EVENTS: 'std_msgs/msg/String',
 }
 
 
 class BagRecorder:
-    """Thread-safe: subscriptions of several executor threads write through one lock."""
+    """Thread-safe: subscriptions of several executor threads write through one lock.
+    `topics` maps fully qualified topic names to message types."""
 
-    def __init__(self, path: Path, topics: dict[str, str] | None = None) -> None:
+    def __init__(self, path: Path, topics: dict[str, str]) -> None:
         self.path = Path(path)
-        self.topics = dict(topics or TOPICS)
+        self.topics = dict(topics)
         self._lock = threading.Lock()
         self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()

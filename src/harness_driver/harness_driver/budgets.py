@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from harness_driver.config import ConfigError, DriverConfig, Price
+from harness_types.config import ConfigError, DriverConfig
+
+from harness_driver.prices import Price
 
 
 @dataclass

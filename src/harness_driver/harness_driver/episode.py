@@ -11,47 +11,50 @@ from pathlib import Path
 from typing import Protocol
 
 from harness_bench.task import Outcome
+from harness_types.camera import CameraView
+from harness_types.cell import CellResult
+from harness_types.config import DriverConfig
+from harness_types.robot_state import RobotState
+from harness_types.scene import LocatedObject, Verdict
 
 from harness_driver.budgets import Budgets
-from harness_driver.config import DriverConfig
 from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
 from harness_driver.models import SCRIPTED, Decision, ModelClient, ModelError, ModelRequest
-from harness_driver.records import (
-    CameraImage,
-    CellReport,
-    EpisodeStart,
-    ObjectReading,
-    RobotReading,
-    VerdictReading,
-)
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
-HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
+
+
+@dataclass(frozen=True)
+class EpisodeStart:
+    instruction: str
+    description: str
 
 
 class Station(Protocol):
-    """The graph as the episode sees it (EpisodeGraph over ROS)."""
+    """The graph as the episode sees it (harness_bringup's EpisodeGraph over ROS)."""
 
     def reset(self, task: str, layout: int, seed: int) -> EpisodeStart: ...
 
-    def robot(self) -> RobotReading: ...
+    def robot(self) -> RobotState: ...
 
-    def cameras(self, names: list[str]) -> list[CameraImage]: ...
+    def cameras(self, names: list[str]) -> list[CameraView]: ...
 
     def start_kernel(self, workspace: Path, log: Path) -> None: ...
 
-    def run_cell(self, code: str, timeout: float) -> CellReport: ...
+    def run_cell(self, code: str, timeout: float) -> CellResult: ...
+
+    def wrap_up(self, timeout: float) -> CellResult: ...
 
     def stop_kernel(self) -> None: ...
 
     def outcome(self) -> Outcome: ...
 
-    def serve_verify(self, verify: Callable[[str], VerdictReading]) -> None: ...
+    def serve_verify(self, verify: Callable[[str], Verdict]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -74,20 +77,9 @@ class EpisodeResult:
     setup_error: bool = False  # the model could not be reached or refused the key
 
 
-def wrap_up_program(holding: set[str]) -> str:
-    """The cell the harness runs after finish: open every gripper that holds nothing (neither
-    a grip the skills recorded nor a measured grip force), then both arms home."""
-    return (
-        f'for _arm in ("left", "right"):\n'
-        f'    if _arm not in {sorted(holding)!r} and getattr(state(), _arm).grip_force < '
-        f'{HOLDING_FORCE_N}:\n'
-        f'        open_gripper(_arm)\n'
-        f'home()\n'
-    )
-
-
-def cell_record(cell: CellReport, call: int, code: str) -> dict:
+def cell_record(cell: CellResult, call: int, code: str) -> dict:
     """A cell as one line of events.jsonl: its code, result, skill events and scene report."""
+    stopped = cell.stopped_by
     return {
         'type': 'cell',
         'call': call,
@@ -95,17 +87,24 @@ def cell_record(cell: CellReport, call: int, code: str) -> dict:
         'status': cell.status,
         'output': cell.output,
         'traceback': cell.traceback,
-        'event': cell.event or None,
-        'event_detail': cell.event_detail,
+        'event': stopped.event if stopped else None,
+        'event_detail': stopped.detail if stopped else '',
         'events_handled': cell.events_handled,
         'restored': cell.restored,
-        'executions': [e.__dict__ for e in cell.executions],
+        'executions': [
+            {'skill': e.skill, 'arm': e.arm, 'event': e.event, 'detail': e.detail,
+             'ticks': len(e.trace)}
+            for e in cell.executions
+        ],
         'scene': {
-            'measured': cell.measured,
-            'objects': [o.__dict__ for o in cell.objects],
-            'holds': cell.holds,
+            'measured': cell.scene.measured,
+            'objects': [
+                {'id': o.id, 'label': o.label, 'position': o.position, 'size': o.size}
+                for o in cell.scene.objects
+            ],
+            'holds': {arm: obj or '' for arm, obj in cell.scene.held.items()},
         },
-        'shown_images': [c for c, _ in cell.images],
+        'shown_images': [i.caption for i in cell.images],
     }
 
 
@@ -151,8 +150,11 @@ class Episode:
         prompts: Prompts,
         folder: RunFolder,
         log: Callable[[str], None] = print,
+        cell_timeout_seconds: float = 120.0,
     ) -> None:
         self.config = config
+        # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
+        self.cell_wait = cell_timeout_seconds + 60.0
         self.station = station
         self.model = model
         self.verifier = verifier
@@ -163,8 +165,7 @@ class Episode:
         self.history = History(config.keep_images, config.max_history_turns)
         self.decisions: Counter[str] = Counter()
         self.phases = _Phases()
-        self.objects: list[ObjectReading] = []
-        self.holds: dict[str, str] = {}
+        self.objects: list[LocatedObject] = []
         self.events_handled = 0
         self.events_escalated = 0
         self.extra: dict = {}  # more summary fields from whoever runs the episode
@@ -254,8 +255,7 @@ class Episode:
             reason = NEXT_REASON.get(cell.status, 'error')
             robot = self.station.robot()
             images = [
-                TurnImage(caption or 'shown by the program', png(rgb))
-                for caption, rgb in cell.images
+                TurnImage(i.caption or 'shown by the program', png(i.rgb)) for i in cell.images
             ]
             images += self._camera_images(list(self.config.cameras))
             self.history.answer(
@@ -268,7 +268,8 @@ class Episode:
                 ),
                 images,
             )
-            decision = Decision(reason, decision.call + 1, cell.status, cell.event)
+            event = cell.stopped_by.event if cell.stopped_by else ''
+            decision = Decision(reason, decision.call + 1, cell.status, event)
 
     # Steps -------------------------------------------------------------------------------
 
@@ -307,21 +308,21 @@ class Episode:
         )
         return reply.text
 
-    def _run_cell(self, code: str, call: int) -> CellReport:
+    def _run_cell(self, code: str, call: int) -> CellResult:
         since = time.monotonic()
         self.log(f'running the program of call {call} ({len(code.splitlines())} lines)')
         try:
-            cell = self.station.run_cell(code, self.config.cell_timeout_seconds + 60.0)
+            cell = self.station.run_cell(code, self.cell_wait)
         finally:
             self.phases.add('cells', since)
         self.events_handled += cell.events_handled
         if cell.status == 'escalated':
             self.events_escalated += 1
-        if cell.measured:
-            self.objects = cell.objects
-        self.holds = cell.holds
+        if cell.scene.measured:
+            self.objects = cell.scene.objects
         self.folder.event(cell_record(cell, call, code))
-        stopped = f', stopped by {cell.event}: {cell.event_detail}' if cell.event else ''
+        e = cell.stopped_by
+        stopped = f', stopped by {e.event}: {e.detail}' if e else ''
         self.log(f'cell {cell.status}: {len(cell.executions)} executions{stopped}')
         return cell
 
@@ -334,7 +335,7 @@ class Episode:
             for view in self.station.cameras(cameras)
         ]
 
-    def verify(self, claim: str, source: str) -> VerdictReading:
+    def verify(self, claim: str, source: str) -> Verdict:
         """Ask the verifier about `claim` with fresh camera views (from a <verify> reply or a
         program's verify())."""
         since = time.monotonic()
@@ -356,11 +357,11 @@ class Episode:
         )
         return verdict
 
-    def _verdict(self, claim: str) -> tuple[VerdictReading, dict]:
+    def _verdict(self, claim: str) -> tuple[Verdict, dict]:
         if self.verifier is None or self.verifier.name == SCRIPTED:
-            return VerdictReading(False, False, 'the scripted baseline has no verifier'), {}
+            return Verdict(False, False, 'the scripted baseline has no verifier'), {}
         if self.budgets.stop_reason(time.monotonic() - self.loop_started) == 'cost_exhausted':
-            return VerdictReading(False, False, 'the cost budget is spent'), {}
+            return Verdict(False, False, 'the cost budget is spent'), {}
         history = History(keep_images=1, max_history_turns=0)
         history.start(
             f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
@@ -371,7 +372,7 @@ class Episode:
         try:
             reply = self.verifier.complete(request)
         except ModelError as exc:
-            return VerdictReading(False, False, str(exc)), {}
+            return Verdict(False, False, str(exc)), {}
         cost = self.budgets.add(self.verifier.name, reply.input_tokens, reply.output_tokens, True)
         tokens = {
             'input_tokens': reply.input_tokens,
@@ -383,16 +384,16 @@ class Episode:
 
     def _wrap_up(self) -> None:
         since = time.monotonic()
-        code = wrap_up_program({arm for arm, obj in self.holds.items() if obj})
-        self.log('wrap-up: opening idle grippers, arms home')
+        self.log('wrap-up: opening idle grippers, arms home (without the program)')
         try:
-            cell = self.station.run_cell(code, 120.0)
+            cell = self.station.wrap_up(self.cell_wait)
         finally:
             self.phases.add('wrap_up', since)
-        record = cell_record(cell, 0, code)
+        record = cell_record(cell, 0, '')
         self.folder.event({**record, 'type': 'wrap_up'})
         if cell.status != 'ok':
-            self.log(f'wrap-up {cell.status}: {cell.event_detail or cell.traceback}')
+            detail = cell.stopped_by.detail if cell.stopped_by else cell.traceback
+            self.log(f'wrap-up {cell.status}: {detail}')
 
     # The summary -------------------------------------------------------------------------
 
@@ -441,13 +442,11 @@ class Episode:
         }
 
 
-def parse_verdict(text: str) -> VerdictReading:
+def parse_verdict(text: str) -> Verdict:
     """YES/NO as the first word, then the sentence; anything else is not an answer."""
     words = text.strip().split(None, 1)
     first = words[0].strip('.,:;!*').upper() if words else ''
     rest = words[1].strip() if len(words) > 1 else ''
     if first in ('YES', 'NO'):
-        return VerdictReading(True, first == 'YES', rest.lstrip('.,:;- '))
-    return VerdictReading(
-        False, False, f'the verifier did not start with YES or NO: {text[:200]!r}'
-    )
+        return Verdict(True, first == 'YES', rest.lstrip('.,:;- '))
+    return Verdict(False, False, f'the verifier did not start with YES or NO: {text[:200]!r}')

@@ -18,6 +18,7 @@ import threading
 import time
 
 import rclpy
+from harness_types import names
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -25,7 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from harness_driver.bag import BagRecorder
+from harness_driver.bag import TOPICS, BagRecorder
 
 MESSAGE_TYPES = {
     'sensor_msgs/msg/JointState': JointState,
@@ -33,28 +34,28 @@ MESSAGE_TYPES = {
     'rosgraph_msgs/msg/Clock': Clock,
     'std_msgs/msg/String': String,
 }
-LATCHED = ('/robot_description',)
-EVENTS = '/harness/events'
+LATCHED = (names.ROBOT_DESCRIPTION,)
 DRAIN_S = 0.3
 
 
 class Recorder(Node):
-    def __init__(self, bag: BagRecorder) -> None:
-        super().__init__('recorder')
-        self.bag = bag
+    def __init__(self, bag_path: str) -> None:
+        super().__init__(names.RECORDER)
+        resolved = {self.resolve_topic_name(name): name for name in TOPICS}
+        self.bag = BagRecorder(bag_path, {topic: TOPICS[name] for topic, name in resolved.items()})
         self.ended = threading.Event()
-        for topic, type_name in bag.topics.items():
+        for topic, name in resolved.items():
             durability = (
-                DurabilityPolicy.TRANSIENT_LOCAL if topic in LATCHED else DurabilityPolicy.VOLATILE
+                DurabilityPolicy.TRANSIENT_LOCAL if name in LATCHED else DurabilityPolicy.VOLATILE
             )
             self.create_subscription(
-                MESSAGE_TYPES[type_name],
+                MESSAGE_TYPES[TOPICS[name]],
                 topic,
                 lambda data, topic=topic: self._write(topic, data),
                 QoSProfile(depth=500, durability=durability),
                 raw=True,
             )
-        self.create_subscription(String, EVENTS, self._event, QoSProfile(depth=500))
+        self.create_subscription(String, names.EVENTS, self._event, QoSProfile(depth=500))
 
     def _write(self, topic: str, data: bytes) -> None:
         self.bag.write(topic, data, time.time_ns())
@@ -72,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('bag', help='the bag folder to create')
     args = parser.parse_args(own)
     rclpy.init(args=['recorder', *ros_args])
-    bag = BagRecorder(args.bag)
-    node = Recorder(bag)
+    node = Recorder(args.bag)
+    bag = node.bag
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harness_driver.records import CellReport, RobotReading, VerdictReading
+from harness_types.cell import CellResult
+from harness_types.robot_state import RobotState
+from harness_types.scene import Verdict
 
 LAST_EXECUTIONS = 8
 
@@ -11,18 +13,18 @@ def _v(values, digits: int = 3) -> str:
     return '[' + ', '.join(f'{float(v):.{digits}f}' for v in values) + ']'
 
 
-def robot_text(robot: RobotReading) -> str:
-    lines = [f'Robot (step {robot.step}, {robot.sim_time:.2f} s of episode time):']
+def robot_text(robot: RobotState) -> str:
+    lines = [f'Robot (step {robot.step}, {robot.time:.2f} s of episode time):']
     for arm in (robot.left, robot.right):
         lines.append(
-            f'  {arm.name}: tcp {_v(arm.tcp)} m, gripper {arm.gripper:.2f} open, grip force '
-            f'{arm.grip_force:.1f} N, joints {_v(arm.joints, 2)} rad'
+            f'  {arm.name}: tcp {_v(arm.tcp_position)} m, gripper {arm.gripper:.2f} open, grip '
+            f'force {arm.grip_force:.1f} N, joints {_v(arm.joints, 2)} rad'
         )
     return '\n'.join(lines)
 
 
 def start_text(
-    instruction: str, description: str, robot: RobotReading, step_limit: int, calls: int
+    instruction: str, description: str, robot: RobotState, step_limit: int, calls: int
 ) -> str:
     return '\n'.join(
         [
@@ -37,7 +39,7 @@ def start_text(
 
 
 def turn_text(
-    cell: CellReport, robot: RobotReading, step_limit: int, calls_left: int, cameras: list[str]
+    cell: CellResult, robot: RobotState, step_limit: int, calls_left: int, cameras: list[str]
 ) -> str:
     """The turn report after a cell: status, output, event, executions, scene, grips, robot,
     steps and calls left."""
@@ -48,8 +50,9 @@ def turn_text(
         lines.append('Output: (nothing printed)')
     if cell.traceback:
         lines += ['Error:', cell.traceback.rstrip()]
-    if cell.event:
-        lines.append(f'Stopped by event {cell.event} ({cell.event_skill}): {cell.event_detail}')
+    if cell.stopped_by is not None:
+        e = cell.stopped_by
+        lines.append(f'Stopped by event {e.event} ({e.skill}): {e.detail}')
     if cell.restored:
         lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
     if cell.events_handled:
@@ -64,17 +67,18 @@ def turn_text(
         )
         for e in shown:
             detail = f': {e.detail}' if e.detail else ''
-            lines.append(f'  {e.skill} {e.arm} -> {e.event} after {e.ticks} ticks{detail}')
+            lines.append(f'  {e.skill} {e.arm} -> {e.event} after {len(e.trace)} ticks{detail}')
     else:
         lines.append('Executions: none')
-    if cell.measured:
+    scene = cell.scene
+    if scene.measured:
         lines.append('Scene (every object located so far, measured now):')
-        for o in cell.objects:
+        for o in scene.objects:
             lines.append(f'  {o.id} "{o.label}" at {_v(o.position)} m, size {_v(o.size)} m')
-        if not cell.objects:
+        if not scene.objects:
             lines.append('  (no located object is visible now)')
     grips = [
-        f'{arm} holds {obj}' if obj else f'{arm} holds nothing' for arm, obj in cell.holds.items()
+        f'{arm} holds {obj}' if obj else f'{arm} holds nothing' for arm, obj in scene.held.items()
     ]
     if grips:
         lines.append('Grips: ' + '; '.join(grips) + '.')
@@ -89,7 +93,7 @@ def turn_text(
     return '\n'.join(lines)
 
 
-def verdict_text(claim: str, verdict: VerdictReading, calls_left: int) -> str:
+def verdict_text(claim: str, verdict: Verdict, calls_left: int) -> str:
     if not verdict.answered:
         answer = f'The verifier could not answer: {verdict.sentence}'
     else:

@@ -1,4 +1,5 @@
-"""Contact skills as short sequences of bounded executions: pick, place, release.
+"""Contact skills as short sequences of bounded executions: pick, place, release, push, press,
+transfer. They run in the kernel node (trusted), so the grips they record are the kernel's.
 
 Each step is a real skill goal (move_eef, open_gripper, close_gripper) whose Execution is
 reported; a step that ends badly goes through the program's handlers like any other event.
@@ -9,72 +10,40 @@ all be overridden by arguments.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
-from harness_skills.perception import LocatedObject
+from harness_types.execution import Execution
+from harness_types.robot_state import RobotState
+from harness_types.scene import Grip, LocatedObject
+from harness_types.transforms import tool_quat
 
-from harness_kernel.records import Execution
-
-CLOSED_BELOW = 0.2
 PITCHES_DEG = tuple(range(90, 25, -5))  # steepest first: straight down is the best grasp
 
 
-def tool_quat(pitch_deg: float) -> list[float]:
-    """TCP orientation (w, x, y, z): tool pointing along world +y, pitched down by `pitch_deg`
-    (90 = straight down), jaws opening along world x."""
-    p = np.radians(pitch_deg)
-    x = np.array([0.0, np.cos(p), -np.sin(p)])
-    y = np.array([-1.0, 0.0, 0.0])
-    r = np.column_stack([x, y, np.cross(x, y)])
-    w = np.sqrt(max(1e-12, 1.0 + np.trace(r))) / 2.0
-    return [
-        float(w),
-        float((r[2, 1] - r[1, 2]) / (4 * w)),
-        float((r[0, 2] - r[2, 0]) / (4 * w)),
-        float((r[1, 0] - r[0, 1]) / (4 * w)),
-    ]
-
-
-@dataclass
-class Grip:
-    """What pick returns: which arm holds which object, and the executions it took."""
-
-    arm: str
-    object_id: str
-    height: float  # the held object's height (m)
-    quat: list[float]  # TCP orientation of the grasp (w, x, y, z)
-    offset: np.ndarray  # object centre minus TCP at the grasp (world, m)
-    executions: list[Execution] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return f'Grip(arm={self.arm!r}, object={self.object_id!r}, steps={len(self.executions)})'
-
-
 class ContactSkills:
-    """pick/place/release over the API's own calls (so handlers and logging apply)."""
+    """pick/place/release/push/press/transfer over the kernel's skill calls (so the program's
+    handlers and the log apply to every step). `closed_below` is the embodiment's gripper
+    threshold below which an opening counts as closed."""
 
     def __init__(
         self,
         execute: Callable[[str, dict], Execution],
         reachable: Callable,
         fail: Callable[[str, str, str], Execution],
-        state: Callable[[], object],
+        state: Callable[[], RobotState],
         table_top_z: float,
+        closed_below: float,
     ) -> None:
-        self.execute = execute
+        self.execute = execute  # (skill, arguments) -> Execution, through the handlers
         self.reachable = reachable  # (arm, position, quat) -> bool
         self.fail = fail  # (skill, arm, detail) -> raises or returns a handled record
-        self.state = state  # () -> StateView (measured)
+        self.state = state  # () -> RobotState (measured)
         self.table_top_z = table_top_z
+        self.closed_below = closed_below
         self.grips: dict[str, Grip] = {}
 
     def gripper_of(self, arm: str) -> float:
-        return float(getattr(self.state(), arm).gripper)
+        return float(self.state().arm(arm).gripper)
 
     def _quat_for(self, arm: str, points: list[np.ndarray]) -> list[float] | None:
         for pitch in PITCHES_DEG:
@@ -90,6 +59,7 @@ class ContactSkills:
         quat: list[float],
         cartesian: bool = False,
         speed: float = 0.0,
+        until: list | None = None,
     ) -> Execution:
         goal = dict(
             arm=arm,
@@ -99,6 +69,7 @@ class ContactSkills:
             max_seconds=0.0,
             region=None,
             cartesian=cartesian,
+            until=until or [],
         )
         return self.execute('move_eef', goal)
 
@@ -131,13 +102,13 @@ class ContactSkills:
             )
         steps = []
         if self.gripper_of(arm) < 0.9:
-            steps.append(self.execute('open_gripper', dict(arm=arm, target=1.0)))
+            steps.append(self.execute('open_gripper', dict(arm=arm, fraction=1.0)))
         steps.append(self._move(arm, above, quat))
         steps.append(self._move(arm, grasp, quat))
-        closed = self.execute('close_gripper', dict(arm=arm, target=0.0))
+        closed = self.execute('close_gripper', dict(arm=arm, fraction=0.0))
         steps.append(closed)
         if not closed.holding:
-            steps.append(self.execute('open_gripper', dict(arm=arm, target=1.0)))
+            steps.append(self.execute('open_gripper', dict(arm=arm, fraction=1.0)))
             return self.fail(
                 'pick',
                 arm,
@@ -145,7 +116,7 @@ class ContactSkills:
                 f'on nothing at {np.round(grasp, 3).tolist()}',
             )
         steps.append(self._move(arm, lifted, quat))
-        if self.gripper_of(arm) < CLOSED_BELOW:
+        if self.gripper_of(arm) < self.closed_below:
             return self.fail(
                 'pick', arm, f'pick: {obj.id} slipped out of the {arm} gripper while lifting'
             )
@@ -202,7 +173,7 @@ class ContactSkills:
     ) -> list[Execution]:
         if not arm:
             arm = next(iter(self.grips), 'left')
-        steps = [self.execute('open_gripper', dict(arm=arm, target=1.0))]
+        steps = [self.execute('open_gripper', dict(arm=arm, fraction=1.0))]
         self.grips.pop(arm, None)
         return steps + self._retreat(arm, lift, quat)
 
@@ -239,7 +210,7 @@ class ContactSkills:
             )
         steps = []
         if self.gripper_of(arm) > 0.05:
-            steps.append(self.execute('close_gripper', dict(arm=arm, target=0.0)))
+            steps.append(self.execute('close_gripper', dict(arm=arm, fraction=0.0)))
         steps.append(self._move(arm, above, quat))
         steps.append(self._move(arm, start, quat, cartesian=True))
         steps.append(self._move(arm, end, quat, cartesian=True, speed=0.4))
@@ -247,12 +218,7 @@ class ContactSkills:
         return steps
 
     def press(
-        self,
-        target,
-        arm: str = '',
-        force: float = 5.0,
-        depth: float = 0.02,
-        set_until: Callable | None = None,
+        self, target, arm: str = '', force: float = 5.0, depth: float = 0.02
     ) -> list[Execution] | Execution:
         point = (
             np.array([target.position[0], target.position[1], target.top])
@@ -272,14 +238,11 @@ class ContactSkills:
             )
         steps = []
         if self.gripper_of(arm) > 0.05:
-            steps.append(self.execute('close_gripper', dict(arm=arm, target=0.0)))
+            steps.append(self.execute('close_gripper', dict(arm=arm, fraction=0.0)))
         steps.append(self._move(arm, above, quat))
         # The press ends when the fingertips feel `force` (PREDICATE_SATISFIED) or reach `depth`.
-        restore = set_until(lambda obs: obs.arms[arm].grip_force > force)
-        try:
-            steps.append(self._move(arm, bottom, quat, cartesian=True, speed=0.3))
-        finally:
-            restore()
+        until = [(f'{arm}_grip_force', -np.inf, float(force))]
+        steps.append(self._move(arm, bottom, quat, cartesian=True, speed=0.3, until=until))
         steps.append(self._move(arm, above, quat, cartesian=True))
         return steps
 
@@ -326,10 +289,10 @@ class ContactSkills:
         hand, center, take, quat_r = plan
         steps = [self._move(giver, hand, grip.quat)]
         if self.gripper_of(receiver) < 0.9:
-            steps.append(self.execute('open_gripper', dict(arm=receiver, target=1.0)))
+            steps.append(self.execute('open_gripper', dict(arm=receiver, fraction=1.0)))
         steps.append(self._move(receiver, take + [0.0, 0.0, 0.08], quat_r))
         steps.append(self._move(receiver, take, quat_r, cartesian=True))
-        closed = self.execute('close_gripper', dict(arm=receiver, target=0.0))
+        closed = self.execute('close_gripper', dict(arm=receiver, fraction=0.0))
         steps.append(closed)
         if not closed.holding:
             return self.fail(
@@ -343,7 +306,7 @@ class ContactSkills:
         return new
 
     def _retreat(self, arm: str, lift: float, quat) -> list[Execution]:
-        tcp = np.array(getattr(self.state(), arm).tcp) + [0.0, 0.0, lift]
+        tcp = np.array(self.state().arm(arm).tcp_position) + [0.0, 0.0, lift]
         if quat is None or not self.reachable(arm, tcp, quat):
             quat = self._quat_for(arm, [tcp])
         if quat is None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness_reactive.observation import Observation
+from harness_types.robot_state import RobotState
 
 ACTIONS = ('stop', 'hold', 'open_gripper')
 _EVENT_NAME = re.compile(r'^[A-Z][A-Z0-9_]{1,63}$')
@@ -60,7 +60,7 @@ class Guard:
     """Fires when `predicate(observation)` is true."""
 
     name: str
-    predicate: Callable[[Observation], bool]
+    predicate: Callable[[RobotState], bool]
     action: str = 'stop'
 
     def __post_init__(self) -> None:

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness_types.robot_state import RobotState
 
 from harness_reactive.budget import run_budgeted
 from harness_reactive.guards import Guard, GuardSet, Watch
-from harness_reactive.observation import Observation
 
 TARGET_LENGTHS = {
     'left': (6,),
@@ -60,17 +60,18 @@ def check_targets(raw: object) -> dict[str, np.ndarray]:
 class ProgramStage:
     """The program's guards plus, while an execution runs, its `until` and controller."""
 
-    def __init__(self, budget_ms: float = 20.0) -> None:
+    def __init__(self, budget_ms: float) -> None:
         self.budget_ms = budget_ms
         self.guards = GuardSet()
-        self.until: Callable[[Observation], bool] | None = None
-        self.controller: Callable[[Observation], dict | None] | None = None
+        self.until: Callable[[RobotState], bool] | None = None
+        self.controller: Callable[[RobotState], dict | None] | None = None
 
     @property
     def active(self) -> bool:
         return bool(len(self.guards) or self.until or self.controller)
 
-    def step(self, obs: Observation) -> ReactiveResult:
+    def step(self, obs: RobotState, call_controller: bool = True) -> ReactiveResult:
+        """Guards and watches, then `until`, then (when `call_controller`) the controller."""
         signals = obs.signals()
         evaluated = []
         for item in self.guards:
@@ -106,7 +107,7 @@ class ProgramStage:
             if r.value:
                 return ReactiveResult(until_satisfied=True, evaluated=tuple(evaluated))
         targets: dict[str, np.ndarray] = {}
-        if self.controller is not None:
+        if self.controller is not None and call_controller:
             r = run_budgeted('the controller', self.controller, obs, budget_ms=self.budget_ms)
             if r.fault:
                 return ReactiveResult(fault=r.fault, evaluated=tuple(evaluated))

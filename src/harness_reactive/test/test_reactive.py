@@ -6,20 +6,23 @@ import numpy as np
 import pytest
 from harness_reactive.budget import run_budgeted
 from harness_reactive.guards import Guard, GuardSet, Watch, check_action
-from harness_reactive.observation import ArmObservation, Observation
 from harness_reactive.stage import ProgramStage, check_targets
+from harness_types.robot_state import ArmState, RobotState
 
 
 def obs(z=0.9, force=0.0, step=3):
-    arm = ArmObservation(
-        np.zeros(6),
-        1.0,
-        np.array([0.0, 0.0, z]),
-        np.array([1.0, 0, 0, 0]),
-        np.array([0.0, 0.0, z + 0.1]),
-        force,
-    )
-    return Observation(step, step / 25, {'left': arm, 'right': arm})
+    def arm(name):
+        return ArmState(
+            name,
+            np.zeros(6),
+            1.0,
+            np.array([0.0, 0.0, z]),
+            np.array([1.0, 0, 0, 0]),
+            np.array([0.0, 0.0, z + 0.1]),
+            grip_force=force,
+        )
+
+    return RobotState(arm('left'), arm('right'), step, step / 25)
 
 
 def test_signals_are_named_numbers():
@@ -115,6 +118,6 @@ def test_stage_order_guards_then_until_then_controller():
 def test_controller_targets_are_checked(raw, message):
     with pytest.raises(ValueError, match=message):
         check_targets(raw)
-    stage = ProgramStage()
+    stage = ProgramStage(budget_ms=20.0)
     stage.controller = lambda o: raw
     assert message in stage.step(obs()).fault or 'must return' in stage.step(obs()).fault

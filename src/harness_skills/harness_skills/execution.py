@@ -9,58 +9,41 @@ in ticks, never wall time. The result is one `Event` and a per-tick trace.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from harness_reactive.guards import Watch
-from harness_reactive.observation import ARMS, Observation
 from harness_reactive.stage import ReactiveResult
+from harness_types.execution import (
+    COMPLETED,
+    EPISODE_ENDED,
+    GUARD_TRIGGERED,
+    NOMINAL,
+    PREDICATE_SATISFIED,
+    REACTIVE_FAULT,
+    REGION_EXIT,
+    SHIELD_REJECTED,
+    SKILL_ERROR,
+    TIMEOUT,
+    Execution,
+    TraceTick,
+)
+from harness_types.robot_state import ARMS, RobotState, arm_slice, gripper_index
 
 from harness_skills.port import ReactivePort, StationPort
 
-COMPLETED = 'COMPLETED'
-PREDICATE_SATISFIED = 'PREDICATE_SATISFIED'
-TIMEOUT = 'TIMEOUT'
-BLOCKED = 'BLOCKED'
-GUARD_TRIGGERED = 'GUARD_TRIGGERED'
-REGION_EXIT = 'REGION_EXIT'
-SHIELD_REJECTED = 'SHIELD_REJECTED'
-REACTIVE_FAULT = 'REACTIVE_FAULT'
-SKILL_ERROR = 'SKILL_ERROR'
-EPISODE_ENDED = 'EPISODE_ENDED'
-NOMINAL = (COMPLETED, PREDICATE_SATISFIED)
-
-CONTROL_HZ = 25.0
+# "Stopped short of its target" (ARCHITECTURE.md section 5): after settling, further than this.
 BLOCKED_JOINT_RAD = 0.05
 BLOCKED_TCP_M = 0.01
 
 
 @dataclass(frozen=True)
-class EventRecord:
-    name: str
+class Ending:
+    """How a motion ended by itself: the event's name, its sentence and reasons."""
+
+    event: str
     detail: str
     reasons: tuple[str, ...] = ()
-    skill: str = ''
-    time: float = 0.0
-
-
-@dataclass(frozen=True)
-class TraceTick:
-    time: float
-    measured: np.ndarray
-    command: np.ndarray
-    guards: tuple[str, ...]
-
-
-@dataclass
-class ExecutionResult:
-    event: EventRecord
-    ticks: list[TraceTick] = field(default_factory=list)
-    arm: str = ''
-    skill: str = ''
-    start_step: int = 0
-    end_step: int = 0
-    extra: dict = field(default_factory=dict)  # skill-specific results (e.g. holding)
 
 
 @dataclass(frozen=True)
@@ -72,6 +55,7 @@ class Options:
     watches: tuple[Watch, ...] = ()
     reactive: bool = False
     execution_id: str = ''
+    until: tuple[Watch, ...] = ()  # built-in `until`: a signal leaving its range satisfies it
 
 
 class Motion:
@@ -80,42 +64,46 @@ class Motion:
     arm = ''
     default_seconds = 10.0
 
-    def start(self, obs: Observation, command: np.ndarray) -> None:
+    def start(self, obs: RobotState, command: np.ndarray) -> None:
         """Called once with the first observation and the hold command."""
 
-    def command(self, obs: Observation, command: np.ndarray) -> None:
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
         """Write this tick's targets into `command` (14, pre-filled with the hold pose)."""
         raise NotImplementedError
 
-    def finished(self, obs: Observation) -> EventRecord | None:
-        """An end event once the motion is over (COMPLETED or BLOCKED), else None."""
+    def finished(self, obs: RobotState) -> Ending | None:
+        """How the motion ended (COMPLETED or BLOCKED) once it is over, else None."""
         raise NotImplementedError
+
+    def controller_due(self, tick: int) -> bool:
+        """Whether the program's controller is called on this tick of the execution (guards and
+        `until` are checked on every tick)."""
+        return True
 
     def apply_targets(
         self,
         targets: dict[str, np.ndarray],
         command: np.ndarray,
         port: StationPort,
-        obs: Observation,
+        obs: RobotState,
     ) -> str:
         """Controller targets for motions that take them; returns an error sentence or ''."""
         return 'this skill takes no controller targets' if targets else ''
 
-
-def arm_slice(arm: str) -> slice:
-    base = 0 if arm == 'left' else 7
-    return slice(base, base + 6)
-
-
-def gripper_index(arm: str) -> int:
-    return 6 if arm == 'left' else 13
+    def arms(self) -> tuple[str, ...]:
+        """The arms this motion commands (regions and guard actions apply to them)."""
+        return (self.arm,) if self.arm in ARMS else tuple(ARMS) if self.arm == 'both' else ()
 
 
 class Engine:
-    """Runs executions against a station port and, optionally, the program's reactive stage."""
+    """Runs executions against a station port and, optionally, the program's reactive stage.
+    `control_hz` turns simulated seconds into ticks (the embodiment's rate)."""
 
-    def __init__(self, port: StationPort, reactive: ReactivePort | None = None) -> None:
+    def __init__(
+        self, port: StationPort, control_hz: float, reactive: ReactivePort | None = None
+    ) -> None:
         self.port = port
+        self.control_hz = control_hz
         self.reactive = reactive
         # Grippers keep their last commanded opening between executions: a closed gripper's
         # command is below its measured opening (it squeezes), and holding "the measured
@@ -123,7 +111,7 @@ class Engine:
         self._grippers: dict[int, float] = {}
         self._last_step = -1
 
-    def _hold_command(self, obs: Observation) -> np.ndarray:
+    def _hold_command(self, obs: RobotState) -> np.ndarray:
         if obs.step < self._last_step:
             self._grippers.clear()
         command = obs.measured.copy()
@@ -131,7 +119,7 @@ class Engine:
             command[index] = value
         return command
 
-    def _remember(self, command: np.ndarray, obs: Observation) -> None:
+    def _remember(self, command: np.ndarray, obs: RobotState) -> None:
         self._grippers = {gripper_index(arm): float(command[gripper_index(arm)]) for arm in ARMS}
         self._last_step = obs.step
 
@@ -140,17 +128,11 @@ class Engine:
         skill: str,
         motion: Motion,
         options: Options,
-        feedback: Callable[[int, Observation], None] | None = None,
+        feedback: Callable[[int, RobotState], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
-    ) -> ExecutionResult:
+    ) -> Execution:
         obs = self.port.observe_state()
-        result = ExecutionResult(
-            EventRecord(COMPLETED, ''),
-            arm=motion.arm,
-            skill=skill,
-            start_step=obs.step,
-            end_step=obs.step,
-        )
+        result = Execution(skill, motion.arm, COMPLETED, start_step=obs.step, end_step=obs.step)
         if options.reactive and self.reactive is None:
             return self._end(
                 result,
@@ -161,7 +143,7 @@ class Engine:
         command = self._hold_command(obs)
         motion.start(obs, command)
         limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
-        max_ticks = max(1, int(round(limit_s * CONTROL_HZ)))
+        max_ticks = max(1, int(round(limit_s * self.control_hz)))
         for tick in range(max_ticks):
             if cancelled is not None and cancelled():
                 self._stop(obs, command)
@@ -171,7 +153,9 @@ class Engine:
             guards: list[str] = []
             targets: dict[str, np.ndarray] = {}
             if options.reactive:
-                r: ReactiveResult = self.reactive.step(options.execution_id, skill, obs)
+                r: ReactiveResult = self.reactive.step(
+                    options.execution_id, skill, obs, motion.controller_due(tick)
+                )
                 guards += list(r.evaluated)
                 if r.fault:
                     self._stop(obs, command)
@@ -192,7 +176,7 @@ class Engine:
                     return self._end(result, obs, SKILL_ERROR, error)
             outcome = self.port.tick(command.copy())
             if not outcome.accepted:
-                result.ticks.append(
+                result.trace.append(
                     TraceTick(obs.time, obs.measured, command.copy(), tuple(guards))
                 )
                 if any(r.startswith('episode ended') for r in outcome.reasons):
@@ -206,7 +190,7 @@ class Engine:
                 )
             obs = outcome.observation
             self._remember(command, obs)
-            result.ticks.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(guards)))
+            result.trace.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(guards)))
             if feedback is not None:
                 feedback(tick, obs)
             if outcome.episode_ended:
@@ -219,21 +203,27 @@ class Engine:
                     return self._guard(
                         result, obs, command, motion, watch.name, watch.action, detail
                     )
-            if options.region is not None and motion.arm in ARMS:
+            if options.region is not None:
                 lo, hi = options.region
-                p = obs.arms[motion.arm].link6_position
-                if np.any(p < lo) or np.any(p > hi):
-                    self._stop(obs, command)
-                    return self._end(
-                        result,
-                        obs,
-                        REGION_EXIT,
-                        f'{motion.arm} link6 at '
-                        f'({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
-                    )
+                for arm in motion.arms():
+                    p = obs.arm(arm).link6_position
+                    if np.any(p < lo) or np.any(p > hi):
+                        self._stop(obs, command)
+                        return self._end(
+                            result,
+                            obs,
+                            REGION_EXIT,
+                            f'{arm} link6 at '
+                            f'({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
+                        )
             done = motion.finished(obs)
             if done is not None:
-                return self._end(result, obs, done.name, done.detail, done.reasons)
+                return self._end(result, obs, done.event, done.detail, done.reasons)
+            for watch in options.until:
+                detail = watch.check(signals)
+                if detail:
+                    self._stop(obs, command)
+                    return self._end(result, obs, PREDICATE_SATISFIED, f'until: {detail}')
         self._stop(obs, command)
         return self._end(
             result,
@@ -246,23 +236,19 @@ class Engine:
 
     def _end(
         self,
-        result: ExecutionResult,
-        obs: Observation,
+        result: Execution,
+        obs: RobotState,
         name: str,
         detail: str,
         reasons: tuple[str, ...] = (),
-    ) -> ExecutionResult:
-        result.event = EventRecord(
-            name,
-            detail,
-            tuple(reasons) or ((detail,) if name not in NOMINAL else ()),
-            result.skill,
-            obs.time,
-        )
+    ) -> Execution:
+        result.event, result.detail = name, detail
+        result.reasons = tuple(reasons) or ((detail,) if name not in NOMINAL else ())
+        result.time = obs.time
         result.end_step = obs.step
         return result
 
-    def _stop(self, obs: Observation, command: np.ndarray) -> None:
+    def _stop(self, obs: RobotState, command: np.ndarray) -> None:
         """Command the measured pose once so the arm stops where it is (if the shield agrees)."""
         hold = command.copy()
         measured = obs.measured
@@ -275,19 +261,20 @@ class Engine:
 
     def _guard(
         self,
-        result: ExecutionResult,
-        obs: Observation,
+        result: Execution,
+        obs: RobotState,
         command: np.ndarray,
         motion: Motion,
         name: str,
         action: str,
         detail: str,
-    ) -> ExecutionResult:
+    ) -> Execution:
         if action == 'stop':
             self._stop(obs, command)
-        elif action == 'open_gripper' and motion.arm in ARMS:
+        elif action == 'open_gripper' and motion.arms():
             opened = command.copy()
-            opened[gripper_index(motion.arm)] = 1.0
+            for arm in motion.arms():
+                opened[gripper_index(arm)] = 1.0
             for _ in range(10):
                 if not self.port.tick(opened).accepted:
                     break

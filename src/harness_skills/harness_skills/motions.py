@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from harness_reactive.observation import Observation
+from harness_types.execution import BLOCKED, COMPLETED
+from harness_types.robot_state import RobotState, arm_slice, gripper_index
 
-from harness_skills.execution import (
-    BLOCKED,
-    BLOCKED_JOINT_RAD,
-    BLOCKED_TCP_M,
-    COMPLETED,
-    CONTROL_HZ,
-    EventRecord,
-    Motion,
-    arm_slice,
-    gripper_index,
-)
+from harness_skills.execution import BLOCKED_JOINT_RAD, BLOCKED_TCP_M, Ending, Motion
 from harness_skills.port import StationPort
 
 DEFAULT_SPEED = 1.0  # rad/s of the fastest joint
-SETTLE_TICKS = 25  # at most 1 s of settling after the last waypoint
+SETTLE_TICKS = 25  # at most 25 ticks of settling after the last waypoint
 SETTLED_RAD_PER_TICK = 2e-4  # joints moving less than this per tick have settled
 GRIPPER_TICKS = 12  # ticks to ramp a gripper open or closed
-CLOSED_BELOW = 0.2
+HOLDING_FORCE_N = 0.5  # a closed gripper whose fingers feel this much holds something
 
 
 class JointPathMotion(Motion):
@@ -33,6 +24,7 @@ class JointPathMotion(Motion):
         arm: str,
         waypoints: list[np.ndarray],
         port: StationPort,
+        control_hz: float,
         speed: float = 0.0,
         gripper: float | None = None,
     ) -> None:
@@ -40,25 +32,26 @@ class JointPathMotion(Motion):
         self.waypoints = [np.asarray(w, dtype=float) for w in waypoints]
         self.goal = self.waypoints[-1]
         self.port = port
-        self.step = (speed if speed > 0 else DEFAULT_SPEED) / CONTROL_HZ
+        self.control_hz = control_hz
+        self.step = (speed if speed > 0 else DEFAULT_SPEED) / control_hz
         self.gripper = gripper
         self._targets: list[np.ndarray] = []
         self._settled = 0
         self._last: np.ndarray | None = None
 
-    def start(self, obs: Observation, command: np.ndarray) -> None:
+    def start(self, obs: RobotState, command: np.ndarray) -> None:
         points = [obs.arms[self.arm].joints.copy(), *self.waypoints]
         for a, b in zip(points, points[1:], strict=False):
             n = max(1, int(np.ceil(np.abs(b - a).max() / self.step)))
             self._targets += [a + (b - a) * (k / n) for k in range(1, n + 1)]
         self.total = len(self._targets)
         # Default bound: the planned duration with half again as margin, plus settling.
-        self.default_seconds = 2.0 + 1.5 * self.total / CONTROL_HZ
+        self.default_seconds = 2.0 + 1.5 * self.total / self.control_hz
 
     def progress(self) -> float:
         return 1.0 - len(self._targets) / max(1, self.total)
 
-    def command(self, obs: Observation, command: np.ndarray) -> None:
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
         if self._targets:
             command[arm_slice(self.arm)] = self._targets.pop(0)
         else:
@@ -66,7 +59,7 @@ class JointPathMotion(Motion):
         if self.gripper is not None:
             command[gripper_index(self.arm)] = self.gripper
 
-    def finished(self, obs: Observation) -> EventRecord | None:
+    def finished(self, obs: RobotState) -> Ending | None:
         if self._targets:
             return None
         q = obs.arms[self.arm].joints
@@ -82,7 +75,7 @@ class JointPathMotion(Motion):
                     )
                 )
                 if tcp_error <= BLOCKED_TCP_M:
-                    return EventRecord(COMPLETED, f'{self.arm} arm reached its target')
+                    return Ending(COMPLETED, f'{self.arm} arm reached its target')
                 detail = f'{self.arm} TCP settled {tcp_error * 100:.1f} cm short of its target'
             else:
                 worst = int(np.argmax(np.abs(q - self.goal)))
@@ -90,7 +83,7 @@ class JointPathMotion(Motion):
                     f'{self.arm} arm settled {error:.3f} rad short of its target '
                     f'(joint{worst + 1}); something is in the way'
                 )
-            return EventRecord(BLOCKED, detail)
+            return Ending(BLOCKED, detail)
         return None
 
 
@@ -102,40 +95,42 @@ class BothArmsMotion(Motion):
 
     def __init__(self, left: JointPathMotion, right: JointPathMotion) -> None:
         self.parts = (left, right)
-        self._done: dict[str, EventRecord] = {}
+        self._done: dict[str, Ending] = {}
 
-    def start(self, obs: Observation, command: np.ndarray) -> None:
+    def start(self, obs: RobotState, command: np.ndarray) -> None:
         for part in self.parts:
             part.start(obs, command)
         self.default_seconds = max(p.default_seconds for p in self.parts)
 
-    def command(self, obs: Observation, command: np.ndarray) -> None:
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
         for part in self.parts:
             part.command(obs, command)
 
-    def finished(self, obs: Observation) -> EventRecord | None:
+    def finished(self, obs: RobotState) -> Ending | None:
         for part in self.parts:
             if part.arm not in self._done:
                 event = part.finished(obs)
                 if event is not None:
                     self._done[part.arm] = event
-        blocked = [e for e in self._done.values() if e.name == BLOCKED]
+        blocked = [e for e in self._done.values() if e.event == BLOCKED]
         if blocked:
             return blocked[0]
         if len(self._done) == len(self.parts):
-            return EventRecord(COMPLETED, 'both arms reached their targets')
+            return Ending(COMPLETED, 'both arms reached their targets')
         return None
 
 
 class GripperMotion(Motion):
-    """Ramp grippers to a target opening, then wait for the fingers to stop."""
+    """Ramp grippers to a target opening, then wait for the fingers to stop. A target below
+    `closed_below` is a close: it reports whether the fingers stopped on something."""
 
     default_seconds = 3.0
 
-    def __init__(self, arms: list[str], target: float) -> None:
-        self.arms = arms
+    def __init__(self, arms: list[str], target: float, closed_below: float) -> None:
+        self.gripper_arms = arms
         self.arm = arms[0] if len(arms) == 1 else 'both'
         self.target = target
+        self.closed_below = closed_below
         self._k = 0
         self._start: dict[str, float] = {}
         self._last: dict[str, float] = {}
@@ -143,69 +138,74 @@ class GripperMotion(Motion):
         self.holding = False
         self.opening = 0.0
 
-    def start(self, obs: Observation, command: np.ndarray) -> None:
-        self._start = {a: float(command[gripper_index(a)]) for a in self.arms}
+    def start(self, obs: RobotState, command: np.ndarray) -> None:
+        self._start = {a: float(command[gripper_index(a)]) for a in self.gripper_arms}
 
-    def command(self, obs: Observation, command: np.ndarray) -> None:
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
         self._k += 1
         alpha = min(1.0, self._k / GRIPPER_TICKS)
-        for a in self.arms:
+        for a in self.gripper_arms:
             command[gripper_index(a)] = self._start[a] + alpha * (self.target - self._start[a])
 
-    def finished(self, obs: Observation) -> EventRecord | None:
-        now = {a: obs.arms[a].gripper for a in self.arms}
-        still = self._last and all(abs(now[a] - self._last[a]) < 1e-3 for a in self.arms)
+    def finished(self, obs: RobotState) -> Ending | None:
+        now = {a: obs.arms[a].gripper for a in self.gripper_arms}
+        still = self._last and all(abs(now[a] - self._last[a]) < 1e-3 for a in self.gripper_arms)
         self._last = now
         self._still = self._still + 1 if still else 0
         if self._k < GRIPPER_TICKS or self._still < 3:
             return None
         self.opening = min(now.values())
-        if self.target < CLOSED_BELOW:
+        if self.target < self.closed_below:
             held = [
                 a
-                for a in self.arms
-                if now[a] > CLOSED_BELOW - 0.01 and obs.arms[a].grip_force > 0.5
+                for a in self.gripper_arms
+                if now[a] > self.closed_below - 0.01 and obs.arms[a].grip_force > HOLDING_FORCE_N
             ]
             self.holding = bool(held)
             what = f'holding something ({", ".join(held)})' if held else 'holding nothing'
-            return EventRecord(COMPLETED, f'gripper closed at {self.opening:.2f}, {what}')
-        return EventRecord(COMPLETED, f'gripper at {self.opening:.2f} open')
+            return Ending(COMPLETED, f'gripper closed at {self.opening:.2f}, {what}')
+        return Ending(COMPLETED, f'gripper at {self.opening:.2f} open')
 
 
 class ControllerMotion(Motion):
-    """Holds still and applies the program controller's targets every `every` ticks."""
+    """Holds still and applies the program controller's targets; the controller is called
+    every `every` ticks (its hz). The arms it has commanded are the execution's arms (the region
+    and a guard's open_gripper apply to them)."""
 
-    arm = ''
+    arm = 'both'
 
-    def __init__(self, arm: str, every: int, default_seconds: float) -> None:
-        self.arm = arm
-        self.every = max(1, every)  # apply targets every `every` ticks (the controller's hz)
+    def __init__(self, every: int, default_seconds: float) -> None:
+        self.every = max(1, every)
         self.default_seconds = default_seconds
-        self._calls = 0
+        self.commanded: set[str] = set()
 
-    def command(self, obs: Observation, command: np.ndarray) -> None:
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
         """Keep the last targets (the actuators hold them)."""
 
-    def finished(self, obs: Observation) -> EventRecord | None:
+    def finished(self, obs: RobotState) -> Ending | None:
         return None
+
+    def controller_due(self, tick: int) -> bool:
+        return tick % self.every == 0
+
+    def arms(self) -> tuple[str, ...]:
+        return tuple(a for a in ('left', 'right') if a in self.commanded)
 
     def apply_targets(
         self,
         targets: dict[str, np.ndarray],
         command: np.ndarray,
         port: StationPort,
-        obs: Observation,
+        obs: RobotState,
     ) -> str:
-        self._calls += 1
-        if (self._calls - 1) % self.every:
-            return ''
         for key, value in targets.items():
+            arm = key.split('_')[0]
+            self.commanded.add(arm)
             if key in ('left', 'right'):
                 command[arm_slice(key)] = value
             elif key.endswith('_gripper'):
-                command[gripper_index(key[:-8])] = float(value[0])
+                command[gripper_index(arm)] = float(value[0])
             else:
-                arm = key[:-4]
                 quat = value[3:] if value.shape[0] == 7 else None
                 solved = port.ik(arm, value[:3], quat, obs.arms[arm].joints)
                 if not solved.ok:

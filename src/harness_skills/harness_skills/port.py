@@ -1,4 +1,5 @@
-"""What an execution needs from the robot side, as a protocol (ROS or in-process)."""
+"""What an execution needs from the robot side, as protocols (the skill server implements
+them over ROS; tests may implement them in-process)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from harness_reactive.observation import Observation
 from harness_reactive.stage import ReactiveResult
+from harness_types.robot_state import RobotState
 
 
 @dataclass(frozen=True)
 class TickOutcome:
     accepted: bool
     reasons: list[str]
-    observation: Observation
+    observation: RobotState
     episode_ended: bool
 
 
@@ -37,7 +38,7 @@ class StationPort(Protocol):
 
     def tick(self, command: np.ndarray) -> TickOutcome: ...
 
-    def observe_state(self) -> Observation: ...
+    def observe_state(self) -> RobotState: ...
 
     def ik(
         self, arm: str, position: np.ndarray, quat: np.ndarray | None, seed: np.ndarray | None
@@ -47,10 +48,10 @@ class StationPort(Protocol):
 
     def plan(self, arm: str, goal: np.ndarray) -> Path: ...
 
-    def images(self, cameras: list[str]) -> dict[str, object]: ...
-
 
 class ReactivePort(Protocol):
     """The program's reactive stage (the kernel's `reactive_step`)."""
 
-    def step(self, execution_id: str, skill: str, obs: Observation) -> ReactiveResult: ...
+    def step(
+        self, execution_id: str, skill: str, obs: RobotState, call_controller: bool
+    ) -> ReactiveResult: ...

@@ -1,190 +1,119 @@
-"""The skill server: one action server per skill (/skills/<name>), each goal one execution.
+"""The skill server: one action server per skill of the skill table (skills/<name>), each goal
+one bounded execution; and what programs may read about the robot (skills/state,
+skills/observe, skills/ik), served from the worker's services. Programs reach the robot only
+through these.
 
-Every execution ticks the worker through /worker/tick; while the goal asks for reactive code
-it calls /kernel/reactive_step once per tick. Results carry exactly one event and the trace.
+Every execution ticks the worker through worker/tick; while the goal asks for reactive code
+it calls kernel/reactive_step once per tick. Each result is one ExecutionTrace: the event and
+every tick. Parameters: harness_types.config.SkillServerConfig.
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
 
-import numpy as np
 import rclpy
-from harness_reactive.guards import Watch
+from arx_x5_description.embodiment import load_embodiment
+from harness_types import names
+from harness_types.config import SkillServerConfig, declare_section
+from harness_types.convert import trace_msg
+from harness_types.execution import skill_error
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
-from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
-from harness_msgs.msg import Event, ExecutionTrace, TraceTick
-from harness_skills.execution import Engine, ExecutionResult, Options
-from harness_skills.ros_port import RosReactivePort, RosStationPort
+from harness_msgs.srv import Ik, Observe, State
+from harness_skills.execution import Engine
+from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
+from harness_skills.skill_table import SKILLS, SkillSpec, options_of
 from harness_skills.skills import Skills
 
-# Finished goals are kept only briefly: with thousands of goals the default (900 s) slows
-# every round trip (ROS_ON_PYPI.md).
-RESULT_TIMEOUT_S = 10
-
-
-def options_of(msg) -> Options:
-    """ExecutionOptions message -> Options; ValueError for a malformed watch or region."""
-    region = None
-    if msg.use_region:
-        lo, hi = np.array(msg.region_min), np.array(msg.region_max)
-        if np.any(lo > hi):
-            raise ValueError(f'region_min {lo.tolist()} is above region_max {hi.tolist()}')
-        region = (lo, hi)
-    watches = tuple(
-        Watch(w.name or w.signal, w.signal, w.low, w.high, w.action or 'stop') for w in msg.watches
-    )
-    return Options(msg.max_seconds, region, watches, msg.reactive, msg.execution_id)
-
-
-def fill_result(result_msg, r: ExecutionResult) -> None:
-    e = r.event
-    result_msg.event = Event(
-        name=e.name, detail=e.detail, reasons=list(e.reasons), skill=e.skill, time=float(e.time)
-    )
-    trace = ExecutionTrace(
-        skill=r.skill,
-        arm=r.arm,
-        start_step=r.start_step,
-        end_step=r.end_step,
-        event=result_msg.event,
-    )
-    trace.ticks = [
-        TraceTick(
-            time=t.time,
-            measured=t.measured.tolist(),
-            command=t.command.tolist(),
-            guards=list(t.guards),
-        )
-        for t in r.ticks
-    ]
-    result_msg.trace = trace
+# What programs may read about the robot: the skill server's service -> the worker's.
+READ_SERVICES = {
+    names.SKILL_STATE: (State, 'state'),
+    names.SKILL_OBSERVE: (Observe, 'observe'),
+    names.SKILL_IK: (Ik, 'ik'),
+}
 
 
 class SkillServer(Node):
     def __init__(self, **kwargs) -> None:
-        super().__init__('skill_server', **kwargs)
-        self.station = RosStationPort(self)
-        self.reactive = RosReactivePort(self)
-        self.reactive.station = self.station
-        self.skills = Skills(Engine(self.station, self.reactive))
+        super().__init__(names.SKILL_SERVER, **kwargs)
+        self.config = declare_section(self, SkillServerConfig)
+        emb = load_embodiment()
+        timeout = self.config.service_timeout_seconds
+        self.station = RosStationPort(self, timeout)
+        self.reactive = RosReactivePort(self, self.station, timeout)
+        engine = Engine(self.station, emb.rates.control_hz, self.reactive)
+        self.skills = Skills(engine, emb.gripper.closed_below)
         group = ReentrantCallbackGroup()
-        for name, kind, execute in [
-            ('move_joints', MoveJoints, self._move_joints),
-            ('move_eef', MoveEef, self._move_eef),
-            ('open_gripper', Gripper, self._open),
-            ('close_gripper', Gripper, self._close),
-            ('home', Home, self._home),
-            ('run_controller', RunController, self._controller),
-        ]:
+        for spec in SKILLS.values():
             ActionServer(
                 self,
-                kind,
-                f'/skills/{name}',
-                execute,
+                spec.action,
+                names.skill_action(spec.name),
+                lambda handle, spec=spec: self._execute(spec, handle),
                 callback_group=group,
                 cancel_callback=lambda _g: CancelResponse.ACCEPT,
-                result_timeout=RESULT_TIMEOUT_S,
+                # Finished goals are kept only briefly: with thousands of goals the default
+                # (900 s) slows every round trip (ROS_ON_PYPI.md).
+                result_timeout=self.config.result_timeout_seconds,
+            )
+        for name, (kind, worker_service) in READ_SERVICES.items():
+            self.create_service(
+                kind,
+                name,
+                lambda request, response, s=worker_service: self._forward(s, request, response),
+                callback_group=group,
             )
 
-    def _run(self, goal_handle, result_type, fn, feedback_type=None):
-        result = result_type()
+    def _forward(self, service: str, request, response):
         try:
-            options = options_of(goal_handle.request.options)
+            return self.station.call(service, request)
+        except ServiceError as exc:
+            self.get_logger().error(str(exc))
+            if hasattr(response, 'message'):
+                response.success, response.message = False, str(exc)
+            return response
+
+    def _execute(self, spec: SkillSpec, goal_handle):
+        goal = goal_handle.request
+        result = spec.action.Result()
+        try:
+            options = options_of(goal.options)
         except ValueError as exc:
-            options = None
-            error = str(exc)
-        if options is None:
-            result.event = Event(name='SKILL_ERROR', detail=error, reasons=[error])
+            result.execution = trace_msg(skill_error(spec.name, getattr(goal, 'arm', ''), str(exc)))
             goal_handle.abort()
             return result
 
         def feedback(tick, obs):
-            if feedback_type is not None:
-                msg = feedback_type()
-                msg.tick = tick
-                goal_handle.publish_feedback(msg)
+            msg = spec.action.Feedback()
+            msg.tick = tick
+            goal_handle.publish_feedback(msg)
 
-        r = fn(options, dict(feedback=feedback, cancelled=lambda: goal_handle.is_cancel_requested))
-        fill_result(result, r)
-        if hasattr(result, 'holding'):
-            result.holding = bool(r.extra.get('holding', False))
-            result.opening = float(r.extra.get('opening', 0.0))
+        run = dict(feedback=feedback, cancelled=lambda: goal_handle.is_cancel_requested)
+        if spec.name == 'run_controller':
+            hz = goal.camera_hz if goal.camera_hz > 0 else (goal.hz or self.skills.control_hz)
+            every = max(1, round((goal.hz or self.skills.control_hz) / hz))
+            self.reactive.use_cameras(list(goal.cameras), every)
+        try:
+            execution = spec.run(self.skills, goal, options, run)
+        except ServiceError as exc:
+            execution = skill_error(spec.name, getattr(goal, 'arm', ''), str(exc))
+        except Exception as exc:  # a bug here must not leave the goal without a result
+            self.get_logger().error(f'{spec.name} failed: {traceback.format_exc()}')
+            detail = f'the skill server failed: {type(exc).__name__}: {exc}'
+            execution = skill_error(spec.name, getattr(goal, 'arm', ''), detail)
+        finally:
+            self.reactive.use_cameras([], 1)
+        result.execution = trace_msg(execution)
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()
         else:
             goal_handle.succeed()
         return result
-
-    def _move_joints(self, goal_handle):
-        g = goal_handle.request
-        return self._run(
-            goal_handle,
-            MoveJoints.Result,
-            lambda o, run: self.skills.move_joints(g.arm, list(g.positions), g.speed, o, **run),
-            MoveJoints.Feedback,
-        )
-
-    def _move_eef(self, goal_handle):
-        g = goal_handle.request
-        quat = (
-            [g.orientation.w, g.orientation.x, g.orientation.y, g.orientation.z]
-            if g.use_orientation
-            else None
-        )
-        position = [g.position.x, g.position.y, g.position.z]
-        return self._run(
-            goal_handle,
-            MoveEef.Result,
-            lambda o, run: self.skills.move_eef(
-                g.arm, position, quat, g.speed, o, g.cartesian, **run
-            ),
-            MoveEef.Feedback,
-        )
-
-    def _gripper(self, goal_handle, skill: str, default: float):
-        g = goal_handle.request
-        target = default if g.target < 0 else g.target
-        return self._run(
-            goal_handle,
-            Gripper.Result,
-            lambda o, run: self.skills.gripper(skill, g.arm, target, o, **run),
-            Gripper.Feedback,
-        )
-
-    def _open(self, goal_handle):
-        return self._gripper(goal_handle, 'open_gripper', 1.0)
-
-    def _close(self, goal_handle):
-        return self._gripper(goal_handle, 'close_gripper', 0.0)
-
-    def _home(self, goal_handle):
-        g = goal_handle.request
-        return self._run(
-            goal_handle,
-            Home.Result,
-            lambda o, run: self.skills.home(g.arm, o, **run),
-            Home.Feedback,
-        )
-
-    def _controller(self, goal_handle):
-        g = goal_handle.request
-        self.reactive.cameras = list(g.cameras)
-        hz = g.camera_hz if g.camera_hz > 0 else (g.hz or 25.0)
-        self.reactive.camera_every = max(1, int(round(25.0 / hz)))
-        try:
-            return self._run(
-                goal_handle,
-                RunController.Result,
-                lambda o, run: self.skills.run_controller('', g.hz, o, **run),
-                RunController.Feedback,
-            )
-        finally:
-            self.reactive.cameras = []
 
 
 def main(args: list[str] | None = None) -> int:

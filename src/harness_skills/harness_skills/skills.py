@@ -1,22 +1,16 @@
 """The motion skills on the execution engine: move_joints, move_eef, grippers, home, controller.
 
-Each returns an `ExecutionResult` with exactly one event. A request the skill cannot carry out
+Each returns an `Execution` with exactly one event. A request the skill cannot carry out
 (bad arguments, no IK solution, no collision-free path) ends with SKILL_ERROR before any tick.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from harness_reactive.observation import ARMS
+from harness_types.execution import Execution, skill_error
+from harness_types.robot_state import ARMS
 
-from harness_skills.execution import (
-    CONTROL_HZ,
-    SKILL_ERROR,
-    Engine,
-    EventRecord,
-    ExecutionResult,
-    Options,
-)
+from harness_skills.execution import Engine, Options
 from harness_skills.motions import (
     BothArmsMotion,
     ControllerMotion,
@@ -28,22 +22,15 @@ LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
 
 
-def _error(skill: str, arm: str, detail: str, step: int = 0, time: float = 0.0) -> ExecutionResult:
-    return ExecutionResult(
-        EventRecord(SKILL_ERROR, detail, (detail,), skill, time),
-        arm=arm,
-        skill=skill,
-        start_step=step,
-        end_step=step,
-    )
-
-
 class Skills:
-    """The motion skills; `engine.port` reaches the worker."""
+    """The motion skills; `engine.port` reaches the worker. `closed_below` is the embodiment's
+    gripper threshold below which an opening counts as closed."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, closed_below: float) -> None:
         self.engine = engine
         self.port = engine.port
+        self.control_hz = engine.control_hz
+        self.closed_below = closed_below
 
     def _check_arm(self, arm: str, allow_both: bool = False) -> str:
         if arm in ARMS or (allow_both and arm == ''):
@@ -53,13 +40,16 @@ class Skills:
             f', got {arm!r}'
         )
 
+    def _path(self, arm: str, waypoints: list[np.ndarray], speed: float = 0.0) -> JointPathMotion:
+        return JointPathMotion(arm, waypoints, self.port, self.control_hz, speed)
+
     def move_joints(
         self, arm: str, positions, speed: float = 0.0, options: Options = DEFAULT_OPTIONS, **run
-    ) -> ExecutionResult:
+    ) -> Execution:
         q = np.asarray(positions, dtype=float)
         obs = self.port.observe_state()
         if q.shape != (6,) or not np.all(np.isfinite(q)):
-            return _error(
+            return skill_error(
                 'move_joints',
                 arm,
                 f'move_joints needs 6 finite joint targets, got {q.shape}',
@@ -71,9 +61,8 @@ class Skills:
         try:
             arm = self._check_arm(arm)
         except ValueError as exc:
-            return _error('move_joints', arm, str(exc), obs.step, obs.time)
-        motion = JointPathMotion(arm, [q], self.port, speed)
-        return self.engine.run('move_joints', motion, options, **run)
+            return skill_error('move_joints', arm, str(exc), obs.step, obs.time)
+        return self.engine.run('move_joints', self._path(arm, [q], speed), options, **run)
 
     def _line(
         self,
@@ -103,11 +92,11 @@ class Skills:
         options: Options = DEFAULT_OPTIONS,
         cartesian: bool = False,
         **run,
-    ) -> ExecutionResult:
+    ) -> Execution:
         p = np.asarray(position, dtype=float)
         obs = self.port.observe_state()
         if p.shape != (3,) or not np.all(np.isfinite(p)):
-            return _error(
+            return skill_error(
                 'move_eef',
                 arm,
                 f'move_eef needs a position of 3 finite numbers, got {p.shape}',
@@ -119,80 +108,78 @@ class Skills:
         try:
             arm = self._check_arm(arm)
         except ValueError as exc:
-            return _error('move_eef', arm, str(exc), obs.step, obs.time)
+            return skill_error('move_eef', arm, str(exc), obs.step, obs.time)
         q_quat = None if quat is None else np.asarray(quat, dtype=float)
         if cartesian:
             waypoints, reason = self._line(
                 arm, obs.arms[arm].tcp_position, p, q_quat, obs.arms[arm].joints
             )
             if reason:
-                return _error('move_eef', arm, reason, obs.step, obs.time)
-            return self.engine.run(
-                'move_eef', JointPathMotion(arm, waypoints, self.port, speed), options, **run
-            )
+                return skill_error('move_eef', arm, reason, obs.step, obs.time)
+            return self.engine.run('move_eef', self._path(arm, waypoints, speed), options, **run)
         solved = self.port.ik(arm, p, q_quat, obs.arms[arm].joints)
         if not solved.ok:
-            return _error('move_eef', arm, solved.reason, obs.step, obs.time)
+            return skill_error('move_eef', arm, solved.reason, obs.step, obs.time)
         path = self.port.plan(arm, solved.joints)
         if not path.ok:
-            return _error(
+            return skill_error(
                 'move_eef', arm, f'no collision-free path: {path.reason}', obs.step, obs.time
             )
-        motion = JointPathMotion(arm, path.waypoints[1:] or [solved.joints], self.port, speed)
+        motion = self._path(arm, path.waypoints[1:] or [solved.joints], speed)
         return self.engine.run('move_eef', motion, options, **run)
 
     def gripper(
         self, skill: str, arm: str, target: float, options: Options = DEFAULT_OPTIONS, **run
-    ) -> ExecutionResult:
+    ) -> Execution:
         obs = self.port.observe_state()
         try:
             self._check_arm(arm, allow_both=True)
         except ValueError as exc:
-            return _error(skill, arm, str(exc), obs.step, obs.time)
+            return skill_error(skill, arm, str(exc), obs.step, obs.time)
         if not np.isfinite(target) or not 0.0 <= target <= 1.0:
-            return _error(
+            return skill_error(
                 skill, arm, f'gripper target must be in [0, 1], got {target}', obs.step, obs.time
             )
-        motion = GripperMotion([arm] if arm else list(ARMS), target)
+        motion = GripperMotion([arm] if arm else list(ARMS), target, self.closed_below)
         result = self.engine.run(skill, motion, options, **run)
-        result.extra = {'holding': motion.holding, 'opening': motion.opening}
+        result.holding, result.opening = motion.holding, motion.opening
         return result
 
-    def home(self, arm: str = '', options: Options = DEFAULT_OPTIONS, **run) -> ExecutionResult:
+    def home(self, arm: str = '', options: Options = DEFAULT_OPTIONS, **run) -> Execution:
         obs = self.port.observe_state()
         try:
             self._check_arm(arm, allow_both=True)
         except ValueError as exc:
-            return _error('home', arm, str(exc), obs.step, obs.time)
+            return skill_error('home', arm, str(exc), obs.step, obs.time)
         motions = []
         for a in [arm] if arm else list(ARMS):
             path = self.port.plan(a, np.zeros(6))
             if not path.ok:
-                return _error(
+                return skill_error(
                     'home', a, f'no collision-free path home: {path.reason}', obs.step, obs.time
                 )
-            motions.append(JointPathMotion(a, path.waypoints[1:] or [np.zeros(6)], self.port))
+            motions.append(self._path(a, path.waypoints[1:] or [np.zeros(6)]))
         motion = motions[0] if len(motions) == 1 else BothArmsMotion(*motions)
         return self.engine.run('home', motion, options, **run)
 
-    def run_controller(self, arm: str, hz: float, options: Options, **run) -> ExecutionResult:
+    def run_controller(self, hz: float, options: Options, **run) -> Execution:
         obs = self.port.observe_state()
         if not options.reactive:
-            return _error(
+            return skill_error(
                 'run_controller',
-                arm,
+                '',
                 "run_controller needs the program's controller (options.reactive)",
                 obs.step,
                 obs.time,
             )
-        if hz < 0 or hz > CONTROL_HZ:
-            return _error(
+        if not np.isfinite(hz) or hz < 0 or hz > self.control_hz:
+            return skill_error(
                 'run_controller',
-                arm,
-                f'hz must be in (0, {CONTROL_HZ:g}], got {hz}',
+                '',
+                f'hz must be in (0, {self.control_hz:g}], got {hz}',
                 obs.step,
                 obs.time,
             )
-        every = 1 if hz == 0 else int(round(CONTROL_HZ / hz))
-        motion = ControllerMotion(arm or 'left', every, default_seconds=10.0)
+        every = 1 if hz == 0 else int(round(self.control_hz / hz))
+        motion = ControllerMotion(every, default_seconds=10.0)
         return self.engine.run('run_controller', motion, options, **run)

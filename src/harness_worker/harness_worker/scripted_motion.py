@@ -1,8 +1,7 @@
 """Small joint-space helpers for driving the worker without skills (tests, benchmarks, bring-up).
 
-`tool_rotation(pitch)` is the TCP orientation of a gripper pointing along world +y and pitched
-down by `pitch` (pi/2 = straight down), jaws opening along world x. `reach()` tries the
-steepest pitch the arm can reach first.
+`reach()` tries the steepest tool pitch (harness_types.transforms.tool_rotation) the arm can
+reach first.
 """
 
 from __future__ import annotations
@@ -10,15 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from harness_types.transforms import tool_rotation
 
 from harness_worker.kinematics import ArmKinematics
-
-
-def tool_rotation(pitch: float) -> np.ndarray:
-    c, s = np.cos(pitch), np.sin(pitch)
-    x = np.array([0.0, c, -s])
-    y = np.array([-1.0, 0.0, 0.0])
-    return np.column_stack([x, y, np.cross(x, y)])
 
 
 def reach(kin: ArmKinematics, position: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:

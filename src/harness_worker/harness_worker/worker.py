@@ -1,7 +1,8 @@
-"""The worker core: one episode of a bench task on a backend, every command through the shield.
+"""The worker core: one episode of a bench task on a station backend, every command through
+the shield.
 
 The node (`worker_node.py`) maps ROS services onto these methods; tests and benchmarks call
-them directly. Nothing here imports rclpy.
+them directly. Nothing here imports rclpy, and nothing here knows which backend it drives.
 """
 
 from __future__ import annotations
@@ -9,18 +10,18 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-import mujoco
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
 from harness_bench.task import Conventions, Outcome, Task
 from harness_bench.tasks import make_task
 from harness_shield.config import shield_config
 from harness_shield.shield import Shield
+from harness_types.camera import CameraView
+from harness_types.robot_state import RobotState, arm_slice
 
 from harness_worker.kinematics import IKResult, Pose, StationKinematics
-from harness_worker.mujoco_backend import MujocoStation
 from harness_worker.planner import PlanResult, plan_path
-from harness_worker.records import CameraImage, StateRecord
+from harness_worker.station import Frame, Station, make_station
 
 
 class WorkerError(RuntimeError):
@@ -31,7 +32,7 @@ class WorkerError(RuntimeError):
 class ResetResult:
     instruction: str
     description: str
-    state: StateRecord
+    state: RobotState
     token: str
 
 
@@ -39,7 +40,7 @@ class ResetResult:
 class TickResult:
     accepted: bool
     reasons: list[str]
-    state: StateRecord
+    state: RobotState
     episode_ended: bool
 
 
@@ -55,12 +56,13 @@ class Profile:
 
 
 class Worker:
-    """One station, one episode at a time."""
+    """One station, one episode at a time. `station` defaults to the `mujoco` backend."""
 
-    def __init__(self, emb: Embodiment, urdf: str) -> None:
+    def __init__(self, emb: Embodiment, urdf: str, station: Station | None = None) -> None:
         self.emb = emb
+        self.urdf = urdf
         self.kinematics = StationKinematics(urdf, emb)
-        self.station = MujocoStation(emb, urdf)
+        self.station = station if station is not None else make_station('mujoco', emb, urdf)
         self.shield = Shield(shield_config(emb), self.kinematics.link6_positions)
         self.conventions = Conventions(
             emb.gripper.open_above, emb.home_tolerance_m, emb.home_tolerance_rad
@@ -68,7 +70,6 @@ class Worker:
         self.task: Task | None = None
         self.step = 0
         self._token: str | None = None
-        self._scratch: mujoco.MjData | None = None
 
     # Episode ------------------------------------------------------------------------------
 
@@ -85,7 +86,6 @@ class Worker:
         except ValueError as exc:
             raise WorkerError(str(exc)) from None
         self.station.load(objects)
-        self._scratch = mujoco.MjData(self.station.model)
         self.task = new_task
         self.step = 0
         self.shield.reset()
@@ -118,7 +118,7 @@ class Worker:
         self.step += 1
         return TickResult(True, [], self.state(), self.episode_ended)
 
-    def state(self) -> StateRecord:
+    def state(self) -> RobotState:
         self._require_episode()
         return self.station.state(self.step)
 
@@ -133,23 +133,35 @@ class Worker:
             raise WorkerError('outcome refused: wrong or missing token')
         return task.check(self.station.snapshot(self.step))
 
+    @property
+    def time(self) -> float:
+        return self.station.time
+
     def profile(self) -> Profile:
         r = self.emb.rates
+        simulated = self.station.simulated
         return Profile(
             'robot',
             self.emb.robot,
             self.emb.command_layout,
             r.control_hz,
-            r.physics_hz,
-            r.physics_steps_per_tick,
-            'mujoco',
+            r.physics_hz if simulated else 0.0,
+            r.physics_steps_per_tick if simulated else 0,
+            self.station.backend,
         )
 
     def observe(
         self, cameras: list[str], depth: bool = True, segmentation: bool = True
-    ) -> list[CameraImage]:
+    ) -> list[CameraView]:
         self._require_episode()
         return [self.station.render(c, depth, segmentation) for c in cameras]
+
+    def frames(self) -> list[Frame]:
+        self._require_episode()
+        return self.station.frames()
+
+    def close(self) -> None:
+        self.station.close()
 
     # Kinematics ---------------------------------------------------------------------------
 
@@ -175,7 +187,7 @@ class Worker:
     ) -> IKResult:
         kin = self._arm(arm)
         if seed is None and self.task is not None:
-            seed = self.measured()[0:6] if arm == 'left' else self.measured()[7:13]
+            seed = self.measured()[arm_slice(arm)]
         return kin.ik(position, rotation, seed)
 
     def plan(
@@ -189,7 +201,7 @@ class Worker:
         to a TCP `position` (and `rotation`)."""
         self._require_episode()
         kin = self._arm(arm)
-        start = self.measured()[0:6] if arm == 'left' else self.measured()[7:13]
+        start = self.measured()[arm_slice(arm)]
         if goal is None:
             if position is None:
                 return PlanResult(False, [], 'plan needs a joint goal or a TCP position')
@@ -200,9 +212,11 @@ class Worker:
         goal = np.asarray(goal, dtype=float)
         if goal.shape != (6,) or not np.all(np.isfinite(goal)):
             return PlanResult(False, [], 'the joint goal must be 6 finite numbers')
-        scratch = self._scratch
-
-        def collides(q: np.ndarray) -> bool:
-            return self.station.arm_collides(arm, q, scratch)
-
-        return plan_path(start, goal, kin.lower, kin.upper, collides, seed=self.step)
+        return plan_path(
+            start,
+            goal,
+            kin.lower,
+            kin.upper,
+            lambda q: self.station.arm_collides(arm, q),
+            seed=self.step,
+        )

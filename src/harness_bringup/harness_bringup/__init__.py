@@ -1,0 +1,1 @@
+"""Composing the harness's node graph: domains, processes, launch files, the harness command."""

@@ -1,0 +1,91 @@
+"""`harness bench`: episodes of many tasks and layouts, in parallel, each in its own process
+and ROS domain, summed up in tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness_driver.bench_table import bench_tables, markdown
+
+
+@dataclass(frozen=True)
+class BenchEpisode:
+    task: str
+    layout: int
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f'{self.task}-l{self.layout}-s{self.seed}'
+
+
+def default_jobs() -> int:
+    """One episode per two cores: each runs the simulator and the kernel process."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def run_bench(
+    episodes: list[BenchEpisode],
+    model: str,
+    out: Path,
+    config: Path | None,
+    jobs: int,
+    say: Callable[[str], None] = print,
+    extra: list[str] | None = None,
+) -> dict:
+    """Run every episode with `harness run` in a subprocess (its own ROS domain); write
+    bench.json and bench.md under `out`; return the tables."""
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+
+    def one(e: BenchEpisode) -> dict:
+        folder = out / 'episodes' / e.name
+        folder.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, '-m', 'harness_bringup.cli']
+        if config is not None:
+            command += ['--config', str(config)]
+        command += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
+        command += ['--model', model, '--out', str(folder), *(extra or [])]
+        with open(folder / 'harness.log', 'w') as log:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+        runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
+        if not runs:
+            return {
+                'task': e.task,
+                'layout': e.layout,
+                'seed': e.seed,
+                'model': model,
+                'status': 'error',
+                'detail': f'no run folder (exit {code}; see {folder / "harness.log"})',
+            }
+        summary = json.loads((runs[-1] / 'summary.json').read_text())
+        summary['run_folder'] = str(runs[-1])
+        return summary
+
+    summaries: dict[BenchEpisode, dict] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(one, e): e for e in episodes}
+        for done, future in enumerate(as_completed(futures), 1):
+            e = futures[future]
+            s = summaries[e] = future.result()
+            outcome = s.get('outcome') or {}
+            verdict = 'SUCCESS' if outcome.get('success') else 'no success'
+            say(
+                f'{done}/{len(episodes)} {e.name}: {s.get("status")}, {verdict}, '
+                f'{s.get("model_calls", 0)} calls, {s.get("wall_seconds", "?")} s'
+            )
+    ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
+    tables = bench_tables(ordered)
+    tables['timing']['bench_wall_seconds'] = round(time.monotonic() - started, 1)
+    tables['timing']['jobs'] = jobs
+    (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
+    (out / 'bench.md').write_text(markdown(tables))
+    return tables

@@ -1,0 +1,357 @@
+"""The `harness` command.
+
+harness run TASK [--layout N] [--seed S] [--model NAME] [--out DIR]   one episode with a model
+harness bench [--tasks T ...] [--layouts N] [--model NAME] [--out DIR]  the task suite
+harness program TASK FILE [--layout N] [--seed S] [--out DIR]         a program, no model
+harness serve [--ros-args ...]                                        the worker alone
+harness smoke                                                         check the ROS set-up
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> int:
+    print(f'harness: {message}', file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _say(message: str) -> None:
+    print(f'[harness] {message}', flush=True)
+
+
+def _config_path(args: argparse.Namespace) -> Path | None:
+    """--config, else $HARNESS_CONFIG, else ./config/harness.yaml when it exists."""
+    path = args.config or os.environ.get('HARNESS_CONFIG')
+    if not path:
+        default = Path('config/harness.yaml')
+        return default if default.is_file() else None
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f'config file {path} does not exist')
+    return path
+
+
+def _smoke(_args: argparse.Namespace) -> int:
+    from harness_bringup.domain import claim_domain_id
+    from harness_bringup.smoke import run_smoke
+
+    claim = claim_domain_id()
+    try:
+        result = run_smoke(claim.domain_id)
+    finally:
+        claim.release()
+    print(json.dumps({'ok': True, 'domain_id': claim.domain_id, **asdict(result)}))
+    return 0
+
+
+def _outcome_line(success: bool, score: float, detail: str) -> str:
+    return f'outcome: {"SUCCESS" if success else "no success"} (score {score:.2f}): {detail}'
+
+
+def _load(args: argparse.Namespace, **driver_overrides):
+    """The configuration file with the command line's overrides of the driver's section."""
+    from harness_types.config import load_config, with_overrides
+
+    return with_overrides(load_config(_config_path(args)), 'driver', **driver_overrides)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.run import UsageError, prepare, run_episode, run_folder_path
+
+    try:
+        config = _load(
+            args,
+            model=args.model,
+            max_model_calls=args.max_model_calls,
+            max_cost_usd=args.max_cost_usd,
+            max_wall_seconds=args.max_wall_seconds,
+        )
+        prepared = prepare(config, args.task, args.layout, args.seed)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    model = config.driver.model
+    folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+    label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
+    _say(
+        f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
+        'starting worker, skill server and kernel'
+    )
+    result = run_episode(prepared, folder, _say)
+    s = result.summary
+    if s.get('outcome'):
+        _say(_outcome_line(**s['outcome']))
+    decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
+    _say(
+        f'episode {s["status"]}'
+        + (f': {s["detail"]}' if s.get('detail') else '')
+        + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}), '
+        f'{s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+    )
+    _say(f'run folder: {folder}')
+    if result.setup_error:
+        return _fail(s['detail'])
+    if s['status'] == 'interrupted':
+        return 130
+    return 1 if s['status'] == 'error' else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from harness_bench.tasks import TASKS
+    from harness_types.config import ConfigError
+
+    from harness_bringup.bench import BenchEpisode, default_jobs, run_bench
+    from harness_bringup.run import UsageError, prepare
+
+    tasks = args.tasks or list(TASKS)
+    try:
+        config_file = _config_path(args)
+        config = _load(args, model=args.model)
+        for task in tasks:  # every check that needs no graph, before the first episode
+            prepare(config, task, 0, args.seed)
+            if args.layouts > TASKS[task].layouts:
+                raise UsageError(
+                    f'{task} has {TASKS[task].layouts} layouts, fewer than --layouts {args.layouts}'
+                )
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    episodes = [
+        BenchEpisode(task, layout, args.seed) for task in tasks for layout in range(args.layouts)
+    ]
+    jobs = args.jobs or default_jobs()
+    model = config.driver.model
+    out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
+    _say(
+        f'{len(episodes)} episodes ({len(tasks)} tasks x {args.layouts} layouts), model '
+        f'{model}, {jobs} at a time; each in its own process and ROS domain'
+    )
+    tables = run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m))
+    from harness_driver.bench_table import markdown
+
+    print(markdown(tables))
+    _say(f'tables: {out / "bench.md"} and {out / "bench.json"}')
+    return 0
+
+
+def _program(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.run import UsageError, check_task, run_folder_path
+
+    try:
+        check_task(args.task, args.layout)
+    except UsageError as exc:
+        return _fail(str(exc))
+    program = Path(args.file)
+    if not program.is_file():
+        return _fail(f'program file {program} does not exist')
+    try:
+        config = _load(args)
+    except (FileNotFoundError, ConfigError) as exc:
+        return _fail(str(exc))
+    try:
+        code = program.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _fail(f'program file {program} cannot be read: {exc}')
+    try:
+        compile(code, str(program), 'exec')
+    except SyntaxError as exc:
+        return _fail(f'{program}:{exc.lineno}: {exc.msg}')
+
+    from harness_driver.driver_node import GraphError
+    from harness_driver.episode import cell_record
+    from harness_driver.run_folder import RunFolder
+
+    from harness_bringup.episode_graph import EpisodeGraph
+
+    run = RunFolder(run_folder_path(Path(args.out), args.task, args.layout, args.seed, 'program'))
+    params = config.write(run.path / 'params.yaml')
+    summary = {
+        'task': args.task,
+        'layout': args.layout,
+        'seed': args.seed,
+        'strategy': 'program',
+        'program': str(program),
+        'status': 'error',
+    }
+    started = time.monotonic()
+    try:
+        _say(
+            f'starting the graph (worker, skill server, kernel) for {args.task} '
+            f'layout {args.layout}'
+        )
+        with EpisodeGraph(params) as graph:
+            start = graph.reset(args.task, args.layout, args.seed)
+            _say(f'instruction: {start.instruction}')
+            graph.start_kernel(run.workspace, run.kernel_log)
+            _say(f'running {program}')
+            cell = graph.run_cell(code, config.kernel.cell_timeout_seconds + 60.0)
+            run.event(cell_record(cell, 1, code))
+            if cell.output:
+                print(cell.output.rstrip())
+            if cell.traceback:
+                print(cell.traceback.rstrip())
+            if cell.stopped_by is not None:
+                _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
+            _say(f'cell {cell.status}: {len(cell.executions)} executions')
+            graph.stop_kernel()
+            outcome = graph.outcome()
+            summary.update(
+                status=cell.status,
+                env_steps=graph.robot().step,
+                outcome=asdict(outcome),
+            )
+            _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
+    except (GraphError, TimeoutError) as exc:
+        summary['detail'] = str(exc)
+        print(f'[harness] error: {exc}', file=sys.stderr)
+        return 1
+    finally:
+        summary['wall_seconds'] = round(time.monotonic() - started, 2)
+        run.summary(summary)
+        run.close()
+        _say(f'run folder: {run.path}')
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.serve import serve
+
+    try:
+        config = _load(args)
+    except (FileNotFoundError, ConfigError) as exc:
+        return _fail(str(exc))
+    return serve(config, args.ros_args, _say)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be at least 1, not {value}')
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'must be >= 0, not {value}')
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='harness',
+        description='Run the dual-arm ARX X5 harness: episodes with a model, programs without '
+        'one, the worker alone, a set-up check.',
+    )
+    parser.add_argument(
+        '--config',
+        help='node graph parameters (default: $HARNESS_CONFIG, which ./harness sets to '
+        'config/harness.yaml, else ./config/harness.yaml)',
+    )
+    sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    run = sub.add_parser(
+        'run',
+        help='run one episode: the model writes programs until the task is finished',
+        description='Start the node graph (worker, skill server, a kernel per episode, the '
+        'driver), reset TASK and let the model write programs at each decision point until it '
+        'finishes or a budget ends the episode. `--model scripted` is a baseline that answers '
+        "with the task's reference program and needs no key; any other name is a Claude model "
+        'reached through ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set). Writes a run folder '
+        '(summary.json, events.jsonl, kernel.log, images/, bag/ a rosbag2). Exits 0 when the '
+        'episode ended, whatever its success; 1 on an error; 2 on bad input or an unreachable '
+        'model.',
+    )
+    run.add_argument('task', help='bench task, e.g. lift_cube')
+    run.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
+    run.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    run.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
+    run.add_argument('--out', default='runs', help='where run folders go (default runs/)')
+    run.add_argument(
+        '--max-model-calls', type=_positive_int, help='override driver.max_model_calls'
+    )
+    run.add_argument(
+        '--max-cost-usd', type=_non_negative, help='override driver.max_cost_usd (0 = none)'
+    )
+    run.add_argument(
+        '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
+    )
+    run.set_defaults(func=_run)
+
+    bench = sub.add_parser(
+        'bench',
+        help='run the task suite and write result tables',
+        description='Run episodes of every task (or --tasks) on its first --layouts layouts, '
+        'in parallel where the machine allows (each episode is its own `harness run` process in '
+        'its own ROS domain), then write per-task and overall tables (success rate, score, '
+        'model calls, decisions by reason, tokens, cost, env steps; wall time separately) as '
+        'Markdown and JSON under --out.',
+    )
+    bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
+    bench.add_argument(
+        '--layouts', type=_positive_int, default=3, help='layouts per task (default 3)'
+    )
+    bench.add_argument('--seed', type=int, default=0, help='seed of every episode (default 0)')
+    bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
+    bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
+    bench.add_argument(
+        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+    )
+    bench.set_defaults(func=_bench)
+
+    program = sub.add_parser(
+        'program',
+        help='run a program file on a task without a model',
+        description='Start the node graph, reset TASK, run FILE as one program cell in an '
+        'isolated kernel, read the outcome. Writes a run folder (summary.json, events.jsonl, '
+        'kernel.log). Exits 0 when the episode ran, whatever its success.',
+    )
+    program.add_argument('task', help='bench task, e.g. lift_cube')
+    program.add_argument('file', help='Python program using the program API')
+    program.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
+    program.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
+    program.set_defaults(func=_program)
+
+    serve = sub.add_parser(
+        'serve',
+        help='start the station (worker and skill server) and serve it',
+        description='Start the worker (with the configured backend) and the skill server in '
+        'this process, with the parameters of the config file, and serve worker/* and skills/* '
+        'until interrupted (ROS_DOMAIN_ID as set in the environment).',
+    )
+    serve.add_argument('ros_args', nargs=argparse.REMAINDER, help='arguments after --ros-args')
+    serve.set_defaults(func=_serve)
+
+    smoke = sub.add_parser(
+        'smoke',
+        help='check the workspace: two nodes, a service and an action round trip',
+        description='Start two real nodes in a private ROS domain and do a harness_msgs '
+        'service and action round trip; prints JSON with the latencies.',
+    )
+    smoke.set_defaults(func=_smoke)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Claim a ROS domain id that no other process on this machine is using, and the Fast DDS
+discovery profile every process of a claimed domain uses.
+
+Tests that start nodes and bench runs that start one graph per episode each need their own
+`ROS_DOMAIN_ID`, so their nodes never see each other's. A claim is an exclusive `flock` on a
+file per id; the kernel drops the lock when the process exits, however it exits.
+"""
+
+import fcntl
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+# Fast DDS maps a domain to UDP ports 7400 + 250 * id + offsets; ids above 232 overflow.
+FIRST_ID = 100
+LAST_ID = 232
+
+
+@dataclass
+class DomainClaim:
+    """An exclusively held domain id; `release()` or process exit gives it back."""
+
+    domain_id: int
+    _lock_file: IO[str]
+
+    def release(self) -> None:
+        self._lock_file.close()
+
+
+PROFILE_VARIABLE = 'FASTDDS_DEFAULT_PROFILES_FILE'
+
+
+def use_discovery_profile() -> None:
+    """Make this process and the processes it starts use the harness's Fast DDS participant
+    profile (fastdds_profile.xml: faster announcements), unless the user set one. Call before
+    the first participant is created."""
+    profile = Path(__file__).with_name('fastdds_profile.xml')
+    if profile.is_file():
+        os.environ.setdefault(PROFILE_VARIABLE, str(profile))
+
+
+def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
+    """Return a free domain id in [100, 232], held until released or the process ends.
+
+    The search starts at a point that moves with time and process id, so an id released a
+    moment ago (whose nodes other processes may still remember until their discovery lease
+    runs out) is not handed straight out again. Also selects the harness's discovery profile
+    (use_discovery_profile), since whoever claims a domain is about to create participants.
+    """
+    use_discovery_profile()
+    lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    count = LAST_ID - FIRST_ID + 1
+    start = (os.getpid() * 7 + time.monotonic_ns() // 1_000_000) % count
+    for k in range(count):
+        domain_id = FIRST_ID + (start + k) % count
+        lock_file = open(lock_dir / f'{domain_id}.lock', 'w')  # noqa: SIM115 (held by the claim)
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock_file.close()
+            continue
+        lock_file.write(str(os.getpid()))
+        lock_file.flush()
+        return DomainClaim(domain_id, lock_file)
+    raise RuntimeError(
+        f'every ROS domain id from {FIRST_ID} to {LAST_ID} is in use on this machine'
+    )

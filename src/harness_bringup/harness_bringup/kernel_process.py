@@ -1,0 +1,119 @@
+"""Start an episode's kernel node in its own process and know whether it still runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness_types.wait import wait_future
+from rclpy.action import ActionClient
+
+from harness_bringup.processes import child_environment
+from harness_msgs.action import RunCell
+
+
+class KernelStartError(RuntimeError):
+    """The kernel did not start or does not answer; the message says where to look."""
+
+
+class KernelProcess:
+    """One kernel process in the graph's ROS domain, reached through `run_cell` (an action
+    client of another node of that domain)."""
+
+    def __init__(
+        self,
+        run_cell: ActionClient,
+        domain_id: int,
+        workspace: Path,
+        log: Path,
+        ros_args: list[str] | None = None,
+    ) -> None:
+        self.run_cell_client = run_cell
+        self.domain_id = domain_id
+        self.workspace = workspace
+        self.log = log
+        self.ros_args = ros_args or []
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def output_path(self) -> Path:
+        return self.log.with_suffix('.out')
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start the process and wait until one cell round trip works."""
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable,
+            '-m',
+            'harness_kernel.kernel_node',
+            '--workspace',
+            str(self.workspace),
+            '--log',
+            str(self.log),
+        ]
+        if self.ros_args:
+            command += ['--ros-args', *self.ros_args]
+        with open(self.output_path, 'w') as output:
+            self.process = subprocess.Popen(
+                command,
+                env=child_environment(self.domain_id),
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout
+        while not self.run_cell_client.server_is_ready():
+            if self.death() or time.monotonic() > deadline:
+                raise KernelStartError(
+                    f'the kernel did not start ({self.death() or "no answer"}; see '
+                    f'{self.output_path})'
+                )
+            time.sleep(0.02)
+        self._handshake(deadline)
+
+    def _handshake(self, deadline: float) -> None:
+        """Run empty cells until one round trip completes. The server can see this client's
+        goal before it has discovered the client's reply reader; it then drops the reply
+        ("failed to send response (timeout)") and the goal waits forever. After one answered
+        round trip both directions are matched."""
+        while True:
+            try:
+                handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal()), 0.3)
+                wait_future(handle.get_result_async(), 10.0)
+                return
+            except TimeoutError:
+                if self.death() or time.monotonic() > deadline:
+                    raise KernelStartError(
+                        f'the kernel does not answer ({self.death() or "timeout"}; see '
+                        f'{self.output_path})'
+                    ) from None
+
+    def death(self) -> str:
+        """Why the kernel process is gone, or '' while it runs."""
+        if self.process is None:
+            return 'the kernel is not running'
+        code = self.process.poll()
+        if code is None:
+            return ''
+        how = f'killed by signal {-code}' if code < 0 else f'exit code {code}'
+        return f'the kernel process ended ({how}; see {self.output_path})'
+
+    def stop(self) -> None:
+        """Stop the process and wait until its server left the graph, so that the next kernel
+        of this domain is not mistaken for it."""
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+        deadline = time.monotonic() + 20
+        while self.run_cell_client.server_is_ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+

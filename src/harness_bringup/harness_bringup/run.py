@@ -1,0 +1,158 @@
+"""One episode from the command line's point of view: check the inputs, write the run's
+parameters, start the graph, run the model loop, leave the run folder. Shared by
+`harness run`, `harness bench` and perf/."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from arx_x5_description.embodiment import load_embodiment
+from harness_bench.reference import reference_cells
+from harness_bench.tasks import TASKS
+from harness_driver.budgets import Budgets
+from harness_driver.driver_node import GraphError
+from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
+from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
+from harness_driver.prices import load_prices
+from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
+from harness_driver.run_folder import RunFolder
+from harness_types.config import ConfigError, GraphConfig
+
+
+class UsageError(ValueError):
+    """A bad task, layout, model or config: reported in one line, exit 2."""
+
+
+@dataclass
+class Prepared:
+    config: GraphConfig
+    spec: EpisodeSpec
+    model: ModelClient
+    verifier: ModelClient | None
+    budgets: Budgets
+    prompts: Prompts
+
+
+def check_task(task: str, layout: int) -> None:
+    """UsageError unless `task` exists and has `layout`."""
+    if task not in TASKS:
+        raise UsageError(f'unknown task {task!r}; known tasks: {", ".join(sorted(TASKS))}')
+    if not 0 <= layout < TASKS[task].layouts:
+        raise UsageError(f'{task} has layouts 0..{TASKS[task].layouts - 1}, not {layout}')
+
+
+def doc_values(config: GraphConfig) -> dict:
+    """The configured values the API's docstrings name (what the model reads)."""
+    return {
+        'reactive_budget_ms': config.kernel.reactive_budget_ms,
+        'control_hz': load_embodiment().rates.control_hz,
+    }
+
+
+def prepare(config: GraphConfig, task: str, layout: int, seed: int) -> Prepared:
+    """Everything that can be checked before the graph starts; UsageError says what is wrong."""
+    check_task(task, layout)
+    t = TASKS[task]()
+    driver = config.driver
+    try:
+        prices = load_prices(driver.price_table)
+        budgets = Budgets(driver, prices)
+        if not driver.prompts:
+            raise ConfigError('driver.prompts is not set: the config names no prompt folder')
+        prompts = Prompts(
+            system_prompt(driver.prompts, config.kernel.api_names, doc_values(config)),
+            verifier_prompt(driver.prompts),
+        )
+    except (ConfigError, PromptError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        cells = reference_cells(task)
+    except KeyError:
+        cells = None
+    timeout, retries = driver.model_timeout_seconds, driver.model_retries
+    try:
+        model = make_model(driver.model, cells, timeout, retries)
+        verifier = (
+            model
+            if driver.verifier == driver.model
+            else make_model(driver.verifier, cells, timeout, retries)
+        )
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    return Prepared(
+        config, EpisodeSpec(task, layout, seed, t.step_limit), model, verifier, budgets, prompts
+    )
+
+
+def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
+    """A new folder under `out`, named by time, task, layout, seed and model."""
+    stamp = time.strftime('%Y%m%d-%H%M%S')
+    base = out / f'{stamp}-{task}-l{layout}-s{seed}-{model}'
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = Path(f'{base}-{n}')
+    return path
+
+
+def run_episode(
+    prepared: Prepared, folder: Path, log: Callable[[str], None] = print
+) -> EpisodeResult:
+    """Start the graph, run the episode, stop the graph. The run folder is written whatever
+    happens; a graph that does not start is an `error` episode."""
+    from harness_bringup.episode_graph import EpisodeGraph
+
+    config = prepared.config
+    run = RunFolder(folder)
+    params = config.write(run.path / 'params.yaml')
+    episode = Episode(
+        config.driver,
+        None,  # set below, once the graph runs
+        prepared.model,
+        prepared.verifier,
+        prepared.budgets,
+        prepared.prompts,
+        run,
+        log,
+        config.kernel.cell_timeout_seconds,
+    )
+    spec = prepared.spec
+    run.event(
+        {
+            'type': 'episode',
+            'task': spec.task,
+            'layout': spec.layout,
+            'seed': spec.seed,
+            'model': prepared.model.name,
+            'pid': os.getpid(),
+        }
+    )
+    since = time.monotonic()
+    bag = run.bag_path if config.driver.record_bag else None
+    try:
+        with EpisodeGraph(params, bag) as graph:
+            episode.station = graph
+            graph.notes = episode.extra  # the recorder's outcome goes into the summary
+            run.publish = graph.publish_event
+            episode.phases.seconds['graph_start'] = time.monotonic() - since
+            log(f'graph up in ROS domain {graph.domain_id}')
+            result = episode.run(spec)
+            graph.stop_recorder()
+            return result
+    except GraphError as exc:
+        summary = {
+            'task': spec.task,
+            'layout': spec.layout,
+            'seed': spec.seed,
+            'model': prepared.model.name,
+            'baseline': prepared.model.name == SCRIPTED,
+            'status': 'error',
+            'detail': f'the graph did not start: {exc}',
+        }
+        run.summary(summary)
+        run.close()
+        return EpisodeResult(summary)

@@ -1,0 +1,47 @@
+"""`harness serve`: the station (worker and skill server) in this process, for a graph whose
+other nodes run elsewhere (a kernel and driver started by launch files, a test, a notebook)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import rclpy
+from harness_skills.skill_server_node import SkillServer
+from harness_types.config import GraphConfig
+from harness_worker.station import BackendError
+from harness_worker.worker_node import WorkerNode
+from rclpy.executors import MultiThreadedExecutor
+
+from harness_bringup.domain import use_discovery_profile
+
+
+def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) -> int:
+    """Serve until interrupted; 2 when a node cannot start (one line says why)."""
+    use_discovery_profile()
+    params = config.write(Path(tempfile.mkdtemp(prefix='harness-serve-')) / 'params.yaml')
+    rclpy.init(args=['harness', '--ros-args', '--params-file', str(params), *ros_args])
+    try:
+        worker = WorkerNode()
+        skills = SkillServer()
+    except (BackendError, ValueError) as exc:
+        print(f'harness: {exc}')
+        rclpy.try_shutdown()
+        return 2
+    executor = MultiThreadedExecutor(num_threads=6)
+    executor.add_node(worker)
+    executor.add_node(skills)
+    say(
+        f'serving worker/* and skills/* (backend {worker.config.backend}, parameters '
+        f'{params}); Ctrl-C to stop'
+    )
+    try:
+        executor.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        worker.worker.close()
+        executor.shutdown()
+        rclpy.try_shutdown()
+    return 0

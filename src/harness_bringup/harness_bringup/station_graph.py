@@ -1,0 +1,91 @@
+"""The station side of an episode in this process: worker and skill server on one executor in
+a private ROS domain, plus a client node. The episode graph, the integration tests and the
+benchmarks all start the station through this one class."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import rclpy
+from harness_skills.skill_server_node import SkillServer
+from harness_types import names
+from harness_types.wait import wait_future
+from harness_worker.worker_node import WorkerNode
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from harness_bringup.domain import claim_domain_id
+from harness_msgs.srv import Reset
+
+
+class GraphStartError(RuntimeError):
+    """A node of the graph did not start; the message says which and why."""
+
+
+class StationGraph:
+    """`with StationGraph() as g:` starts everything; leaving the block stops it. `params` is a
+    ROS parameter file (config/harness.yaml or a run's params.yaml) for every node."""
+
+    def __init__(
+        self, client_name: str = 'graph_client', params: Path | None = None, threads: int = 6
+    ) -> None:
+        self.client_name = client_name
+        self.params = params
+        self.threads = threads
+        self.token = ''
+        self._started = False
+
+    def ros_args(self) -> list[str]:
+        return ['--ros-args', '--params-file', str(self.params)] if self.params else []
+
+    def __enter__(self) -> StationGraph:
+        self.claim = claim_domain_id()
+        self.domain_id = self.claim.domain_id
+        self.context = rclpy.Context()
+        rclpy.init(args=['harness', *self.ros_args()], context=self.context,
+                   domain_id=self.domain_id)
+        self.executor = MultiThreadedExecutor(num_threads=self.threads, context=self.context)
+        self._started = True
+        try:
+            self.worker = WorkerNode(context=self.context)
+            self.skills = SkillServer(context=self.context)
+        except Exception as exc:
+            self.__exit__()
+            raise GraphStartError(f'the station did not start: {exc}') from exc
+        self.client = Node(self.client_name, context=self.context)
+        for node in (self.worker, self.skills, self.client):
+            self.executor.add_node(node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+        self._reset = self.client.create_client(Reset, names.worker_service('reset'))
+        if not self._reset.wait_for_service(timeout_sec=15):
+            self.__exit__()
+            raise GraphStartError('the worker did not start')
+        return self
+
+    def add_node(self, node: Node) -> None:
+        """Spin another node of this context (e.g. the driver's) on the executor."""
+        self.executor.add_node(node)
+
+    def reset(self, task: str, layout: int = 0, seed: int = 0) -> Reset.Response:
+        """Reset the worker (with the running episode's token); keeps the new token."""
+        r = wait_future(
+            self._reset.call_async(
+                Reset.Request(task=task, layout=layout, seed=seed, token=self.token)
+            ),
+            60,
+        )
+        if r.success:
+            self.token = r.token
+        return r
+
+    def __exit__(self, *exc) -> None:
+        if not self._started:
+            return
+        self._started = False
+        worker = getattr(self, 'worker', None)
+        if worker is not None:
+            worker.worker.close()
+        self.executor.shutdown()
+        rclpy.shutdown(context=self.context)
+        self.claim.release()

@@ -1,0 +1,45 @@
+import os
+
+from harness_bringup.domain import (
+    FIRST_ID,
+    LAST_ID,
+    PROFILE_VARIABLE,
+    claim_domain_id,
+    use_discovery_profile,
+)
+
+
+def test_claims_are_exclusive_and_released(tmp_path):
+    claims = [claim_domain_id(tmp_path) for _ in range(5)]
+    ids = [c.domain_id for c in claims]
+    assert len(set(ids)) == 5
+    assert all(FIRST_ID <= i <= LAST_ID for i in ids)
+    claims[0].release()
+    again = claim_domain_id(tmp_path)
+    assert again.domain_id not in ids[1:]
+    for c in claims[1:] + [again]:
+        c.release()
+
+
+def test_all_ids_in_use_is_a_clear_error(tmp_path):
+    claims = [claim_domain_id(tmp_path) for _ in range(LAST_ID - FIRST_ID + 1)]
+    try:
+        claim_domain_id(tmp_path)
+    except RuntimeError as exc:
+        assert 'in use' in str(exc)
+    else:
+        raise AssertionError('expected RuntimeError')
+    for c in claims:
+        c.release()
+
+
+def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
+    monkeypatch.delenv(PROFILE_VARIABLE, raising=False)
+    use_discovery_profile()
+    profile = os.environ[PROFILE_VARIABLE]
+    assert profile.endswith('fastdds_profile.xml')
+    with open(profile) as f:
+        assert 'leaseAnnouncement' in f.read()
+    monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')
+    use_discovery_profile()
+    assert os.environ[PROFILE_VARIABLE] == '/mine.xml'

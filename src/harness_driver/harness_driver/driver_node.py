@@ -1,0 +1,142 @@
+"""The driver's node: the model loop's view of the graph. It resets the worker and holds the
+episode's outcome token (nobody else sees it), reads the robot and the cameras, runs cells and
+the wrap-up in the kernel (`kernel/run_cell`), serves the program's `driver/verify` and
+publishes the episode's events on `harness/events`.
+
+Parameters: harness_types.config.DriverConfig (declared, so `ros2 param get /driver ...` shows
+what the episode runs with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness_bench.task import Outcome as TaskOutcome
+from harness_types import names
+from harness_types.camera import CameraView
+from harness_types.cell import CellResult
+from harness_types.config import DriverConfig, declare_section
+from harness_types.convert import camera_view_of, cell_result_of, robot_state_of, verdict_into
+from harness_types.robot_state import RobotState
+from harness_types.scene import Verdict
+from harness_types.wait import wait_future
+from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from harness_msgs.action import RunCell
+from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
+
+
+class GraphError(RuntimeError):
+    """The graph could not do what was asked; the message says what."""
+
+
+class DriverNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(names.DRIVER, **kwargs)
+        self.config = declare_section(self, DriverConfig)
+        group = ReentrantCallbackGroup()
+        self.token = ''
+        self._worker = {
+            name: self.create_client(kind, names.worker_service(name), callback_group=group)
+            for name, kind in (
+                ('reset', Reset),
+                ('outcome', Outcome),
+                ('state', State),
+                ('observe', Observe),
+                ('profile', Profile),
+            )
+        }
+        self.run_cell_client = ActionClient(self, RunCell, names.RUN_CELL, callback_group=group)
+        self.create_service(Verify, names.VERIFY, self._serve_verify, callback_group=group)
+        self._events = self.create_publisher(String, names.EVENTS, 500)
+        self._verify: Callable[[str], Verdict] | None = None
+
+    def _call(self, service: str, request, timeout: float = 60.0):
+        client = self._worker[service]
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=15.0):
+            raise GraphError(f'{client.srv_name} is not available')
+        try:
+            return wait_future(client.call_async(request), timeout)
+        except TimeoutError:
+            raise GraphError(f'{client.srv_name} did not answer within {timeout:g} s') from None
+
+    # The worker --------------------------------------------------------------------------------
+
+    def reset(self, task: str, layout: int, seed: int) -> tuple[str, str]:
+        """Reset the worker (with the running episode's token); keeps the new token."""
+        r = self._call(
+            'reset', Reset.Request(task=task, layout=layout, seed=seed, token=self.token)
+        )
+        if not r.success:
+            raise GraphError(r.message)
+        self.token = r.token
+        return r.instruction, r.description
+
+    def profile(self) -> Profile.Response:
+        return self._call('profile', Profile.Request())
+
+    def robot(self) -> RobotState:
+        return robot_state_of(self._call('state', State.Request()).state)
+
+    def cameras(self, cameras: list[str]) -> list[CameraView]:
+        r = self._call('observe', Observe.Request(cameras=list(cameras)))
+        if not r.success:
+            raise GraphError(r.message)
+        return [camera_view_of(v) for v in r.views]
+
+    def outcome(self) -> TaskOutcome:
+        r = self._call('outcome', Outcome.Request(token=self.token))
+        if not r.accepted:
+            raise GraphError(r.message)
+        return TaskOutcome(bool(r.success), float(r.score), r.detail)
+
+    # The kernel --------------------------------------------------------------------------------
+
+    def run_cell(
+        self, code: str, timeout: float, alive: Callable[[], str], wrap_up: bool = False
+    ) -> CellResult:
+        """Run a cell (or the wrap-up); `alive()` says why the kernel is gone ('' while it
+        runs), checked while waiting so that a dead kernel is noticed at once."""
+
+        def check() -> None:
+            why = alive()
+            if why:
+                raise GraphError(why)
+
+        try:
+            handle = wait_future(
+                self.run_cell_client.send_goal_async(RunCell.Goal(code=code, wrap_up=wrap_up)),
+                30.0,
+                between=check,
+                poll=0.002,
+            )
+            if not handle.accepted:
+                raise GraphError('the kernel refused the cell')
+            result = wait_future(handle.get_result_async(), timeout, between=check, poll=0.002)
+        except TimeoutError:
+            raise GraphError(f'the kernel did not answer within {timeout:g} s') from None
+        return cell_result_of(result.result)
+
+    # Events and the verifier ---------------------------------------------------------------------
+
+    def publish_event(self, line: str) -> None:
+        """One line of events.jsonl on harness/events (the recorder ends on the `end` event)."""
+        self._events.publish(String(data=line))
+
+    def events_listeners(self) -> int:
+        return self._events.get_subscription_count()
+
+    def serve_verify(self, verify: Callable[[str], Verdict]) -> None:
+        self._verify = verify
+
+    def _serve_verify(self, request: Verify.Request, response: Verify.Response):
+        if self._verify is None:
+            return verdict_into(response, Verdict(False, False, 'no verifier in this run'))
+        try:
+            verdict = self._verify(request.claim)
+        except Exception as exc:  # a failed verifier call is an answer the program can read
+            verdict = Verdict(False, False, f'the verifier failed: {exc}')
+        return verdict_into(response, verdict)

@@ -1,0 +1,46 @@
+"""The model price table (config/models.yaml): USD per million tokens, for cost accounting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from harness_types.config import ConfigError
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float  # USD per million input tokens
+    output: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1e6
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """The price table: model name -> Price. A malformed entry is a ConfigError naming it."""
+    if not path:
+        return {}
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise ConfigError(f'price table {path} cannot be read: {exc.strerror}') from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+    table = doc.get('prices_usd_per_million_tokens') if isinstance(doc, dict) else None
+    if not isinstance(table, dict):
+        raise ConfigError(f'{path}: needs a prices_usd_per_million_tokens mapping')
+    prices = {}
+    for model, entry in table.items():
+        try:
+            price = Price(float(entry['input']), float(entry['output']))
+        except (TypeError, KeyError, ValueError):
+            raise ConfigError(
+                f'{path}: {model}: needs numbers input and output (USD per million tokens)'
+            ) from None
+        if not (price.input >= 0 and price.output >= 0):
+            raise ConfigError(f'{path}: {model}: prices must be >= 0')
+        prices[str(model)] = price
+    return prices

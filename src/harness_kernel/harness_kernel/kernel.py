@@ -1,0 +1,745 @@
+"""The kernel core (trusted): runs an episode's cells in the sandboxed program process and
+does everything that touches the robot for it. No rclpy: the robot comes in as a `RobotPort`
+(the kernel node implements it over ROS).
+
+One thread runs a cell (`run_cell`): it sends the cell to the program process and serves the
+program's requests (API calls) until the cell is done, reading the program's output as it
+comes and clipping it. While that thread waits on a skill, other threads may ask for the
+program's reactive step (`reactive_step`, the skill server's per-tick callback); the cell's
+thread relays it over the channel. Between cells the program process is frozen. Everything
+reported (executions, events handled, grips, the scene, the output, kernel.log) is measured
+here, never taken from the program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import queue
+import select
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from harness_reactive.stage import ReactiveResult
+from harness_skills.skill_table import SKILLS
+from harness_types.camera import CameraView
+from harness_types.cell import CellResult, ShownImage
+from harness_types.execution import EPISODE_ENDED, Execution, skill_error
+from harness_types.robot_state import ARMS, RobotState
+from harness_types.scene import LocatedObject, SceneReport, Verdict
+
+from harness_kernel.channel import ChannelClosedError, ChannelError
+from harness_kernel.contact import ContactSkills
+from harness_kernel.perception import Perception
+from harness_kernel.program_api import API_NAMES
+from harness_kernel.program_host import (
+    CELL_TIMEOUT_SIGNAL,
+    REACTIVE_TIMEOUT_SIGNAL,
+    ProgramHost,
+    ProgramStartError,
+)
+
+OUTPUT_LIMIT = 8000
+MAX_SHOWN_PIXELS = 4096 * 4096
+HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
+INTERRUPT_GRACE_S = 2.0  # after a timeout signal, how long the program may take to stop
+
+
+class RobotPort(Protocol):
+    """What the kernel needs of the robot side (the skill server's interfaces)."""
+
+    def execute(
+        self, skill: str, args: dict, reactive: bool, between: Callable[[], None]
+    ) -> Execution: ...
+
+    def state(self) -> RobotState: ...
+
+    def views(
+        self, cameras: list[str], depth: bool = True, segmentation: bool = True
+    ) -> list[CameraView]: ...
+
+    def reachable(self, arm: str, position, quat) -> bool: ...
+
+    def verify(self, claim: str) -> Verdict: ...
+
+
+class ClippedOutput:
+    """Keeps the first OUTPUT_LIMIT characters and counts the rest (10 MB of print stays cheap)."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text: str) -> None:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def text(self) -> str:
+        out = ''.join(self.parts)
+        if self.dropped:
+            out += f'\n[output clipped: {self.dropped} more characters not shown]'
+        return out
+
+
+class _Stop(Exception):  # noqa: N818 (a control-flow signal, not an error)
+    """Ends the cell from the kernel's side: escalated, episode_ended, finished, or a handler
+    that raised (handler_error)."""
+
+    def __init__(self, kind: str, execution: Execution | None = None, text: str = '') -> None:
+        super().__init__(kind)
+        self.kind, self.execution, self.text = kind, execution, text
+
+
+class _CellOver(Exception):  # noqa: N818 (a control-flow signal, not an error)
+    """The program reported the cell done (or died) while the kernel waited for something
+    else: unwind to run_cell."""
+
+    def __init__(self, done: dict | None, error: str = '') -> None:
+        super().__init__(error or 'cell over')
+        self.done, self.error = done, error
+
+
+class _CallRefusedError(Exception):
+    """A call the kernel does not serve (reported to the program as a RuntimeError)."""
+
+
+class _ReactiveLateError(Exception):
+    """The program did not answer a reactive step in time."""
+
+
+@dataclass
+class _Cell:
+    deadline: float
+    output: ClippedOutput = field(default_factory=ClippedOutput)
+    executions: list[Execution] = field(default_factory=list)
+    images: list[ShownImage] = field(default_factory=list)
+    events_handled: int = 0
+    stop: _Stop | None = None
+    reactive: bool = False  # the program has guards: executions call its reactive stage
+    interrupted_at: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _ReactiveJob:
+    obs: RobotState
+    call_controller: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    result: ReactiveResult | None = None
+
+
+class Kernel:
+    """The episode's kernel: `run_cell(code)`, `wrap_up()`, `reactive_step(...)`, `close()`."""
+
+    def __init__(
+        self,
+        robot: RobotPort,
+        host: ProgramHost,
+        cell_timeout_seconds: float,
+        reactive_budget_ms: float,
+        table_top_z: float,
+        closed_below: float,
+        api: list[str] | None = None,
+        log: Callable[[dict], None] = lambda record: None,
+    ) -> None:
+        self.robot = robot
+        self.host = host
+        self.cell_timeout = cell_timeout_seconds
+        # An endless loop in reactive code is stopped well after its budget (the budget itself
+        # is judged in the program process): 10x the budget, at least 0.2 s.
+        self.reactive_deadline = max(0.2, 10 * reactive_budget_ms / 1e3)
+        self.enabled = list(API_NAMES) if api is None else list(api)
+        self.log = log
+        self.perception = Perception(table_top_z)
+        self.contact = ContactSkills(
+            self._execute,
+            robot.reachable,
+            self._fail,
+            robot.state,
+            table_top_z,
+            closed_below,
+        )
+        self._cell: _Cell | None = None
+        self._jobs: queue.Queue[_ReactiveJob] = queue.Queue()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._calls: dict[str, Callable[..., Any]] = {
+            'state': lambda: robot.state(),
+            'look': self._look,
+            'show': self._show,
+            'locate': self._locate,
+            'scene': self.measure_scene,
+            'pick': self._pick,
+            'place': self._place,
+            'release': self._release,
+            'push': self._push,
+            'press': self._press,
+            'transfer': self._transfer,
+            'verify': self._verify,
+            'finish': self._finish,
+        }
+        self._call_lock = threading.Lock()
+
+    # Starting and stopping -------------------------------------------------------------------
+
+    def start(self) -> dict:
+        """Start the program process (frozen until the first cell); returns its sandbox."""
+        sandbox = self.host.start()
+        self.host.freeze()
+        self.log({'call': '(kernel)', 'program_process': self.host.pid, 'sandbox': sandbox})
+        return sandbox
+
+    def close(self) -> None:
+        self.host.stop()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    # Cells -----------------------------------------------------------------------------------
+
+    def run_cell(self, code: str) -> CellResult:
+        """Run `code` in the program's namespace; the result is the kernel's own account."""
+        with self._call_lock:
+            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            status, traceback, summary, restored = 'error', '', '', []
+            try:
+                if not self.host.alive():
+                    self._restart(cell)
+                self.host.thaw()
+                self.host.channel.send({'op': 'cell', 'code': code})
+                done = self._serve('done')
+                status = str(done.get('status', 'error'))
+                traceback = str(done.get('traceback', ''))[:OUTPUT_LIMIT]
+                summary = str(done.get('summary', ''))[:OUTPUT_LIMIT]
+                restored = [str(r) for r in done.get('restored', [])][:64]
+            except _CellOver as over:
+                if over.done is not None:
+                    status = str(over.done.get('status', 'error'))
+                    traceback = str(over.done.get('traceback', ''))[:OUTPUT_LIMIT]
+                else:
+                    traceback = over.error
+            except ChannelClosedError:
+                self.host.wait(1.0)
+                traceback = self._lost(self._death())
+            except (ChannelError, ProgramStartError, OSError) as exc:
+                traceback = self._lost(f'the program process failed: {exc}')
+            finally:
+                self._drain_output(cell)
+                self.host.freeze()
+                self._cell = None
+                self._refuse_waiting_jobs()
+            if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
+                traceback = (
+                    f'CellTimeout: the cell ran longer than cell_timeout_seconds '
+                    f'({self.cell_timeout:g} s) and was stopped'
+                )
+            status, summary = self._trusted_status(cell, status, summary)
+            if status not in ('ok', 'escalated', 'episode_ended', 'finished', 'error'):
+                status = 'error'
+            output = cell.output.text()
+            if restored:
+                output += (
+                    f'\n[kernel] restored API names the program rebound: {", ".join(restored)}'
+                )
+            if cell.notes:
+                output += ''.join(f'\n[kernel] {note}' for note in cell.notes)
+            return CellResult(
+                status=status,
+                output=output,
+                traceback=traceback,
+                summary=summary,
+                stopped_by=cell.stop.execution if cell.stop is not None else None,
+                executions=cell.executions,
+                images=cell.images,
+                restored=restored,
+                events_handled=cell.events_handled,
+                scene=self._scene_report(),
+            )
+
+    def _trusted_status(self, cell: _Cell, status: str, summary: str) -> tuple[str, str]:
+        """What the kernel saw wins over what the program says: an escalation, the episode's
+        end or finish() stop the cell whatever the program did after; a program that claims
+        one of these without the kernel having seen it ran an ordinary error."""
+        stop = cell.stop
+        if stop is not None:
+            if stop.kind == 'handler_error':
+                return 'error', ''
+            return stop.kind, stop.text if stop.kind == 'finished' else ''
+        if status in ('escalated', 'episode_ended', 'finished'):
+            return 'error', ''
+        return status, ''
+
+    def wrap_up(self) -> CellResult:
+        """After finish: open every gripper that holds nothing (neither a grip the kernel
+        recorded nor a felt grip force), then both arms home. Runs here, not in the program:
+        the program's guards, controllers and handlers do not apply, and it is frozen."""
+        with self._call_lock:
+            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            lines = [
+                'wrap-up without the program: its guards, controllers and handlers do not apply'
+            ]
+            try:
+                state = self.robot.state()
+                for arm in ARMS:
+                    held = arm in self.contact.grips
+                    if not held and state.arm(arm).grip_force < HOLDING_FORCE_N:
+                        self._wrap_up_step(
+                            cell, 'open_gripper', dict(arm=arm, fraction=1.0, max_seconds=0.0)
+                        )
+                    else:
+                        lines.append(f'{arm} gripper stays closed: it holds something')
+                self._wrap_up_step(cell, 'home', dict(arm='', max_seconds=0.0))
+                status = 'ok'
+            except _Stop as stop:
+                cell.stop, status = stop, 'escalated'
+            finally:
+                self._cell = None
+            cell.output.write('\n'.join(lines))
+            return CellResult(
+                status=status,
+                output=cell.output.text(),
+                stopped_by=cell.stop.execution if cell.stop else None,
+                executions=cell.executions,
+                scene=self._scene_report(),
+            )
+
+    def _wrap_up_step(self, cell: _Cell, skill: str, args: dict) -> None:
+        e = self.robot.execute(skill, args, False, lambda: None)
+        cell.executions.append(e)
+        self._log_execution(e)
+        if not e.ok:
+            raise _Stop('escalated', e)
+
+    # The channel loop ------------------------------------------------------------------------
+
+    def _serve(self, expect: str, deadline: float | None = None, calls: bool = True) -> dict:
+        """Serve the program until it sends `expect`; API calls are served when `calls`."""
+        cell = self._cell
+        channel = self.host.channel
+        while True:
+            now = time.monotonic()
+            self._check_deadlines(cell, now, deadline)
+            ready = self._ready(0.05)
+            if self.host.output_fd in ready:
+                cell.output.write(self.host.read_output())
+            if self._wake_r in ready:
+                self._serve_reactive_jobs()
+            if channel.fileno() not in ready:
+                if not self.host.alive():
+                    raise _CellOver(None, self._lost(self._death()))
+                continue
+            message = channel.recv(timeout=5.0)
+            op = message.get('op') if isinstance(message, dict) else None
+            if op == expect:
+                return message
+            if op == 'done':
+                raise _CellOver(message)
+            if op == 'call':
+                self._handle_call(message, allowed=calls)
+                continue
+            raise ChannelError(f'the program sent {op!r} while the kernel waited for {expect!r}')
+
+    def _check_deadlines(self, cell: _Cell, now: float, deadline: float | None) -> None:
+        if deadline is not None and now > deadline:
+            raise _ReactiveLateError()
+        if now > cell.deadline and not cell.interrupted_at:
+            cell.interrupted_at = now
+            self.host.interrupt(CELL_TIMEOUT_SIGNAL)
+        if cell.interrupted_at and now > cell.interrupted_at + INTERRUPT_GRACE_S:
+            raise _CellOver(
+                None,
+                self._lost(
+                    f'CellTimeout: the cell ran longer than cell_timeout_seconds '
+                    f'({self.cell_timeout:g} s) and did not stop when interrupted'
+                ),
+            )
+
+    def _pump(self) -> None:
+        """While a skill runs: relay reactive steps, read output, watch the program and the
+        cell's time. The program may not call the API now (one call at a time)."""
+        cell = self._cell
+        now = time.monotonic()
+        self._check_deadlines(cell, now, None)
+        channel = self.host.channel
+        ready = self._ready(0)
+        if self.host.output_fd in ready:
+            cell.output.write(self.host.read_output())
+        if self._wake_r in ready:
+            self._serve_reactive_jobs()
+        if channel.fileno() in ready:
+            message = channel.recv(timeout=5.0)
+            op = message.get('op') if isinstance(message, dict) else None
+            if op == 'done':
+                raise _CellOver(message)
+            if op == 'call':
+                self._handle_call(message, allowed=False)
+            else:
+                raise ChannelError(f'the program sent {op!r} while a skill ran')
+        elif not self.host.alive():
+            raise _CellOver(None, self._lost(self._death()))
+
+    def _ready(self, timeout: float) -> list[int]:
+        fds = [self.host.channel.fileno(), self._wake_r]
+        if self.host.output_fd >= 0:
+            fds.append(self.host.output_fd)
+        return select.select(fds, [], [], timeout)[0]
+
+    def _lost(self, why: str) -> str:
+        """The program process is gone or broken: kill it; the next cell starts a new one."""
+        self.host.stop()
+        return (
+            f'{why}. The program process was stopped; the next cell runs in a new one '
+            f'and the variables of earlier cells are lost.'
+        )
+
+    def _death(self) -> str:
+        return f'the program process ended ({self.host.exit_description()})'
+
+    def _restart(self, cell: _Cell) -> None:
+        earlier = self.host.starts > 0
+        self.start()
+        self.host.thaw()
+        if earlier:
+            cell.notes.append(
+                'the program process was started again: variables, functions, guards and '
+                'handlers of earlier cells are lost'
+            )
+
+    def _drain_output(self, cell: _Cell) -> None:
+        if self.host.output_fd >= 0:
+            cell.output.write(self.host.read_output())
+
+    # API calls -------------------------------------------------------------------------------
+
+    def _handle_call(self, message: dict, allowed: bool) -> None:
+        cell = self._cell
+        name = message.get('name')
+        args = message.get('args')
+        reply: dict = {'op': 'reply', 'id': message.get('id')}
+        started = time.monotonic()
+        record: dict = {'call': str(name)[:64], 'args': _loggable(args)}
+        try:
+            if cell.stop is not None:
+                raise cell.stop
+            if not allowed:
+                raise _CallRefusedError(
+                    f'{name}() was called while another call or reactive code was running: '
+                    'programs call the API one call at a time, and not from guards, '
+                    'controllers or until predicates'
+                )
+            if not isinstance(name, str) or not isinstance(args, dict):
+                raise _CallRefusedError('a call needs a name and a mapping of arguments')
+            if name not in API_NAMES:
+                raise _CallRefusedError(f'{name!r} is not part of the program API')
+            if name not in self.enabled:
+                raise PermissionError(
+                    f'{name}() is not enabled in this episode (kernel.api); enabled: '
+                    f'{", ".join(self.enabled) or "none"}'
+                )
+            cell.reactive = bool(message.get('reactive', False))
+            call = self._skill_call if name in SKILLS else self._named_call
+            value = call(name, args)
+            reply['value'] = value
+            record['result'] = _loggable(value)
+        except _Stop as stop:
+            cell.stop = stop
+            reply.update(
+                stop=stop.kind, execution=stop.execution, summary=stop.text, message=stop.text
+            )
+            record['stopped'] = stop.kind
+        except _CallRefusedError as exc:
+            reply.update(error='RuntimeError', message=str(exc))
+            record['refused'] = str(exc)
+        except (TypeError, ValueError, KeyError, RuntimeError, PermissionError) as exc:
+            reply.update(error=type(exc).__name__, message=str(exc)[:2000])
+            record.update(raised=type(exc).__name__, detail=str(exc)[:2000])
+        record['wall_s'] = round(time.monotonic() - started, 4)
+        self.log(record)
+        self.host.channel.send(reply)
+
+    def _named_call(self, name: str, args: dict) -> Any:
+        try:
+            inspect.signature(self._calls[name]).bind(**args)
+        except TypeError as exc:
+            raise TypeError(f'{name}(): {exc}') from None
+        return self._calls[name](**args)
+
+    def _skill_call(self, name: str, args: dict) -> Execution:
+        spec = SKILLS[name]
+        parameters = [
+            p
+            for p in inspect.signature(spec.api).parameters.values()
+            if p.name not in spec.program_callbacks
+        ]
+        try:
+            bound = inspect.Signature(parameters).bind(**args)
+        except TypeError as exc:
+            raise TypeError(f'{name}(): {exc}') from None
+        bound.apply_defaults()
+        return self._execute(name, dict(bound.arguments))
+
+    def _execute(self, skill: str, args: dict) -> Execution:
+        """One skill execution for the running cell, through the program's handlers."""
+        cell = self._cell
+        reactive = cell.reactive or SKILLS[skill].reactive
+        try:
+            e = self.robot.execute(skill, args, reactive, self._pump)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f'{skill}(): {exc}') from None
+        cell.executions.append(e)
+        self._log_execution(e)
+        return self._dispatch(e)
+
+    def _fail(self, skill: str, arm: str, detail: str) -> Execution:
+        """A contact skill that could not do what was asked: SKILL_ERROR, through the handlers."""
+        state = self.robot.state()
+        e = skill_error(skill, arm, detail, state.step, state.time)
+        self._cell.executions.append(e)
+        self._log_execution(e)
+        return self._dispatch(e)
+
+    def _dispatch(self, e: Execution) -> Execution:
+        if e.ok:
+            return e
+        if e.event == EPISODE_ENDED:
+            raise _Stop('episode_ended', e)
+        self.host.channel.send({'op': 'event', 'execution': e})
+        answer = self._serve('handled')
+        if answer.get('error'):
+            raise _Stop('handler_error', e, str(answer['error'])[:2000])
+        if answer.get('absorbed') is True:
+            e.handled = True
+            self._cell.events_handled += 1
+            return e
+        raise _Stop('escalated', e)
+
+    def _log_execution(self, e: Execution) -> None:
+        self.log(
+            {
+                'execution': e.skill,
+                'arm': e.arm,
+                'event': e.event,
+                'detail': e.detail,
+                'ticks': len(e.trace),
+                'steps': [e.start_step, e.end_step],
+            }
+        )
+
+    # The reactive step, from the skill server's thread ---------------------------------------
+
+    def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
+        """The program's guards, until and controller for one tick (thread-safe)."""
+        if self._cell is None:
+            return ReactiveResult(fault='no cell is running: program code runs only in cells')
+        job = _ReactiveJob(obs, call_controller)
+        self._jobs.put(job)
+        os.write(self._wake_w, b'x')
+        if not job.done.wait(self.reactive_deadline + INTERRUPT_GRACE_S + 5.0):
+            return ReactiveResult(fault='the program did not answer the reactive step')
+        return job.result
+
+    def _serve_reactive_jobs(self) -> None:
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                job.result = self._reactive(job)
+            finally:
+                job.done.set()
+
+    def _reactive(self, job: _ReactiveJob) -> ReactiveResult:
+        self.host.channel.send(
+            {'op': 'reactive', 'obs': job.obs, 'call_controller': job.call_controller}
+        )
+        deadline = time.monotonic() + self.reactive_deadline
+        try:
+            answer = self._serve('reactive_result', deadline, calls=False)
+        except _ReactiveLateError:
+            self.host.interrupt(REACTIVE_TIMEOUT_SIGNAL)
+            try:
+                answer = self._serve(
+                    'reactive_result', time.monotonic() + INTERRUPT_GRACE_S, calls=False
+                )
+            except _ReactiveLateError:
+                raise _CellOver(
+                    None,
+                    self._lost('reactive code did not return and did not stop when interrupted'),
+                ) from None
+            fault = f'reactive code did not return within {self.reactive_deadline * 1e3:.0f} ms'
+            return ReactiveResult(fault=f'{fault}: {answer["result"].get("fault", "")}')
+        return _reactive_result(answer.get('result'))
+
+    def _refuse_waiting_jobs(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            job.result = ReactiveResult(fault='the cell ended')
+            job.done.set()
+
+    # The calls -------------------------------------------------------------------------------
+
+    def _look(self, camera: str = 'cam_head') -> CameraView:
+        return self.robot.views([str(camera)], depth=True, segmentation=False)[0]
+
+    def _show(self, image=None, caption: str = '') -> None:
+        if isinstance(image, str):
+            image = self._look(image).rgb
+        array = np.asarray(image)
+        if array.dtype == object or array.ndim not in (2, 3) or array.size > MAX_SHOWN_PIXELS * 4:
+            raise ValueError(f'show() needs an image array (H x W or H x W x 3), got {array.shape}')
+        if array.ndim == 3 and array.shape[2] not in (3, 4):
+            raise ValueError(f'show() needs H x W x 3 or H x W x 4 colours, got {array.shape}')
+        if array.shape[0] * array.shape[1] > MAX_SHOWN_PIXELS or 0 in array.shape[:2]:
+            raise ValueError(f'show(): an image of {array.shape[:2]} pixels is too large')
+        if array.ndim == 2:
+            array = np.repeat(array[..., None], 3, axis=2)
+        rgb = np.clip(np.nan_to_num(array[..., :3].astype(float)), 0, 255).astype(np.uint8)
+        self._cell.images.append(ShownImage(str(caption)[:500], rgb))
+
+    def _locate(self, query: str = '') -> list[LocatedObject]:
+        return self.perception.locate(self.robot.views([]), str(query))  # [] = every camera
+
+    def measure_scene(self) -> SceneReport:
+        """Every located object measured again and each arm's grip (the turn report)."""
+        held = {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
+        known = set(self.perception.known_ids())
+        if not known:
+            return SceneReport([], held, measured=False)
+        objects = [o for o in self._locate() if o.id in known]
+        return SceneReport(objects, held, measured=True)
+
+    def _scene_report(self) -> SceneReport:
+        try:
+            return self.measure_scene()
+        except Exception as exc:  # the report must not lose the cell's result
+            self.log({'call': '(kernel)', 'scene_error': f'{type(exc).__name__}: {exc}'})
+            held = {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
+            return SceneReport([], held, measured=False)
+
+    def _object(self, obj, what: str) -> LocatedObject:
+        if not isinstance(obj, LocatedObject):
+            raise TypeError(f'{what} needs an object from locate()')
+        position = np.asarray(obj.position, dtype=float)
+        size = np.asarray(obj.size, dtype=float)
+        if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
+            raise ValueError(f'{what}: the object has no valid position and size')
+        return LocatedObject(
+            str(obj.id), str(obj.label), position, size, float(obj.top), list(obj.cameras)
+        )
+
+    def _pick(self, obj, arm='', approach=None, grasp_height=None, lift=0.12, along=0.0):
+        return self.contact.pick(
+            self._object(obj, 'pick()'),
+            _arm(arm),
+            _opt(approach),
+            _opt(grasp_height),
+            float(lift),
+        )
+
+    def _place(self, position=None, onto=None, into=None, arm='', clearance=0.005, approach=0.08):
+        onto = self._object(onto, 'place(onto=)') if onto is not None else None
+        into = self._object(into, 'place(into=)') if into is not None else None
+        return self.contact.place(
+            position, onto, into, _arm(arm), float(clearance), float(approach)
+        )
+
+    def _release(self, arm=''):
+        return self.contact.release(_arm(arm))
+
+    def _push(self, obj, direction, distance, arm='', height=None):
+        direction = np.asarray(direction, dtype=float)
+        if direction.shape != (2,) and direction.shape != (3,):
+            raise ValueError('push(): direction must be [dx, dy]')
+        return self.contact.push(
+            self._object(obj, 'push()'), direction, float(distance), _arm(arm), _opt(height)
+        )
+
+    def _press(self, target, arm='', force=5.0, depth=0.02):
+        if isinstance(target, LocatedObject):
+            target = self._object(target, 'press()')
+        return self.contact.press(target, _arm(arm), float(force), float(depth))
+
+    def _transfer(self, to_arm='', along=0.05, at=None):
+        return self.contact.transfer(_arm(to_arm), float(along), at)
+
+    def _verify(self, claim: str) -> Verdict:
+        return self.robot.verify(str(claim)[:2000])
+
+    def _finish(self, summary: str = '') -> None:
+        raise _Stop('finished', None, str(summary)[:OUTPUT_LIMIT])
+
+
+def _arm(arm) -> str:
+    if arm not in ('', *ARMS):
+        raise ValueError(f"arm must be 'left', 'right' or '', got {arm!r}")
+    return arm
+
+
+def _opt(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _reactive_result(raw: Any) -> ReactiveResult:
+    """The program's answer to a reactive step, checked (it comes from untrusted code)."""
+    if not isinstance(raw, dict):
+        return ReactiveResult(fault='the program answered the reactive step with garbage')
+    targets = {}
+    for key, value in (raw.get('targets') or {}).items():
+        array = np.asarray(value, dtype=float).reshape(-1)
+        targets[str(key)] = array
+    from harness_reactive.stage import check_targets
+
+    try:
+        targets = check_targets(targets)
+    except ValueError as exc:
+        return ReactiveResult(fault=str(exc))
+    return ReactiveResult(
+        fault=str(raw.get('fault', ''))[:2000],
+        guard_fired=str(raw.get('guard_fired', ''))[:200],
+        guard_action=str(raw.get('guard_action', ''))[:200],
+        guard_detail=str(raw.get('guard_detail', ''))[:2000],
+        until_satisfied=bool(raw.get('until_satisfied', False)),
+        targets=targets,
+        evaluated=tuple(str(v)[:200] for v in (raw.get('evaluated') or ()))[:100],
+    )
+
+
+def _loggable(value: Any) -> Any:
+    """A JSON-able summary of an API call's arguments or result for kernel.log."""
+    if isinstance(value, Execution):
+        return {
+            'skill': value.skill,
+            'arm': value.arm,
+            'event': value.event,
+            'detail': value.detail,
+            'ticks': len(value.trace),
+            'holding': value.holding,
+        }
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value if not isinstance(value, str) else value[:500]
+    if isinstance(value, dict):
+        return {str(k)[:100]: _loggable(v) for k, v in list(value.items())[:50]}
+    if isinstance(value, list | tuple) and len(value) <= 50 and not isinstance(value, np.ndarray):
+        return [_loggable(v) for v in value]
+    if isinstance(value, np.ndarray) and value.size <= 16:
+        return value.tolist()
+    return repr(value)[:500]

@@ -1,0 +1,90 @@
+"""The program process: untrusted code's home for one episode.
+
+Started by the kernel node as `python -m harness_kernel.program CONFIG_JSON` with one
+inherited socket (the channel) and stdout/stderr on a pipe the kernel node reads and clips.
+It imports everything it needs, sandboxes itself (harness_kernel.sandbox), reports ready, and
+then runs the cells the kernel sends, one at a time, in one persistent namespace. It has no
+ROS, no network and no way to start processes or threads; everything that touches the robot
+is a request over the channel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+import sys
+from dataclasses import asdict
+
+import numpy as np  # noqa: F401 (imported before the sandbox: programs use it)
+from harness_reactive.stage import ProgramStage
+
+from harness_kernel.cell import CellOutcome, CellRunner, CellTimeout, ReactiveTimeout
+from harness_kernel.channel import Channel, ChannelClosedError, Codec
+from harness_kernel.program_api import ProgramApi
+from harness_kernel.program_host import (
+    CELL_TIMEOUT_SIGNAL,
+    REACTIVE_TIMEOUT_SIGNAL,
+    TO_PROGRAM,
+)
+from harness_kernel.sandbox import IsolationError, Limits, apply
+
+
+def _raise(exc_type):
+    def handler(_signum, _frame):
+        raise exc_type()
+
+    return handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    config = json.loads(argv[0])
+    sock = socket.socket(fileno=int(config['channel']))
+    channel = Channel(sock, Codec(TO_PROGRAM))
+    try:
+        report = apply(
+            config['workspace'],
+            list(config['read']),
+            int(config['uid']),
+            Limits(**config['limits']),
+            int(config['parent']),
+        )
+    except (IsolationError, OSError) as exc:
+        channel.send({'op': 'ready', 'error': str(exc)})
+        return 2
+    signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout))
+    signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout))
+    doc_values = dict(config.get('doc_values') or {})
+    api = ProgramApi(
+        channel,
+        ProgramStage(budget_ms=float(doc_values.get('reactive_budget_ms', 20.0))),
+        config.get('api'),
+        doc_values,
+    )
+
+    def flush() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    runner = CellRunner(api.functions(), flush)
+    channel.send({'op': 'ready', 'sandbox': asdict(report)})
+    while True:
+        try:
+            message = channel.recv()
+        except ChannelClosedError:
+            return 0
+        if message.get('op') != 'cell':
+            return 3
+        try:
+            outcome = runner.run(str(message.get('code', '')))
+        except BaseException as exc:  # a timeout signal that landed outside the program
+            outcome = CellOutcome('error', traceback=type(exc).__name__)
+        with contextlib.suppress(BaseException):  # the program broke its own stdout
+            flush()
+        channel.send({'op': 'done', **asdict(outcome)})
+
+
+if __name__ == '__main__':
+    sys.exit(main())

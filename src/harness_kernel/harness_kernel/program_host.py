@@ -1,0 +1,228 @@
+"""The kernel node's handle on the program process: start it sandboxed with the channel and an
+output pipe, freeze it between cells, interrupt it, kill it. No ROS here."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from harness_types.camera import CameraView
+from harness_types.execution import Execution, TraceTick
+from harness_types.robot_state import ArmState, RobotState
+from harness_types.scene import Grip, LocatedObject, SceneReport, Verdict
+
+from harness_kernel.channel import Channel, ChannelError, Codec
+from harness_kernel.sandbox import Limits
+
+# What the kernel sends the program, and what the program may send back.
+TO_PROGRAM = (
+    Execution,
+    TraceTick,
+    RobotState,
+    ArmState,
+    CameraView,
+    LocatedObject,
+    SceneReport,
+    Verdict,
+    Grip,
+)
+FROM_PROGRAM = (LocatedObject,)
+# Environment variables that reach the program (numbers libraries' settings); nothing else.
+PASSED = ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE', 'LANG', 'LC_ALL', 'TZ')
+# Signals the kernel sends to stop program code that overran: raised as exceptions inside it.
+REACTIVE_TIMEOUT_SIGNAL = signal.SIGUSR1
+CELL_TIMEOUT_SIGNAL = signal.SIGUSR2
+
+
+class ProgramStartError(RuntimeError):
+    """The program process did not start or could not sandbox itself."""
+
+
+def program_packages() -> list[str]:
+    """The directories of the Python packages the program process imports (readable to it)."""
+    import geometry_msgs
+    import sensor_msgs
+
+    import harness_kernel
+    import harness_msgs
+    import harness_reactive
+    import harness_skills
+    import harness_types
+
+    modules = (
+        harness_kernel,
+        harness_reactive,
+        harness_skills,
+        harness_types,
+        harness_msgs,
+        geometry_msgs,
+        sensor_msgs,
+    )
+    return sorted({os.path.realpath(p) for m in modules for p in m.__path__})
+
+
+class ProgramHost:
+    """One program process at a time; `start()` again after it died or was killed."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        uid: int,
+        limits: Limits,
+        api: list[str] | None,
+        doc_values: dict,
+    ) -> None:
+        self.workspace = Path(workspace)
+        self.uid = uid
+        self.limits = limits
+        self.api = api
+        self.doc_values = doc_values
+        self.process: subprocess.Popen | None = None
+        self.channel: Channel | None = None
+        self.output_fd = -1
+        self.sandbox: dict = {}
+        self.starts = 0
+        self.frozen = False
+
+    def start(self, timeout: float = 60.0) -> dict:
+        """Start a fresh program process and wait until it reports its sandbox. Returns the
+        sandbox report; ProgramStartError with the process's own words if it fails."""
+        self.stop()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        ours, theirs = socket.socketpair()
+        out_r, out_w = os.pipe()
+        env = {k: os.environ[k] for k in PASSED if k in os.environ}
+        env.update(
+            PATH='/usr/bin:/bin',
+            HOME=str(self.workspace),
+            PYTHONPATH=os.environ.get('PYTHONPATH', ''),
+            PYTHONDONTWRITEBYTECODE='1',
+            OPENBLAS_NUM_THREADS='1',
+            OMP_NUM_THREADS='1',
+            MKL_NUM_THREADS='1',
+        )
+        config = {
+            'channel': theirs.fileno(),
+            'workspace': str(self.workspace),
+            'uid': self.uid,
+            'parent': os.getpid(),
+            'limits': asdict(self.limits),
+            'read': program_packages(),
+            'api': self.api,
+            'doc_values': self.doc_values,
+        }
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, '-m', 'harness_kernel.program', json.dumps(config)],
+                env=env,
+                cwd=self.workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            theirs.close()
+            os.close(out_w)
+        os.set_blocking(out_r, False)
+        self.output_fd = out_r
+        self.channel = Channel(ours, Codec(FROM_PROGRAM))
+        self.starts += 1
+        self.frozen = False
+        try:
+            ready = self.channel.recv(timeout=timeout)
+        except (ChannelError, TimeoutError, OSError) as exc:
+            words = self.read_output().strip()[-2000:]
+            self.stop()
+            raise ProgramStartError(
+                f'the program process did not start ({exc}): {words or "no output"}'
+            ) from None
+        if not isinstance(ready, dict) or ready.get('op') != 'ready' or ready.get('error'):
+            reason = ready.get('error') if isinstance(ready, dict) else repr(ready)
+            self.stop()
+            raise ProgramStartError(f'the program process could not sandbox itself: {reason}')
+        self.sandbox = ready.get('sandbox') or {}
+        return self.sandbox
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid if self.process is not None else -1
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def exit_description(self) -> str:
+        """How the process ended, in words."""
+        if self.process is None:
+            return 'it was never started'
+        code = self.process.poll()
+        if code is None:
+            return 'it is still running'
+        if code < 0:
+            return f'killed by {signal.Signals(-code).name}'
+        return f'exit code {code}'
+
+    def read_output(self, limit: int = 1 << 20) -> str:
+        """Whatever the program wrote to stdout/stderr since the last read (non-blocking).
+        At the pipe's end (the program closed both) the pipe is closed here too."""
+        chunks, total = [], 0
+        while self.output_fd >= 0 and total < limit:
+            try:
+                chunk = os.read(self.output_fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                os.close(self.output_fd)
+                self.output_fd = -1
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b''.join(chunks).decode('utf-8', errors='replace')
+
+    def wait(self, timeout: float) -> None:
+        """Give a process that is ending this long to be reaped."""
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout)
+
+    def freeze(self) -> None:
+        """Stop every thread of the program (between cells nothing of it runs)."""
+        if self.alive() and not self.frozen:
+            os.kill(self.pid, signal.SIGSTOP)
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.alive() and self.frozen:
+            os.kill(self.pid, signal.SIGCONT)
+        self.frozen = False
+
+    def interrupt(self, sig: signal.Signals) -> None:
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def stop(self) -> None:
+        """Kill the process (if any) and close the channel and the pipe."""
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGCONT)
+            deadline = time.monotonic() + 10
+            while self.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+        if self.channel is not None:
+            self.channel.sock.close()
+            self.channel = None
+        if self.output_fd >= 0:
+            os.close(self.output_fd)
+            self.output_fd = -1
+        self.frozen = False

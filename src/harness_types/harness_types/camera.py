@@ -1,0 +1,70 @@
+"""A camera's view: images with the calibration to go between pixels and the world.
+
+The optical frame is z forward, x right, y down (ROS's `<camera>_optical` frame convention).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CameraView:
+    """One camera at one moment. `rgb` H x W x 3 uint8; `depth` H x W float32, metres along the
+    optical axis (None unless asked for); `segmentation` H x W int32 instance index into
+    `labels`, -1 for nothing (None unless asked for; only simulators have it). `fx, fy, cx, cy`
+    are the pinhole intrinsics in pixels; `position` and `rotation` the optical frame's pose in
+    the world (its axes as the rotation's columns)."""
+
+    name: str
+    rgb: np.ndarray | None
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    position: np.ndarray
+    rotation: np.ndarray
+    depth: np.ndarray | None = None
+    segmentation: np.ndarray | None = None
+    labels: tuple[str, ...] = ()
+    time: float = 0.0
+
+    @property
+    def frame_id(self) -> str:
+        return f'{self.name}_optical'
+
+    @property
+    def K(self) -> np.ndarray:
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(height, width) of the images."""
+        image = self.rgb if self.rgb is not None else self.depth
+        if image is None:
+            raise ValueError(f'camera view {self.name} holds no image')
+        return int(image.shape[0]), int(image.shape[1])
+
+    def project(self, points) -> np.ndarray:
+        """Pixels (u, v) of world points (N x 3); NaN for points behind the camera."""
+        local = (np.asarray(points, float) - self.position) @ self.rotation
+        z = local[:, 2]
+        with np.errstate(divide='ignore', invalid='ignore'):
+            u = self.fx * local[:, 0] / z + self.cx
+            v = self.fy * local[:, 1] / z + self.cy
+        uv = np.stack([u, v], axis=1)
+        uv[z <= 0.01] = np.nan
+        return uv
+
+    def back_project(self, mask: np.ndarray) -> np.ndarray:
+        """World points (N x 3) of the masked pixels that have a valid depth."""
+        if self.depth is None:
+            raise ValueError(f'camera view {self.name} has no depth image')
+        v, u = np.nonzero(mask)
+        z = self.depth[v, u]
+        ok = np.isfinite(z) & (z > 0.01)
+        u, v, z = u[ok], v[ok], z[ok]
+        local = np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=1)
+        return self.position + local @ self.rotation.T

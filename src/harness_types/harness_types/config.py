@@ -1,0 +1,233 @@
+"""The node graph's configuration, typed: config/harness.yaml (ROS 2 parameter-file format,
+`<node>: ros__parameters: {...}`) read into one dataclass per node.
+
+The dataclasses hold the defaults (the one place they are written); the YAML overrides them.
+Every node declares its parameters from its section (`declare_section`), so the same file
+works as `--params-file` for in-process nodes, separate processes and launch files alike.
+A key nobody reads is an error, and every error names the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file is missing, malformed or has a wrong value; the message says which."""
+
+
+def _at_least(low: float, strict: bool = False) -> dict:
+    return {'min': low, 'strict': strict}
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """The worker node (`worker`)."""
+
+    backend: str = 'mujoco'  # a module harness_worker.backends.<name>, or a dotted module path
+    publish_cameras: bool = True  # camera topics, rendered only while someone subscribes
+    camera_every_ticks: int = field(default=5, metadata=_at_least(1))
+
+
+@dataclass(frozen=True)
+class SkillServerConfig:
+    """The skill server node (`skill_server`)."""
+
+    service_timeout_seconds: float = field(default=30.0, metadata=_at_least(0, strict=True))
+    result_timeout_seconds: int = field(default=10, metadata=_at_least(1))
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """The kernel node (`kernel`) and the sandbox of its program process."""
+
+    cell_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
+    reactive_budget_ms: float = field(default=20.0, metadata=_at_least(0, strict=True))
+    api: str = 'all'  # program API names programs may call (comma-separated) or all
+    program_memory_mb: int = field(default=4096, metadata=_at_least(256))
+    program_file_size_mb: int = field(default=64, metadata=_at_least(1))
+    program_open_files: int = field(default=256, metadata=_at_least(16))
+
+    @property
+    def api_names(self) -> list[str] | None:
+        names = [n.strip() for n in self.api.split(',') if n.strip()]
+        return None if names in ([], ['all']) else names
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    """The driver (`driver`): the model loop's budgets, history, prompts and recording."""
+
+    model: str = 'scripted'  # scripted (reference programs, a baseline) or a Claude model name
+    verifier_model: str = ''  # '' = the main model
+    max_model_calls: int = field(default=30, metadata=_at_least(1))
+    max_wall_seconds: float = field(default=1800.0, metadata=_at_least(0, strict=True))
+    max_cost_usd: float = field(default=0.0, metadata=_at_least(0))
+    keep_images: int = field(default=2, metadata=_at_least(0))
+    max_history_turns: int = field(default=12, metadata=_at_least(0))
+    max_tokens: int = field(default=4096, metadata=_at_least(1))
+    model_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
+    model_retries: int = field(default=2, metadata=_at_least(0))
+    cameras: tuple[str, ...] = ('cam_head',)
+    prompts: str = field(default='', metadata={'path': True})
+    price_table: str = field(default='', metadata={'path': True})
+    record_bag: bool = True
+
+    @property
+    def verifier(self) -> str:
+        return self.verifier_model or self.model
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    """Every node's section; `path` is the file it came from (None: the defaults)."""
+
+    worker: WorkerConfig = field(default_factory=WorkerConfig)
+    skill_server: SkillServerConfig = field(default_factory=SkillServerConfig)
+    kernel: KernelConfig = field(default_factory=KernelConfig)
+    driver: DriverConfig = field(default_factory=DriverConfig)
+    path: Path | None = None
+
+    def sections(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != 'path'}
+
+    def to_params(self) -> dict:
+        """The whole configuration as a ROS 2 parameter file's mapping (paths absolute)."""
+        return {
+            node: {'ros__parameters': section_values(section)}
+            for node, section in self.sections().items()
+        }
+
+    def write(self, path: Path) -> Path:
+        """Write `to_params()` as YAML (the effective parameters of a run); returns `path`."""
+        path = Path(path)
+        path.write_text(
+            '# The effective node-graph parameters of this run (config file plus overrides).\n'
+            + yaml.safe_dump(self.to_params(), sort_keys=False)
+        )
+        return path
+
+
+NODES = {f.name: f.default_factory for f in fields(GraphConfig) if f.name != 'path'}
+
+
+def section_values(section) -> dict[str, Any]:
+    """A section as plain YAML/ROS values (tuples as lists)."""
+    return {
+        f.name: list(v) if isinstance(v := getattr(section, f.name), tuple) else v
+        for f in fields(section)
+    }
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f'config file {path} does not exist') from None
+    except IsADirectoryError:
+        raise ConfigError(f'config file {path} is a directory') from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+
+
+def _typed(where: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value)
+        value = float(value) if ok else value
+    elif isinstance(default, tuple):
+        ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+        value = tuple(value) if ok else value
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        kind = {tuple: 'a list of strings', bool: 'true or false', str: 'a string'}.get(
+            type(default), f'a finite {type(default).__name__}'
+        )
+        raise ConfigError(f'{where} must be {kind}, not {value!r}')
+    return value
+
+
+def read_section(cls, values: dict, where: str, base: Path | None = None):
+    """An instance of section `cls` from `values`; ConfigError names `where`.key."""
+    known = {f.name: f for f in fields(cls)}
+    out = {}
+    for name, value in values.items():
+        if name not in known:
+            raise ConfigError(
+                f'{where} has no parameter {name!r}; it has: {", ".join(known) or "none"}'
+            )
+        f = known[name]
+        value = _typed(f'{where}.{name}', value, _default_of(f))
+        meta = f.metadata
+        if 'min' in meta:
+            low, strict = meta['min'], meta.get('strict', False)
+            if value < low or (strict and value == low):
+                relation = '>' if strict else '>='
+                raise ConfigError(f'{where}.{name} must be {relation} {low}, not {value}')
+        if meta.get('path') and value and base is not None:
+            value = str((base / value).resolve())
+        out[name] = value
+    return cls(**out)
+
+
+def _default_of(f):
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory()
+
+
+def load_config(path: Path | str | None) -> GraphConfig:
+    """The typed configuration of `path` (every default when None). Relative paths in it (the
+    driver's prompts and price table) are resolved against the file's folder."""
+    if path is None:
+        return GraphConfig()
+    path = Path(path)
+    doc = _read_yaml(path)
+    if not isinstance(doc, dict):
+        raise ConfigError(f'{path}: expected a mapping of node names')
+    unknown = sorted(set(doc) - set(NODES))
+    if unknown:
+        raise ConfigError(
+            f'{path}: no node of the graph is called {", ".join(map(repr, unknown))}; '
+            f'nodes: {", ".join(NODES)}'
+        )
+    sections = {}
+    for node, make in NODES.items():
+        section = doc.get(node, {}) or {}
+        params = section.get('ros__parameters', {}) if isinstance(section, dict) else None
+        if not isinstance(params, dict):
+            raise ConfigError(f'{path}: {node}: needs a ros__parameters mapping')
+        sections[node] = read_section(type(make()), params, f'{path}: {node}', path.parent)
+    return GraphConfig(**sections, path=path)
+
+
+def with_overrides(config: GraphConfig, node: str, **overrides: Any) -> GraphConfig:
+    """The configuration with fields of one node's section replaced (command-line flags),
+    checked as the file's values are; None keeps the value."""
+    section = getattr(config, node)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    current = section_values(section)
+    checked = read_section(type(section), {**current, **given}, f'--{node} override')
+    return replace(config, **{node: checked})
+
+
+def declare_section(node, cls):
+    """Declare `cls`'s fields as parameters of the ROS `node` (defaults from `cls`) and return
+    the section the node was started with (its --params-file, launch parameters or the
+    defaults). Duck-typed on the node: nothing here imports rclpy."""
+    values = {}
+    for f in fields(cls):
+        default = _default_of(f)
+        declared = list(default) if isinstance(default, tuple) else default
+        values[f.name] = node.declare_parameter(f.name, declared).value
+    return read_section(cls, values, f'node {node.get_name()} parameters')

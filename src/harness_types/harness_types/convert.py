@@ -1,0 +1,327 @@
+"""Every conversion between the harness's types and ROS messages, in one place.
+
+Each node maps its interfaces with these; nothing here imports rclpy (message classes are
+plain Python). Images are copied with `tobytes()`: assigning a numpy array to a message's
+`data` copies it element by element (~3000x slower, ROS_ON_PYPI.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
+from sensor_msgs.msg import CameraInfo, Image
+
+from harness_msgs import msg as hm
+from harness_msgs.action import RunCell
+from harness_types.camera import CameraView
+from harness_types.cell import CellResult, ShownImage
+from harness_types.execution import Execution, TraceTick
+from harness_types.robot_state import ArmState, RobotState
+from harness_types.scene import LocatedObject, SceneReport, Verdict
+from harness_types.transforms import matrix_to_quat, quat_to_matrix
+
+# Geometry ------------------------------------------------------------------------------------
+
+
+def stamp(time: float) -> Time:
+    sec = int(time)
+    return Time(sec=sec, nanosec=int(round((time - sec) * 1e9)))
+
+
+def point_msg(p) -> Point:
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+def point_of(msg) -> np.ndarray:
+    return np.array([msg.x, msg.y, msg.z])
+
+
+def quat_msg(q) -> Quaternion:
+    return Quaternion(w=float(q[0]), x=float(q[1]), y=float(q[2]), z=float(q[3]))
+
+
+def quat_of(msg) -> np.ndarray:
+    return np.array([msg.w, msg.x, msg.y, msg.z])
+
+
+def pose_msg(position, quat) -> Pose:
+    return Pose(position=point_msg(position), orientation=quat_msg(quat))
+
+
+# Robot state ---------------------------------------------------------------------------------
+
+
+def arm_state_msg(arm: ArmState) -> hm.ArmState:
+    return hm.ArmState(
+        name=arm.name,
+        joints=[float(v) for v in arm.joints],
+        velocities=[float(v) for v in arm.velocities],
+        gripper=float(arm.gripper),
+        link6=pose_msg(arm.link6_position, arm.link6_quat),
+        tcp=pose_msg(arm.tcp_position, arm.tcp_quat),
+        grip_force=float(arm.grip_force),
+        fingers=[float(v) for v in arm.fingers],
+    )
+
+
+def arm_state_of(msg: hm.ArmState) -> ArmState:
+    return ArmState(
+        name=msg.name,
+        joints=np.array(msg.joints),
+        gripper=float(msg.gripper),
+        tcp_position=point_of(msg.tcp.position),
+        tcp_quat=quat_of(msg.tcp.orientation),
+        link6_position=point_of(msg.link6.position),
+        link6_quat=quat_of(msg.link6.orientation),
+        velocities=np.array(msg.velocities),
+        grip_force=float(msg.grip_force),
+        fingers=(float(msg.fingers[0]), float(msg.fingers[1])),
+    )
+
+
+def robot_state_msg(state: RobotState) -> hm.RobotState:
+    return hm.RobotState(
+        left=arm_state_msg(state.left),
+        right=arm_state_msg(state.right),
+        step=int(state.step),
+        sim_time=float(state.time),
+    )
+
+
+def robot_state_of(msg: hm.RobotState, images: dict | None = None) -> RobotState:
+    return RobotState(
+        arm_state_of(msg.left),
+        arm_state_of(msg.right),
+        int(msg.step),
+        float(msg.sim_time),
+        images or {},
+    )
+
+
+# Images and cameras --------------------------------------------------------------------------
+
+_ENCODINGS = {'rgb8': (np.uint8, 3), '32FC1': (np.float32, 1), '32SC1': (np.int32, 1)}
+
+
+def image_msg(array: np.ndarray, encoding: str, time: float = 0.0, frame: str = '') -> Image:
+    dtype, channels = _ENCODINGS[encoding]
+    array = np.ascontiguousarray(array, dtype=dtype)
+    height, width = array.shape[:2]
+    msg = Image(
+        height=height,
+        width=width,
+        encoding=encoding,
+        step=width * channels * np.dtype(dtype).itemsize,
+    )
+    msg.header.stamp = stamp(time)
+    msg.header.frame_id = frame
+    msg.data = array.tobytes()
+    return msg
+
+
+def array_of(msg: Image) -> np.ndarray | None:
+    """The image as an array (None for an empty image); ValueError for another encoding."""
+    if not msg.height or not msg.width:
+        return None
+    if msg.encoding not in _ENCODINGS:
+        raise ValueError(f'image encoding {msg.encoding!r} is not one of {", ".join(_ENCODINGS)}')
+    dtype, channels = _ENCODINGS[msg.encoding]
+    shape = (msg.height, msg.width, channels) if channels > 1 else (msg.height, msg.width)
+    return np.frombuffer(bytes(msg.data), dtype).reshape(shape).copy()
+
+
+def rgb_image_msg(array: np.ndarray) -> Image:
+    """An image a program showed (grey, RGB or RGBA, any number type) as rgb8."""
+    array = np.asarray(array)
+    if array.ndim == 2:
+        array = np.repeat(array[..., None], 3, axis=2)
+    if array.ndim != 3 or array.shape[2] < 3:
+        raise ValueError(f'an image must be H x W, H x W x 3 or H x W x 4, got {array.shape}')
+    return image_msg(np.clip(array[..., :3], 0, 255).astype(np.uint8), 'rgb8')
+
+
+def camera_info_msg(view: CameraView) -> CameraInfo:
+    h, w = view.shape
+    info = CameraInfo(height=h, width=w, distortion_model='plumb_bob', d=[0.0] * 5)
+    info.header.stamp = stamp(view.time)
+    info.header.frame_id = view.frame_id
+    info.k = [view.fx, 0.0, view.cx, 0.0, view.fy, view.cy, 0.0, 0.0, 1.0]
+    info.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    info.p = [view.fx, 0.0, view.cx, 0.0, 0.0, view.fy, view.cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+    return info
+
+
+def camera_view_msg(view: CameraView) -> hm.CameraView:
+    msg = hm.CameraView(
+        name=view.name,
+        labels=list(view.labels),
+        info=camera_info_msg(view),
+        pose=pose_msg(view.position, matrix_to_quat(view.rotation)),
+    )
+    for attr, encoding in (('rgb', 'rgb8'), ('depth', '32FC1'), ('segmentation', '32SC1')):
+        image = getattr(view, attr)
+        if image is not None:
+            setattr(msg, attr, image_msg(image, encoding, view.time, view.frame_id))
+    return msg
+
+
+def camera_view_of(msg: hm.CameraView) -> CameraView:
+    k = msg.info.k
+    return CameraView(
+        name=msg.name,
+        rgb=array_of(msg.rgb),
+        fx=float(k[0]),
+        fy=float(k[4]),
+        cx=float(k[2]),
+        cy=float(k[5]),
+        position=point_of(msg.pose.position),
+        rotation=quat_to_matrix(quat_of(msg.pose.orientation)),
+        depth=array_of(msg.depth),
+        segmentation=array_of(msg.segmentation),
+        labels=tuple(msg.labels),
+        time=msg.info.header.stamp.sec + msg.info.header.stamp.nanosec * 1e-9,
+    )
+
+
+# Executions ----------------------------------------------------------------------------------
+
+
+def event_msg(e: Execution) -> hm.Event:
+    return hm.Event(
+        name=e.event, detail=e.detail, reasons=list(e.reasons), skill=e.skill, time=float(e.time)
+    )
+
+
+def trace_msg(e: Execution) -> hm.ExecutionTrace:
+    trace = hm.ExecutionTrace(
+        skill=e.skill,
+        arm=e.arm,
+        start_step=int(e.start_step),
+        end_step=int(e.end_step),
+        event=event_msg(e),
+        holding=bool(e.holding),
+        opening=float(e.opening or 0.0),
+        reports_grip=e.holding is not None,
+    )
+    trace.ticks = [
+        hm.TraceTick(
+            time=float(t.time),
+            measured=[float(v) for v in t.measured],
+            command=[float(v) for v in t.command],
+            guards=list(t.guards),
+        )
+        for t in e.trace
+    ]
+    return trace
+
+
+def execution_of(trace: hm.ExecutionTrace) -> Execution:
+    e = trace.event
+    return Execution(
+        skill=trace.skill or e.skill,
+        arm=trace.arm,
+        event=e.name,
+        detail=e.detail,
+        reasons=tuple(e.reasons),
+        trace=[
+            TraceTick(t.time, np.array(t.measured), np.array(t.command), tuple(t.guards))
+            for t in trace.ticks
+        ],
+        start_step=int(trace.start_step),
+        end_step=int(trace.end_step),
+        time=float(e.time),
+        holding=bool(trace.holding) if trace.reports_grip else None,
+        opening=float(trace.opening) if trace.reports_grip else None,
+    )
+
+
+# Scene, verdicts, cells ----------------------------------------------------------------------
+
+
+def located_object_msg(o: LocatedObject) -> hm.LocatedObject:
+    return hm.LocatedObject(
+        id=o.id,
+        label=o.label,
+        position=point_msg(o.position),
+        size=Vector3(x=float(o.size[0]), y=float(o.size[1]), z=float(o.size[2])),
+        top=float(o.top),
+        cameras=list(o.cameras),
+    )
+
+
+def located_object_of(msg: hm.LocatedObject) -> LocatedObject:
+    return LocatedObject(
+        msg.id,
+        msg.label,
+        point_of(msg.position),
+        np.array([msg.size.x, msg.size.y, msg.size.z]),
+        float(msg.top),
+        list(msg.cameras),
+    )
+
+
+def scene_report_msg(scene: SceneReport) -> hm.SceneReport:
+    return hm.SceneReport(
+        objects=[located_object_msg(o) for o in scene.objects],
+        left_holds=scene.held.get('left') or '',
+        right_holds=scene.held.get('right') or '',
+        measured=scene.measured,
+    )
+
+
+def scene_report_of(msg: hm.SceneReport) -> SceneReport:
+    return SceneReport(
+        [located_object_of(o) for o in msg.objects],
+        {'left': msg.left_holds or None, 'right': msg.right_holds or None},
+        bool(msg.measured),
+    )
+
+
+def verdict_into(response, verdict: Verdict):
+    response.answered, response.yes, response.sentence = (
+        verdict.answered,
+        verdict.yes,
+        verdict.sentence,
+    )
+    return response
+
+
+def verdict_of(response) -> Verdict:
+    return Verdict(bool(response.answered), bool(response.yes), response.sentence)
+
+
+def cell_result_msg(cell: CellResult) -> RunCell.Result:
+    msg = RunCell.Result(
+        status=cell.status,
+        output=cell.output,
+        traceback=cell.traceback,
+        summary=cell.summary,
+        restored=list(cell.restored),
+        events_handled=int(cell.events_handled),
+        report=scene_report_msg(cell.scene),
+    )
+    if cell.stopped_by is not None:
+        msg.stopped_by = [trace_msg(cell.stopped_by)]
+    msg.executions = [trace_msg(e) for e in cell.executions]
+    msg.images = [rgb_image_msg(i.rgb) for i in cell.images]
+    msg.image_captions = [i.caption for i in cell.images]
+    return msg
+
+
+def cell_result_of(msg: RunCell.Result) -> CellResult:
+    return CellResult(
+        status=msg.status,
+        output=msg.output,
+        traceback=msg.traceback,
+        summary=msg.summary,
+        stopped_by=execution_of(msg.stopped_by[0]) if msg.stopped_by else None,
+        executions=[execution_of(t) for t in msg.executions],
+        images=[
+            ShownImage(c, array_of(i))
+            for c, i in zip(msg.image_captions, msg.images, strict=False)
+        ],
+        restored=list(msg.restored),
+        events_handled=int(msg.events_handled),
+        scene=scene_report_of(msg.report),
+    )

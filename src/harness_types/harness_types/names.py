@@ -1,0 +1,55 @@
+"""The ROS names of the node graph, in one place. Relative names resolve in the namespace
+the graph is started in (`ros2 launch ... namespace:=station1` moves the whole graph); /tf,
+/tf_static and /clock stay absolute, as tf2 and use_sim_time expect."""
+
+from __future__ import annotations
+
+# Nodes
+WORKER = 'worker'
+SKILL_SERVER = 'skill_server'
+KERNEL = 'kernel'
+DRIVER = 'driver'
+RECORDER = 'recorder'
+
+# The worker's services (driver and skill server only) and topics
+WORKER_SERVICES = ('reset', 'tick', 'state', 'observe', 'fk', 'ik', 'plan', 'outcome', 'profile')
+
+
+def worker_service(name: str) -> str:
+    """e.g. 'worker/tick'."""
+    if name not in WORKER_SERVICES:
+        raise ValueError(f'the worker has no service {name!r}')
+    return f'{WORKER}/{name}'
+
+
+SHIELD_REJECTIONS = f'{WORKER}/shield_rejections'
+JOINT_STATES = 'joint_states'
+TF = '/tf'
+TF_STATIC = '/tf_static'
+CLOCK = '/clock'
+ROBOT_DESCRIPTION = 'robot_description'
+
+
+def camera_image(camera: str) -> str:
+    return f'cameras/{camera}/image_raw'
+
+
+def camera_info(camera: str) -> str:
+    return f'cameras/{camera}/camera_info'
+
+
+# The skill server: one action per skill, and what programs read about the robot
+SKILL_STATE = 'skills/state'
+SKILL_OBSERVE = 'skills/observe'
+SKILL_IK = 'skills/ik'
+
+
+def skill_action(name: str) -> str:
+    return f'skills/{name}'
+
+
+# The kernel and the driver
+RUN_CELL = f'{KERNEL}/run_cell'
+REACTIVE_STEP = f'{KERNEL}/reactive_step'
+VERIFY = f'{DRIVER}/verify'
+EVENTS = 'harness/events'

@@ -1,0 +1,31 @@
+"""Waiting on a future that an executor spinning in another thread completes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def wait_future(
+    future, timeout: float, between: Callable[[], None] | None = None, poll: float = 0.0005
+) -> Any:
+    """The future's result; TimeoutError when it is not done within `timeout` seconds.
+
+    Without `between` the thread sleeps until the future's done-callback wakes it. With it,
+    `between()` is called every `poll` seconds while waiting (the kernel serves the program's
+    reactive requests on the waiting thread)."""
+    if between is None:
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(timeout):
+            raise TimeoutError(f'no answer within {timeout:g} s')
+        return future.result()
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        between()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f'no answer within {timeout:g} s')
+        time.sleep(poll)
+    return future.result()

@@ -1,0 +1,1 @@
+"""Worker backends, one module each (see harness_worker.station)."""

@@ -1,0 +1,350 @@
+"""The `mujoco` worker backend: the embedded simulator's station (physics, the RoboDojo
+interpolation, state, rendering, collision checks). No ROS here. One `load()` builds the station plus a task's objects; `apply()` advances one
+control tick: the command is reached by linear interpolation from the measured joints over the
+first `interpolation_steps` physics steps, then held for the rest of the tick.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
+import numpy as np
+from arx_x5_description.embodiment import ARMS, Embodiment
+from arx_x5_description.mujoco_model import station_spec
+from harness_bench.task import ArmSnapshot, ObjectSpec, ObjectState, WorldSnapshot
+from harness_types.camera import CameraView
+from harness_types.robot_state import ArmState, RobotState
+from harness_types.transforms import matrix_to_quat
+
+from harness_worker.mujoco_scene import add_objects
+from harness_worker.station import Frame
+
+# MuJoCo camera (looks along -z, y up) to optical frame (z forward, y down).
+_MJ_TO_OPTICAL = np.diag([1.0, -1.0, -1.0])
+
+
+def make_station(emb: Embodiment, urdf: str) -> MujocoStation:
+    return MujocoStation(emb, urdf)
+
+
+class MujocoStation:
+    """The simulated station with one task's objects."""
+
+    backend = 'mujoco'
+    simulated = True
+
+    def __init__(self, emb: Embodiment, urdf: str) -> None:
+        self.emb = emb
+        self.urdf = urdf
+        self.model: mujoco.MjModel | None = None
+        self.data: mujoco.MjData | None = None
+        self.objects: list[ObjectSpec] = []
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        # A GL context is current in one thread at a time: every renderer is created, used and
+        # freed on this one thread, whichever thread asks for an image.
+        self._gl = ThreadPoolExecutor(max_workers=1, thread_name_prefix='mujoco-gl')
+
+    # Loading ------------------------------------------------------------------------------
+
+    def load(self, objects: list[ObjectSpec]) -> None:
+        """Build the station with `objects`, arms at zero and grippers open."""
+        self.close_renderers()  # they belong to the old model
+        spec = station_spec(self.emb, self.urdf)
+        add_objects(spec, objects, self.emb.table_top_z)
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        self._scratch = mujoco.MjData(self.model)  # collision checks for planning
+        self.objects = list(objects)
+        m = self.model
+        self._arm_qpos = {
+            a: np.array([m.joint(n).qposadr[0] for n in self.emb.arm_joint_names(a)]) for a in ARMS
+        }
+        self._arm_dof = {
+            a: np.array([m.joint(n).dofadr[0] for n in self.emb.arm_joint_names(a)]) for a in ARMS
+        }
+        g = self.emb.gripper
+        self._finger_qpos = {a: m.joint(f'{a}_{g.joint}').qposadr[0] for a in ARMS}
+        self._mimic_qpos = {a: m.joint(f'{a}_{g.mimic_joint}').qposadr[0] for a in ARMS}
+        self._act = {a: [m.actuator(n).id for n in self.emb.arm_joint_names(a)] for a in ARMS}
+        self._grip_act = {a: m.actuator(f'{a}_gripper').id for a in ARMS}
+        self._arm_bodies = {
+            a: {b for b in range(m.nbody) if m.body(b).name.startswith(f'{a}_')} for a in ARMS
+        }
+        self._finger_bodies = {a: (m.body(f'{a}_link7').id, m.body(f'{a}_link8').id) for a in ARMS}
+        self._object_bodies = {o.name: m.body(o.name).id for o in objects}
+        self._object_of_body = {b: name for name, b in self._object_bodies.items()}
+        self._buttons = {self._object_bodies[o.name]: o for o in objects if o.latch_force > 0}
+        self._all_arm_bodies = set().union(*self._arm_bodies.values())
+        self._tf_frames = [f'{a}_link{i}' for a in ARMS for i in range(1, 9)] + [
+            f'{a}_tcp' for a in ARMS
+        ]
+        self.latched: set[str] = set()
+        self.grasped: set[str] = set()
+        for a in ARMS:
+            self.data.qpos[self._finger_qpos[a]] = g.upper
+            self.data.qpos[self._mimic_qpos[a]] = g.upper
+        self.data.ctrl[:] = self._ctrl_for(self.measured())
+        mujoco.mj_forward(m, self.data)
+        self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
+        self._start_z = {
+            o.name: float(self.data.xpos[self._object_bodies[o.name]][2]) for o in objects
+        }
+
+    def close_renderers(self) -> None:
+        """Free the renderers' GL contexts now, on the GL thread: left to the garbage collector,
+        a context may be destroyed from another thread mid-render and hang EGL."""
+
+        def close() -> None:
+            for renderer in self._renderers.values():
+                renderer.close()
+            self._renderers.clear()
+
+        self._gl.submit(close).result()
+
+    def close(self) -> None:
+        self.close_renderers()
+        self._gl.shutdown()
+
+    def _ctrl_for(self, command: np.ndarray) -> np.ndarray:
+        ctrl = np.zeros(self.model.nu)
+        for k, a in enumerate(ARMS):
+            ctrl[self._act[a]] = command[7 * k : 7 * k + 6]
+            ctrl[self._grip_act[a]] = self.emb.gripper.target(command[7 * k + 6])
+        return ctrl
+
+    # Stepping -----------------------------------------------------------------------------
+
+    def measured(self) -> np.ndarray:
+        """Measured state in the command layout: joints and gripper open fractions (14)."""
+        out = np.empty(14)
+        for k, a in enumerate(ARMS):
+            out[7 * k : 7 * k + 6] = self.data.qpos[self._arm_qpos[a]]
+            out[7 * k + 6] = self.emb.gripper.open_fraction(self.data.qpos[self._finger_qpos[a]])
+        return out
+
+    def apply(self, command: np.ndarray) -> None:
+        """One control tick: interpolate from the measured state to `command`, then hold."""
+        rates = self.emb.rates
+        start = self._ctrl_for(self.measured())
+        # The gripper starts from its measured finger position, not from the open fraction's
+        # clipped image, so a squeezing gripper keeps squeezing.
+        for a in ARMS:
+            start[self._grip_act[a]] = self.data.qpos[self._finger_qpos[a]]
+        target = self._ctrl_for(np.asarray(command, dtype=float))
+        for k in range(1, rates.physics_steps_per_tick + 1):
+            alpha = min(1.0, k / rates.interpolation_steps)
+            self.data.ctrl[:] = start + alpha * (target - start)
+            mujoco.mj_step(self.model, self.data)
+        self._track_contacts()
+
+    def _track_contacts(self) -> None:
+        """Once a tick: latch buttons pressed hard enough; remember what was ever grasped (held
+        by both fingers and raised 1 cm above where it started: closed fingertips pushing a cube
+        touch it with both fingers too)."""
+        m, d = self.model, self.data
+        for a in ARMS:
+            for name in self.holding(a):
+                if d.xpos[self._object_bodies[name]][2] > self._start_z[name] + 0.01:
+                    self.grasped.add(name)
+        if not self._buttons:
+            return
+        b1, b2 = self._contact_bodies()
+        arms = list(self._all_arm_bodies)
+        force: dict[int, float] = {}
+        for button in self._buttons:
+            pressed = ((b1 == button) & np.isin(b2, arms)) | ((b2 == button) & np.isin(b1, arms))
+            if pressed.any():
+                force[button] = self._normal_force(np.flatnonzero(pressed))
+        for body, f in force.items():
+            obj = self._buttons[body]
+            if f >= obj.latch_force and obj.name not in self.latched:
+                self.latched.add(obj.name)
+                if obj.latched_rgba is not None:
+                    for g in range(m.ngeom):
+                        if m.geom_bodyid[g] == body:
+                            m.geom_rgba[g] = obj.latched_rgba
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    # State --------------------------------------------------------------------------------
+
+    def _site_pose(self, site: str) -> tuple[np.ndarray, np.ndarray]:
+        s = self.data.site(site)
+        return s.xpos.copy(), s.xmat.reshape(3, 3).copy()
+
+    def state(self, step: int) -> RobotState:
+        d = self.data
+        arms = {}
+        for a in ARMS:
+            link6 = d.body(f'{a}_link6')
+            tcp_p, tcp_r = self._site_pose(f'{a}_tcp')
+            arms[a] = ArmState(
+                name=a,
+                joints=d.qpos[self._arm_qpos[a]].copy(),
+                gripper=self.emb.gripper.open_fraction(d.qpos[self._finger_qpos[a]]),
+                tcp_position=tcp_p,
+                tcp_quat=matrix_to_quat(tcp_r),
+                link6_position=link6.xpos.copy(),
+                link6_quat=link6.xquat.copy(),
+                velocities=d.qvel[self._arm_dof[a]].copy(),
+                grip_force=self.grip_force(a),
+                fingers=(float(d.qpos[self._finger_qpos[a]]), float(d.qpos[self._mimic_qpos[a]])),
+            )
+        return RobotState(arms['left'], arms['right'], step, self.time)
+
+    def frames(self) -> list[Frame]:
+        """Every link of both arms and their TCPs, in the world frame."""
+        out = []
+        for name in self._tf_frames:
+            body = self.data.body(name)
+            out.append(Frame(name, 'world', body.xpos.copy(), body.xquat.copy()))
+        return out
+
+    def _contact_bodies(self) -> tuple[np.ndarray, np.ndarray]:
+        """Body ids of the two sides of every active contact. Vectorised: grip force, holding
+        and the latch/grasp tracking read the contacts every tick, and a Python loop over the
+        ~150 contacts of a busy table cost a quarter of a tick."""
+        n, m, d = self.data.ncon, self.model, self.data
+        return m.geom_bodyid[d.contact.geom1[:n]], m.geom_bodyid[d.contact.geom2[:n]]
+
+    def _normal_force(self, contacts: np.ndarray) -> float:
+        """Total normal force (N) of the contacts with these indices."""
+        wrench = np.zeros(6)
+        total = 0.0
+        for i in contacts.tolist():
+            mujoco.mj_contactForce(self.model, self.data, i, wrench)
+            total += abs(wrench[0])
+        return total
+
+    def grip_force(self, arm: str) -> float:
+        """Total normal contact force (N) on `arm`'s fingers from bodies not of that arm."""
+        b1, b2 = self._contact_bodies()
+        fingers, mine = list(self._finger_bodies[arm]), list(self._arm_bodies[arm])
+        on_finger = (np.isin(b1, fingers) & ~np.isin(b2, mine)) | (
+            np.isin(b2, fingers) & ~np.isin(b1, mine)
+        )
+        return float(self._normal_force(np.flatnonzero(on_finger)))
+
+    def holding(self, arm: str) -> tuple[str, ...]:
+        """Objects touched by both fingers of `arm`."""
+        b1, b2 = self._contact_bodies()
+        touched = []
+        for finger in self._finger_bodies[arm]:
+            others = np.concatenate([b2[b1 == finger], b1[b2 == finger]]).tolist()
+            touched.append({self._object_of_body[o] for o in others if o in self._object_of_body})
+        return tuple(sorted(touched[0] & touched[1]))
+
+    def snapshot(self, step: int) -> WorldSnapshot:
+        """What a task's success check sees."""
+        objects = {}
+        for o in self.objects:
+            body = self.data.body(o.name)
+            objects[o.name] = ObjectState(
+                o.name, o.label, body.xpos.copy(), body.xquat.copy(), o.size
+            )
+        arms = {}
+        for a in ARMS:
+            p, r = self._site_pose(f'{a}_tcp')
+            hp, hr = self.home[a]
+            arms[a] = ArmSnapshot(
+                self.emb.gripper.open_fraction(self.data.qpos[self._finger_qpos[a]]),
+                self.holding(a),
+                p,
+                r,
+                hp,
+                hr,
+            )
+        return WorldSnapshot(
+            objects,
+            arms,
+            self.emb.table_top_z,
+            step,
+            latched=frozenset(self.latched),
+            grasped=frozenset(self.grasped),
+        )
+
+    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        body = self.data.body(name)
+        return body.xpos.copy(), body.xquat.copy()
+
+    # Collision checks for planning --------------------------------------------------------
+
+    def arm_collides(self, arm: str, joints: np.ndarray) -> bool:
+        """Would `arm` at `joints` (others as now) touch the table, an object or the other arm?"""
+        m, scratch = self.model, self._scratch
+        scratch.qpos[:] = self.data.qpos
+        scratch.qpos[self._arm_qpos[arm]] = joints
+        mujoco.mj_kinematics(m, scratch)
+        mujoco.mj_collision(m, scratch)
+        mine = self._arm_bodies[arm]
+        held = set(self.holding(arm))
+        for c in scratch.contact[: scratch.ncon]:
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            if (b1 in mine) == (b2 in mine):
+                continue
+            other = b2 if b1 in mine else b1
+            if self._object_of_body.get(other) in held:
+                continue
+            if c.dist < -1e-4:
+                return True
+        return False
+
+    # Rendering ----------------------------------------------------------------------------
+
+    def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraView:
+        """RGB (and depth, segmentation) of one camera at its configured resolution."""
+        return self._gl.submit(self._render, camera, depth, segmentation).result()
+
+    def _render(self, camera: str, depth: bool, segmentation: bool) -> CameraView:
+        if camera not in self.emb.cameras:
+            raise ValueError(f'unknown camera {camera!r}; cameras: {", ".join(self.emb.cameras)}')
+        cam = self.emb.cameras[camera]
+        key = (cam.height, cam.width)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            renderer = self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
+        renderer.update_scene(self.data, camera)
+        rgb = renderer.render().copy()
+        depth_img = seg = None
+        if depth:
+            renderer.enable_depth_rendering()
+            renderer.update_scene(self.data, camera)
+            depth_img = renderer.render().astype(np.float32)
+            renderer.disable_depth_rendering()
+        if segmentation:
+            renderer.enable_segmentation_rendering()
+            renderer.update_scene(self.data, camera)
+            raw = renderer.render()
+            renderer.disable_segmentation_rendering()
+            seg = np.full(raw.shape[:2], -1, dtype=np.int32)
+            geom_ids, types = raw[..., 0], raw[..., 1]
+            is_geom = types == int(mujoco.mjtObj.mjOBJ_GEOM)
+            body_of_geom = self.model.geom_bodyid
+            index = {
+                b: i for i, o in enumerate(self.objects) for b in [self._object_bodies[o.name]]
+            }
+            lookup = np.full(self.model.ngeom, -1, dtype=np.int32)
+            for g in range(self.model.ngeom):
+                lookup[g] = index.get(int(body_of_geom[g]), -1)
+            valid = is_geom & (geom_ids >= 0)
+            seg[valid] = lookup[geom_ids[valid]]
+        fy = 0.5 * cam.height / np.tan(np.radians(cam.fovy_deg) / 2)
+        c = self.data.cam(camera)
+        optical = c.xmat.reshape(3, 3) @ _MJ_TO_OPTICAL
+        return CameraView(
+            camera,
+            rgb,
+            fy,
+            fy,
+            cam.width / 2,
+            cam.height / 2,
+            c.xpos.copy(),
+            optical,
+            depth_img,
+            seg,
+            tuple(o.label for o in self.objects),
+            self.time,
+        )

@@ -1,0 +1,107 @@
+"""Add a task's objects (harness_bench.ObjectSpec) to the station's MjSpec."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+from arx_x5_description.mujoco_model import WORLD_CONTACT
+from harness_bench.task import ObjectSpec
+from harness_types.transforms import yaw_quat
+
+OBJECT_FRICTION = [1.0, 0.01, 0.001]
+# A contact bit no other geom has: (0, 0) would make the compiler drop the geom as visual-only
+# (discardvisual), and the cameras would not see it either.
+NO_CONTACT = (4, 0)
+MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
+# Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
+_MARK_LAYOUTS = {
+    1: [(0.0, 0.0)],
+    2: [(-0.5, -0.5), (0.5, 0.5)],
+    3: [(-0.5, -0.5), (0.0, 0.0), (0.5, 0.5)],
+    4: [(-0.5, -0.5), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.5)],
+    5: [(-0.5, -0.5), (-0.5, 0.5), (0.0, 0.0), (0.5, -0.5), (0.5, 0.5)],
+    6: [(-0.5, -0.5), (-0.5, 0.0), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.0), (0.5, 0.5)],
+}
+
+
+def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: float) -> None:
+    """One body per object, named after it, with a free joint when it is movable."""
+    for obj in objects:
+        x, y, z = obj.position
+        body = spec.worldbody.add_body(
+            name=obj.name, pos=[x, y, table_top_z + z], quat=list(yaw_quat(obj.yaw))
+        )
+        if obj.movable:
+            body.add_freejoint(name=f'{obj.name}_free')
+        for geom in _geoms(obj):
+            g = body.add_geom(**geom)
+            g.rgba = list(obj.rgba)
+            g.contype, g.conaffinity = WORLD_CONTACT if obj.collide else NO_CONTACT
+            g.friction = OBJECT_FRICTION
+            g.condim = 4
+        for geom in _marks(obj):
+            g = body.add_geom(**geom)
+            g.rgba = MARK_RGBA
+            g.contype, g.conaffinity = NO_CONTACT
+
+
+def _marks(obj: ObjectSpec) -> list[dict]:
+    """Flat dark dots on a box's top face: seen by the cameras, felt by nothing."""
+    if not obj.marks:
+        return []
+    if obj.shape != 'box' or obj.marks not in _MARK_LAYOUTS:
+        raise ValueError(f'object {obj.name!r}: marks need a box and 1..6 dots')
+    hx, hy, hz = obj.size
+    radius = 0.18 * min(hx, hy)
+    return [
+        dict(
+            type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+            size=[radius, 0.0005, 0],
+            pos=[u * hx, v * hy, hz + 0.0005],
+            mass=1e-5,
+        )
+        for u, v in _MARK_LAYOUTS[obj.marks]
+    ]
+
+
+def _geoms(obj: ObjectSpec) -> list[dict]:
+    if obj.shape == 'box':
+        return [dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=list(obj.size), mass=obj.mass)]
+    if obj.shape == 'cylinder':
+        return [
+            dict(
+                type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                size=[obj.size[0], obj.size[1], 0],
+                mass=obj.mass,
+            )
+        ]
+    if obj.shape == 'bowl':
+        radius, height, wall = obj.size
+        n = 16
+        geoms = [
+            dict(
+                type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                size=[radius, wall / 2, 0],
+                pos=[0, 0, wall / 2],
+                mass=obj.mass / 2,
+            )
+        ]
+        side = 2 * radius * math.tan(math.pi / n) + wall
+        for k in range(n):
+            a = 2 * math.pi * k / n
+            geoms.append(
+                dict(
+                    type=mujoco.mjtGeom.mjGEOM_BOX,
+                    size=[wall / 2, side / 2, height / 2],
+                    pos=[
+                        (radius - wall / 2) * math.cos(a),
+                        (radius - wall / 2) * math.sin(a),
+                        height / 2,
+                    ],
+                    quat=list(yaw_quat(a)),
+                    mass=obj.mass / (2 * n),
+                )
+            )
+        return geoms
+    raise ValueError(f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl)')

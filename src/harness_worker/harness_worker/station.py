@@ -1,0 +1,104 @@
+"""The worker backend seam: what a station (simulated or real) must do for the worker.
+
+A backend is one module, `harness_worker.backends.<name>` (or any importable module named by
+its dotted path in the worker's `backend` parameter), with a function
+`make_station(emb, urdf) -> Station`. The worker core talks to nothing else: the shield runs
+in front of `apply`, the node publishes what `state`, `frames` and `render` return.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from arx_x5_description.embodiment import Embodiment
+from harness_bench.task import ObjectSpec, WorldSnapshot
+from harness_types.camera import CameraView
+from harness_types.robot_state import RobotState
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame's pose for /tf: `name` relative to `parent`, position (m) and quaternion
+    (w, x, y, z). `static` frames never move (they go on /tf_static)."""
+
+    name: str
+    parent: str
+    position: np.ndarray
+    quat: np.ndarray
+    static: bool = False
+
+
+class Station(Protocol):
+    """One station: the robot, its cameras and (in simulation) a task's objects."""
+
+    backend: str  # the backend's name, reported by the worker's profile
+    simulated: bool  # False on hardware: no task objects, no success checks
+
+    def load(self, objects: list[ObjectSpec]) -> None:
+        """Start an episode with these objects (hardware: check the arms are home; objects are
+        the real scene's business)."""
+
+    def apply(self, command: np.ndarray) -> None:
+        """One control tick toward a shield-accepted 14-number command."""
+
+    def measured(self) -> np.ndarray:
+        """The measured state in the command layout (14 numbers)."""
+
+    def state(self, step: int) -> RobotState:
+        """Both arms measured now, stamped with the episode's `step`."""
+
+    @property
+    def time(self) -> float:
+        """Seconds of episode time (simulated, or since reset on hardware)."""
+
+    def frames(self) -> list[Frame]:
+        """Every link and camera frame for /tf and /tf_static."""
+
+    def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraView:
+        """One camera's view now (ValueError for an unknown camera)."""
+
+    def snapshot(self, step: int) -> WorldSnapshot:
+        """What a task's success check reads (simulation only)."""
+
+    def arm_collides(self, arm: str, joints: np.ndarray) -> bool:
+        """Would `arm` at `joints` (the rest as now) touch the table, an object or the other arm?"""
+
+    def close(self) -> None:
+        """Free what the station holds (renderers, connections)."""
+
+
+class BackendError(ValueError):
+    """The configured backend cannot be loaded; the message says why."""
+
+
+def make_station(backend: str, emb: Embodiment, urdf: str) -> Station:
+    """The station of the backend named `backend`: a module of harness_worker.backends, or a
+    dotted module path, that defines `make_station(emb, urdf)`."""
+    module_name = backend if '.' in backend else f'harness_worker.backends.{backend}'
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise BackendError(
+                f'no worker backend {backend!r}: module {module_name} does not exist '
+                f'(built in: {", ".join(builtin_backends())})'
+            ) from None
+        raise
+    factory = getattr(module, 'make_station', None)
+    if not callable(factory):
+        raise BackendError(f'worker backend module {module_name} has no make_station(emb, urdf)')
+    return factory(emb, urdf)
+
+
+def builtin_backends() -> list[str]:
+    from importlib import resources
+
+    folder = resources.files('harness_worker.backends')
+    return sorted(
+        p.name[:-3]
+        for p in folder.iterdir()
+        if p.name.endswith('.py') and not p.name.startswith('_')
+    )
