@@ -1,6 +1,6 @@
 # Entry points of the workspace. Each target sets up on first use (tools/setup.sh).
 SHELL := /bin/bash
-.PHONY: setup test lint format bench clean
+.PHONY: setup test lint format perf clean
 
 setup:
 	tools/setup.sh
@@ -14,9 +14,9 @@ lint:
 format:
 	tools/setup.sh && .venv/bin/ruff format . && .venv/bin/ruff check --fix .
 
-bench:
+perf:
 	tools/setup.sh && source .venv/bin/activate && export AMENT_PREFIX_PATH=$$VIRTUAL_ENV && \
-		source install/setup.bash && for b in bench/*.py; do python $$b || exit 1; done
+		source install/setup.bash && for b in perf/*.py; do python $$b || exit 1; done
 
 clean:
 	rm -rf build install log

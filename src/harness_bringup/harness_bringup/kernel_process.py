@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -115,5 +114,3 @@ class KernelProcess:
         deadline = time.monotonic() + 20
         while self.run_cell_client.server_is_ready() and time.monotonic() < deadline:
             time.sleep(0.05)
-
-

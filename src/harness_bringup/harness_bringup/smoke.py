@@ -58,10 +58,10 @@ class SmokeServer(Node):
             goal_handle.publish_feedback(feedback)
         goal_handle.succeed()
         result = MoveJoints.Result()
-        result.event = Event(
+        result.execution.event = Event(
             name=Event.COMPLETED, skill='move_joints', detail=f'moved {goal_handle.request.arm}'
         )
-        result.trace.skill = 'move_joints'
+        result.execution.skill = 'move_joints'
         return result
 
 
@@ -96,7 +96,9 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
             raise RuntimeError('smoke goal was rejected')
         result = wait_future(handle.get_result_async(), timeout_s).result
         action_ms = (time.perf_counter() - t0) * 1e3
-        return SmokeResult(service_ms, action_ms, response.state.step, result.event.name)
+        return SmokeResult(
+            service_ms, action_ms, response.state.step, result.execution.event.name
+        )
     finally:
         executor.shutdown()
         rclpy.shutdown(context=context)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import rclpy
 from harness_skills.skill_server_node import SkillServer
-from harness_types import names
 from harness_types.wait import wait_future
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import MultiThreadedExecutor
@@ -17,6 +16,7 @@ from rclpy.node import Node
 
 from harness_bringup.domain import claim_domain_id
 from harness_msgs.srv import Reset
+from harness_types import names
 
 
 class GraphStartError(RuntimeError):
@@ -43,8 +43,9 @@ class StationGraph:
         self.claim = claim_domain_id()
         self.domain_id = self.claim.domain_id
         self.context = rclpy.Context()
-        rclpy.init(args=['harness', *self.ros_args()], context=self.context,
-                   domain_id=self.domain_id)
+        rclpy.init(
+            args=['harness', *self.ros_args()], context=self.context, domain_id=self.domain_id
+        )
         self.executor = MultiThreadedExecutor(num_threads=self.threads, context=self.context)
         self._started = True
         try:

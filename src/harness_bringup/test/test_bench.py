@@ -5,8 +5,8 @@ import json
 import os
 from pathlib import Path
 
+from harness_bringup.cli import main
 from harness_driver.bench_table import bench_tables, markdown
-from harness_driver.cli import main
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from harness_driver.cli import main
+from harness_bringup.cli import main
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]
@@ -70,7 +70,9 @@ def test_a_bad_config_file_is_one_clear_line(tmp_path, capsys):
     config.write_text('driver:\n  ros__parameters:\n    max_model_calls: many\n')
     assert main(['--config', str(config), 'run', 'lift_cube']) == 2
     err = capsys.readouterr().err
-    assert 'driver.max_model_calls must be int' in err and len(err.strip().splitlines()) == 1
+    assert (
+        'driver.max_model_calls must be a finite int' in err and len(err.strip().splitlines()) == 1
+    )
 
 
 def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
@@ -91,7 +93,9 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     summary = json.loads((run / 'summary.json').read_text())
     assert summary['status'] == 'finished' and summary['outcome']['success'], summary
     assert 'SUCCESS' in out and 'run folder' in out
-    calls = [json.loads(line)['call'] for line in (run / 'kernel.log').read_text().splitlines()]
+    entries = [json.loads(line) for line in (run / 'kernel.log').read_text().splitlines()]
+    calls = [e['call'] for e in entries if e.get('call', '(kernel)') != '(kernel)']
     assert calls[:2] == ['locate', 'pick']
+    assert (run / 'params.yaml').is_file()
     (cell,) = [json.loads(line) for line in (run / 'events.jsonl').read_text().splitlines()]
     assert cell['status'] == 'finished' and cell['executions']

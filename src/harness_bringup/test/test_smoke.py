@@ -1,7 +1,7 @@
 """Two real nodes in a private ROS domain: a service and an action round trip."""
 
-from harness_driver.smoke import SmokeServer, run_smoke
-from harness_worker.ros_domain import claim_domain_id
+from harness_bringup.domain import claim_domain_id
+from harness_bringup.smoke import SmokeServer, run_smoke
 
 from harness_msgs.msg import Event
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from harness_types import names
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
+
+from harness_types import names
 
 # What every episode records: the robot's motion, the simulated clock and the driver's own
 # events (JSON in std_msgs/String: model requests, cells, verdicts, the end). Camera images are

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness_bench.task import Outcome as TaskOutcome
-from harness_types import names
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig, declare_section
@@ -27,6 +26,7 @@ from std_msgs.msg import String
 
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
+from harness_types import names
 
 
 class GraphError(RuntimeError):

@@ -92,8 +92,13 @@ def cell_record(cell: CellResult, call: int, code: str) -> dict:
         'events_handled': cell.events_handled,
         'restored': cell.restored,
         'executions': [
-            {'skill': e.skill, 'arm': e.arm, 'event': e.event, 'detail': e.detail,
-             'ticks': len(e.trace)}
+            {
+                'skill': e.skill,
+                'arm': e.arm,
+                'event': e.event,
+                'detail': e.detail,
+                'ticks': len(e.trace),
+            }
             for e in cell.executions
         ],
         'scene': {

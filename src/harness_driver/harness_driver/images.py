@@ -6,10 +6,9 @@ import io
 from collections.abc import Iterable
 
 import numpy as np
-from PIL import Image, ImageDraw
-
 from harness_types.camera import CameraView
 from harness_types.scene import LocatedObject
+from PIL import Image, ImageDraw
 
 OUTLINE = (255, 230, 0)
 

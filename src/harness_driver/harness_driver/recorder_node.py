@@ -18,7 +18,6 @@ import threading
 import time
 
 import rclpy
-from harness_types import names
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -27,6 +26,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from harness_driver.bag import TOPICS, BagRecorder
+from harness_types import names
 
 MESSAGE_TYPES = {
     'sensor_msgs/msg/JointState': JointState,

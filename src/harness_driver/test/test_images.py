@@ -1,11 +1,12 @@
 """Outlines: a located object's box lands where the camera sees it."""
 
 import numpy as np
-from harness_driver.images import outlined, png, project
-from harness_driver.records import CameraImage, ObjectReading
+from harness_driver.images import outlined, png
+from harness_types.camera import CameraView
+from harness_types.scene import LocatedObject
 
 # A camera 1 m above the origin looking straight down (optical z = world -z, x = world x).
-CAMERA = CameraImage(
+CAMERA = CameraView(
     'cam',
     np.zeros((240, 320, 3), np.uint8),
     200.0,
@@ -18,13 +19,13 @@ CAMERA = CameraImage(
 
 
 def test_project_is_the_pinhole_model():
-    uv = project(CAMERA, np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 2.0]]))
+    uv = CAMERA.project(np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 2.0]]))
     assert np.allclose(uv[0], [160, 120]) and np.allclose(uv[1], [180, 120])
     assert np.isnan(uv[2]).all()  # behind the camera
 
 
 def test_an_outline_is_drawn_around_the_object_only():
-    obj = ObjectReading('obj1', 'cube', [0.1, 0.0, 0.0], [0.04, 0.04, 0.04])
+    obj = LocatedObject('obj1', 'cube', np.array([0.1, 0.0, 0.0]), np.ones(3) * 0.04, 0.02)
     image = outlined(CAMERA, [obj])
     drawn = np.argwhere(image.any(axis=2))
     assert len(drawn) > 0

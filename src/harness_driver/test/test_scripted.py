@@ -1,9 +1,9 @@
 """The scripted baseline: reference cells in order, one retry from home, then it gives up."""
 
-from harness_driver.episode import parse_verdict, request_size, wrap_up_program
+from harness_driver.episode import parse_verdict, request_size
 from harness_driver.models import Decision, ModelRequest, ScriptedModel
-from harness_driver.records import VerdictReading
 from harness_driver.reply import parse_reply
+from harness_types.scene import Verdict
 
 
 def ask(model, reason, event=''):
@@ -29,16 +29,8 @@ def test_a_failed_cell_is_retried_once_from_home_then_given_up():
     assert give_up.kind == 'finish' and 'failed twice' in give_up.body
 
 
-def test_the_wrap_up_keeps_holding_grippers_closed():
-    code = wrap_up_program({'left'})
-    compile(code, 'wrap_up', 'exec')
-    assert "['left']" in code and code.rstrip().endswith('home()')
-
-
 def test_verdicts():
-    assert parse_verdict('YES. It is in the bowl.') == VerdictReading(
-        True, True, 'It is in the bowl.'
-    )
+    assert parse_verdict('YES. It is in the bowl.') == Verdict(True, True, 'It is in the bowl.')
     assert parse_verdict('no - it fell off').yes is False
     assert parse_verdict('Maybe.').answered is False
 

@@ -486,7 +486,12 @@ class Kernel:
         except TypeError as exc:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
-        return self._execute(name, dict(bound.arguments))
+        arguments = dict(bound.arguments)
+        try:
+            spec.goal(arguments)  # the arguments must make a goal before anything moves
+        except (TypeError, ValueError, KeyError, AssertionError) as exc:
+            raise ValueError(f'{name}(): bad arguments: {exc}') from None
+        return self._execute(name, arguments)
 
     def _execute(self, skill: str, args: dict) -> Execution:
         """One skill execution for the running cell, through the program's handlers."""
@@ -561,6 +566,9 @@ class Kernel:
                 return
             try:
                 job.result = self._reactive(job)
+            except BaseException:
+                job.result = ReactiveResult(fault='the program process was stopped')
+                raise
             finally:
                 job.done.set()
 

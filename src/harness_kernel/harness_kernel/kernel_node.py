@@ -23,7 +23,6 @@ from pathlib import Path
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_skills.skill_table import SKILLS
-from harness_types import names
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
     camera_view_of,
@@ -49,6 +48,7 @@ from harness_kernel.program_host import ProgramHost
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Ik, Observe, ReactiveStep, State, Verify
+from harness_types import names
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
@@ -66,9 +66,7 @@ class RosRobot:
             for name, spec in SKILLS.items()
         }
         self.state_client = node.create_client(State, names.SKILL_STATE, callback_group=group)
-        self.observe_client = node.create_client(
-            Observe, names.SKILL_OBSERVE, callback_group=group
-        )
+        self.observe_client = node.create_client(Observe, names.SKILL_OBSERVE, callback_group=group)
         self.ik_client = node.create_client(Ik, names.SKILL_IK, callback_group=group)
         self.verify_client = node.create_client(Verify, names.VERIFY, callback_group=group)
         self.counter = 0
@@ -101,7 +99,9 @@ class RosRobot:
             result = wait_future(handle.get_result_async(), self.wait_s, between).result
         except TimeoutError:
             handle.cancel_goal_async()
-            raise RuntimeError(f'no answer from the skill server within {self.wait_s:g} s') from None
+            raise RuntimeError(
+                f'no answer from the skill server within {self.wait_s:g} s'
+            ) from None
         except BaseException:
             handle.cancel_goal_async()  # the cell stopped: stop the arm too
             raise
@@ -144,7 +144,9 @@ class KernelNode(Node):
         host = ProgramHost(
             workspace,
             PROGRAM_UID_BASE + domain,
-            Limits(config.program_memory_mb, config.program_file_size_mb, config.program_open_files),
+            Limits(
+                config.program_memory_mb, config.program_file_size_mb, config.program_open_files
+            ),
             config.api_names,
             doc_values,
         )
@@ -169,10 +171,7 @@ class KernelNode(Node):
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request
-        if goal.wrap_up:
-            cell = self.kernel.wrap_up()
-        else:
-            cell = self.kernel.run_cell(goal.code)
+        cell = self.kernel.wrap_up() if goal.wrap_up else self.kernel.run_cell(goal.code)
         goal_handle.succeed()
         return cell_result_msg(cell)
 

@@ -3,10 +3,11 @@ skill server and kernel process; outcome read with the token), and the contact s
 and measurements."""
 
 import pytest
+from conftest import KernelSession
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
-from harness_kernel.kernel_process import KernelProcess
-from harness_skills.station_graph import StationGraph, wait_future
+from harness_bringup.station_graph import StationGraph
+from harness_types.wait import wait_future
 
 from harness_msgs.srv import Outcome
 
@@ -21,10 +22,9 @@ def station(tmp_path_factory):
             r = graph.reset(task, layout)
             assert r.success, r.message
             name = f'{task}_{layout}'
-            kernel = KernelProcess(graph.client, graph.domain_id, root / name, root / f'{name}.log')
-            kernel.start()
+            kernel = KernelSession(graph, root / name, root / f'{name}.log')
             try:
-                cell = kernel.run_cell(program, timeout=300)
+                cell = kernel.run(program, timeout=300)
             finally:
                 kernel.stop()
             result = wait_future(outcome.call_async(Outcome.Request(token=r.token)), 30)
@@ -38,21 +38,21 @@ def station(tmp_path_factory):
 @pytest.mark.parametrize('task,layout', [(task, i % 3) for i, task in enumerate(sorted(TASKS))])
 def test_the_reference_program_completes_the_task(station, task, layout):
     cell, outcome = station(task, layout, reference_path(task).read_text())
-    assert cell.status == 'finished', cell.output + cell.traceback + cell.event.detail
+    assert cell.status == 'finished', cell.output + cell.traceback + str(cell.stopped_by)
     assert outcome.accepted and outcome.success, outcome.detail
 
 
 def test_pick_of_an_object_out_of_reach_is_a_clear_event(station):
     program = """
-from harness_skills.perception import LocatedObject
+from harness_types.scene import LocatedObject
 import numpy as np
 far = LocatedObject('far_cube', 'far cube', np.array([-0.3, 0.45, 0.785]),
                     np.array([0.04] * 3), 0.805)
 pick(far, arm='left')
 """
     cell, _ = station('lift_cube', 0, program)
-    assert cell.status == 'escalated' and cell.event.name == 'SKILL_ERROR'
-    assert 'cannot reach far_cube' in cell.event.detail
+    assert cell.status == 'escalated' and cell.stopped_by.event == 'SKILL_ERROR'
+    assert 'cannot reach far_cube' in cell.stopped_by.detail
 
 
 def test_push_moves_the_cube_without_grasping(station):
@@ -64,7 +64,7 @@ moved = after.position - cube.position
 print(round(moved[1], 3), round(moved[0], 3))
 """
     cell, _ = station('lift_cube', 0, program)
-    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    assert cell.status == 'ok', cell.output + cell.traceback + str(cell.stopped_by)
     moved_y, moved_x = (float(v) for v in cell.output.split())
     assert 0.04 < moved_y < 0.10 and abs(moved_x) < 0.02
 
@@ -78,14 +78,14 @@ after = locate('cube')[0]
 print(round(float(((after.position - cube.position) ** 2).sum() ** 0.5), 3))
 """
     cell, _ = station('lift_cube', 1, program)
-    assert cell.status == 'ok', cell.output + cell.traceback + cell.event.detail
+    assert cell.status == 'ok', cell.output + cell.traceback + str(cell.stopped_by)
     event, moved = cell.output.split()
     assert event == 'PREDICATE_SATISFIED' and float(moved) < 0.01
 
 
 def test_pick_of_nothing_and_the_scene_report(station):
     program = """
-from harness_skills.perception import LocatedObject
+from harness_types.scene import LocatedObject
 import numpy as np
 cube = locate('cube')[0]
 objects, held = scene()
@@ -95,5 +95,5 @@ pick(ghost, arm='left')
 """
     cell, _ = station('lift_cube', 2, program)
     assert "['red_cube'] {'left': None, 'right': None}" in cell.output
-    assert cell.status == 'escalated' and cell.event.name == 'SKILL_ERROR'
-    assert 'nothing was grasped' in cell.event.detail
+    assert cell.status == 'escalated' and cell.stopped_by.event == 'SKILL_ERROR'
+    assert 'nothing was grasped' in cell.stopped_by.detail

@@ -1,27 +1,27 @@
-"""Integration: the kernel as its own isolated process, with the worker and skill server, runs
-cells over /kernel/run_cell; hostile programs get clear errors and the kernel stays usable."""
+"""Integration: the kernel node in its own process with the worker and skill server; the
+program in its sandboxed process reaches the robot only through the kernel."""
 
 import json
 
 import pytest
-from harness_kernel.kernel_process import KernelProcess
-from harness_skills.station_graph import StationGraph
+from conftest import KernelSession
+from harness_bringup.station_graph import StationGraph
 
 
 @pytest.fixture(scope='module')
 def kernel(tmp_path_factory):
+    root = tmp_path_factory.mktemp('kernel')
+    params = root / 'params.yaml'
+    params.write_text('kernel:\n  ros__parameters:\n    cell_timeout_seconds: 8.0\n')
     with StationGraph('driver_stand_in') as graph:
         token = graph.reset('lift_cube').token
-        root = tmp_path_factory.mktemp('kernel')
-        workspace, log = root / 'workspace', root / 'kernel.log'
-        process = KernelProcess(
-            graph.client, graph.domain_id, workspace, log, ['-p', 'cell_timeout_seconds:=8.0']
+        session = KernelSession(
+            graph, root / 'workspace', root / 'kernel.log', ['--params-file', str(params)]
         )
-        process.start()
         try:
-            yield process.run_cell, workspace, log, token, root
+            yield session.run, root / 'workspace', root / 'kernel.log', token, graph
         finally:
-            process.stop()
+            session.stop()
 
 
 def test_a_program_moves_the_arm_and_variables_persist(kernel):
@@ -32,50 +32,38 @@ def test_a_program_moves_the_arm_and_variables_persist(kernel):
     )
     assert r.status == 'ok', r.traceback
     assert 'COMPLETED True True' in r.output
-    assert len(r.executions) == 1 and r.executions[0].event.name == 'COMPLETED'
+    assert len(r.executions) == 1 and r.executions[0].event == 'COMPLETED'
     r = run('print(round(state().left.joints[0] - s0.left.joints[0], 2))')
     assert r.output.strip() == '0.2'
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [e['call'] for e in entries][:2] == ['state', 'move_joints']
+    calls = [e['call'] for e in entries if 'call' in e and e['call'] != '(kernel)']
+    assert calls[:2] == ['state', 'move_joints']
+    assert any(e.get('execution') == 'move_joints' for e in entries)
 
 
 def test_escalation_carries_the_event_and_trace(kernel):
     run, *_ = kernel
     r = run('move_eef([-0.3, 0.7, 0.9], arm="left")')
-    assert r.status == 'escalated' and r.event.name == 'SKILL_ERROR'
-    assert 'cannot reach' in r.event.detail
+    assert r.status == 'escalated' and r.stopped_by.event == 'SKILL_ERROR'
+    assert 'cannot reach' in r.stopped_by.detail
 
 
-def test_starting_a_process_is_refused(kernel):
+def test_a_guard_through_the_skill_server(kernel):
     run, *_ = kernel
-    r = run('import subprocess\nsubprocess.run(["ls"])')
-    assert r.status == 'error' and 'cannot start processes' in r.traceback
-    r = run('import os\nos.system("true")')
-    assert r.status == 'error' and 'cannot start processes' in r.traceback
-    # Landlock enforces it even when the audit hook is bypassed
     r = run(
-        'import ctypes, os\nlibc = ctypes.CDLL(None)\n'
-        'print(libc.execv(b"/bin/true", (ctypes.c_char_p * 2)(b"/bin/true", None)))'
+        'when(lambda obs: obs.arms["left"].joints[0] > 0.1, "TURNED", name="turned")\n'
+        'move_joints([0.5, 0.3, 0.3, 0, 0, 0], arm="left")'
     )
-    assert r.status == 'ok' and r.output.strip() == '-1'  # execv failed: EACCES
-
-
-def test_writing_outside_the_workspace_is_refused(kernel):
-    run, workspace, _, _, root = kernel
-    r = run(f'open({str(root / "escape.txt")!r}, "w").write("x")')
-    assert r.status == 'error' and 'may write only inside their workspace' in r.traceback
-    assert not (root / 'escape.txt').exists()
-    r = run('import os\nopen("notes.txt", "w").write("ok")\nprint(os.getcwd())')
-    assert r.status == 'ok' and (workspace / 'notes.txt').read_text() == 'ok'
-    # ctypes bypasses the hook; Landlock still refuses
+    assert r.status == 'escalated' and r.stopped_by.event == 'TURNED'
     r = run(
-        f'import ctypes\nfd = ctypes.CDLL(None).open({str(root / "escape2.txt").encode()!r}, '
-        '0o1101, 0o644)\nprint(fd)'
+        'def stuck(obs):\n    while True:\n        pass\n'
+        'clear_guards()\nwhen(stuck, name="stuck")\nmove_joints([0.0, 0.3, 0.3, 0, 0, 0])'
     )
-    assert r.output.strip() == '-1' and not (root / 'escape2.txt').exists()
+    assert r.status == 'escalated' and r.stopped_by.event == 'REACTIVE_FAULT'
+    assert run('clear_guards()\nprint("usable")').output.strip() == 'usable'
 
 
-def test_no_outcome_token_and_no_reset(kernel):
+def test_the_program_has_no_ros_and_no_token(kernel):
     run, _, _, token, _ = kernel
     r = run('outcome("x")')
     assert r.status == 'error' and "name 'outcome' is not defined" in r.traceback
@@ -84,33 +72,13 @@ def test_no_outcome_token_and_no_reset(kernel):
     program = """
 import rclpy
 from rclpy.node import Node
-from harness_msgs.srv import Outcome, Reset
 ctx = rclpy.Context()
 rclpy.init(context=ctx)
 n = Node('sneaky', context=ctx)
-for kind, name, req in [(Outcome, '/worker/outcome', Outcome.Request(token='guess')),
-                        (Reset, '/worker/reset', Reset.Request(task='lift_cube'))]:
-    c = n.create_client(kind, name)
-    c.wait_for_service(timeout_sec=5)
-    f = c.call_async(req)
-    rclpy.spin_until_future_complete(n, f, timeout_sec=5)
-    print(name, f.result().message)
-rclpy.shutdown(context=ctx)
+print('NODE')
 """
     r = run(program)
-    assert 'outcome refused: wrong or missing token' in r.output, r.output + r.traceback
-    assert 'reset needs the token' in r.output
-
-
-def test_endless_loop_inside_a_guard(kernel):
-    run, *_ = kernel
-    r = run(
-        'def stuck(obs):\n    while True:\n        pass\n'
-        'when(stuck, name="stuck")\nmove_joints([0.0, 0.3, 0.3, 0, 0, 0], arm="left")'
-    )
-    assert r.status == 'escalated' and r.event.name == 'REACTIVE_FAULT'
-    assert 'stuck' in r.event.detail
-    assert run('clear_guards()\nprint("usable")').output.strip() == 'usable'
+    assert 'NODE' not in r.output and r.status == 'error'
 
 
 def test_printing_10_mb_and_an_endless_cell(kernel):
@@ -122,18 +90,25 @@ def test_printing_10_mb_and_an_endless_cell(kernel):
     assert run('print("after")').output.strip() == 'after'
 
 
-def test_raising_inside_a_handler(kernel):
+def test_the_wrap_up_ignores_the_programs_guards(kernel):
     run, *_ = kernel
     r = run(
-        'def h(e):\n    raise RuntimeError("bad handler")\non("SKILL_ERROR", h)\n'
-        'move_eef([-0.3, 0.7, 0.9], arm="left")'
+        'clear_guards()\nmove_joints([0.3, 0.4, 0.4, 0, 0, 0], arm="left")\n'
+        'close_gripper("left")\nwhen(lambda obs: True, "ALWAYS", name="always")'
     )
-    assert r.status == 'error' and 'handler for SKILL_ERROR raised RuntimeError' in r.traceback
-    assert run('on("SKILL_ERROR", None)\nprint("ok")').output.strip() == 'ok'
+    assert r.status == 'ok', r.traceback
+    r = run('', wrap_up=True)
+    assert r.status == 'ok', r.output
+    assert 'guards, controllers and handlers do not apply' in r.output
+    assert [e.skill for e in r.executions] == ['open_gripper', 'open_gripper', 'home']
+    r = run(
+        's = state()\nprint(round(max(abs(v) for v in s.left.joints), 2), s.left.gripper > 0.8)'
+    )
+    assert r.output.split() == ['0.0', 'True']
 
 
 def test_finish_and_show(kernel):
     run, *_ = kernel
-    r = run('show("cam_head", "the table")\nfinish("done here")')
+    r = run('clear_guards()\nshow("cam_head", "the table")\nfinish("done here")')
     assert r.status == 'finished' and r.summary == 'done here'
-    assert r.image_captions == ['the table'] and r.images[0].width == 640
+    assert r.images[0].caption == 'the table' and r.images[0].rgb.shape == (480, 640, 3)

@@ -4,31 +4,14 @@ truth from the simulator; perception sees only the rendered images)."""
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_skills.perception import Perception, View, matches, rotation_from_quat
+from harness_kernel.perception import Perception, matches
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf
 
 
 def views_of(worker, cameras=('cam_head', 'cam_left_wrist', 'cam_right_wrist')):
-    out = []
-    for img in worker.observe(list(cameras)):
-        rot = rotation_from_quat(*img.quat)
-        out.append(
-            View(
-                img.name,
-                img.depth,
-                img.segmentation,
-                img.labels,
-                img.fx,
-                img.fy,
-                img.cx,
-                img.cy,
-                img.position,
-                rot,
-            )
-        )
-    return out
+    return worker.observe(list(cameras))
 
 
 @pytest.fixture(scope='module')

@@ -213,8 +213,7 @@ class Engine:
                             result,
                             obs,
                             REGION_EXIT,
-                            f'{arm} link6 at '
-                            f'({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
+                            f'{arm} link6 at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
                         )
             done = motion.finished(obs)
             if done is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from harness_reactive.stage import ReactiveResult
-from harness_types import names
 from harness_types.convert import (
     point_msg,
     quat_msg,
@@ -24,6 +23,7 @@ from rclpy.node import Node
 from harness_msgs.msg import Command
 from harness_msgs.srv import Fk, Ik, Observe, Plan, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
+from harness_types import names
 
 
 class ServiceError(RuntimeError):
@@ -121,9 +121,7 @@ class RosReactivePort:
         )
         if self.cameras and call_controller:
             if self._calls % self.camera_every == 0:
-                r = self.station.call(
-                    'observe', Observe.Request(cameras=self.cameras, depth=True)
-                )
+                r = self.station.call('observe', Observe.Request(cameras=self.cameras, depth=True))
                 req.views = list(r.views)
             self._calls += 1
         try:

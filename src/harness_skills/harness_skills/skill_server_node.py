@@ -15,7 +15,6 @@ import traceback
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
-from harness_types import names
 from harness_types.config import SkillServerConfig, declare_section
 from harness_types.convert import trace_msg
 from harness_types.execution import skill_error
@@ -29,6 +28,7 @@ from harness_skills.execution import Engine
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_skills.skill_table import SKILLS, SkillSpec, options_of
 from harness_skills.skills import Skills
+from harness_types import names
 
 # What programs may read about the robot: the skill server's service -> the worker's.
 READ_SERVICES = {

@@ -8,20 +8,39 @@ import time
 import numpy as np
 import pytest
 from geometry_msgs.msg import Point
+from harness_bringup.station_graph import StationGraph
 from harness_reactive.guards import Guard
 from harness_reactive.stage import ProgramStage
-from harness_skills.reactive_server import serve_reactive_step
-from harness_skills.station_graph import StationGraph, wait_future
+from harness_skills.skill_table import SKILLS
+from harness_types.convert import robot_state_of
+from harness_types.wait import wait_future
 from rclpy.action import ActionClient
 from rclpy.node import Node
 
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
 from harness_msgs.msg import Watch as WatchMsg
-from harness_msgs.srv import State
+from harness_msgs.srv import ReactiveStep, State
+from harness_types import names
 
 
 def wait(future, timeout=120.0):
     return wait_future(future, timeout)
+
+
+def serve_reactive_step(node, stage):
+    """A stand-in for the kernel's reactive_step: the stage answers in this process."""
+
+    def handle(request, response):
+        r = stage.step(robot_state_of(request.state), request.call_controller)
+        response.fault, response.fault_reason = bool(r.fault), r.fault
+        response.guard_fired, response.guard_action = r.guard_fired, r.guard_action
+        response.guard_detail, response.until_satisfied = r.guard_detail, r.until_satisfied
+        response.target_keys = list(r.targets)
+        response.target_lengths = [int(v.shape[0]) for v in r.targets.values()]
+        response.target_values = [float(x) for v in r.targets.values() for x in v]
+        return response
+
+    return node.create_service(ReactiveStep, names.REACTIVE_STEP, handle)
 
 
 class Graph(StationGraph):
@@ -33,16 +52,10 @@ class Graph(StationGraph):
         self.stage = ProgramStage(budget_ms=20.0)
         serve_reactive_step(self.program, self.stage)
         self.add_node(self.program)
+        self.calls = []
         self.actions = {
-            name: ActionClient(self.client, kind, f'/skills/{name}')
-            for name, kind in [
-                ('move_joints', MoveJoints),
-                ('move_eef', MoveEef),
-                ('open_gripper', Gripper),
-                ('close_gripper', Gripper),
-                ('home', Home),
-                ('run_controller', RunController),
-            ]
+            name: ActionClient(self.client, spec.action, names.skill_action(name))
+            for name, spec in SKILLS.items()
         }
         self.state_client = self.client.create_client(State, '/worker/state')
         for a in self.actions.values():
@@ -62,7 +75,7 @@ class Graph(StationGraph):
     def run(self, name, goal):
         handle = wait(self.actions[name].send_goal_async(goal))
         assert handle.accepted
-        return wait(handle.get_result_async()).result
+        return wait(handle.get_result_async()).result.execution
 
 
 @pytest.fixture(scope='module')
@@ -86,8 +99,8 @@ def test_completed_with_a_trace(graph):
     graph.reset()
     r = graph.run('move_joints', MoveJoints.Goal(arm='left', positions=[0.2, 0.3, 0.3, 0, 0, 0]))
     assert r.event.name == 'COMPLETED', r.event.detail
-    assert r.trace.ticks and len(r.trace.ticks[0].command) == 14
-    assert r.trace.end_step > r.trace.start_step
+    assert r.ticks and len(r.ticks[0].command) == 14
+    assert r.end_step > r.start_step
 
 
 def test_timeout(graph):
@@ -96,14 +109,14 @@ def test_timeout(graph):
     goal.options.max_seconds = 0.3
     r = graph.run('move_joints', goal)
     assert r.event.name == 'TIMEOUT'
-    assert len(r.trace.ticks) == 8  # 0.3 s at 25 Hz, counted in ticks of simulated time
+    assert len(r.ticks) == 8  # 0.3 s at 25 Hz, counted in ticks of simulated time
 
 
 def test_skill_error_for_an_unreachable_pose(graph):
     graph.reset()
     r = graph.run('move_eef', eef('left', (-0.3, 0.7, 0.9)))
     assert r.event.name == 'SKILL_ERROR' and 'cannot reach' in r.event.detail
-    assert not r.trace.ticks
+    assert not r.ticks
 
 
 def test_blocked_against_the_table(graph):
@@ -217,7 +230,7 @@ def test_home_after_moving_both_arms_in_one_execution(graph):
     graph.run('move_joints', MoveJoints.Goal(arm='left', positions=[-0.3, 0.5, 0.5, 0, 0, 0]))
     r = graph.run('home', Home.Goal())
     assert r.event.name == 'COMPLETED', r.event.detail
-    assert r.trace.arm == 'both' and 'both arms' in r.event.detail
+    assert r.arm == 'both' and 'both arms' in r.event.detail
     state = graph.state()
     assert np.abs(np.array([*state.left.joints, *state.right.joints])).max() < 0.02
 
@@ -230,10 +243,69 @@ def test_cancel_stops_the_arm_holding_its_pose(graph):
     while graph.state().step < 8 and time.monotonic() < deadline:
         time.sleep(0.01)
     wait(handle.cancel_goal_async())
-    result = wait(handle.get_result_async()).result
+    result = wait(handle.get_result_async()).result.execution
     assert result.event.name == 'SKILL_ERROR' and 'cancelled' in result.event.detail
     stopped = np.array(graph.state().left.joints)
     assert 0.0 < stopped[0] < 1.0  # it moved, and it did not reach the target
     # The last command sent holds the arm where it was, not somewhere on the way to the target.
     last = graph.worker.worker.shield.last_accepted
     assert abs(last[0] - stopped[0]) < 0.01
+
+
+def test_a_controller_is_called_at_its_rate_and_guards_every_tick(graph):
+    graph.reset()
+    calls, checks = [], []
+    graph.stage.controller = lambda obs: calls.append(obs.step) or {}
+    graph.stage.guards.add(Guard('count', lambda obs: checks.append(obs.step) and False))
+    goal = RunController.Goal(hz=5.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 2.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'TIMEOUT'
+    assert len(checks) == 50 and len(calls) == 10  # 2 s: guards at 25 Hz, the controller at 5
+    assert all(b - a == 5 for a, b in zip(calls, calls[1:], strict=False))
+
+
+def test_a_right_arm_controller_leaving_its_region_ends_with_region_exit(graph):
+    graph.reset()
+    start = graph.state().right.link6.position
+    graph.stage.controller = lambda obs: {'right': obs.right.joints + [0.03, 0, 0, 0, 0, 0]}
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 3.0
+    goal.options.use_region = True
+    goal.options.region_min = [start.x - 0.05, start.y - 0.05, start.z - 0.05]
+    goal.options.region_max = [start.x + 0.05, start.y + 0.05, start.z + 0.05]
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'REGION_EXIT' and r.event.detail.startswith('right link6')
+
+
+def test_a_guard_opens_the_gripper_of_the_arm_the_controller_commands(graph):
+    graph.reset()
+    graph.run('close_gripper', Gripper.Goal(arm='right', target=0.0))
+    graph.run('close_gripper', Gripper.Goal(arm='left', target=0.0))
+    graph.stage.controller = lambda obs: {'right_gripper': [0.0]}
+    graph.stage.guards.add(Guard('soon', lambda obs: obs.step > 40, 'open_gripper'))
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 3.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'GUARD_TRIGGERED'
+    state = graph.state()
+    assert state.right.gripper > 0.5 and state.left.gripper < 0.2
+
+
+def test_a_built_in_until_gives_predicate_satisfied(graph):
+    graph.reset()
+    goal = eef('left', (-0.25, 0.0, 0.82))
+    goal.options.until = [WatchMsg(name='low', signal='left_tcp_z', low=0.9, high=2.0)]
+    r = graph.run('move_eef', goal)
+    assert r.event.name == 'PREDICATE_SATISFIED' and 'fell below 0.9' in r.event.detail
+
+
+def test_an_unknown_signal_is_a_skill_error(graph):
+    graph.reset()
+    goal = eef('left', (-0.25, 0.0, 0.9))
+    goal.options.watches = [WatchMsg(name='x', signal='left_elbow', low=0.0, high=1.0)]
+    r = graph.run('move_eef', goal)
+    assert r.event.name == 'SKILL_ERROR' and "unknown signal 'left_elbow'" in r.event.detail

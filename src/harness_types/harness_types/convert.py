@@ -318,8 +318,7 @@ def cell_result_of(msg: RunCell.Result) -> CellResult:
         stopped_by=execution_of(msg.stopped_by[0]) if msg.stopped_by else None,
         executions=[execution_of(t) for t in msg.executions],
         images=[
-            ShownImage(c, array_of(i))
-            for c, i in zip(msg.image_captions, msg.images, strict=False)
+            ShownImage(c, array_of(i)) for c, i in zip(msg.image_captions, msg.images, strict=False)
         ],
         restored=list(msg.restored),
         events_handled=int(msg.events_handled),

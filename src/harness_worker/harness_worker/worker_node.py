@@ -15,7 +15,6 @@ import numpy as np
 import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from geometry_msgs.msg import TransformStamped
-from harness_types import names
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
     camera_view_msg,
@@ -36,6 +35,7 @@ from tf2_msgs.msg import TFMessage
 from arx_x5_description.urdf import station_urdf
 from harness_msgs.msg import ShieldRejection
 from harness_msgs.srv import Fk, Ik, Observe, Outcome, Plan, Profile, Reset, State, Tick
+from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import Worker, WorkerError

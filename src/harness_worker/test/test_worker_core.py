@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
 from harness_worker.scripted_motion import move_arm, reach
+from harness_worker.station import BackendError, builtin_backends, make_station
 from harness_worker.worker import Worker, WorkerError
 
 from arx_x5_description.urdf import station_urdf
@@ -83,7 +84,7 @@ def test_a_jump_is_rejected_and_the_simulator_does_not_advance(emb, urdf):
     assert not result.accepted
     assert any('left_joint1 jumps 0.5000 rad' in r for r in result.reasons)
     assert result.state.step == before.step == 0
-    assert result.state.sim_time == before.sim_time
+    assert result.state.time == before.time
     assert np.array_equal(result.state.left.joints, before.left.joints)
 
 
@@ -109,12 +110,28 @@ def test_same_seed_same_commands_identical_states(emb, urdf):
     assert q1.tobytes() == q2.tobytes() and v1.tobytes() == v2.tobytes()
 
 
+def test_the_backend_comes_from_its_module_and_a_bad_name_says_so(emb, urdf):
+    worker = Worker(emb, urdf, make_station('mujoco', emb, urdf))
+    assert worker.profile().backend == 'mujoco' and worker.profile().kind == 'robot'
+    assert 'mujoco' in builtin_backends()
+    with pytest.raises(BackendError, match="no worker backend 'gazebo_classic'"):
+        make_station('gazebo_classic', emb, urdf)
+    worker.close()
+
+
+def test_frames_cover_every_link(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    names = {f.name for f in worker.frames()}
+    assert {'left_link6', 'right_link8', 'left_tcp'} <= names
+
+
 def test_observe_segments_the_task_objects(emb, urdf):
     worker = Worker(emb, urdf)
     worker.reset('place_in_bowl', 0, 0)
     head, wrist = worker.observe(['cam_head', 'cam_left_wrist'])
     assert head.rgb.shape == (480, 640, 3) and wrist.rgb.shape == (240, 320, 3)
-    assert head.labels == ['green block', 'blue bowl']
+    assert head.labels == ('green block', 'blue bowl')
     seen = set(np.unique(head.segmentation)) - {-1}
     assert seen == {0, 1}
     assert np.isfinite(head.depth).all() and head.depth.min() > 0.1
@@ -123,15 +140,7 @@ def test_observe_segments_the_task_objects(emb, urdf):
     v, u = ys.mean(), xs.mean()
     z = float(np.median(head.depth[head.segmentation == 0]))
     ray = np.array([(u - head.cx) / head.fx, (v - head.cy) / head.fy, 1.0]) * z
-    w, x, y, zq = head.quat
-    rot = np.array(
-        [
-            [1 - 2 * (y * y + zq * zq), 2 * (x * y - zq * w), 2 * (x * zq + y * w)],
-            [2 * (x * y + zq * w), 1 - 2 * (x * x + zq * zq), 2 * (y * zq - x * w)],
-            [2 * (x * zq - y * w), 2 * (y * zq + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-    world = head.position + rot @ ray
+    world = head.position + head.rotation @ ray
     block = worker.station.object_pose('block')[0]
     assert np.linalg.norm(world[:2] - block[:2]) < 0.03
     with pytest.raises(ValueError, match='unknown camera'):
@@ -145,7 +154,7 @@ def test_plan_goes_around_or_fails_clearly(emb, urdf):
     result = worker.plan('left', position=cube + [0, 0, 0.08])
     assert result.ok, result.reason
     for q in result.path:
-        assert not worker.station.arm_collides('left', q, worker._scratch)
+        assert not worker.station.arm_collides('left', q)
     inside_table = worker.plan('left', position=np.array([-0.25, 0.0, 0.70]))
     assert not inside_table.ok and inside_table.reason
     with pytest.raises(WorkerError, match="arm must be 'left' or 'right'"):

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import rclpy
 from geometry_msgs.msg import Point, Quaternion
-from harness_worker.ros_domain import claim_domain_id
-from harness_worker.scripted_motion import joint_steps, tool_rotation
-from harness_worker.worker_node import make_worker_node
+from harness_bringup.domain import claim_domain_id
+from harness_types.transforms import matrix_to_quat, quat_to_matrix, tool_rotation
+from harness_worker.scripted_motion import joint_steps
+from harness_worker.worker_node import WorkerNode
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -32,7 +33,7 @@ def graph():
     claim = claim_domain_id()
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=claim.domain_id)
-    worker = make_worker_node(context)
+    worker = WorkerNode(context=context)
     client = Node('test_client', context=context)
     executor = MultiThreadedExecutor(num_threads=2, context=context)
     executor.add_node(worker)
@@ -59,10 +60,7 @@ def graph():
 
 
 def quat(rotation):
-    import mujoco
-
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, rotation.flatten())
+    q = matrix_to_quat(rotation)
     return Quaternion(w=q[0], x=q[1], y=q[2], z=q[3])
 
 
@@ -133,13 +131,10 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     k = view.info.k
     z = float(np.median(depth[ys, xs]))
     ray = np.array([(xs.mean() - k[2]) / k[0], (ys.mean() - k[5]) / k[4], 1.0]) * z
-    import mujoco
-
-    rot = np.zeros(9)
     o = view.pose.orientation
-    mujoco.mju_quat2Mat(rot, np.array([o.w, o.x, o.y, o.z]))
+    rot = quat_to_matrix([o.w, o.x, o.y, o.z])
     p = view.pose.position
-    surface = np.array([p.x, p.y, p.z]) + rot.reshape(3, 3) @ ray
+    surface = np.array([p.x, p.y, p.z]) + rot @ ray
     cube = np.array([surface[0], surface[1], 0.765 + 0.02])  # 4 cm cube on the table top
 
     state = reset.state

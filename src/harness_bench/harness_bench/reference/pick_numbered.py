@@ -47,7 +47,7 @@ dots = {}
 for cube in cubes:
     arm = 'left' if cube.position[0] < 0.05 else 'right'
     move_eef(cube.position + [0.0, -0.06, 0.12], quat=LOOK_QUAT, arm=arm)
-    dots[cube.id] = count_dots(look(f'cam_{arm}_wrist'))
+    dots[cube.id] = count_dots(look(f'cam_{arm}_wrist').rgb)
 print('dots per cube:', dots)
 wanted = [c for c in cubes if dots[c.id] == 3]
 if len(wanted) != 1:

@@ -1,7 +1,9 @@
 """The `mujoco` worker backend: the embedded simulator's station (physics, the RoboDojo
-interpolation, state, rendering, collision checks). No ROS here. One `load()` builds the station plus a task's objects; `apply()` advances one
-control tick: the command is reached by linear interpolation from the measured joints over the
-first `interpolation_steps` physics steps, then held for the rest of the tick.
+interpolation, state, rendering, collision checks). No ROS here.
+
+One `load()` builds the station plus a task's objects; `apply()` advances one control tick:
+the command is reached by linear interpolation from the measured joints over the first
+`interpolation_steps` physics steps, then held for the rest of the tick.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Microseconds per FK and per IK solve (pinocchio), median and p99. Prints JSON.
 
-python bench/kinematics.py [--n 500]
+python perf/kinematics.py [--n 500]
 """
 
 import argparse

@@ -1,45 +1,20 @@
-"""Budgets, prices and the driver's config."""
-
-from pathlib import Path
+"""Budgets and the price table."""
 
 import pytest
 from harness_driver.budgets import Budgets
-from harness_driver.config import ConfigError, DriverConfig, Price, load_config, load_prices
+from harness_driver.prices import Price, load_prices
+from harness_types.config import ConfigError, DriverConfig
 
-ROOT = Path(__file__).resolve().parents[3]
 PRICES = {'m': Price(2.0, 10.0)}
-
-
-def test_the_project_config_loads():
-    config = load_config(ROOT / 'config' / 'harness.yaml')
-    assert config.max_model_calls == 30 and config.model == 'scripted'
-    assert Path(config.prompts).is_dir() and Path(config.price_table).is_file()
-    assert config.cell_timeout_seconds == 120.0
-    assert 'scripted' in load_prices(config.price_table)
-
-
-@pytest.mark.parametrize(
-    'text,message',
-    [
-        ('driver: [1, 2]', 'driver: needs a ros__parameters mapping'),
-        ('driver:\n  ros__parameters:\n    max_calls: 3\n', "driver has no parameter 'max_calls'"),
-        ('driver:\n  ros__parameters:\n    keep_images: -1\n', 'keep_images must be >= 0'),
-        ('driver:\n  ros__parameters:\n    cameras: cam_head\n', 'driver.cameras must be'),
-        ('driver: {ros__parameters: {', 'not valid YAML'),
-    ],
-)
-def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
-    path = tmp_path / 'harness.yaml'
-    path.write_text(text)
-    with pytest.raises(ConfigError) as exc:
-        load_config(path)
-    assert message in str(exc.value) and str(path) in str(exc.value)
 
 
 def test_a_bad_price_table(tmp_path):
     path = tmp_path / 'models.yaml'
     path.write_text('prices_usd_per_million_tokens:\n  m: {input: 1}\n')
     with pytest.raises(ConfigError, match='m: needs numbers input and output'):
+        load_prices(path)
+    path.write_text('prices_usd_per_million_tokens:\n  m: {input: -1, output: 1}\n')
+    with pytest.raises(ConfigError, match='prices must be >= 0'):
         load_prices(path)
 
 

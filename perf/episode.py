@@ -8,7 +8,7 @@ so `model` is ~0 here: with Claude add its latency per call. Each task runs twic
 with the rosbag2 recording, and `bag_cost_ratio` is their wall-time ratio (same run, same
 machine).
 
-    python bench/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
+    python perf/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
 """
 
 import argparse
@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness_driver.config import load_config, with_overrides
-from harness_driver.run import prepare, run_episode
+from harness_bringup.run import prepare, run_episode
+from harness_types.config import load_config, with_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,12 +35,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         for task, record_bag in ((t, b) for t in args.tasks for b in (False, True)):
             config = with_overrides(
-                load_config(config_file), model='scripted', record_bag=record_bag
+                load_config(config_file), 'driver', model='scripted', record_bag=record_bag
             )
             prepared = prepare(config, task, args.layout, 0)
             folder = Path(out) / f'{task}-{record_bag}'
             started = time.monotonic()
-            result = run_episode(config, config_file, prepared, folder, log=lambda _m: None)
+            result = run_episode(prepared, folder, log=lambda _m: None)
             total = time.monotonic() - started
             s = result.summary
             events = [json.loads(x) for x in (folder / 'events.jsonl').read_text().splitlines()]

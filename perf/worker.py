@@ -3,7 +3,7 @@
 The ratio of the two tick rates is the ROS overhead; sim speed is simulated seconds per wall
 second without cameras. Prints JSON.
 
-    python bench/worker.py [--ticks 500] [--observes 20]
+    python perf/worker.py [--ticks 500] [--observes 20]
 """
 
 import argparse
@@ -14,7 +14,7 @@ import time
 import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
-from harness_worker.ros_domain import claim_domain_id
+from harness_bringup.domain import claim_domain_id
 from harness_worker.worker import Worker
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import SingleThreadedExecutor
@@ -23,6 +23,7 @@ from rclpy.node import Node
 from arx_x5_description.urdf import station_urdf
 from harness_msgs.msg import Command
 from harness_msgs.srv import Reset, Tick
+from harness_types import names
 
 
 def hold_commands(worker: Worker, n: int) -> list[np.ndarray]:
@@ -44,7 +45,7 @@ def in_process(emb, urdf, n: int) -> dict:
     for c in commands:
         assert worker.tick(c).accepted
     wall = time.perf_counter() - t
-    return {'ticks_per_s': n / wall, 'sim_speed_x_real_time': worker.station.sim_time / wall}
+    return {'ticks_per_s': n / wall, 'sim_speed_x_real_time': worker.time / wall}
 
 
 def through_ros(emb, urdf, n: int) -> dict:
@@ -52,14 +53,14 @@ def through_ros(emb, urdf, n: int) -> dict:
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=claim.domain_id)
     worker = Worker(emb, urdf)
-    node = WorkerNode(worker, urdf, context=context)
+    node = WorkerNode(worker, context=context)
     client_node = Node('bench_client', context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)  # the worker spins in its own thread, as in its own process
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
-    reset = client_node.create_client(Reset, '/worker/reset')
-    tick = client_node.create_client(Tick, '/worker/tick')
+    reset = client_node.create_client(Reset, names.worker_service('reset'))
+    tick = client_node.create_client(Tick, names.worker_service('tick'))
     reset.wait_for_service(timeout_sec=10)
     tick.wait_for_service(timeout_sec=10)
 

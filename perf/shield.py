@@ -2,7 +2,7 @@
 
 Uses the real station forward kinematics (pinocchio), as the worker does.
 
-    python bench/shield.py [--n 5000]
+    python perf/shield.py [--n 5000]
 """
 
 import argparse

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from harness_driver.cli import main
+from harness_bringup.cli import main
 from messages_server import MessagesServer, Scripted
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore

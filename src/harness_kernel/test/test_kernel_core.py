@@ -1,0 +1,197 @@
+"""The kernel core with a real sandboxed program process and a scripted robot (no ROS):
+statuses, persistence, output, names, handlers, the reactive relay, timeouts."""
+
+import json
+
+import pytest
+
+
+def test_ok_and_variables_persist(make_kernel):
+    kernel, *_ = make_kernel()
+    assert kernel.run_cell('x = 41\nprint("hello")').status == 'ok'
+    r = kernel.run_cell('x += 1\nprint(x)')
+    assert r.status == 'ok' and r.output.strip() == '42'
+
+
+def test_error_traceback_has_only_program_frames(make_kernel):
+    kernel, *_ = make_kernel()
+    r = kernel.run_cell('def f():\n    return 1 / 0\n\nf()')
+    assert r.status == 'error'
+    assert 'ZeroDivisionError' in r.traceback
+    assert '<cell 1>' in r.traceback and 'return 1 / 0' in r.traceback
+    assert 'harness_kernel' not in r.traceback and 'cell.py' not in r.traceback
+    syntax = kernel.run_cell('def (:')
+    assert syntax.status == 'error' and 'SyntaxError' in syntax.traceback
+
+
+def test_output_is_clipped_even_for_10_mb(make_kernel):
+    kernel, *_ = make_kernel()
+    r = kernel.run_cell('print("x" * 10_000_000)\nimport os\nos.write(1, b"y" * 3_000_000)')
+    assert r.status == 'ok'
+    assert len(r.output) < 8100 and 'output clipped' in r.output
+    assert kernel.run_cell('print("next")').output.strip() == 'next'
+
+
+def test_finish_is_the_kernels_record(make_kernel):
+    kernel, *_ = make_kernel()
+    r = kernel.run_cell('finish("cube lifted")\nprint("never")')
+    assert r.status == 'finished' and r.summary == 'cube lifted' and 'never' not in r.output
+    # A program that swallows the stop still finished: the kernel saw finish().
+    r = kernel.run_cell('try:\n    finish("done")\nexcept BaseException:\n    print("caught")')
+    assert r.status == 'finished' and r.summary == 'done'
+
+
+def test_escalated_with_the_event(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.events = ['BLOCKED']
+    r = kernel.run_cell('move_joints([0, 0.5, 0.5, 0, 0, 0], arm="left")\nprint("after")')
+    assert r.status == 'escalated' and r.stopped_by.event == 'BLOCKED'
+    assert 'after' not in r.output and len(r.executions) == 1
+    # Moves after an escalation the program swallowed are refused: the cell is over.
+    robot.events = ['BLOCKED']
+    r = kernel.run_cell('try:\n    home()\nexcept BaseException:\n    pass\nhome()\nprint("moved")')
+    assert r.status == 'escalated' and len(robot.calls) == 2
+
+
+def test_a_handler_absorbs_or_escalates(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.events = ['BLOCKED', 'TIMEOUT']
+    r = kernel.run_cell(
+        'seen = []\n'
+        'on("BLOCKED", lambda e: seen.append(e.event) or True)\n'
+        'r = home()\nprint(r.event, r.handled, seen)\n'
+        'home()\nprint("not reached")'
+    )
+    assert r.status == 'escalated' and r.stopped_by.event == 'TIMEOUT'
+    assert "BLOCKED True ['BLOCKED']" in r.output and 'not reached' not in r.output
+    assert r.events_handled == 1
+
+
+def test_a_handler_may_call_the_api(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.events = ['BLOCKED']
+    r = kernel.run_cell(
+        'def back_home(e):\n    print("home:", home().event)\n    return True\n'
+        'on("*", back_home)\nprint(move_joints([0.1] * 6, arm="left").event)'
+    )
+    assert r.status == 'ok', r.traceback
+    assert r.output.split() == ['home:', 'COMPLETED', 'BLOCKED']
+    assert [c[0] for c in robot.calls] == ['move_joints', 'home']
+
+
+def test_raising_inside_a_handler(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.events = ['SKILL_ERROR']
+    r = kernel.run_cell(
+        'def h(e):\n    raise RuntimeError("bad handler")\non("SKILL_ERROR", h)\nhome()'
+    )
+    assert r.status == 'error' and 'handler for SKILL_ERROR raised RuntimeError' in r.traceback
+    assert kernel.run_cell('on("SKILL_ERROR", None)\nprint("ok")').output.strip() == 'ok'
+
+
+def test_api_names_are_restored_and_bad_calls_say_why(make_kernel):
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell('home = 3\nprint(home)')
+    assert r.status == 'ok' and r.restored == ['home'] and 'restored API names' in r.output
+    r = kernel.run_cell('move_joints([0] * 6, elbow=3)')
+    assert r.status == 'error' and "unexpected keyword argument 'elbow'" in r.traceback
+    r = kernel.run_cell('move_joints(["a"] * 6)')
+    assert r.status == 'error' and 'ValueError' in r.traceback
+    r = kernel.run_cell('pick("the cube")')
+    assert r.status == 'error' and 'needs an object from locate()' in r.traceback
+
+
+def test_a_disabled_name_is_refused_with_a_clear_error(make_kernel):
+    kernel, robot, _ = make_kernel(api=['state', 'home', 'finish'])
+    r = kernel.run_cell('move_joints([0] * 6)')
+    assert r.status == 'error' and 'move_joints() is not enabled' in r.traceback
+    assert 'home' in r.traceback and not robot.calls
+    assert kernel.run_cell('print(home().event)').output.strip() == 'COMPLETED'
+    # Past the namespace, straight to the channel: the kernel refuses it too.
+    r = kernel.run_cell(
+        'api = state.__wrapped__.__self__\n'
+        'print(api._call("move_joints", positions=[0.0] * 6, arm="", speed=0.0, '
+        'max_seconds=0.0))'
+    )
+    assert r.status == 'error' and 'not enabled' in r.traceback
+    assert [c[0] for c in robot.calls] == ['home']
+
+
+def test_guards_run_in_the_program_and_fire(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.ticks = 20
+    r = kernel.run_cell(
+        'when(lambda obs: obs.step >= 5, "CONTACT", name="five")\n'
+        'move_joints([0.1] * 6, arm="left")'
+    )
+    assert r.status == 'escalated' and r.stopped_by.event == 'CONTACT'
+    assert robot.calls[-1][2] is True  # the execution asked for the reactive stage
+    assert robot.reactive_results[-1].guard_fired == 'five' and len(robot.reactive_results) == 6
+
+
+def test_an_endless_guard_is_stopped_from_outside(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.ticks = 5
+    r = kernel.run_cell(
+        'def stuck(obs):\n    while True:\n        pass\n'
+        'when(stuck, name="stuck")\nmove_joints([0.1] * 6, arm="left")'
+    )
+    assert r.status == 'escalated' and r.stopped_by.event == 'REACTIVE_FAULT'
+    assert 'did not return' in robot.reactive_results[-1].fault
+    assert kernel.run_cell('clear_guards()\nprint("usable")').output.strip() == 'usable'
+
+
+def test_a_guard_that_ignores_the_interrupt_costs_the_process(make_kernel):
+    kernel, robot, _ = make_kernel()
+    robot.ticks = 5
+    r = kernel.run_cell(
+        'x = 1\n'
+        'def stubborn(obs):\n    while True:\n        try:\n            while True:\n'
+        '                pass\n        except BaseException:\n            pass\n'
+        'when(stubborn)\nmove_joints([0.1] * 6, arm="left")'
+    )
+    assert r.status == 'error' and 'did not stop when interrupted' in r.traceback
+    r = kernel.run_cell('print(x)')
+    assert r.status == 'error' and "name 'x' is not defined" in r.traceback
+    assert 'variables, functions, guards and handlers of earlier cells are lost' in r.output
+
+
+def test_an_endless_cell_is_interrupted_then_killed(make_kernel):
+    kernel, *_ = make_kernel(cell_timeout=1.0)
+    kernel.run_cell('kept = 7')
+    r = kernel.run_cell('while True:\n    pass')
+    assert r.status == 'error' and 'cell_timeout_seconds' in r.traceback
+    assert kernel.run_cell('print(kept)').output.strip() == '7'  # interrupted: still alive
+    r = kernel.run_cell(
+        'while True:\n    try:\n        while True:\n            pass\n'
+        '    except BaseException:\n        pass'
+    )
+    assert r.status == 'error' and 'did not stop when interrupted' in r.traceback
+    r = kernel.run_cell('print(kept)')
+    assert r.status == 'error' and 'variables' in r.output
+
+
+def test_verify_and_show_and_the_log(make_kernel):
+    kernel, _, log = make_kernel()
+    r = kernel.run_cell(
+        'v = verify("the cube is up")\nprint(bool(v), v.sentence)\n'
+        'import numpy as np\nshow(np.zeros((4, 5)), "grey")'
+    )
+    assert r.status == 'ok' and 'True checked: the cube is up' in r.output
+    assert r.images[0].caption == 'grey' and r.images[0].rgb.shape == (4, 5, 3)
+    calls = [entry['call'] for entry in log if 'call' in entry]
+    assert 'verify' in calls and 'show' in calls
+    assert json.dumps(log)
+
+
+@pytest.mark.parametrize(
+    'code',
+    [
+        'print(state().left.tcp)',
+        'print(state().arms["right"].gripper)',
+    ],
+)
+def test_state_reaches_the_program(make_kernel, code):
+    kernel, *_ = make_kernel()
+    r = kernel.run_cell(code)
+    assert r.status == 'ok', r.traceback

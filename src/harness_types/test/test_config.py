@@ -1,0 +1,96 @@
+"""The typed configuration: the project's file loads, every key is known and checked, and the
+nodes get the same values as ROS parameters."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from harness_types.config import (
+    NODES,
+    ConfigError,
+    DriverConfig,
+    GraphConfig,
+    KernelConfig,
+    declare_section,
+    load_config,
+    with_overrides,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_project_config_loads_and_names_every_key():
+    config = load_config(ROOT / 'config' / 'harness.yaml')
+    assert config.driver.max_model_calls == 30 and config.driver.model == 'scripted'
+    assert Path(config.driver.prompts).is_dir() and Path(config.driver.price_table).is_file()
+    assert config.kernel.cell_timeout_seconds == 120.0
+    # Every key of every section is written in the file (none is left to a code default).
+    raw = yaml.safe_load((ROOT / 'config' / 'harness.yaml').read_text())
+    for node, section in config.sections().items():
+        assert set(raw[node]['ros__parameters']) == set(vars(section)), node
+
+
+@pytest.mark.parametrize(
+    'text,message',
+    [
+        ('driver: [1, 2]', 'driver: needs a ros__parameters mapping'),
+        ('driver:\n  ros__parameters:\n    max_calls: 3\n', "driver has no parameter 'max_calls'"),
+        ('driver:\n  ros__parameters:\n    keep_images: -1\n', 'keep_images must be >= 0'),
+        ('driver:\n  ros__parameters:\n    max_wall_seconds: 0\n', 'max_wall_seconds must be > 0'),
+        ('driver:\n  ros__parameters:\n    cameras: cam_head\n', 'driver.cameras must be'),
+        ('driver:\n  ros__parameters:\n    record_bag: 1\n', 'record_bag must be true or false'),
+        ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: .nan\n', 'must be a finite'),
+        ('drivers:\n  ros__parameters: {}\n', "no node of the graph is called 'drivers'"),
+        ('driver: {ros__parameters: {', 'not valid YAML'),
+    ],
+)
+def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
+    path = tmp_path / 'harness.yaml'
+    path.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert message in str(exc.value) and str(path) in str(exc.value)
+
+
+def test_a_missing_file():
+    with pytest.raises(ConfigError, match='does not exist'):
+        load_config('/nonexistent/harness.yaml')
+
+
+def test_overrides_are_checked_like_the_file():
+    config = with_overrides(GraphConfig(), 'driver', model='claude-x', max_model_calls=None)
+    assert config.driver.model == 'claude-x' and config.driver.max_model_calls == 30
+    with pytest.raises(ConfigError, match='max_wall_seconds must be > 0'):
+        with_overrides(GraphConfig(), 'driver', max_wall_seconds=0.0)
+
+
+def test_the_written_parameters_load_back_the_same(tmp_path):
+    config = with_overrides(load_config(ROOT / 'config' / 'harness.yaml'), 'driver', model='m')
+    written = config.write(tmp_path / 'params.yaml')
+    again = load_config(written)
+    assert again.sections() == config.sections()
+    assert set(yaml.safe_load(written.read_text())) == set(NODES)
+
+
+class FakeNode:
+    """Declares parameters the way rclpy does: a value given at start-up wins over the default."""
+
+    def __init__(self, given):
+        self.given = given
+
+    def get_name(self):
+        return 'kernel'
+
+    def declare_parameter(self, name, default):
+        class P:
+            value = self.given.get(name, default)
+
+        return P()
+
+
+def test_a_node_reads_its_section_as_parameters():
+    section = declare_section(FakeNode({'reactive_budget_ms': 5.0}), KernelConfig)
+    assert section == KernelConfig(reactive_budget_ms=5.0)
+    with pytest.raises(ConfigError, match='cell_timeout_seconds must be > 0'):
+        declare_section(FakeNode({'cell_timeout_seconds': -1.0}), KernelConfig)
+    assert DriverConfig().verifier == 'scripted'

@@ -1,0 +1,120 @@
+"""Every type survives its trip through the messages unchanged."""
+
+import numpy as np
+from harness_types.camera import CameraView
+from harness_types.cell import CellResult, ShownImage
+from harness_types.convert import (
+    camera_view_msg,
+    camera_view_of,
+    cell_result_msg,
+    cell_result_of,
+    robot_state_msg,
+    robot_state_of,
+    stamp,
+)
+from harness_types.execution import Execution, TraceTick
+from harness_types.robot_state import ArmState, RobotState, signal_names
+from harness_types.scene import LocatedObject, SceneReport
+from harness_types.transforms import quat_to_matrix
+
+
+def arm(name, z):
+    return ArmState(
+        name,
+        np.arange(6) * 0.1,
+        0.7,
+        np.array([0.1, 0.2, z]),
+        np.array([0.5, 0.5, 0.5, 0.5]),
+        np.array([0.1, 0.2, z + 0.1]),
+        np.array([1.0, 0.0, 0.0, 0.0]),
+        np.ones(6) * 0.01,
+        3.5,
+        (0.02, 0.021),
+    )
+
+
+def test_robot_state_round_trip():
+    state = RobotState(arm('left', 0.9), arm('right', 1.0), 42, 1.68)
+    back = robot_state_of(robot_state_msg(state))
+    for a, b in ((state.left, back.left), (state.right, back.right)):
+        for field in ('joints', 'tcp_position', 'tcp_quat', 'link6_position', 'velocities'):
+            assert np.array_equal(getattr(a, field), getattr(b, field))
+        assert (a.gripper, a.grip_force, a.fingers) == (b.gripper, b.grip_force, b.fingers)
+    assert (back.step, back.time) == (42, 1.68)
+    assert np.array_equal(back.measured, state.measured) and back.measured.shape == (14,)
+    assert sorted(state.signals()) == sorted(signal_names())
+    assert state.signals()['right_contact'] == 1.0 and back.left.tcp is back.left.tcp_position
+
+
+def test_camera_view_round_trip():
+    rng = np.random.default_rng(1)
+    view = CameraView(
+        'cam_head',
+        rng.integers(0, 255, (6, 8, 3), dtype=np.uint8),
+        100.0,
+        101.0,
+        4.0,
+        3.0,
+        np.array([0.0, -0.41, 1.3]),
+        quat_to_matrix([0.3, 0.1, -0.2, 0.9]),
+        rng.random((6, 8)).astype(np.float32),
+        rng.integers(-1, 2, (6, 8)).astype(np.int32),
+        ('red cube', 'bowl'),
+        2.5,
+    )
+    back = camera_view_of(camera_view_msg(view))
+    assert np.array_equal(back.rgb, view.rgb) and np.array_equal(back.depth, view.depth)
+    assert np.array_equal(back.segmentation, view.segmentation)
+    assert np.allclose(back.rotation, view.rotation, atol=1e-12)
+    assert (back.fx, back.fy, back.cx, back.cy, back.labels) == (100, 101, 4, 3, view.labels)
+    assert back.time == 2.5 and back.frame_id == 'cam_head_optical'
+    rgb_only = camera_view_of(
+        camera_view_msg(CameraView('c', view.rgb, 1, 1, 0, 0, view.position, np.eye(3)))
+    )
+    assert rgb_only.depth is None and rgb_only.segmentation is None
+
+
+def test_cell_result_round_trip():
+    tick = TraceTick(0.04, np.zeros(14), np.ones(14), ('g',))
+    e = Execution(
+        'move_eef', 'left', 'BLOCKED', 'stopped short', ('stopped short',), [tick], 3, 4, 0.16
+    )
+    grip = Execution('close_gripper', 'right', 'COMPLETED', 'closed', holding=True, opening=0.3)
+    cell = CellResult(
+        'escalated',
+        'out',
+        '',
+        '',
+        e,
+        [grip, e],
+        [ShownImage('look', np.zeros((2, 3, 3), np.uint8))],
+        ['pick'],
+        2,
+        SceneReport(
+            [
+                LocatedObject(
+                    'cube',
+                    'red cube',
+                    np.array([0.1, 0.2, 0.8]),
+                    np.ones(3) * 0.04,
+                    0.82,
+                    ['cam_head'],
+                )
+            ],
+            {'left': 'cube', 'right': None},
+            True,
+        ),
+    )
+    back = cell_result_of(cell_result_msg(cell))
+    assert back.status == 'escalated' and back.stopped_by.event == 'BLOCKED'
+    assert back.stopped_by.trace[0].guards == ('g',) and back.stopped_by.end_step == 4
+    assert back.executions[0].holding is True and back.executions[0].opening == 0.3
+    assert back.executions[1].holding is None
+    assert back.images[0].caption == 'look' and back.images[0].rgb.shape == (2, 3, 3)
+    assert back.scene.held == {'left': 'cube', 'right': None} and back.scene.measured
+    assert back.scene.objects[0].id == 'cube' and back.events_handled == 2
+
+
+def test_stamp():
+    t = stamp(12.25)
+    assert (t.sec, t.nanosec) == (12, 250_000_000)
