@@ -66,9 +66,11 @@ def _load(args: argparse.Namespace, **driver_overrides):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from harness_driver.models import ModelError
     from harness_types.config import ConfigError
 
     from harness_bringup.run import UsageError, prepare, run_episode, run_folder_path
+    from harness_bringup.supervisor import supervised
 
     try:
         config = _load(
@@ -78,33 +80,55 @@ def _run(args: argparse.Namespace) -> int:
             max_cost_usd=args.max_cost_usd,
             max_wall_seconds=args.max_wall_seconds,
         )
-        prepared = prepare(config, args.task, args.layout, args.seed)
+        prepared = prepare(config, args.task, args.layout, args.seed, _say)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
     folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+    base = {
+        'task': args.task,
+        'layout': args.layout,
+        'seed': args.seed,
+        'model': model,
+        'baseline': model == 'scripted',
+    }
+    try:  # an unreachable model service is found before the graph starts, not 7 s later
+        for client in {prepared.model, prepared.verifier} - {None}:
+            getattr(client, 'probe', lambda: None)()
+    except ModelError as exc:
+        from harness_driver.run_folder import RunFolder
+
+        run = RunFolder(folder)
+        run.event({'type': 'end', 'status': 'error', 'detail': str(exc)})
+        run.summary({**base, 'status': 'error', 'detail': str(exc)})
+        run.close()
+        return _fail(str(exc))
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
     _say(
         f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
         'starting worker, skill server and kernel'
     )
-    result = run_episode(prepared, folder, _say)
-    s = result.summary
-    if s.get('outcome'):
-        _say(_outcome_line(**s['outcome']))
-    decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
-    _say(
-        f'episode {s["status"]}'
-        + (f': {s["detail"]}' if s.get('detail') else '')
-        + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}), '
-        f'{s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
-    )
-    _say(f'run folder: {folder}')
-    if result.setup_error:
-        return _fail(s['detail'])
-    if s['status'] == 'interrupted':
-        return 130
-    return 1 if s['status'] == 'error' else 0
+
+    def episode() -> int:
+        result = run_episode(prepared, folder, _say)
+        s = result.summary
+        if s.get('outcome'):
+            _say(_outcome_line(**s['outcome']))
+        decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
+        _say(
+            f'episode {s["status"]}'
+            + (f': {s["detail"]}' if s.get('detail') else '')
+            + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}), '
+            f'{s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+        )
+        _say(f'run folder: {folder}')
+        if result.setup_error:
+            return _fail(s['detail'])
+        if s['status'] == 'interrupted':
+            return 130
+        return 1 if s['status'] in ('error', 'model_service_failed') else 0
+
+    return supervised(folder, base, episode)
 
 
 def _bench(args: argparse.Namespace) -> int:

@@ -5,8 +5,11 @@ process), and the recorder in its own. Implements the episode's `Station`
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +25,29 @@ from harness_types.scene import Verdict
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
 from harness_bringup.station_graph import GraphStartError, StationGraph
+
+
+def _stopped(pid: int) -> bool:
+    """Whether a process is stopped (SIGSTOP): it will not finish by itself."""
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] in 'Tt'
+    except (OSError, IndexError):
+        return False
+
+
+def recorder_report(output: Path) -> dict | None:
+    """The recorder's closing report (its `recorded {...}` line), or None without one."""
+    try:
+        lines = output.read_text().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith('recorded '):
+            try:
+                return json.loads(line[len('recorded ') :])
+            except ValueError:
+                return None
+    return None
 
 
 class EpisodeGraph(StationGraph):
@@ -76,10 +102,14 @@ class EpisodeGraph(StationGraph):
         self.driver.serve_verify(verify)
 
     def start_kernel(self, workspace: Path, log: Path) -> None:
+        # The program works in a folder whose name says nothing (the run folder's name holds
+        # the task, layout and seed); its files move into the run folder when the kernel stops.
+        self.workspace = workspace
+        self.program_workspace = Path(tempfile.mkdtemp(prefix='harness-program-'))
         self.kernel = KernelProcess(
             self.driver.run_cell_client,
             self.domain_id,
-            workspace,
+            self.program_workspace,
             log,
             ['--params-file', str(self.params)] if self.params else [],
         )
@@ -109,6 +139,10 @@ class EpisodeGraph(StationGraph):
         if self.kernel is not None:
             self.kernel.stop()
             self.kernel = None
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            for entry in self.program_workspace.iterdir():
+                shutil.move(str(entry), str(self.workspace / entry.name))
+            shutil.rmtree(self.program_workspace, ignore_errors=True)
 
     # The recorder ---------------------------------------------------------------------------
 
@@ -133,21 +167,56 @@ class EpisodeGraph(StationGraph):
     def publish_event(self, line: str) -> None:
         self.driver.publish_event(line)
 
-    def stop_recorder(self, timeout: float = 15.0) -> None:
-        """Wait for the recorder to close the bag after the `end` event; stop it otherwise."""
+    def stop_recording(self, timeout: float = 15.0) -> dict:
+        """Wait for the recorder to close the bag after the `end` event; stop it otherwise.
+        Returns the notes for the summary (whether the bag is complete)."""
         if self.recorder is None:
-            return
-        try:
-            self.recorder.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.recorder.terminate()
-            self.recorder.wait(timeout=10)
+            return {}
+        complete = True
+        deadline = time.monotonic() + timeout
+        while self.recorder.poll() is None:
+            if time.monotonic() > deadline or _stopped(self.recorder.pid):
+                complete = False
+                break
+            time.sleep(0.02)
+        if not complete:
+            if _stopped(self.recorder.pid):
+                self.recorder.kill()
+            else:
+                self.recorder.terminate()
+            try:
+                self.recorder.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # stopped (SIGSTOP) or stuck
+                self.recorder.kill()
+                self.recorder.wait(timeout=10)
         self._recorder_out.close()
-        self.recorder = None
+        code, self.recorder = self.recorder.returncode, None
+        report = recorder_report(self.bag.with_name('recorder.out'))
+        problems = []
+        if code != 0:
+            problems.append(
+                f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
+            )
+        if report is None:
+            problems.append('it did not report closing the bag')
+        elif not report.get('ended'):
+            problems.append("it did not see the episode's end event")
+        if not complete:
+            problems.append('it did not finish in time')
+        if problems:
+            self.notes.pop('bag', None)
+            self.notes['bag_incomplete'] = True
+            self.notes['bag_error'] = '; '.join(problems) + ': the bag is incomplete'
+        elif report.get('refused') or report.get('malformed_events'):
+            self.notes['bag_refused'] = {
+                'messages_from_outside_the_graph': report.get('refused'),
+                'malformed_events': report.get('malformed_events'),
+            }
+        return self.notes
 
     def __exit__(self, *exc) -> None:
         self.stop_kernel()
         if self.recorder is not None:
             self.recorder.terminate()
-            self.stop_recorder()
+            self.stop_recording()
         super().__exit__(*exc)

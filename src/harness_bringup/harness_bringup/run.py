@@ -53,7 +53,9 @@ def doc_values(config: GraphConfig) -> dict:
     }
 
 
-def prepare(config: GraphConfig, task: str, layout: int, seed: int) -> Prepared:
+def prepare(
+    config: GraphConfig, task: str, layout: int, seed: int, log: Callable[[str], None] = print
+) -> Prepared:
     """Everything that can be checked before the graph starts; UsageError says what is wrong."""
     check_task(task, layout)
     t = TASKS[task]()
@@ -73,13 +75,13 @@ def prepare(config: GraphConfig, task: str, layout: int, seed: int) -> Prepared:
         cells = reference_cells(task)
     except KeyError:
         cells = None
-    timeout, retries = driver.model_timeout_seconds, driver.model_retries
+    timeout = driver.model_timeout_seconds
     try:
-        model = make_model(driver.model, cells, timeout, retries)
+        model = make_model(driver.model, cells, timeout, log)
         verifier = (
             model
             if driver.verifier == driver.model
-            else make_model(driver.verifier, cells, timeout, retries)
+            else make_model(driver.verifier, cells, timeout, log)
         )
     except ModelError as exc:
         raise UsageError(str(exc)) from None
@@ -136,13 +138,11 @@ def run_episode(
     try:
         with EpisodeGraph(params, bag) as graph:
             episode.station = graph
-            graph.notes = episode.extra  # the recorder's outcome goes into the summary
-            run.publish = graph.publish_event
+            graph.notes = episode.extra  # the backend and the recording go into the summary
+            run.publish_to(graph.publish_event)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
-            result = episode.run(spec)
-            graph.stop_recorder()
-            return result
+            return episode.run(spec)
     except GraphError as exc:
         summary = {
             'task': spec.task,

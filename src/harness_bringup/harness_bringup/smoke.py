@@ -96,9 +96,7 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
             raise RuntimeError('smoke goal was rejected')
         result = wait_future(handle.get_result_async(), timeout_s).result
         action_ms = (time.perf_counter() - t0) * 1e3
-        return SmokeResult(
-            service_ms, action_ms, response.state.step, result.execution.event.name
-        )
+        return SmokeResult(service_ms, action_ms, response.state.step, result.execution.event.name)
     finally:
         executor.shutdown()
         rclpy.shutdown(context=context)

@@ -18,10 +18,24 @@ VERIFIER_MARK = 'You are the verifier'
 
 @dataclass
 class Scripted:
-    text: str
+    """One answer: a text reply, or (status != 200) an error the way the real service sends
+    one; `blocks` replaces the content (e.g. [] or a tool_use block); `raw` is sent as the
+    body as it is (a malformed answer)."""
+
+    text: str = ''
     input_tokens: int = 100
     output_tokens: int = 20
     delay: float = 0.0
+    status: int = 200
+    headers: dict | None = None
+    stop_reason: str = 'end_turn'
+    blocks: list | None = None
+    raw: bytes | None = None
+
+
+def overloaded(retry_after: float | None = None) -> Scripted:
+    headers = {'retry-after': str(retry_after)} if retry_after is not None else None
+    return Scripted(status=529, headers=headers)
 
 
 class MessagesServer:
@@ -62,24 +76,42 @@ class MessagesServer:
                 body = json.loads(self.rfile.read(length))
                 reply = server._next(body)
                 time.sleep(reply.delay)
-                payload = json.dumps(
-                    {
-                        'id': f'msg_{len(server.requests)}',
-                        'type': 'message',
-                        'role': 'assistant',
-                        'model': body.get('model', ''),
-                        'content': [{'type': 'text', 'text': reply.text}],
-                        'stop_reason': 'end_turn',
-                        'stop_sequence': None,
-                        'usage': {
-                            'input_tokens': reply.input_tokens,
-                            'output_tokens': reply.output_tokens,
-                        },
-                    }
-                ).encode()
-                self.send_response(200)
+                if reply.status != 200:
+                    kind = {429: 'rate_limit_error', 529: 'overloaded_error'}.get(
+                        reply.status, 'api_error'
+                    )
+                    payload = json.dumps(
+                        {'type': 'error', 'error': {'type': kind, 'message': 'scripted'}}
+                    ).encode()
+                else:
+                    content = (
+                        reply.blocks
+                        if reply.blocks is not None
+                        else [{'type': 'text', 'text': reply.text}]
+                    )
+                    payload = (
+                        reply.raw
+                        or json.dumps(
+                            {
+                                'id': f'msg_{len(server.requests)}',
+                                'type': 'message',
+                                'role': 'assistant',
+                                'model': body.get('model', ''),
+                                'content': content,
+                                'stop_reason': reply.stop_reason,
+                                'stop_sequence': None,
+                                'usage': {
+                                    'input_tokens': reply.input_tokens,
+                                    'output_tokens': reply.output_tokens,
+                                },
+                            }
+                        ).encode()
+                    )
+                self.send_response(reply.status)
                 self.send_header('content-type', 'application/json')
                 self.send_header('content-length', str(len(payload)))
+                for key, value in (reply.headers or {}).items():
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(payload)
 

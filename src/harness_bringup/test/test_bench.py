@@ -49,7 +49,7 @@ def test_tables_per_task_and_overall():
     assert overall['episodes'] == 3 and overall['cost_usd'] is None  # b's model has no price
     assert tables['timing']['tasks']['b']['wall_seconds_mean'] == 9.0
     text = markdown(tables)
-    assert '| a | 2 | 0.5 | 0.625 | 3.0 | start 2, escalation 3, program_end 1 |' in text
+    assert '| a | 2 | 0 | 0.5 | 0.625 | 3.0 | start 2, escalation 3, program_end 1 |' in text
     assert '| **overall** | 3 |' in text and '## Timing' in text
 
 
@@ -80,10 +80,18 @@ def bench_once(tmp_path, name):
 def test_the_same_bench_twice_gives_the_same_table(tmp_path, capsys):
     first, second = bench_once(tmp_path, 'first'), bench_once(tmp_path, 'second')
     out = capsys.readouterr().out
-    assert '2/2' in out and '| lift_cube | 1 | 1.0 | 1.0 |' in out
+    assert '2/2' in out and '| lift_cube | 1 | 0 | 1.0 | 1.0 |' in out
     for tables in (first, second):
         assert tables['overall']['success_rate'] == 1.0, tables['episodes']
         assert tables['baseline'] and tables['model'] == 'scripted'
     results = [{k: v for k, v in t.items() if k != 'timing'} for t in (first, second)]
     assert results[0] == results[1]
     assert [e['task'] for e in first['episodes']] == ['lift_cube', 'press_button']
+
+
+def test_episodes_the_model_service_failed_are_not_run_not_failures():
+    failed = summary('a', 1, False)
+    failed['status'] = 'model_service_failed'
+    tables = bench_tables([summary('a', 0, True), failed])
+    a = tables['tasks']['a']
+    assert a['episodes'] == 1 and a['not_run'] == 1 and a['success_rate'] == 1.0

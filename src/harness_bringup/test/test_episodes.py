@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
-from messages_server import MessagesServer, Scripted
+from messages_server import MessagesServer, Scripted, overloaded
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
@@ -202,6 +202,77 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
         ]
     assert [json.loads(t)['type'] for t in texts][-1] == 'end'
     assert 'left_joint1' in states[-1].name and len(states[-1].position) == len(states[-1].name)
+
+
+def test_an_outage_is_survived_with_backoff(tmp_path, monkeypatch, capfd):
+    replies = [overloaded(), Scripted(status=500), Scripted(status=429), PICK, FINISH]
+    with MessagesServer(replies) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished' and summary['outcome']['success']
+    assert summary['model_calls'] == 2 and len(server.requests) == 5
+    out = capfd.readouterr().out
+    assert out.count('the model service gave') == 3 and 'attempt 2 in 1.0 s' in out
+
+
+def test_an_outage_longer_than_the_budget_is_model_service_failed(tmp_path, monkeypatch):
+    with MessagesServer([overloaded(retry_after=40)]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server, '--max-wall-seconds', '5')
+    assert code == 1 and summary['status'] == 'model_service_failed', summary
+    assert 'the model service failed: 529' in summary['detail']
+    assert summary['wall_seconds'] < 30  # the 40 s retry-after was not obeyed past the budget
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    'bad,said',
+    [
+        (Scripted(blocks=[]), 'the reply is empty'),
+        (
+            Scripted(blocks=[{'type': 'tool_use', 'id': 't1', 'name': 'pick', 'input': {}}]),
+            'only tool_use block',
+        ),
+        (
+            Scripted('<python>\nx = 1\n' + 'y = 2\n' * 50, stop_reason='max_tokens'),
+            'cut off at max_tokens (4096 tokens) after',
+        ),
+    ],
+)
+def test_empty_and_cut_off_replies_are_format_errors(tmp_path, monkeypatch, bad, said):
+    with MessagesServer([bad, PICK, FINISH]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert summary['decisions'] == decisions(start=1, format=1, program_end=1)
+    second = server.requests[1]
+    assert said in text_of(second)
+    # No assistant message is empty: the real service refuses a request that holds one.
+    assert all(m['content'] for m in second['messages'] if m['role'] == 'assistant')
+
+
+def test_a_malformed_answer_mid_run_is_retried(tmp_path, monkeypatch):
+    replies = [PICK, Scripted(raw=b'{"id": "x", "content": [oops'), FINISH]
+    with MessagesServer(replies) as server:
+        code, summary, _, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'finished', summary
+
+
+def test_verifier_calls_count_against_the_budget(tmp_path, monkeypatch):
+    program = (
+        "<python>\nfor _ in range(5):\n    print(verify('the cube is red').sentence)\n</python>"
+    )
+    with MessagesServer([program, FINISH], ['YES. It is red.']) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server, '--max-model-calls', '4')
+    assert summary['verifier_calls'] == 3 and len(server.verifier_requests) == 3
+    (cell,) = of_type(events, 'cell')
+    assert cell['output'].count('the episode has no model calls left') == 2
+    assert summary['status'] == 'budget_exhausted' and summary['model_calls'] == 1
+
+
+def test_the_cost_cap_refuses_a_call_that_could_pass_it(tmp_path, monkeypatch):
+    # Each call could cost up to 4096 output tokens at $10 per million: $0.04 and more.
+    with MessagesServer([Scripted("<python>\nprint('x')\n</python>", 1000, 10)]) as server:
+        code, summary, _, _ = episode(tmp_path, monkeypatch, server, '--max-cost-usd', '0.05')
+    assert code == 0 and summary['status'] == 'cost_exhausted', summary
+    assert summary['cost_usd'] <= 0.05 and 'could cost up to' in summary['detail']
 
 
 def test_an_unreachable_model_server_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):

@@ -10,8 +10,12 @@ from collections.abc import Iterable
 
 from harness_driver.episode import REASONS
 
+# Episodes the model service failed (overloaded past the wall budget, unreachable) were not
+# run: they count apart, not as task failures.
+NOT_RUN = ('model_service_failed',)
 RESULT_COLUMNS = (
     'episodes',
+    'not_run',
     'success_rate',
     'score',
     'model_calls',
@@ -27,12 +31,14 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _row(episodes: list[dict]) -> dict:
+def _row(all_episodes: list[dict]) -> dict:
+    episodes = [e for e in all_episodes if e.get('status') not in NOT_RUN]
     outcomes = [e.get('outcome') or {} for e in episodes]
     decisions = {r: sum((e.get('decisions') or {}).get(r, 0) for e in episodes) for r in REASONS}
     costs = [e.get('cost_usd') for e in episodes]
     return {
         'episodes': len(episodes),
+        'not_run': len(all_episodes) - len(episodes),
         'success_rate': round(_mean([float(bool(o.get('success'))) for o in outcomes]), 3),
         'score': round(_mean([float(o.get('score') or 0.0) for o in outcomes]), 3),
         'model_calls': round(_mean([e.get('model_calls', 0) for e in episodes]), 2),

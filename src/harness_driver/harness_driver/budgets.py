@@ -55,15 +55,28 @@ class Budgets:
 
     @property
     def calls_left(self) -> int:
-        return max(0, self.config.max_model_calls - self.usage.model_calls)
+        """Model calls the episode may still make; the verifier's count too."""
+        u = self.usage
+        return max(0, self.config.max_model_calls - u.model_calls - u.verifier_calls)
 
-    def stop_reason(self, wall_seconds: float) -> str | None:
-        """The end status when a budget forbids the next model call, else None."""
+    def worst_case_cost(self, model: str, input_tokens: int, max_tokens: int) -> float:
+        """What a call could cost at most: its input and a reply of `max_tokens` (0 when the
+        model has no price: no cost cap is possible for it)."""
+        price = self.prices.get(model)
+        return price.cost(input_tokens, max_tokens) if price else 0.0
+
+    def stop_reason(self, wall_seconds: float, worst_case_usd: float = 0.0) -> str | None:
+        """The end status when a budget forbids the next model call (which could cost
+        `worst_case_usd`), else None."""
         c, u = self.config, self.usage
-        if u.model_calls >= c.max_model_calls:
+        if self.calls_left <= 0:
             return 'budget_exhausted'
         if wall_seconds >= c.max_wall_seconds:
             return 'wall_time_exhausted'
-        if c.max_cost_usd > 0 and u.cost_usd is not None and u.cost_usd >= c.max_cost_usd:
+        if (
+            c.max_cost_usd > 0
+            and u.cost_usd is not None
+            and u.cost_usd + worst_case_usd > c.max_cost_usd
+        ):
             return 'cost_exhausted'
         return None

@@ -24,6 +24,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from harness_driver.recorder_node import EVENTS_QOS
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
 from harness_types import names
@@ -51,7 +52,7 @@ class DriverNode(Node):
         }
         self.run_cell_client = ActionClient(self, RunCell, names.RUN_CELL, callback_group=group)
         self.create_service(Verify, names.VERIFY, self._serve_verify, callback_group=group)
-        self._events = self.create_publisher(String, names.EVENTS, 500)
+        self._events = self.create_publisher(String, names.EVENTS, EVENTS_QOS)
         self._verify: Callable[[str], Verdict] | None = None
 
     def _call(self, service: str, request, timeout: float = 60.0):

@@ -3,6 +3,8 @@ outcome and the run folder. Pure: the graph comes in as a `Station`."""
 
 from __future__ import annotations
 
+import base64
+import struct
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,12 +22,21 @@ from harness_types.scene import LocatedObject, Verdict
 from harness_driver.budgets import Budgets
 from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
-from harness_driver.models import SCRIPTED, Decision, ModelClient, ModelError, ModelRequest
+from harness_driver.models import (
+    SCRIPTED,
+    Decision,
+    ModelClient,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+)
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
+VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
+CHARS_PER_TOKEN = 3  # a cautious estimate for the cost cap (English text is ~3.5-4)
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
 
 
@@ -55,6 +66,10 @@ class Station(Protocol):
     def outcome(self) -> Outcome: ...
 
     def serve_verify(self, verify: Callable[[str], Verdict]) -> None: ...
+
+    def stop_recording(self) -> dict:
+        """After the `end` event: close the episode's recording; notes for the summary."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -174,6 +189,8 @@ class Episode:
         self.events_handled = 0
         self.events_escalated = 0
         self.extra: dict = {}  # more summary fields from whoever runs the episode
+        self.deadline: float | None = None  # when the wall budget ends (time.monotonic)
+        self.stop_detail = ''  # why a budget ended the episode
 
     # The loop ----------------------------------------------------------------------------
 
@@ -184,8 +201,11 @@ class Episode:
         outcome: Outcome | None = None
         try:
             status, finish_summary = self._loop(spec)
+            detail = self.stop_detail
         except ModelError as exc:
             detail, setup_error = str(exc), exc.setup
+            if exc.service:
+                status = 'model_service_failed'
             self.log(f'model error: {exc}')
         except KeyboardInterrupt:
             status, detail = 'interrupted', 'interrupted by the user'
@@ -200,8 +220,12 @@ class Episode:
             self.phases.add('outcome', since)
         except Exception as exc:  # the summary must still be written
             detail = detail or f'could not read the outcome: {exc}'
-        summary = self._summary(spec, status, detail, finish_summary, outcome)
         self.folder.event({'type': 'end', 'status': status, 'detail': detail})
+        try:  # the end event closes the recording; the summary says whether it is complete
+            self.extra.update(self.station.stop_recording())
+        except Exception as exc:
+            self.extra['bag_error'] = f'the recording could not be closed: {exc}'
+        summary = self._summary(spec, status, detail, finish_summary, outcome)
         self.folder.summary(summary)
         self.folder.close()
         return EpisodeResult(summary, setup_error)
@@ -227,20 +251,39 @@ class Episode:
         self.phases.add('start_up', since)
         # The wall-time budget counts from the first decision: start-up is the harness's.
         self.loop_started = time.monotonic()
+        self.deadline = self.loop_started + self.config.max_wall_seconds
         decision = Decision('start', 1)
         while True:
-            stop = self.budgets.stop_reason(time.monotonic() - self.loop_started)
+            messages, images = self.history.messages()
+            worst = self.budgets.worst_case_cost(
+                self.model.name,
+                estimate_tokens(self.prompts.system, messages),
+                self.config.max_tokens,
+            )
+            stop = self.budgets.stop_reason(time.monotonic() - self.loop_started, worst)
             if stop is not None:
-                self.log(f'{stop.replace("_", " ")} before call {decision.call}')
+                why = f'{stop.replace("_", " ")} before call {decision.call}'
+                if stop == 'cost_exhausted':
+                    why += (
+                        f': ${self.budgets.usage.cost_usd:.4f} spent, and the call could cost up '
+                        f'to ${worst:.4f} more, past the cap of ${self.config.max_cost_usd:g}'
+                    )
+                self.log(why)
+                self.stop_detail = why
                 return stop, ''
-            text = self._ask(decision)
+            reply = self._ask(decision, messages, images)
+            text = reply.text
             try:
-                reply = parse_reply(text)
+                problem = reply_problem(reply, self.config.max_tokens)
+                if problem:
+                    raise FormatError(problem)
+                parsed = parse_reply(text)
             except FormatError as exc:
-                self.history.bad_reply(text, format_error_message(exc))
+                self.history.bad_reply(text or '(an empty reply)', format_error_message(exc))
                 self.log(f'format error: {exc}')
                 decision = Decision('format', decision.call + 1)
                 continue
+            reply = parsed
             self.history.reply(text)
             if reply.kind == 'finish':
                 self.log(f'finish: {reply.body}')
@@ -278,8 +321,7 @@ class Episode:
 
     # Steps -------------------------------------------------------------------------------
 
-    def _ask(self, decision: Decision) -> str:
-        messages, images = self.history.messages()
+    def _ask(self, decision: Decision, messages: list[dict], images: list) -> ModelReply:
         chars, n_images, png_bytes = request_size(self.prompts.system, messages)
         self.decisions[decision.reason] += 1
         self.log(
@@ -287,7 +329,9 @@ class Episode:
             f'{chars} characters, {n_images} images'
         )
         since = time.monotonic()
-        request = ModelRequest(self.prompts.system, messages, self.config.max_tokens, decision)
+        request = ModelRequest(
+            self.prompts.system, messages, self.config.max_tokens, decision, self.deadline
+        )
         try:
             reply = self.model.complete(request)
         finally:
@@ -306,12 +350,13 @@ class Episode:
                 'messages': len(messages),
                 'input_tokens': reply.input_tokens,
                 'output_tokens': reply.output_tokens,
+                'stop_reason': reply.stop_reason,
                 'cost_usd': cost,
                 'wall_s': round(time.monotonic() - since, 3),
                 'reply': reply.text,
             }
         )
-        return reply.text
+        return reply
 
     def _run_cell(self, code: str, call: int) -> CellResult:
         since = time.monotonic()
@@ -357,23 +402,33 @@ class Episode:
                 **tokens,
             }
         )
-        self.log(
-            f'verify ({source}) "{claim}": {"YES" if verdict.yes else "NO"} {verdict.sentence}'
-        )
+        answer = ('YES' if verdict.yes else 'NO') if verdict.answered else 'not answered:'
+        self.log(f'verify ({source}) "{claim}": {answer} {verdict.sentence}')
         return verdict
 
     def _verdict(self, claim: str) -> tuple[Verdict, dict]:
         if self.verifier is None or self.verifier.name == SCRIPTED:
             return Verdict(False, False, 'the scripted baseline has no verifier'), {}
-        if self.budgets.stop_reason(time.monotonic() - self.loop_started) == 'cost_exhausted':
-            return Verdict(False, False, 'the cost budget is spent'), {}
         history = History(keep_images=1, max_history_turns=0)
         history.start(
             f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
             self._camera_images(list(self.config.cameras) or ['cam_head']),
         )
         messages, _ = history.messages()
-        request = ModelRequest(self.prompts.verifier, messages, 200, Decision('verify', 0))
+        worst = self.budgets.worst_case_cost(
+            self.verifier.name, estimate_tokens(self.prompts.verifier, messages), VERDICT_TOKENS
+        )
+        stop = self.budgets.stop_reason(time.monotonic() - self.loop_started, worst)
+        if stop is not None:
+            why = {
+                'budget_exhausted': 'the episode has no model calls left',
+                'wall_time_exhausted': "the episode's wall time is spent",
+                'cost_exhausted': 'the cost budget would be passed',
+            }[stop]
+            return Verdict(False, False, f'the verifier was not asked: {why}'), {}
+        request = ModelRequest(
+            self.prompts.verifier, messages, VERDICT_TOKENS, Decision('verify', 0), self.deadline
+        )
         try:
             reply = self.verifier.complete(request)
         except ModelError as exc:
@@ -445,6 +500,43 @@ class Episode:
             'phases_seconds': {k: round(v, 3) for k, v in self.phases.seconds.items()},
             **self.extra,
         }
+
+
+def estimate_tokens(system: str, messages: list[dict]) -> int:
+    """A cautious estimate of a request's input tokens (text by characters, images by pixels
+    as Anthropic counts them: width x height / 750), for the cost cap's worst case."""
+    chars, tokens = len(system), 0
+    for m in messages:
+        content = m['content']
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        for block in content:
+            if block['type'] == 'text':
+                chars += len(block['text'])
+            else:
+                head = base64.b64decode(block['source']['data'][:32])
+                width, height = struct.unpack('>II', head[16:24])
+                tokens += width * height // 750 + 1
+    return tokens + chars // CHARS_PER_TOKEN + 1
+
+
+def reply_problem(reply: ModelReply, max_tokens: int) -> str:
+    """Why a reply cannot be used at all (empty, no text, cut off), or ''."""
+    if reply.stop_reason == 'max_tokens':
+        return (
+            f'the reply was cut off at max_tokens ({max_tokens} tokens) after '
+            f'{len(reply.text)} characters, before its block was complete; write a shorter '
+            'program (split the work over several turns)'
+        )
+    if not reply.text.strip():
+        if reply.other_blocks:
+            return (
+                f'the reply holds no text, only {", ".join(reply.other_blocks)} block(s); '
+                'answer in text'
+            )
+        return 'the reply is empty'
+    return ''
 
 
 def parse_verdict(text: str) -> Verdict:

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import os
+import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlparse
 
 SCRIPTED = 'scripted'
 
 
 class ModelError(RuntimeError):
     """The model could not be asked. `setup` is True when the cause is the set-up (no key, an
-    unreachable server, a refused key): the command reports it in one line and exits 2."""
+    unreachable server at the start, a refused key, an unknown model): the command reports it
+    in one line and exits 2. `service` is True when the service failed during the episode
+    (overloaded, rate limited, unreachable or answering garbage for longer than the episode's
+    wall budget allows): the episode ends `model_service_failed`."""
 
-    def __init__(self, message: str, setup: bool = False) -> None:
+    def __init__(self, message: str, setup: bool = False, service: bool = False) -> None:
         super().__init__(message)
         self.setup = setup
+        self.service = service
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class ModelRequest:
     messages: list[dict]
     max_tokens: int
     decision: Decision
+    deadline: float | None = None  # time.monotonic() by which an answer must have come
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class ModelReply:
     text: str
     input_tokens: int
     output_tokens: int
+    stop_reason: str = 'end_turn'
+    other_blocks: tuple[str, ...] = ()  # types of the content blocks that were not text
 
 
 class ModelClient(Protocol):
@@ -49,11 +60,22 @@ class ModelClient(Protocol):
     def complete(self, request: ModelRequest) -> ModelReply: ...
 
 
+FIRST_WAIT_S = 1.0
+LONGEST_WAIT_S = 30.0
+
+
 class AnthropicModel:
     """Claude through the `anthropic` SDK. The key comes from ANTHROPIC_API_KEY and the server
-    from ANTHROPIC_BASE_URL (default: Anthropic's API)."""
+    from ANTHROPIC_BASE_URL (default: Anthropic's API).
 
-    def __init__(self, name: str, timeout: float = 120.0, retries: int = 2) -> None:
+    Overloads, rate limits, server errors, timeouts, dropped connections and malformed
+    answers are retried with exponential backoff (`retry-after` obeyed) for as long as the
+    request's deadline (the episode's wall budget) allows; each wait is said through `log`.
+    """
+
+    def __init__(
+        self, name: str, timeout: float = 120.0, log: Callable[[str], None] = print
+    ) -> None:
         import anthropic
 
         key = os.environ.get('ANTHROPIC_API_KEY', '')
@@ -64,38 +86,116 @@ class AnthropicModel:
                 setup=True,
             )
         self.name = name
+        self.timeout = timeout
+        self.log = log
         self.base_url = os.environ.get('ANTHROPIC_BASE_URL') or 'https://api.anthropic.com'
         self._anthropic = anthropic
+        # Our own retries (below) know the episode's wall budget; the SDK's do not.
         self.client = anthropic.Anthropic(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=retries
+            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
         )
+        self.answered = 0
 
-    def complete(self, request: ModelRequest) -> ModelReply:
-        a = self._anthropic
+    def probe(self, timeout: float = 5.0) -> None:
+        """ModelError (setup) when nothing listens at the server's address."""
+        url = urlparse(self.base_url)
+        port = url.port or (443 if url.scheme == 'https' else 80)
         try:
-            response = self.client.messages.create(
-                model=self.name,
-                max_tokens=request.max_tokens,
-                system=request.system,
-                messages=request.messages,
-            )
-        except a.APIConnectionError as exc:
+            socket.create_connection((url.hostname or '', port), timeout=timeout).close()
+        except OSError as exc:
             raise ModelError(
                 f'cannot reach the model server at {self.base_url}: {exc}', setup=True
             ) from None
-        except a.AuthenticationError as exc:
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        a = self._anthropic
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._create(request)
+            except a.AuthenticationError as exc:
+                raise ModelError(
+                    f'the model server refused the key: {exc.message}', setup=True
+                ) from None
+            except a.PermissionDeniedError as exc:
+                raise ModelError(f'the model server refused: {exc.message}', setup=True) from None
+            except a.NotFoundError as exc:
+                raise ModelError(
+                    f'model {self.name!r} not found: {exc.message}', setup=not self.answered
+                ) from None
+            except (a.RateLimitError, a.InternalServerError) as exc:
+                self._wait(request, attempt, f'{exc.status_code} {_short(exc.message)}', exc)
+                continue
+            except a.APIStatusError as exc:
+                raise ModelError(
+                    f'the model server answered {exc.status_code}: {_short(exc.message)}'
+                ) from None
+            except a.APIConnectionError as exc:
+                if not self.answered and attempt == 1:
+                    self.probe()  # nothing listens: a set-up problem, said in one line
+                self._wait(request, attempt, f'no answer ({type(exc).__name__}: {exc})', None)
+                continue
+            except (a.APIError, ValueError, UnicodeError) as exc:  # a malformed answer
+                self._wait(request, attempt, f'a malformed answer ({_short(str(exc))})', None)
+                continue
+            self.answered += 1
+            return self._reply(response)
+
+    def _create(self, request: ModelRequest):
+        # A request that started runs to its answer or model_timeout_seconds: the wall budget
+        # is checked before each call (and bounds the waits between retries), not inside one.
+        return self.client.messages.create(
+            model=self.name,
+            max_tokens=request.max_tokens,
+            system=request.system,
+            messages=request.messages,
+        )
+
+    def _wait(self, request: ModelRequest, attempt: int, what: str, exc) -> None:
+        """Sleep before the next attempt, or raise ModelError (service) when the deadline
+        leaves no room for one."""
+        wait = min(LONGEST_WAIT_S, FIRST_WAIT_S * 2 ** (attempt - 1))
+        after = _retry_after(exc)
+        if after is not None:
+            wait = after
+        left = (request.deadline - time.monotonic()) if request.deadline is not None else 1e9
+        if wait >= left - 1.0:
             raise ModelError(
-                f'the model server refused the key: {exc.message}', setup=True
-            ) from None
-        except a.NotFoundError as exc:
-            raise ModelError(f'model {self.name!r} not found: {exc.message}', setup=True) from None
-        except a.APIStatusError as exc:
-            raise ModelError(
-                f'the model server answered {exc.status_code}: {exc.message}'
-            ) from None
-        text = ''.join(b.text for b in response.content if getattr(b, 'type', '') == 'text')
+                f"the model service failed: {what}; {attempt} attempts, and the episode's "
+                f'wall budget leaves no time for another',
+                service=True,
+            )
+        self.log(f'the model service gave {what}; attempt {attempt + 1} in {wait:.1f} s')
+        time.sleep(wait)
+
+    @staticmethod
+    def _reply(response) -> ModelReply:
+        blocks = list(getattr(response, 'content', None) or [])
+        text = ''.join(b.text for b in blocks if getattr(b, 'type', '') == 'text')
+        others = tuple(getattr(b, 'type', '?') for b in blocks if getattr(b, 'type', '') != 'text')
         usage = response.usage
-        return ModelReply(text, int(usage.input_tokens), int(usage.output_tokens))
+        return ModelReply(
+            text,
+            int(usage.input_tokens),
+            int(usage.output_tokens),
+            str(getattr(response, 'stop_reason', '') or ''),
+            others,
+        )
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = ' '.join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def _retry_after(exc) -> float | None:
+    response = getattr(exc, 'response', None)
+    value = response.headers.get('retry-after') if response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 class ScriptedModel:
@@ -141,10 +241,12 @@ class ScriptedModel:
         return f'Step {self.index + 1} of {n} of the reference program.\n<python>\n{cell}</python>'
 
 
-def make_model(name: str, cells: list[str] | None, timeout: float, retries: int) -> ModelClient:
+def make_model(
+    name: str, cells: list[str] | None, timeout: float, log: Callable[[str], None] = print
+) -> ModelClient:
     """`scripted` (needs the task's reference cells) or a Claude model by name."""
     if name == SCRIPTED:
         if cells is None:
             raise ModelError('the scripted model needs a task with a reference program', setup=True)
         return ScriptedModel(cells)
-    return AnthropicModel(name, timeout, retries)
+    return AnthropicModel(name, timeout, log)

@@ -19,7 +19,8 @@ import time
 
 import rclpy
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -34,8 +35,35 @@ MESSAGE_TYPES = {
     'rosgraph_msgs/msg/Clock': Clock,
     'std_msgs/msg/String': String,
 }
-LATCHED = (names.ROBOT_DESCRIPTION,)
+# Latched: a late subscriber still gets them (the description, and every event of the episode
+# from its first line on, although the recorder starts after the episode's first events).
+LATCHED = (names.ROBOT_DESCRIPTION, names.EVENTS)
 DRAIN_S = 0.3
+# The driver's events: every one kept for late subscribers (an episode has hundreds at most).
+EVENTS_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_ALL, durability=DurabilityPolicy.TRANSIENT_LOCAL, depth=1
+)
+
+
+# Who may publish what into the bag: the graph's own nodes. A message from any other
+# publisher (another process on the machine that joined the domain) is counted, not recorded.
+PUBLISHERS = {
+    names.JOINT_STATES: (names.WORKER,),
+    names.TF: (names.WORKER,),
+    names.CLOCK: (names.WORKER,),
+    names.ROBOT_DESCRIPTION: (names.WORKER,),
+    names.EVENTS: (names.DRIVER,),
+}
+
+
+DISCOVERY_TRIES = 25
+
+
+def _gid(raw) -> bytes:
+    """A publisher's gid as bytes, from a message's info or an endpoint's info."""
+    if isinstance(raw, dict):
+        raw = raw.get('data', b'')
+    return bytes(bytearray(raw or b''))[:16]
 
 
 class Recorder(Node):
@@ -44,25 +72,60 @@ class Recorder(Node):
         resolved = {self.resolve_topic_name(name): name for name in TOPICS}
         self.bag = BagRecorder(bag_path, {topic: TOPICS[name] for topic, name in resolved.items()})
         self.ended = threading.Event()
+        self.refused: dict[str, int] = {}
+        self.malformed_events = 0
+        self._trusted: dict[str, set[bytes]] = {topic: set() for topic in resolved}
+        self._lock = threading.Lock()
         for topic, name in resolved.items():
-            durability = (
-                DurabilityPolicy.TRANSIENT_LOCAL if name in LATCHED else DurabilityPolicy.VOLATILE
-            )
             self.create_subscription(
                 MESSAGE_TYPES[TOPICS[name]],
                 topic,
-                lambda data, topic=topic: self._write(topic, data),
-                QoSProfile(depth=500, durability=durability),
+                lambda data, info, topic=topic, name=name: self._write(topic, name, data, info),
+                EVENTS_QOS
+                if name == names.EVENTS
+                else QoSProfile(
+                    depth=500,
+                    durability=DurabilityPolicy.TRANSIENT_LOCAL
+                    if name in LATCHED
+                    else DurabilityPolicy.VOLATILE,
+                ),
                 raw=True,
             )
-        self.create_subscription(String, names.EVENTS, self._event, QoSProfile(depth=500))
 
-    def _write(self, topic: str, data: bytes) -> None:
+    def _from_the_graph(self, topic: str, name: str, info) -> bool:
+        gid = _gid((info or {}).get('publisher_gid'))
+        with self._lock:
+            if gid in self._trusted[topic]:
+                return True
+            # A publisher's first message can arrive before the graph lists its endpoint:
+            # look again for a moment before refusing it.
+            for _ in range(DISCOVERY_TRIES):
+                self._trusted[topic] = {
+                    _gid(e.endpoint_gid)
+                    for e in self.get_publishers_info_by_topic(topic)
+                    if e.node_name in PUBLISHERS[name]
+                }
+                if gid in self._trusted[topic]:
+                    return True
+                time.sleep(0.02)
+            self.refused[topic] = self.refused.get(topic, 0) + 1
+            return False
+
+    def _write(self, topic: str, name: str, data: bytes, info) -> None:
+        if not self._from_the_graph(topic, name, info):
+            return
         self.bag.write(topic, data, time.time_ns())
+        if name == names.EVENTS:
+            self._event(data)
 
-    def _event(self, msg: String) -> None:
-        if json.loads(msg.data).get('type') == 'end':
-            self.ended.set()
+    def _event(self, data: bytes) -> None:
+        """The driver's `end` event closes the recording; anything unreadable is counted."""
+        try:
+            msg = deserialize_message(data, String)
+            if json.loads(msg.data).get('type') == 'end':
+                self.ended.set()
+        except Exception:
+            self.malformed_events += 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     if node.ended.is_set():
         time.sleep(DRAIN_S)
     bag.close()
-    print('recorded', json.dumps(bag.counts), flush=True)
+    report = {
+        'counts': bag.counts,
+        'refused': node.refused,
+        'malformed_events': node.malformed_events,
+        'ended': node.ended.is_set(),
+    }
+    print('recorded', json.dumps(report), flush=True)
     node.destroy_node()
     rclpy.try_shutdown()
     spinner.join(timeout=5)

@@ -26,7 +26,8 @@ class RunFolder:
         (self.path / 'images').mkdir(parents=True, exist_ok=True)
         self._events = open(self.path / 'events.jsonl', 'a', buffering=1)  # noqa: SIM115
         self._images = 0
-        self.publish: Callable[[str], None] | None = None  # events also go out on ROS
+        self._publish: Callable[[str], None] | None = None  # events also go out on ROS
+        self._unpublished: list[str] = []
 
     @property
     def bag_path(self) -> Path:
@@ -40,11 +41,21 @@ class RunFolder:
     def workspace(self) -> Path:
         return self.path / 'workspace'
 
+    def publish_to(self, publish: Callable[[str], None]) -> None:
+        """From now on every event line also goes to `publish` (harness/events); the lines
+        written before go first, so the published events are every line of events.jsonl."""
+        for line in self._unpublished:
+            publish(line)
+        self._unpublished = []
+        self._publish = publish
+
     def event(self, record: dict) -> None:
         line = json.dumps(record, default=_default)
         self._events.write(line + '\n')
-        if self.publish is not None:
-            self.publish(line)
+        if self._publish is not None:
+            self._publish(line)
+        else:
+            self._unpublished.append(line)
 
     def image(self, name: str, data: bytes) -> str:
         """Save a PNG sent to the model; returns its path relative to the folder."""

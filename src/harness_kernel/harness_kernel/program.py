@@ -41,6 +41,7 @@ def _raise(exc_type):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     config = json.loads(argv[0])
+    sys.argv = ['harness-program']  # what the program may see of how it was started
     sock = socket.socket(fileno=int(config['channel']))
     channel = Channel(sock, Codec(TO_PROGRAM))
     try:

@@ -72,7 +72,6 @@ class DriverConfig:
     max_history_turns: int = field(default=12, metadata=_at_least(0))
     max_tokens: int = field(default=4096, metadata=_at_least(1))
     model_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
-    model_retries: int = field(default=2, metadata=_at_least(0))
     cameras: tuple[str, ...] = ('cam_head',)
     prompts: str = field(default='', metadata={'path': True})
     price_table: str = field(default='', metadata={'path': True})

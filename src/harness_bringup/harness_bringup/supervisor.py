@@ -1,0 +1,98 @@
+"""The episode's supervisor: `harness run` runs the episode in a child process (a session of
+its own, so that it and every process it starts form one process group) and outlives it.
+Whatever ends the child, the run folder ends with a summary.json (status `error` and the
+cause when the child could not write one), and no process of the episode outlives it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
+
+
+def _describe(status: int) -> tuple[str, int]:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return f'killed by {signal.Signals(sig).name}', 128 + sig
+    code = os.WEXITSTATUS(status)
+    return f'exit code {code}', code
+
+
+def supervised(folder: Path, base: dict, run: Callable[[], int]) -> int:
+    """Run `run()` in a child; return its exit code. `base` holds the summary fields known
+    before the episode started (task, layout, seed, model)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the episode
+        code = 1
+        try:
+            os.setsid()
+            code = run()
+        except KeyboardInterrupt:
+            code = 130
+        except BaseException as exc:  # the supervisor writes what the child could not
+            print(f'[harness] error: {type(exc).__name__}: {exc}', file=sys.stderr, flush=True)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    interrupts = []
+
+    def forward(signum, _frame) -> None:
+        interrupts.append((signum, time.monotonic()))
+        sig = signal.SIGINT if len(interrupts) == 1 else signal.SIGTERM
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, sig)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            if done:
+                break
+            if len(interrupts) > 1 and time.monotonic() - interrupts[-1][1] > GRACE_S:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+            time.sleep(0.05)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    how, code = _describe(status)
+    summary_path = Path(folder) / 'summary.json'
+    if not summary_path.is_file():
+        interrupted = bool(interrupts)
+        summary = {
+            **base,
+            'status': 'interrupted' if interrupted else 'error',
+            'detail': (
+                f'the episode process ended ({how}) before it wrote its summary'
+                + (' after an interrupt' if interrupted else '')
+            ),
+            'written_by': 'supervisor',
+        }
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        with open(Path(folder) / 'events.jsonl', 'a') as events:
+            events.write(
+                json.dumps(
+                    {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
+                )
+                + '\n'
+            )
+        summary_path.write_text(json.dumps(summary, indent=2) + '\n')
+        print(f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}', flush=True)
+        return 130 if interrupted else 1
+    return code

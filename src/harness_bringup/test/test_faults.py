@@ -1,0 +1,190 @@
+"""Fault injection: kill or stop a part of a running episode (`harness run` as its own
+process, the real graph, the stand-in model service) and check that the episode ends with
+the right status, a complete run folder, and no process of it left."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from messages_server import MessagesServer
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = str(ROOT / 'config' / 'harness.yaml')
+BUSY = "<python>\nprint('working')\nn = 0\nwhile True:\n    n += 1\n</python>"
+LOOK = "<python>\nprint(len(locate('')))\n</python>"
+FINISH = '<finish>done</finish>'
+
+
+def processes():
+    """pid -> (ppid, command line) of every process on the machine."""
+    out = {}
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / 'stat').read_text()
+            cmd = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+        except OSError:
+            continue
+        out[int(entry.name)] = (int(stat.rsplit(')', 1)[1].split()[1]), cmd)
+    return out
+
+
+def descendants(pid):
+    table = processes()
+    found, frontier = set(), {pid}
+    while frontier:
+        children = {p for p, (ppid, _) in table.items() if ppid in frontier}
+        frontier = children - found
+        found |= children
+    return {p: table[p][1] for p in found if p in table}
+
+
+def wait_for(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError('timed out waiting')
+
+
+def start(tmp_path, server, *flags):
+    env = dict(os.environ, ANTHROPIC_API_KEY='test-key', ANTHROPIC_BASE_URL=server.url)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            '-m',
+            'harness_bringup.cli',
+            '--config',
+            CONFIG,
+            'run',
+            'lift_cube',
+            '--model',
+            'claude-sonnet-5-5',
+            '--out',
+            str(tmp_path),
+            *flags,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def finished(proc, tmp_path):
+    out, _ = proc.communicate(timeout=120)
+    (folder,) = tmp_path.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(x) for x in (folder / 'events.jsonl').read_text().splitlines()]
+    assert events[-1]['type'] == 'end' and events[-1]['status'] == summary['status']
+    return proc.returncode, summary, events, folder, out
+
+
+def the_one(proc, marker):
+    def find():
+        hits = [p for p, cmd in descendants(proc.pid).items() if marker in cmd]
+        return hits[0] if hits else None
+
+    return wait_for(find)
+
+
+def no_process_left(proc):
+    assert wait_for(lambda: not descendants(proc.pid) or None, timeout=20) is None or True
+    left = {p: c for p, c in descendants(proc.pid).items()}
+    assert not left, left
+
+
+def running_cell(folder_parent):
+    def busy():
+        for log in folder_parent.glob('*/kernel.log'):
+            if '"call"' in log.read_text() or 'program_process' in log.read_text():
+                return True
+        return False
+
+    return busy
+
+
+def test_the_program_process_killed_mid_cell(tmp_path):
+    with MessagesServer([BUSY, FINISH]) as server:
+        proc = start(tmp_path, server)
+        program = the_one(proc, 'harness_kernel.program')
+        wait_for(lambda: len(server.requests) >= 1)
+        time.sleep(1.0)  # the busy cell runs
+        os.kill(program, signal.SIGKILL)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 0 and summary['status'] == 'finished', out
+    (cell,) = [e for e in events if e['type'] == 'cell']
+    assert cell['status'] == 'error' and 'killed by SIGKILL' in cell['traceback']
+    assert 'variables of earlier cells are lost' in cell['traceback']
+    no_process_left(proc)
+
+
+def test_the_kernel_killed_is_noticed_at_once(tmp_path):
+    with MessagesServer([BUSY, FINISH]) as server:
+        proc = start(tmp_path, server)
+        kernel = the_one(proc, 'harness_kernel.kernel_node')
+        wait_for(lambda: len(server.requests) >= 1)
+        time.sleep(1.0)
+        killed = time.monotonic()
+        os.kill(kernel, signal.SIGKILL)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert time.monotonic() - killed < 60  # not the 900 s a cell may wait
+    assert code == 1 and summary['status'] == 'error', out
+    assert 'the kernel process ended (killed by signal 9' in summary['detail']
+    assert (folder / 'kernel.log').is_file() and (folder / 'summary.json').is_file()
+    no_process_left(proc)
+
+
+def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
+    """The worker and skill server run in the driver's process: killing it kills them."""
+    with MessagesServer([BUSY, FINISH]) as server:
+        proc = start(tmp_path, server)
+        driver = wait_for(
+            lambda: (
+                [
+                    p
+                    for p, (pp, c) in processes().items()
+                    if pp == proc.pid and 'harness_bringup.cli' in c
+                ]
+                or None
+            )
+        )[0]
+        wait_for(lambda: len(server.requests) >= 1)
+        os.kill(driver, signal.SIGKILL)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 1 and summary['status'] == 'error' and summary['written_by'] == 'supervisor'
+    assert 'killed by SIGKILL' in summary['detail']
+    no_process_left(proc)
+
+
+@pytest.mark.parametrize('how', [signal.SIGKILL, signal.SIGSTOP])
+def test_the_recorder_killed_or_stopped_makes_an_incomplete_bag(tmp_path, how):
+    with MessagesServer([LOOK, FINISH]) as server:
+        proc = start(tmp_path, server)
+        recorder = the_one(proc, 'harness_driver.recorder_node')
+        os.kill(recorder, how)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 0 and summary['status'] == 'finished', out
+    assert summary['bag_incomplete'] is True and 'bag' not in summary
+    assert 'the bag is incomplete' in summary['bag_error']
+    no_process_left(proc)
+
+
+def test_the_model_service_stopped_mid_episode(tmp_path):
+    server = MessagesServer([LOOK])
+    with server:
+        proc = start(tmp_path, server, '--max-wall-seconds', '20')
+        wait_for(lambda: len(server.requests) >= 1)
+    # The service is gone: the next model call fails.
+    code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 1 and summary['status'] in ('model_service_failed', 'error'), summary
+    assert 'model' in summary['detail']
+    no_process_left(proc)
