@@ -52,6 +52,8 @@ class ShieldLimits:
     joint_limit_tolerance_rad: float
     workspace_min: tuple[float, float, float]
     workspace_max: tuple[float, float, float]
+    max_lead_rad: float
+    collision_tolerance_m: float
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,8 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         r.number(raw, 'shield.joint_limit_tolerance_rad'),
         r.numbers(raw, 'shield.workspace_min', 3),
         r.numbers(raw, 'shield.workspace_max', 3),  # type: ignore[arg-type]
+        r.number(raw, 'shield.max_lead_rad'),
+        r.number(raw, 'shield.collision_tolerance_m'),
     )
     sim = SimParams(
         r.numbers(raw, 'sim.kp', 6),

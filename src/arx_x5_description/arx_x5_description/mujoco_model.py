@@ -16,10 +16,11 @@ import numpy as np
 
 from arx_x5_description.embodiment import ARMS, Embodiment
 
-# Contact bits: arm geoms touch the world (table, objects) but not each other; world geoms touch
-# everything. A geom pair collides when (contype_a & conaffinity_b) or (contype_b & conaffinity_a).
-ARM_CONTACT = (2, 1)
-WORLD_CONTACT = (1, 3)
+# Contact bits: an arm's geoms touch the world (table, objects) and the other arm, not each
+# other; world geoms touch everything. A geom pair collides when (contype_a & conaffinity_b) or
+# (contype_b & conaffinity_a).
+ARM_CONTACT = {'left': (2, 1 | 4), 'right': (4, 1 | 2)}
+WORLD_CONTACT = (1, 1 | 2 | 4)
 
 # A URDF camera frame is x forward, z up; a MuJoCo camera looks along its -z with y up.
 _ROS_TO_MUJOCO_CAMERA = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -68,7 +69,7 @@ def station_spec(emb: Embodiment, urdf: str | None = None) -> mujoco.MjSpec:
         if body.name.startswith(ARMS):
             body.gravcomp = 1.0
             for geom in body.geoms:
-                geom.contype, geom.conaffinity = ARM_CONTACT
+                geom.contype, geom.conaffinity = ARM_CONTACT[body.name.split('_')[0]]
                 geom.rgba = [0.22, 0.22, 0.25, 1.0]
                 if body.name in finger_bodies:
                     geom.friction = list(emb.sim.finger_friction)

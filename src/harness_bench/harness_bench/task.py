@@ -90,13 +90,18 @@ class Conventions:
 
 
 class Task(ABC):
-    """One bench task. Subclasses set the class attributes and implement the three methods."""
+    """One bench task. Subclasses set the class attributes and implement the three methods.
+
+    The bench's rule (the reference benchmark's): the episode ends as soon as the task
+    succeeds. A task whose success is only judged after the wrap-up (arms home, idle grippers
+    open) sets `judged_after_wrap_up`."""
 
     name: str = ''
     step_limit: int = 0
     layouts: int = 3
     instruction: str = ''
     description: str = ''
+    judged_after_wrap_up: bool = False
 
     def __init__(self, conventions: Conventions | None = None) -> None:
         self.conventions = conventions or Conventions()

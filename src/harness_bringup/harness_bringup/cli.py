@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup.run import UsageError, prepare, run_episode, run_folder_path
-    from harness_bringup.supervisor import supervised
+    from harness_bringup.supervisor import SUPERVISED_FOLDER, supervised
 
     try:
         config = _load(
@@ -84,7 +84,12 @@ def _run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
-    folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+    child_folder = os.environ.get(SUPERVISED_FOLDER)
+    folder = (
+        Path(child_folder)
+        if child_folder
+        else run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+    )
     base = {
         'task': args.task,
         'layout': args.layout,
@@ -104,10 +109,11 @@ def _run(args: argparse.Namespace) -> int:
         run.close()
         return _fail(str(exc))
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
-    _say(
-        f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
-        'starting worker, skill server and kernel'
-    )
+    if not child_folder:
+        _say(
+            f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
+            'starting worker, skill server and kernel'
+        )
 
     def episode() -> int:
         result = run_episode(prepared, folder, _say)
@@ -128,7 +134,12 @@ def _run(args: argparse.Namespace) -> int:
             return 130
         return 1 if s['status'] in ('error', 'model_service_failed') else 0
 
-    return supervised(folder, base, episode)
+    if child_folder:  # the supervised episode itself
+        try:
+            return episode()
+        except KeyboardInterrupt:
+            return 130
+    return supervised(folder, base, args.argv)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -372,8 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv
     return args.func(args)
 
 

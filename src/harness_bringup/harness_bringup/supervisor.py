@@ -1,7 +1,11 @@
 """The episode's supervisor: `harness run` runs the episode in a child process (a session of
 its own, so that it and every process it starts form one process group) and outlives it.
 Whatever ends the child, the run folder ends with a summary.json (status `error` and the
-cause when the child could not write one), and no process of the episode outlives it."""
+cause when the child could not write one), and no process of the episode outlives it.
+
+The child is a fresh `harness` process (not a fork: a process with threads, as a test runner
+or numpy's thread pool, cannot be forked safely), told by SUPERVISED_FOLDER which run folder
+to write."""
 
 from __future__ import annotations
 
@@ -9,41 +13,34 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
 
-def _describe(status: int) -> tuple[str, int]:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        return f'killed by {signal.Signals(sig).name}', 128 + sig
-    code = os.WEXITSTATUS(status)
-    return f'exit code {code}', code
+def _describe(returncode: int) -> tuple[str, int]:
+    if returncode < 0:
+        return f'killed by {signal.Signals(-returncode).name}', 128 - returncode
+    return f'exit code {returncode}', returncode
 
 
-def supervised(folder: Path, base: dict, run: Callable[[], int]) -> int:
-    """Run `run()` in a child; return its exit code. `base` holds the summary fields known
-    before the episode started (task, layout, seed, model)."""
+SUPERVISED_FOLDER = 'HARNESS_SUPERVISED_FOLDER'
+
+
+def supervised(folder: Path, base: dict, argv: list[str]) -> int:
+    """Run `harness argv` as the episode's child process; return its exit code. `base` holds
+    the summary fields known before the episode started (task, layout, seed, model)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the episode
-        code = 1
-        try:
-            os.setsid()
-            code = run()
-        except KeyboardInterrupt:
-            code = 130
-        except BaseException as exc:  # the supervisor writes what the child could not
-            print(f'[harness] error: {type(exc).__name__}: {exc}', file=sys.stderr, flush=True)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+    child = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', *argv],
+        env=dict(os.environ, **{SUPERVISED_FOLDER: str(folder)}),
+        start_new_session=True,
+    )
+    pid = child.pid
     interrupts = []
 
     def forward(signum, _frame) -> None:
@@ -54,13 +51,7 @@ def supervised(folder: Path, base: dict, run: Callable[[], int]) -> int:
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while True:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done, status = pid, 0
-            if done:
-                break
+        while child.poll() is None:
             if len(interrupts) > 1 and time.monotonic() - interrupts[-1][1] > GRACE_S:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
@@ -71,7 +62,7 @@ def supervised(folder: Path, base: dict, run: Callable[[], int]) -> int:
         # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-    how, code = _describe(status)
+    how, code = _describe(child.returncode)
     summary_path = Path(folder) / 'summary.json'
     if not summary_path.is_file():
         interrupted = bool(interrupts)

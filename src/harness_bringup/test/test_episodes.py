@@ -25,6 +25,10 @@ grip = pick(cube, lift=0.15)
 print('holding', grip.object_id)
 </python>"""
 FINISH = 'The cube is up.\n<finish>the cube is held above the table</finish>'
+# Lifted 15 cm: the task succeeds during the cell and the episode ends there (the bench's rule).
+PICK_HIGH = PICK
+# Lifted 5 cm: not yet the task's 10 cm, so the episode goes on after the cell.
+PICK = PICK.replace('lift=0.15', 'lift=0.05')
 
 
 def episode(tmp_path, monkeypatch, server, *flags, model=MODEL):
@@ -60,11 +64,23 @@ def text_of(request) -> str:
     return '\n'.join(parts)
 
 
-def test_success_in_two_calls(tmp_path, monkeypatch):
+def test_the_episode_ends_when_the_task_succeeds(tmp_path, monkeypatch):
+    with MessagesServer([PICK_HIGH, FINISH]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'episode_ended', summary
+    assert summary['outcome']['success'] and summary['model_calls'] == 1
+    assert summary['decisions'] == decisions(start=1)
+    (cell,) = of_type(events, 'cell')
+    assert cell['status'] == 'episode_ended' and cell['event'] == 'EPISODE_ENDED'
+    assert 'the task succeeded' in cell['event_detail']
+    assert of_type(events, 'wrap_up') == []
+
+
+def test_finish_in_two_calls_and_the_turn_report(tmp_path, monkeypatch):
     with MessagesServer([Scripted(PICK, 1000, 50), Scripted(FINISH, 2000, 10)]) as server:
         code, summary, events, folder = episode(tmp_path, monkeypatch, server)
     assert code == 0
-    assert summary['status'] == 'finished' and summary['outcome']['success'], summary
+    assert summary['status'] == 'finished', summary
     assert summary['decisions'] == decisions(start=1, program_end=1)
     assert summary['tokens'] == {'input': 3000, 'output': 60}
     assert summary['cost_usd'] == pytest.approx((3000 * 2 + 60 * 10) / 1e6)
@@ -110,16 +126,15 @@ def test_format_error_then_a_valid_reply_cleans_the_history(tmp_path, monkeypatc
 
 def test_an_escalation_is_handled_by_the_next_program(tmp_path, monkeypatch):
     out_of_limits = "<python>\nmove_joints([0, 0, 0, 0, 0, 9.0], arm='left')\n</python>"
-    fixed = PICK.replace('</python>', "finish('lifted')\n</python>")
-    with MessagesServer([out_of_limits, fixed]) as server:
+    with MessagesServer([out_of_limits, PICK_HIGH]) as server:
         code, summary, events, _ = episode(tmp_path, monkeypatch, server)
-    assert code == 0 and summary['status'] == 'finished', summary
+    assert code == 0 and summary['status'] == 'episode_ended', summary
     assert summary['outcome']['success'], summary
     assert summary['decisions'] == decisions(start=1, escalation=1)
     assert summary['events_escalated'] == 1
     first, second = of_type(events, 'cell')
     assert first['status'] == 'escalated' and first['event']
-    assert second['status'] == 'finished'
+    assert second['status'] == 'episode_ended'
     report = text_of(server.requests[1])
     assert 'Cell status: escalated' in report and f'Stopped by event {first["event"]}' in report
 
@@ -179,11 +194,11 @@ def test_verify_from_a_reply_and_from_a_program(tmp_path, monkeypatch):
 
 def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, monkeypatch):
     code, summary, events, folder = episode(tmp_path, monkeypatch, None, model='scripted')
-    assert code == 0 and summary['status'] == 'finished', summary
+    assert code == 0 and summary['status'] == 'episode_ended', summary
     assert summary['outcome']['success'] and summary['baseline'] is True
     assert 'scripted baseline' in summary['strategy']
-    assert summary['decisions'] == decisions(start=1, program_end=1)
-    assert [c['status'] for c in of_type(events, 'cell')] == ['ok', 'finished']
+    assert summary['decisions'] == decisions(start=1)
+    assert [c['status'] for c in of_type(events, 'cell')] == ['episode_ended']
     # The rosbag2: one /joint_states per tick (and the reset's), the driver's events as JSON.
     assert summary['bag'] == 'bag' and 'bag_error' not in summary
     store = get_typestore(Stores.ROS2_KILTED)
@@ -208,7 +223,7 @@ def test_an_outage_is_survived_with_backoff(tmp_path, monkeypatch, capfd):
     replies = [overloaded(), Scripted(status=500), Scripted(status=429), PICK, FINISH]
     with MessagesServer(replies) as server:
         code, summary, events, _ = episode(tmp_path, monkeypatch, server)
-    assert code == 0 and summary['status'] == 'finished' and summary['outcome']['success']
+    assert code == 0 and summary['status'] == 'finished', summary
     assert summary['model_calls'] == 2 and len(server.requests) == 5
     out = capfd.readouterr().out
     assert out.count('the model service gave') == 3 and 'attempt 2 in 1.0 s' in out

@@ -188,3 +188,47 @@ def test_the_model_service_stopped_mid_episode(tmp_path):
     assert code == 1 and summary['status'] in ('model_service_failed', 'error'), summary
     assert 'model' in summary['detail']
     no_process_left(proc)
+
+
+def test_ctrl_c_during_start_up(tmp_path):
+    with MessagesServer([FINISH]) as server:
+        proc = start(tmp_path, server)
+        wait_for(lambda: list(tmp_path.glob('*/events.jsonl')) or None)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)  # a second, impatient one
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 130 and summary['status'] == 'interrupted', out
+    assert 'Traceback' not in out
+    no_process_left(proc)
+
+
+def test_two_episodes_side_by_side_cannot_reach_each_other(tmp_path):
+    """Each program looks for the other episode every way it can and tries to stop it."""
+    probe = (
+        '<python>\nimport os, socket, signal\nfound = []\n'
+        "for path in ['/proc', '/tmp', '/dev/shm', os.path.expanduser('~/..')]:\n"
+        '    try:\n        found.append((path, len(os.listdir(path))))\n'
+        '    except OSError as e:\n        found.append((path, e.errno))\n'
+        'for pid in set(range(2, 4000)) - {os.getpid()}:\n    try:\n'
+        '        os.kill(pid, signal.SIGSTOP)\n'
+        "        found.append(('signalled', pid))\n    except OSError:\n        pass\n"
+        "try:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', "
+        "('127.0.0.1', 7400))\n    found.append('sent')\nexcept OSError as e:\n"
+        "    found.append(('udp', e.errno))\nprint(found, os.getcwd())\n</python>"
+    )
+    runs = []
+    with MessagesServer([probe, FINISH]) as one, MessagesServer([probe, FINISH]) as other:
+        for k, server in enumerate((one, other)):
+            (tmp_path / str(k)).mkdir()
+            runs.append(start(tmp_path / str(k), server))
+        results = [finished(p, tmp_path / str(k)) for k, p in enumerate(runs)]
+    for code, summary, events, _folder, out in results:
+        assert code == 0 and summary['status'] == 'finished', out
+        (cell,) = [e for e in events if e['type'] == 'cell']
+        assert "'signalled'" not in cell['output'] and "'sent'" not in cell['output']
+        assert "('/proc', 13)" in cell['output'] and "('/tmp', 13)" in cell['output']
+        # The program's folder says nothing of the task, layout or seed.
+        assert 'lift_cube' not in cell['output'] and '-l0-s0' not in cell['output']
+    for proc in runs:
+        no_process_left(proc)

@@ -80,6 +80,7 @@ class ContactSkills:
         approach: float | None = None,
         grasp_height: float | None = None,
         lift: float = 0.12,
+        along: float = 0.0,
     ) -> Grip | Execution:
         arm = arm or ('left' if obj.position[0] < 0 else 'right')
         height = float(obj.size[2])
@@ -89,7 +90,8 @@ class ContactSkills:
             if grasp_height is not None
             else max(self.table_top_z + 0.012, obj.position[2] - min(0.008, height / 4))
         )
-        grasp = np.array([obj.position[0], obj.position[1], grasp_z])
+        # `along`: off the centre along world y (one end of a long object).
+        grasp = np.array([obj.position[0], obj.position[1] + along, grasp_z])
         above = grasp + [0.0, 0.0, approach]
         lifted = grasp + [0.0, 0.0, lift]
         quat = self._quat_for(arm, [above, grasp, lifted])
@@ -288,6 +290,14 @@ class ContactSkills:
             )
         hand, center, take, quat_r = plan
         steps = [self._move(giver, hand, grip.quat)]
+        # Now that the giver is there: an approach for the receiver clear of the giver's hand
+        # (the arms collide), else the one found above.
+        above = take + [0.0, 0.0, 0.08]
+        for pitch in PITCHES_DEG:
+            quat = tool_quat(pitch)
+            if self.reachable(receiver, above, quat, True) and self.reachable(receiver, take, quat):
+                quat_r = quat
+                break
         if self.gripper_of(receiver) < 0.9:
             steps.append(self.execute('open_gripper', dict(arm=receiver, fraction=1.0)))
         steps.append(self._move(receiver, take + [0.0, 0.0, 0.08], quat_r))

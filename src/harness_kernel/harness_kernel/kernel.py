@@ -63,7 +63,7 @@ class RobotPort(Protocol):
         self, cameras: list[str], depth: bool = True, segmentation: bool = True
     ) -> list[CameraView]: ...
 
-    def reachable(self, arm: str, position, quat) -> bool: ...
+    def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool: ...
 
     def verify(self, claim: str) -> Verdict: ...
 
@@ -661,6 +661,7 @@ class Kernel:
             _opt(approach),
             _opt(grasp_height),
             float(lift),
+            float(along),
         )
 
     def _place(self, position=None, onto=None, into=None, arm='', clearance=0.005, approach=0.08):

@@ -119,9 +119,13 @@ class RosRobot:
             raise ValueError(r.message)
         return [camera_view_of(v) for v in r.views]
 
-    def reachable(self, arm: str, position, quat) -> bool:
+    def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool:
         req = Ik.Request(
-            arm=arm, position=point_msg(position), use_orientation=True, orientation=quat_msg(quat)
+            arm=arm,
+            position=point_msg(position),
+            use_orientation=True,
+            orientation=quat_msg(quat),
+            collision_free=collision_free,
         )
         return bool(self._call(self.ik_client, req).success)
 

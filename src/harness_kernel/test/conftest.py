@@ -86,7 +86,7 @@ class ScriptedRobot:
     def views(self, cameras, depth=True, segmentation=True):
         return []
 
-    def reachable(self, arm, position, quat):
+    def reachable(self, arm, position, quat, collision_free=False):
         return True
 
     def verify(self, claim):

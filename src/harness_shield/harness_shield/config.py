@@ -28,4 +28,6 @@ def shield_config(emb: Embodiment) -> ShieldConfig:
         max_cartesian_jump_m=s.max_cartesian_jump_m,
         workspace_min=np.array(s.workspace_min),
         workspace_max=np.array(s.workspace_max),
+        max_lead_rad=s.max_lead_rad,
+        collision_tolerance_m=s.collision_tolerance_m,
     )

@@ -1,4 +1,4 @@
-"""The shield: five checks on every joint command. It accepts or rejects; it never edits.
+"""The shield: the checks on every joint command. It accepts or rejects; it never edits.
 
 | check          | rejects                                                                  |
 |----------------|--------------------------------------------------------------------------|
@@ -7,12 +7,19 @@
 |                | a gripper open fraction outside [0, 1]                                   |
 | joint jump     | an arm joint jumping more than the maximum from BOTH the last accepted   |
 |                | command and the measured state                                           |
+| lead           | an arm joint further ahead of the measured one than the maximum, and     |
+|                | further ahead than the last accepted command was                         |
 | workspace      | link6 further outside the workspace box than it already is               |
 | Cartesian jump | link6 jumping more than the maximum from BOTH the last accepted          |
 |                | command's and the measured pose                                          |
+| table          | any link of an arm (fingers included) deeper into the table than it      |
+|                | already is, past the tolerance                                           |
+| arm collision  | the two arms (fingers included) deeper into each other than they already |
+|                | are, past the tolerance                                                  |
 
-Forward kinematics is injected (`LinkFK`), so this module knows no robot. A rejected command
-never becomes the last accepted one; `reset()` forgets the last accepted command.
+Forward kinematics (`LinkFK`) and the collision geometry (`Clearance`) are injected, so this
+module knows no robot. A rejected command never becomes the last accepted one; `reset()`
+forgets the last accepted command.
 """
 
 from __future__ import annotations
@@ -24,6 +31,19 @@ import numpy as np
 
 # Maps a full command (or measured) vector to each arm's link6 world position, in arm order.
 LinkFK = Callable[[np.ndarray], Sequence[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """How deep (m, >= 0) the robot at some joint vector is in collision: each arm with the
+    table (in arm order), and the arms with each other."""
+
+    table: tuple[float, ...]
+    arms: float
+
+
+# Maps a full command (or measured) vector to its Contacts.
+Clearance = Callable[[np.ndarray], Contacts]
 
 # Floating-point slack for "further than already": FK of the same joints twice agrees far below it.
 _SAME = 1e-9
@@ -51,6 +71,8 @@ class ShieldConfig:
     max_cartesian_jump_m: float
     workspace_min: np.ndarray
     workspace_max: np.ndarray
+    max_lead_rad: float = np.inf
+    collision_tolerance_m: float = 0.0
 
     @property
     def size(self) -> int:
@@ -61,7 +83,8 @@ class ShieldConfig:
 class Rejection:
     """One reason a command was rejected, in words and in numbers a program can act on."""
 
-    # shape | finite | joint_limit | gripper_range | joint_jump | workspace | cartesian_jump
+    # shape | finite | joint_limit | gripper_range | joint_jump | lead | workspace |
+    # cartesian_jump | table_collision | arm_collision
     check: str
     message: str
     arm: str = ''
@@ -85,9 +108,12 @@ class Verdict:
 class Shield:
     """Checks commands against the limits; remembers the last accepted command."""
 
-    def __init__(self, config: ShieldConfig, link_fk: LinkFK) -> None:
+    def __init__(
+        self, config: ShieldConfig, link_fk: LinkFK, clearance: Clearance | None = None
+    ) -> None:
         self.config = config
         self._fk = link_fk
+        self._clearance = clearance
         self._last: np.ndarray | None = None
         self._last_links: Sequence[np.ndarray] | None = None
 
@@ -116,9 +142,12 @@ class Shield:
             raise ValueError(f'measured state must be {cfg.size} finite numbers, got {m.shape}')
         reasons += self._joint_limits(q, m)
         reasons += self._joint_jumps(q, m)
+        reasons += self._leads(q, m)
         links, measured_links = self._fk(q), self._fk(m)
         reasons += self._workspace(links, measured_links)
         reasons += self._cartesian_jumps(links, measured_links)
+        if self._clearance is not None:
+            reasons += self._collisions(self._clearance(q), self._clearance(m))
         if reasons:
             return Verdict(False, command, tuple(reasons))
         self._last = q.copy()
@@ -225,6 +254,57 @@ class Shield:
                             limit=limit,
                         )
                     )
+        return out
+
+    def _leads(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
+        cfg = self.config
+        limit = cfg.max_lead_rad
+        out: list[Rejection] = []
+        for arm in cfg.arms:
+            for i in arm.joints:
+                lead = abs(q[i] - m[i])
+                before = abs(self._last[i] - m[i]) if self._last is not None else 0.0
+                if lead > limit and lead > before + _SAME:
+                    out.append(
+                        Rejection(
+                            'lead',
+                            f'{cfg.names[i]} target {q[i]:.4f} rad runs {lead:.4f} rad ahead of '
+                            f'the measured {m[i]:.4f} (max {limit} rad; the arm is not '
+                            'following: something holds it)',
+                            arm=arm.name,
+                            entry=cfg.names[i],
+                            amount=float(lead),
+                            limit=limit,
+                        )
+                    )
+        return out
+
+    def _collisions(self, command: Contacts, measured: Contacts) -> list[Rejection]:
+        cfg = self.config
+        tolerance = cfg.collision_tolerance_m
+        out: list[Rejection] = []
+        for arm, deep, already in zip(cfg.arms, command.table, measured.table, strict=True):
+            if deep > already + tolerance:
+                out.append(
+                    Rejection(
+                        'table_collision',
+                        f'{arm.name} arm would be {deep * 1000:.1f} mm into the table (measured '
+                        f'{already * 1000:.1f} mm; tolerance {tolerance * 1000:.1f} mm)',
+                        arm=arm.name,
+                        amount=float(deep),
+                        limit=float(already + tolerance),
+                    )
+                )
+        if command.arms > measured.arms + tolerance:
+            out.append(
+                Rejection(
+                    'arm_collision',
+                    f'the arms would be {command.arms * 1000:.1f} mm into each other (measured '
+                    f'{measured.arms * 1000:.1f} mm; tolerance {tolerance * 1000:.1f} mm)',
+                    amount=float(command.arms),
+                    limit=float(measured.arms + tolerance),
+                )
+            )
         return out
 
     def _outside(self, p: np.ndarray) -> float:

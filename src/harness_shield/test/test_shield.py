@@ -250,3 +250,51 @@ def test_every_reason_is_reported_at_once(shield, home):
 def test_measured_state_must_be_valid(shield, home):
     with pytest.raises(ValueError, match='measured state'):
         shield.check(home, home[:13])
+
+
+def test_the_lead_over_the_measured_joints_is_bounded(config, home):
+    shield = Shield(config, lambda q: [np.zeros(3), np.zeros(3)])
+    limit = config.max_lead_rad
+    assert limit == pytest.approx(0.6)
+    command = home.copy()
+    # The arm does not follow: each command is a small step from the last accepted one.
+    step = 0.25
+    accepted = 0
+    for _ in range(6):
+        command[0] += step
+        verdict = shield.check(command.copy(), home)
+        if not verdict.accepted:
+            break
+        accepted += 1
+    assert accepted == int(limit / step)  # 0.25, 0.5 accepted; 0.75 ahead is refused
+    (reason,) = verdict.reasons
+    assert reason.check == 'lead' and reason.entry == 'left_joint1'
+    assert reason.amount == pytest.approx(0.75) and 'ahead of the measured' in reason.message
+    # Coming back toward the measured arm is always allowed.
+    back = command.copy()
+    back[0] = 0.3
+    assert shield.check(back, home).accepted
+
+
+def test_collisions_deeper_than_already_are_rejected(config, home):
+    from harness_shield.shield import Contacts
+
+    depth = {}
+
+    def clearance(q):
+        return depth.get(round(float(q[0]), 3), Contacts((0.0, 0.0), 0.0))
+
+    shield = Shield(config, lambda q: [np.zeros(3), np.zeros(3)], clearance)
+    tolerance = config.collision_tolerance_m
+    command = home.copy()
+    command[0] = home[0] + 0.1
+    depth[round(float(command[0]), 3)] = Contacts((tolerance * 2, 0.0), tolerance * 3)
+    verdict = shield.check(command, home)
+    assert [r.check for r in verdict.reasons] == ['table_collision', 'arm_collision']
+    assert verdict.reasons[0].arm == 'left' and 'into the table' in verdict.reasons[0].message
+    # Within the tolerance, or no deeper than the measured pose already is: accepted.
+    depth[round(float(command[0]), 3)] = Contacts((tolerance * 0.5, 0.0), 0.0)
+    assert shield.check(command, home).accepted
+    depth[round(float(home[0]), 3)] = Contacts((0.02, 0.0), 0.0)
+    depth[round(float(command[0]), 3)] = Contacts((0.015, 0.0), 0.0)
+    assert shield.check(command, home).accepted  # moving out of the table

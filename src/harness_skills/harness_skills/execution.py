@@ -9,7 +9,7 @@ in ticks, never wall time. The result is one `Event` and a per-tick trace.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from harness_reactive.guards import Watch
@@ -30,7 +30,7 @@ from harness_types.execution import (
 )
 from harness_types.robot_state import ARMS, RobotState, arm_slice, gripper_index
 
-from harness_skills.port import ReactivePort, StationPort
+from harness_skills.port import ReactivePort, StationPort, TickOutcome
 
 # "Stopped short of its target" (ARCHITECTURE.md section 5): after settling, further than this.
 BLOCKED_JOINT_RAD = 0.05
@@ -95,6 +95,19 @@ class Motion:
         return (self.arm,) if self.arm in ARMS else tuple(ARMS) if self.arm == 'both' else ()
 
 
+@dataclass
+class _Run:
+    """One execution in progress."""
+
+    result: Execution
+    motion: Motion
+    options: Options
+    command: np.ndarray
+    obs: RobotState
+    guards: list[str] = field(default_factory=list)
+    outcome: TickOutcome | None = None
+
+
 class Engine:
     """Runs executions against a station port and, optionally, the program's reactive stage.
     `control_hz` turns simulated seconds into ticks (the embodiment's rate)."""
@@ -131,105 +144,116 @@ class Engine:
         feedback: Callable[[int, RobotState], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> Execution:
+        """One execution: tick by tick until an ending; exactly one event."""
         obs = self.port.observe_state()
         result = Execution(skill, motion.arm, COMPLETED, start_step=obs.step, end_step=obs.step)
         if options.reactive and self.reactive is None:
-            return self._end(
-                result,
-                obs,
-                SKILL_ERROR,
-                'reactive code was requested but no reactive_step service is available',
-            )
-        command = self._hold_command(obs)
-        motion.start(obs, command)
+            detail = 'reactive code was requested but no reactive_step service is available'
+            return self._end(result, obs, SKILL_ERROR, detail)
+        run = _Run(result, motion, options, self._hold_command(obs), obs)
+        motion.start(obs, run.command)
         limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
-        max_ticks = max(1, int(round(limit_s * self.control_hz)))
-        for tick in range(max_ticks):
+        for tick in range(max(1, int(round(limit_s * self.control_hz)))):
             if cancelled is not None and cancelled():
+                self._stop(run.obs, run.command)
+                detail = 'cancelled by the client; the arm holds its pose'
+                return self._end(result, run.obs, SKILL_ERROR, detail)
+            ended = (
+                self._before_tick(run, skill, tick)
+                or self._send(run)
+                or self._after_tick(run, tick, feedback)
+            )
+            if ended is not None:
+                return ended
+        self._stop(run.obs, run.command)
+        detail = f'{limit_s:g} s of simulated time passed before the motion completed'
+        return self._end(result, run.obs, TIMEOUT, detail)
+
+    def _before_tick(self, run: _Run, skill: str, tick: int) -> Execution | None:
+        """The program's reactive stage (guards, until, controller), then this tick's command."""
+        run.guards = []
+        targets: dict[str, np.ndarray] = {}
+        obs, command, motion = run.obs, run.command, run.motion
+        if run.options.reactive:
+            r: ReactiveResult = self.reactive.step(
+                run.options.execution_id, skill, obs, motion.controller_due(tick)
+            )
+            run.guards += list(r.evaluated)
+            if r.fault:
                 self._stop(obs, command)
-                return self._end(
-                    result, obs, SKILL_ERROR, 'cancelled by the client; the arm holds its pose'
+                return self._end(run.result, obs, REACTIVE_FAULT, r.fault)
+            if r.guard_fired:
+                return self._guard(
+                    run.result, obs, command, motion, r.guard_fired, r.guard_action, r.guard_detail
                 )
-            guards: list[str] = []
-            targets: dict[str, np.ndarray] = {}
-            if options.reactive:
-                r: ReactiveResult = self.reactive.step(
-                    options.execution_id, skill, obs, motion.controller_due(tick)
-                )
-                guards += list(r.evaluated)
-                if r.fault:
-                    self._stop(obs, command)
-                    return self._end(result, obs, REACTIVE_FAULT, r.fault)
-                if r.guard_fired:
-                    return self._guard(
-                        result, obs, command, motion, r.guard_fired, r.guard_action, r.guard_detail
-                    )
-                if r.until_satisfied:
-                    self._stop(obs, command)
-                    return self._end(result, obs, PREDICATE_SATISFIED, 'the until predicate held')
-                targets = r.targets
-            motion.command(obs, command)
-            if targets:
-                error = motion.apply_targets(targets, command, self.port, obs)
-                if error:
-                    self._stop(obs, command)
-                    return self._end(result, obs, SKILL_ERROR, error)
-            outcome = self.port.tick(command.copy())
-            if not outcome.accepted:
-                result.trace.append(
-                    TraceTick(obs.time, obs.measured, command.copy(), tuple(guards))
-                )
-                if any(r.startswith('episode ended') for r in outcome.reasons):
-                    return self._end(result, outcome.observation, EPISODE_ENDED, outcome.reasons[0])
-                return self._end(
-                    result,
-                    outcome.observation,
-                    SHIELD_REJECTED,
-                    'the shield rejected the command; the arm did not move',
-                    tuple(outcome.reasons),
-                )
-            obs = outcome.observation
-            self._remember(command, obs)
-            result.trace.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(guards)))
-            if feedback is not None:
-                feedback(tick, obs)
-            if outcome.episode_ended:
-                return self._end(result, obs, EPISODE_ENDED, "the task's step limit was reached")
-            signals = obs.signals()
-            for watch in options.watches:
-                guards.append(watch.name)
-                detail = watch.check(signals)
-                if detail:
-                    return self._guard(
-                        result, obs, command, motion, watch.name, watch.action, detail
-                    )
-            if options.region is not None:
-                lo, hi = options.region
-                for arm in motion.arms():
-                    p = obs.arm(arm).link6_position
-                    if np.any(p < lo) or np.any(p > hi):
-                        self._stop(obs, command)
-                        return self._end(
-                            result,
-                            obs,
-                            REGION_EXIT,
-                            f'{arm} link6 at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region',
-                        )
-            done = motion.finished(obs)
-            if done is not None:
-                return self._end(result, obs, done.event, done.detail, done.reasons)
-            for watch in options.until:
-                detail = watch.check(signals)
-                if detail:
-                    self._stop(obs, command)
-                    return self._end(result, obs, PREDICATE_SATISFIED, f'until: {detail}')
-        self._stop(obs, command)
-        return self._end(
-            result,
-            obs,
-            TIMEOUT,
-            f'{limit_s:g} s of simulated time passed before the motion completed',
+            if r.until_satisfied:
+                self._stop(obs, command)
+                return self._end(run.result, obs, PREDICATE_SATISFIED, 'the until predicate held')
+            targets = r.targets
+        motion.command(obs, command)
+        if targets:
+            error = motion.apply_targets(targets, command, self.port, obs)
+            if error:
+                self._stop(obs, command)
+                return self._end(run.result, obs, SKILL_ERROR, error)
+        return None
+
+    def _send(self, run: _Run) -> Execution | None:
+        """The tick through the shield; an ending when it was refused."""
+        outcome = self.port.tick(run.command.copy())
+        run.outcome = outcome
+        if outcome.accepted:
+            return None
+        obs = run.obs
+        run.result.trace.append(
+            TraceTick(obs.time, obs.measured, run.command.copy(), tuple(run.guards))
         )
+        if outcome.episode_ended:
+            why = outcome.reasons[0] if outcome.reasons else 'the episode ended'
+            return self._end(run.result, outcome.observation, EPISODE_ENDED, why)
+        return self._end(
+            run.result,
+            outcome.observation,
+            SHIELD_REJECTED,
+            'the shield rejected the command; the arm did not move',
+            tuple(outcome.reasons),
+        )
+
+    def _after_tick(self, run: _Run, tick: int, feedback) -> Execution | None:
+        """The tick happened: the episode's end, watches, the region, the motion's own end,
+        the built-in `until`."""
+        outcome, command, motion, result = run.outcome, run.command, run.motion, run.result
+        obs = run.obs = outcome.observation
+        self._remember(command, obs)
+        result.trace.append(TraceTick(obs.time, obs.measured, command.copy(), tuple(run.guards)))
+        if feedback is not None:
+            feedback(tick, obs)
+        if outcome.episode_ended:
+            why = outcome.reasons[0] if outcome.reasons else 'the episode ended'
+            return self._end(result, obs, EPISODE_ENDED, why)
+        signals = obs.signals()
+        for watch in run.options.watches:
+            run.guards.append(watch.name)
+            detail = watch.check(signals)
+            if detail:
+                return self._guard(result, obs, command, motion, watch.name, watch.action, detail)
+        if run.options.region is not None:
+            lo, hi = run.options.region
+            for arm in motion.arms():
+                p = obs.arm(arm).link6_position
+                if np.any(p < lo) or np.any(p > hi):
+                    self._stop(obs, command)
+                    detail = f'{arm} link6 at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) left the region'
+                    return self._end(result, obs, REGION_EXIT, detail)
+        done = motion.finished(obs)
+        if done is not None:
+            return self._end(result, obs, done.event, done.detail, done.reasons)
+        for watch in run.options.until:
+            detail = watch.check(signals)
+            if detail:
+                self._stop(obs, command)
+                return self._end(result, obs, PREDICATE_SATISFIED, f'until: {detail}')
+        return None
 
     # Endings ------------------------------------------------------------------------------
 

@@ -119,14 +119,33 @@ def test_skill_error_for_an_unreachable_pose(graph):
     assert not r.ticks
 
 
-def test_blocked_against_the_table(graph):
+def test_into_the_table_is_shield_rejected(graph):
     graph.reset()
-    # Joint targets whose TCP lies 6 cm inside the table: the table stops the arm.
+    # Joint targets whose TCP lies 6 cm inside the table: the shield refuses the fingers in it.
     kin = graph.worker.worker.kinematics.arms['left']
     solved = kin.ik(np.array([-0.25, 0.0, 0.705]))
     assert solved.ok
     r = graph.run(
         'move_joints', MoveJoints.Goal(arm='left', positions=solved.joints.tolist(), speed=0.6)
+    )
+    assert r.event.name == 'SHIELD_REJECTED', r.event.detail
+    assert any('into the table' in reason for reason in r.event.reasons)
+
+
+def test_blocked_on_the_cube(graph):
+    graph.reset()
+    cube = cube_position(graph)
+    assert graph.run('close_gripper', Gripper.Goal(arm='left', target=0.0)).event.name == (
+        'COMPLETED'
+    )
+    assert graph.run('move_eef', eef('left', cube + [0, 0, 0.07])).event.name == 'COMPLETED'
+    # The closed fingertips pressed 2 cm into the cube's top: the cube on the table stops them.
+    kin = graph.worker.worker.kinematics.arms['left']
+    seed = np.array(graph.state().left.joints)
+    solved = kin.ik(cube + [0, 0, 0.0], kin.fk(seed).rotation, seed)
+    assert solved.ok
+    r = graph.run(
+        'move_joints', MoveJoints.Goal(arm='left', positions=solved.joints.tolist(), speed=0.3)
     )
     assert r.event.name == 'BLOCKED', r.event.detail
     assert 'short of its target' in r.event.detail

@@ -12,7 +12,7 @@ from harness_types.transforms import yaw_quat
 OBJECT_FRICTION = [1.0, 0.01, 0.001]
 # A contact bit no other geom has: (0, 0) would make the compiler drop the geom as visual-only
 # (discardvisual), and the cameras would not see it either.
-NO_CONTACT = (4, 0)
+NO_CONTACT = (8, 0)
 MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
 # Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
 _MARK_LAYOUTS = {

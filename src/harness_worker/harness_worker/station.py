@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 from arx_x5_description.embodiment import Embodiment
 from harness_bench.task import ObjectSpec, WorldSnapshot
+from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
@@ -62,6 +63,10 @@ class Station(Protocol):
 
     def snapshot(self, step: int) -> WorldSnapshot:
         """What a task's success check reads (simulation only)."""
+
+    def contacts(self, command: np.ndarray) -> Contacts:
+        """How deep the arms would be in the table and in each other at a 14-number command
+        (the shield's collision checks)."""
 
     def arm_collides(self, arm: str, joints: np.ndarray) -> bool:
         """Would `arm` at `joints` (the rest as now) touch the table, an object or the other arm?"""

@@ -63,7 +63,9 @@ class Worker:
         self.urdf = urdf
         self.kinematics = StationKinematics(urdf, emb)
         self.station = station if station is not None else make_station('mujoco', emb, urdf)
-        self.shield = Shield(shield_config(emb), self.kinematics.link6_positions)
+        self.shield = Shield(
+            shield_config(emb), self.kinematics.link6_positions, self.station.contacts
+        )
         self.conventions = Conventions(
             emb.gripper.open_above, emb.home_tolerance_m, emb.home_tolerance_rad
         )
@@ -88,6 +90,7 @@ class Worker:
         self.station.load(objects)
         self.task = new_task
         self.step = 0
+        self.succeeded = False
         self.shield.reset()
         self._token = secrets.token_hex(16)
         return ResetResult(new_task.instruction, new_task.description, self.state(), self._token)
@@ -99,24 +102,29 @@ class Worker:
 
     @property
     def episode_ended(self) -> bool:
-        return self.task is not None and self.step >= self.task.step_limit
+        """The step limit was reached, or the task succeeded (the bench's rule, unless the
+        task is judged after the wrap-up)."""
+        return self.task is not None and (self.step >= self.task.step_limit or self.succeeded)
+
+    def _end_reason(self) -> str:
+        if self.succeeded:
+            return 'episode ended: the task succeeded'
+        return f'episode ended: the step limit of {self.task.step_limit} ticks was reached'
 
     def tick(self, command: object) -> TickResult:
         """Check `command` with the shield; if accepted, advance the simulator one tick."""
         task = self._require_episode()
         if self.episode_ended:
-            return TickResult(
-                False,
-                [f'episode ended: the step limit of {task.step_limit} ticks was reached'],
-                self.state(),
-                True,
-            )
+            return TickResult(False, [self._end_reason()], self.state(), True)
         verdict = self.shield.check(command, self.station.measured())
         if not verdict.accepted:
             return TickResult(False, verdict.messages(), self.state(), False)
         self.station.apply(np.asarray(command, dtype=float))
         self.step += 1
-        return TickResult(True, [], self.state(), self.episode_ended)
+        if not task.judged_after_wrap_up and self.station.simulated:
+            self.succeeded = task.check(self.station.snapshot(self.step)).success
+        ended = self.episode_ended
+        return TickResult(True, [self._end_reason()] if ended else [], self.state(), ended)
 
     def state(self) -> RobotState:
         self._require_episode()
@@ -189,6 +197,13 @@ class Worker:
         if seed is None and self.task is not None:
             seed = self.measured()[arm_slice(arm)]
         return kin.ik(position, rotation, seed)
+
+    def collides(self, arm: str, joints: np.ndarray) -> bool:
+        """Would `arm` at `joints` (the rest as now) touch the table, an object or the other
+        arm? (Objects the arm holds do not count.)"""
+        self._require_episode()
+        self._arm(arm)
+        return self.station.arm_collides(arm, np.asarray(joints, dtype=float))
 
     def plan(
         self,

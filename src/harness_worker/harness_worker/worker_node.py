@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 
 import numpy as np
 import rclpy
@@ -201,6 +202,12 @@ class WorkerNode(Node):
         except (WorkerError, ValueError) as exc:
             response.success, response.message = False, str(exc)
             return response
+        if (
+            result.ok
+            and request.collision_free
+            and self.worker.collides(request.arm, result.joints)
+        ):
+            result = replace(result, ok=False, reason=f'the {request.arm} arm would collide there')
         response.success, response.message = result.ok, result.reason
         response.joints = result.joints.tolist()
         response.position_error = float(result.position_error)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_worker.scripted_motion import move_arm, reach
+from harness_worker.scripted_motion import joint_steps, move_arm, reach
 from harness_worker.station import BackendError, builtin_backends, make_station
 from harness_worker.worker import Worker, WorkerError
 
@@ -23,7 +23,8 @@ def urdf():
 def ticker(worker):
     def tick(command):
         result = worker.tick(command)
-        assert result.accepted, result.reasons
+        # Once the task succeeded the episode is over (the bench's rule): later ticks are refused.
+        assert result.accepted or worker.succeeded, result.reasons
         return result
 
     return tick
@@ -51,6 +52,9 @@ def test_lift_cube_succeeds_with_the_token(emb, urdf):
     lift(worker)
     outcome = worker.outcome(reset.token)
     assert outcome.success, outcome.detail
+    assert worker.succeeded and worker.episode_ended
+    refused = worker.tick(worker.measured())
+    assert not refused.accepted and refused.reasons == ['episode ended: the task succeeded']
     # Held by both fingers and raised: the episode remembers the cube as grasped.
     assert worker.station.snapshot(worker.step).grasped == frozenset({'cube'})
 
@@ -159,3 +163,42 @@ def test_plan_goes_around_or_fails_clearly(emb, urdf):
     assert not inside_table.ok and inside_table.reason
     with pytest.raises(WorkerError, match="arm must be 'left' or 'right'"):
         worker.plan('middle', goal=np.zeros(6))
+
+
+def commands_until_rejected(worker, arm, goal, gripper=1.0):
+    """Tick `arm` toward joint `goal` in small steps; the first rejection, or None."""
+    base = 0 if arm == 'left' else 7
+    start = worker.measured()[base : base + 6]
+    for target in joint_steps(start, goal, 0.03):
+        command = worker.measured()
+        command[base : base + 6] = target
+        command[base + 6] = gripper
+        result = worker.tick(command)
+        if not result.accepted:
+            return result
+    return None
+
+
+def test_fingers_into_the_table_are_refused(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    kin = worker.kinematics.arms['left']
+    above = reach(kin, np.array([-0.25, 0.05, 0.80]))
+    assert commands_until_rejected(worker, 'left', above) is None
+    below = reach(kin, np.array([-0.25, 0.05, 0.74]), above)
+    rejected = commands_until_rejected(worker, 'left', below)
+    assert rejected is not None, 'the fingers went into the table'
+    assert any('into the table' in r for r in rejected.reasons), rejected.reasons
+    contacts = worker.station.contacts(worker.measured())
+    assert contacts.table[0] <= emb.shield.collision_tolerance_m + 1e-6
+
+
+def test_the_arms_may_not_cross(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    left = reach(worker.kinematics.arms['left'], np.array([-0.03, 0.05, 0.95]))
+    assert commands_until_rejected(worker, 'left', left) is None
+    right = reach(worker.kinematics.arms['right'], np.array([-0.03, 0.05, 0.95]))
+    rejected = commands_until_rejected(worker, 'right', right)
+    assert rejected is not None, 'the right arm went through the left one'
+    assert any('into each other' in r for r in rejected.reasons), rejected.reasons

@@ -44,10 +44,15 @@ def count_dots(image):
 
 cubes = locate('white cube')
 dots = {}
+last = None
 for cube in cubes:
     arm = 'left' if cube.position[0] < 0.05 else 'right'
+    if last not in (None, arm):
+        home(last)  # out of the other arm's way
+    last = arm
     move_eef(cube.position + [0.0, -0.06, 0.12], quat=LOOK_QUAT, arm=arm)
     dots[cube.id] = count_dots(look(f'cam_{arm}_wrist').rgb)
+home()  # both arms out of the way of the one that picks
 print('dots per cube:', dots)
 wanted = [c for c in cubes if dots[c.id] == 3]
 if len(wanted) != 1:

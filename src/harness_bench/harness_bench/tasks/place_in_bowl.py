@@ -14,6 +14,7 @@ _LAYOUTS = [
 class PlaceInBowl(Task):
     name = 'place_in_bowl'
     step_limit = 1250
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Put the green block into the blue bowl.'
     description = (

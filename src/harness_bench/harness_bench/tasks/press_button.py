@@ -16,6 +16,7 @@ LATCH_N = 2.0
 class PressButton(Task):
     name = 'press_button'
     step_limit = 750
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Press the red button, not the blue one.'
     description = (

@@ -15,6 +15,7 @@ _LAYOUTS = [
 class PushToZone(Task):
     name = 'push_to_zone'
     step_limit = 1000
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Push the yellow cube into the green zone without grasping it.'
     description = (

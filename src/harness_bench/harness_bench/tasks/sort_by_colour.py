@@ -17,6 +17,7 @@ _RGBA = {'red': (0.85, 0.12, 0.1, 1.0), 'blue': (0.12, 0.3, 0.85, 1.0)}
 class SortByColour(Task):
     name = 'sort_by_colour'
     step_limit = 3000
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Sort the blocks by colour: red blocks into the red bin, blue into the blue bin.'
     description = (

@@ -21,6 +21,7 @@ _BLOCKS = (
 class StackBlocksThree(Task):
     name = 'stack_blocks_three'
     step_limit = 2500
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Build a tower: the green block on the red block, then the blue block on top.'
     description = (

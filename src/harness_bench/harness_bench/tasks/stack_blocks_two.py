@@ -16,6 +16,7 @@ TOLERANCE = np.array([0.025, 0.025, 0.012])
 class StackBlocksTwo(Task):
     name = 'stack_blocks_two'
     step_limit = 1250
+    judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
     instruction = 'Stack the yellow block on top of the purple block.'
     description = (

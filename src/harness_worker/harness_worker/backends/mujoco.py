@@ -15,6 +15,7 @@ import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
 from arx_x5_description.mujoco_model import station_spec
 from harness_bench.task import ArmSnapshot, ObjectSpec, ObjectState, WorldSnapshot
+from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.transforms import matrix_to_quat
@@ -57,6 +58,7 @@ class MujocoStation:
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self._scratch = mujoco.MjData(self.model)  # collision checks for planning
+        self._probe = mujoco.MjData(self.model)  # collision depths for the shield
         self.objects = list(objects)
         m = self.model
         self._arm_qpos = {
@@ -81,6 +83,12 @@ class MujocoStation:
         self._tf_frames = [f'{a}_link{i}' for a in ARMS for i in range(1, 9)] + [
             f'{a}_tcp' for a in ARMS
         ]
+        geom_body = m.geom_bodyid
+        self._arm_geoms = {a: np.isin(geom_body, list(self._arm_bodies[a])) for a in ARMS}
+        table = m.body('table').id
+        self._table_geoms = (geom_body == table) | (
+            np.arange(m.ngeom) == mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, 'floor')
+        )
         self.latched: set[str] = set()
         self.grasped: set[str] = set()
         for a in ARMS:
@@ -271,6 +279,33 @@ class MujocoStation:
     def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         body = self.data.body(name)
         return body.xpos.copy(), body.xquat.copy()
+
+    # Collision depths for the shield ------------------------------------------------------
+
+    def contacts(self, command: np.ndarray) -> Contacts:
+        """How deep the arms would be in the table and in each other at `command` (objects
+        as they are now; fingers at the commanded opening, within their joint range)."""
+        m, d = self.model, self._probe
+        d.qpos[:] = self.data.qpos
+        g = self.emb.gripper
+        for k, a in enumerate(ARMS):
+            d.qpos[self._arm_qpos[a]] = command[7 * k : 7 * k + 6]
+            q7 = min(g.upper, max(g.lower, g.target(float(command[7 * k + 6]))))
+            d.qpos[self._finger_qpos[a]] = d.qpos[self._mimic_qpos[a]] = q7
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_collision(m, d)
+        n = d.ncon
+        g1, g2 = d.contact.geom1[:n], d.contact.geom2[:n]
+        depth = np.maximum(-d.contact.dist[:n], 0.0)
+        table = self._table_geoms
+        deepest = []
+        for a in ARMS:
+            mine = self._arm_geoms[a]
+            hit = (mine[g1] & table[g2]) | (mine[g2] & table[g1])
+            deepest.append(float(depth[hit].max()) if hit.any() else 0.0)
+        left, right = self._arm_geoms['left'], self._arm_geoms['right']
+        crossed = (left[g1] & right[g2]) | (left[g2] & right[g1])
+        return Contacts(tuple(deepest), float(depth[crossed].max()) if crossed.any() else 0.0)
 
     # Collision checks for planning --------------------------------------------------------
 

@@ -1,0 +1,77 @@
+"""Package imports point one way: bringup -> driver -> kernel -> skills -> worker -> shield,
+with the messages, the description, the bench tasks and the shared types at the bottom."""
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2]
+BOTTOM = {'harness_msgs', 'arx_x5_description', 'harness_bench', 'harness_types', 'tf2_msgs'}
+RANK = {
+    'harness_shield': 1,
+    'harness_reactive': 1,
+    'harness_worker': 2,
+    'harness_skills': 3,
+    'harness_kernel': 4,
+    'harness_driver': 5,
+    'harness_bringup': 6,
+}
+# The bottom packages use nothing of the harness but each other's data (the types' conversions
+# need the messages).
+BOTTOM_MAY_USE = {'harness_types': {'harness_msgs'}}
+
+
+def imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split('.')[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split('.')[0])
+    return {name for name in found if name in RANK or name in BOTTOM}
+
+
+def modules():
+    for package in sorted(RANK) + sorted(BOTTOM - {'tf2_msgs', 'harness_msgs'}):
+        for path in sorted((SRC / package / package).rglob('*.py')):
+            yield package, path
+
+
+def test_every_import_points_down():
+    wrong = []
+    for package, path in modules():
+        for used in imports(path) - {package}:
+            if package in BOTTOM:
+                ok = used in BOTTOM_MAY_USE.get(package, set())
+            else:
+                ok = used in BOTTOM or RANK[used] < RANK[package]
+            if not ok:
+                wrong.append(f'{path.relative_to(SRC)} imports {used}')
+    assert not wrong, '\n'.join(wrong)
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    module = tmp_path / 'm.py'
+    module.write_text('from harness_driver.episode import Episode\nimport harness_worker.worker\n')
+    assert imports(module) == {'harness_driver', 'harness_worker'}
+
+
+def test_no_core_module_imports_rclpy():
+    """Pure cores: only the nodes (and bringup) touch rclpy."""
+    allowed = {'_node.py', 'ros_port.py'}
+    offenders = []
+    for package, path in modules():
+        if package == 'harness_bringup' or any(path.name.endswith(a) for a in allowed):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or '']
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split('.')[0] == 'rclpy' for n in names):
+                offenders.append(str(path.relative_to(SRC)))
+    assert not offenders, offenders
