@@ -15,7 +15,7 @@ import numpy as np
 from harness_types.execution import Execution
 from harness_types.robot_state import RobotState
 from harness_types.scene import Grip, LocatedObject
-from harness_types.transforms import tool_quat
+from harness_types.transforms import matrix_to_quat, quat_to_matrix, tool_quat, yaw_quat
 
 PITCHES_DEG = tuple(range(90, 25, -5))  # steepest first: straight down is the best grasp
 
@@ -45,9 +45,9 @@ class ContactSkills:
     def gripper_of(self, arm: str) -> float:
         return float(self.state().arm(arm).gripper)
 
-    def _quat_for(self, arm: str, points: list[np.ndarray]) -> list[float] | None:
+    def _quat_for(self, arm: str, points: list[np.ndarray], yaw: float = 0.0) -> list[float] | None:
         for pitch in PITCHES_DEG:
-            quat = tool_quat(pitch)
+            quat = tool_quat(pitch, yaw)
             if all(self.reachable(arm, p, quat) for p in points):
                 return quat
         return None
@@ -249,6 +249,10 @@ class ContactSkills:
         return steps
 
     def transfer(self, to_arm: str = '', along: float = 0.05, at=None) -> Grip | Execution:
+        """The holder turns the object a quarter turn about the vertical so that it points at
+        the other arm (each arm then works on its own side, their forearms apart), brings it to
+        the hand-over point, the receiver grasps it `along` m past its centre, the holder
+        opens and rises."""
         if not self.grips:
             return self.fail('transfer', to_arm, 'transfer: no arm holds anything (pick first)')
         giver = next(iter(self.grips))
@@ -260,25 +264,34 @@ class ContactSkills:
                 receiver,
                 f'transfer: to_arm must be the other arm than the {giver} arm, got {to_arm!r}',
             )
+        toward = 1.0 if giver == 'left' else -1.0  # world x direction from giver to receiver
+        turn = -90.0 * toward  # the yaw that points the giver's tool (and object) at the receiver
+        turn_matrix = quat_to_matrix(yaw_quat(np.radians(turn)))
+        hand_quat = [float(v) for v in matrix_to_quat(turn_matrix @ quat_to_matrix(grip.quat))]
+        offset = turn_matrix @ np.asarray(grip.offset, dtype=float)
         candidates = (
             [np.asarray(at, dtype=float)]
             if at is not None
             else [
                 np.array([x, y, z])
                 for z in (0.92, 0.97, 0.88)
-                for y in (-0.05, 0.0, 0.05, -0.1)
-                for x in (0.0, -0.04, 0.04)
+                for y in (0.0, -0.05, 0.05, -0.1)
+                for x in (-toward * 0.06, -toward * 0.03, -toward * 0.09)
             ]
         )
         plan = None
         for hand in candidates:
-            center = hand + grip.offset
-            # The receiver takes the object `along` m past its centre, away from the giver.
-            side = np.sign(center[1] - hand[1]) or 1.0
-            take = np.array([center[0], center[1] + side * along, hand[2]])
-            if not self.reachable(giver, hand, grip.quat):
+            center = hand + offset
+            axis = np.array([center[0] - hand[0], center[1] - hand[1], 0.0])
+            axis = (
+                axis / np.linalg.norm(axis)
+                if np.linalg.norm(axis) > 1e-6
+                else np.array([toward, 0.0, 0.0])
+            )
+            take = np.array([center[0], center[1], hand[2]]) + axis * along
+            if not self.reachable(giver, hand, hand_quat):
                 continue
-            quat_r = self._quat_for(receiver, [take + [0.0, 0.0, 0.08], take])
+            quat_r = self._quat_for(receiver, [take + [0.0, 0.0, 0.08], take], yaw=90.0 * toward)
             if quat_r is not None:
                 plan = hand, center, take, quat_r
                 break
@@ -289,18 +302,18 @@ class ContactSkills:
                 f'transfer: no hand-over point both arms reach (tried {len(candidates)})',
             )
         hand, center, take, quat_r = plan
-        steps = [self._move(giver, hand, grip.quat)]
+        steps = [self._move(giver, hand, hand_quat)]
         # Now that the giver is there: an approach for the receiver clear of the giver's hand
         # (the arms collide), else the one found above.
         above = take + [0.0, 0.0, 0.08]
         for pitch in PITCHES_DEG:
-            quat = tool_quat(pitch)
+            quat = tool_quat(pitch, 90.0 * toward)
             if self.reachable(receiver, above, quat, True) and self.reachable(receiver, take, quat):
                 quat_r = quat
                 break
         if self.gripper_of(receiver) < 0.9:
             steps.append(self.execute('open_gripper', dict(arm=receiver, fraction=1.0)))
-        steps.append(self._move(receiver, take + [0.0, 0.0, 0.08], quat_r))
+        steps.append(self._move(receiver, above, quat_r))
         steps.append(self._move(receiver, take, quat_r, cartesian=True))
         closed = self.execute('close_gripper', dict(arm=receiver, fraction=0.0))
         steps.append(closed)
@@ -310,7 +323,7 @@ class ContactSkills:
                 receiver,
                 f'transfer: the {receiver} gripper closed on nothing at the hand-over',
             )
-        steps += self.release(giver)
+        steps += self.release(giver, quat=hand_quat)
         new = Grip(receiver, grip.object_id, grip.height, quat_r, center - take, steps)
         self.grips[receiver] = new
         return new

@@ -79,6 +79,10 @@ def tool_rotation(pitch: float) -> np.ndarray:
     return np.column_stack([x, y, np.cross(x, y)])
 
 
-def tool_quat(pitch_deg: float) -> list[float]:
-    """`tool_rotation` of a pitch in degrees, as a quaternion list (w, x, y, z)."""
-    return [float(v) for v in matrix_to_quat(tool_rotation(math.radians(pitch_deg)))]
+def tool_quat(pitch_deg: float, yaw_deg: float = 0.0) -> list[float]:
+    """`tool_rotation` of a pitch in degrees, turned by `yaw_deg` about world z, as a
+    quaternion list (w, x, y, z). Yaw 90 points the tool along world -x (jaws along y)."""
+    rotation = tool_rotation(math.radians(pitch_deg))
+    if yaw_deg:
+        rotation = quat_to_matrix(yaw_quat(math.radians(yaw_deg))) @ rotation
+    return [float(v) for v in matrix_to_quat(rotation)]
