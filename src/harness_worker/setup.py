@@ -17,5 +17,10 @@ setup(
     description='The worker node and its backends (MuJoCo station); kinematics for fk/ik/plan.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
-    entry_points={'console_scripts': ['worker = harness_worker.worker_node:main']},
+    entry_points={
+        'console_scripts': [
+            'worker = harness_worker.worker_node:main',
+            'ros2_control_standin = harness_worker.ros2_control_standin_node:main',
+        ]
+    },
 )

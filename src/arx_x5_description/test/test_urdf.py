@@ -163,9 +163,21 @@ def test_ros2_control_block_selectable(hardware, plugin):
         for j in block.findall('joint')
         if j.find('command_interface') is not None
     )
-    # the gripper actuator reaches below the joint range so a closed gripper squeezes
-    grip = block.find("joint[@name='left_joint7']/command_interface/param[@name='min']")
-    assert float(grip.text) == pytest.approx(-0.01)
+    # Every command range lies within its URDF joint limits: ros2_control's limit enforcement
+    # would refuse a command below them (a closed gripper squeezes by the hardware's force
+    # control, not by a target below 0). The mimic finger takes no command.
+    for joint in block.findall('joint'):
+        limit = robot.find(f"joint[@name='{joint.get('name')}']/limit")
+        command = joint.find('command_interface')
+        if command is None:
+            continue
+        low = float(command.find("param[@name='min']").text)
+        high = float(command.find("param[@name='max']").text)
+        assert float(limit.get('lower')) <= low < high <= float(limit.get('upper')), joint.get(
+            'name'
+        )
+    assert block.find("joint[@name='left_joint8']/command_interface") is None
+    assert block.find("joint[@name='left_joint8']/param") is None  # the URDF's <mimic> says it
     assert (robot.find('gazebo') is not None) == (hardware == 'gazebo')
 
 

@@ -5,6 +5,7 @@ folder: summary.json (status, decisions by reason, tokens, cost) and events.json
 import json
 import os
 import socket
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,36 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
         ]
     assert [json.loads(t)['type'] for t in texts][-1] == 'end'
     assert 'left_joint1' in states[-1].name and len(states[-1].position) == len(states[-1].name)
+    bag_tf_tree_and_latched_description(folder / 'bag', store)
+
+
+def bag_tf_tree_and_latched_description(path, store):
+    """rviz can show the robot from the bag: the TF tree (/tf_static + /tf) has one root and
+    reaches every link of the description and every camera's optical frame; the description
+    and /tf_static are offered transient-local, so `ros2 bag play` republishes them latched."""
+    with Reader(path) as bag:
+        by_topic = {c.topic: c for c in bag.connections}
+        for topic in ('/robot_description', '/tf_static'):
+            (qos,) = by_topic[topic].ext.offered_qos_profiles
+            assert qos.durability.name == 'TRANSIENT_LOCAL', topic
+        assert by_topic['/tf'].ext.offered_qos_profiles[0].durability.name == 'VOLATILE'
+        edges, urdf = {}, None
+        for c, _, raw in bag.messages():
+            if c.topic in ('/tf', '/tf_static'):
+                for t in store.deserialize_cdr(raw, c.msgtype).transforms:
+                    edges[t.child_frame_id] = t.header.frame_id
+            elif c.topic == '/robot_description':
+                urdf = store.deserialize_cdr(raw, c.msgtype).data
+    roots = set(edges.values()) - set(edges)
+    assert roots == {'world'}, roots
+    links = {e.get('name') for e in ET.fromstring(urdf).findall('link')}
+    cameras = {f'{cam}_optical' for cam in ('cam_head', 'cam_left_wrist', 'cam_right_wrist')}
+    for frame in (links | cameras) - {'world'}:
+        seen, at = set(), frame
+        while at in edges and at not in seen:
+            seen.add(at)
+            at = edges[at]
+        assert at == 'world', f'{frame} is not connected to the root (stops at {at})'
 
 
 def test_an_outage_is_survived_with_backoff(tmp_path, monkeypatch, capfd):

@@ -7,21 +7,56 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from rosbags.interfaces import (
+    Qos,
+    QosDurability,
+    QosHistory,
+    QosLiveliness,
+    QosReliability,
+    QosTime,
+)
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from harness_types import names
 
 # What every episode records: the robot's motion, the simulated clock and the driver's own
-# events (JSON in std_msgs/String: model requests, cells, verdicts, the end). Camera images are
+# events (JSON in std_msgs/String: model requests, cells, verdicts, the end) and the rviz
+# markers (located objects, regions, shield rejections). Camera images are
 # left out: at 25 Hz they would make a bag of hundreds of MB.
 TOPICS = {
     names.JOINT_STATES: 'sensor_msgs/msg/JointState',
     names.TF: 'tf2_msgs/msg/TFMessage',
+    names.TF_STATIC: 'tf2_msgs/msg/TFMessage',
     names.CLOCK: 'rosgraph_msgs/msg/Clock',
     names.ROBOT_DESCRIPTION: 'std_msgs/msg/String',
     names.EVENTS: 'std_msgs/msg/String',
+    names.MARKERS: 'visualization_msgs/msg/MarkerArray',
 }
+
+
+# Topics whose publishers are latched (transient local): the bag says so, so that `ros2 bag
+# play` republishes them latched and a late subscriber (rviz) still gets them.
+LATCHED = (names.ROBOT_DESCRIPTION, names.EVENTS, names.TF_STATIC)
+
+
+def is_latched(topic: str) -> bool:
+    """`topic` (fully qualified, in any namespace) is one of LATCHED."""
+    return any(topic == n or topic.endswith('/' + n.lstrip('/')) for n in LATCHED)
+
+
+def offered_qos(latched: bool) -> Qos:
+    return Qos(
+        QosHistory.KEEP_LAST,
+        1 if latched else 100,
+        QosReliability.RELIABLE,
+        QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+        QosTime(0x7FFFFFFF, 0xFFFFFFFF),
+        QosTime(0x7FFFFFFF, 0xFFFFFFFF),
+        QosLiveliness.AUTOMATIC,
+        QosTime(0x7FFFFFFF, 0xFFFFFFFF),
+        False,
+    )
 
 
 class BagRecorder:
@@ -36,7 +71,12 @@ class BagRecorder:
         self._writer.open()
         store = get_typestore(Stores.ROS2_KILTED)
         self._connections = {
-            topic: self._writer.add_connection(topic, msgtype, typestore=store)
+            topic: self._writer.add_connection(
+                topic,
+                msgtype,
+                typestore=store,
+                offered_qos_profiles=[offered_qos(is_latched(topic))],
+            )
             for topic, msgtype in self.topics.items()
         }
         self.counts = dict.fromkeys(self.topics, 0)

@@ -25,8 +25,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
 
-from harness_driver.bag import TOPICS, BagRecorder
+from harness_driver.bag import LATCHED, TOPICS, BagRecorder
 from harness_types import names
 
 MESSAGE_TYPES = {
@@ -34,10 +35,10 @@ MESSAGE_TYPES = {
     'tf2_msgs/msg/TFMessage': TFMessage,
     'rosgraph_msgs/msg/Clock': Clock,
     'std_msgs/msg/String': String,
+    'visualization_msgs/msg/MarkerArray': MarkerArray,
 }
-# Latched: a late subscriber still gets them (the description, and every event of the episode
-# from its first line on, although the recorder starts after the episode's first events).
-LATCHED = (names.ROBOT_DESCRIPTION, names.EVENTS)
+# LATCHED topics: a late subscriber still gets them (the description, and every event of the
+# episode from its first line on, although the recorder starts after the episode's first events).
 DRAIN_S = 0.3
 # The driver's events: every one kept for late subscribers (an episode has hundreds at most).
 EVENTS_QOS = QoSProfile(
@@ -47,12 +48,23 @@ EVENTS_QOS = QoSProfile(
 
 # Who may publish what into the bag: the graph's own nodes. A message from any other
 # publisher (another process on the machine that joined the domain) is counted, not recorded.
+# With the ros2_control backend the robot's state comes from its drivers, as in any ROS graph.
+STATE_PUBLISHERS = (
+    names.WORKER,
+    names.STANDIN,
+    'joint_state_broadcaster',
+    'robot_state_publisher',
+    'ros_gz_bridge',
+    'gz_ros_bridge',
+)
 PUBLISHERS = {
-    names.JOINT_STATES: (names.WORKER,),
-    names.TF: (names.WORKER,),
-    names.CLOCK: (names.WORKER,),
-    names.ROBOT_DESCRIPTION: (names.WORKER,),
+    names.JOINT_STATES: STATE_PUBLISHERS,
+    names.TF: STATE_PUBLISHERS,
+    names.TF_STATIC: STATE_PUBLISHERS,
+    names.CLOCK: STATE_PUBLISHERS,
+    names.ROBOT_DESCRIPTION: STATE_PUBLISHERS,
     names.EVENTS: (names.DRIVER,),
+    names.MARKERS: (names.WORKER, names.SKILL_SERVER, names.KERNEL),
 }
 
 

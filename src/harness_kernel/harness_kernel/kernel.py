@@ -151,8 +151,10 @@ class Kernel:
         closed_below: float,
         api: list[str] | None = None,
         log: Callable[[dict], None] = lambda record: None,
+        on_located: Callable[[list[LocatedObject]], None] = lambda objects: None,
     ) -> None:
         self.robot = robot
+        self.on_located = on_located  # shows what locate() found (rviz markers)
         self.host = host
         self.cell_timeout = cell_timeout_seconds
         # An endless loop in reactive code is stopped well after its budget (the budget itself
@@ -624,7 +626,9 @@ class Kernel:
         self._cell.images.append(ShownImage(str(caption)[:500], rgb))
 
     def _locate(self, query: str = '') -> list[LocatedObject]:
-        return self.perception.locate(self.robot.views([]), str(query))  # [] = every camera
+        found = self.perception.locate(self.robot.views([]), str(query))  # [] = every camera
+        self.on_located(found)
+        return found
 
     def measure_scene(self) -> SceneReport:
         """Every located object measured again and each arm's grip (the turn report)."""

@@ -28,12 +28,14 @@ from harness_types.convert import (
     camera_view_of,
     cell_result_msg,
     execution_of,
+    marker_array_msg,
     point_msg,
     quat_msg,
     robot_state_of,
     verdict_of,
 )
 from harness_types.execution import Execution
+from harness_types.markers import located_marks
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 from harness_types.wait import wait_future
@@ -42,6 +44,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.utilities import get_default_context
+from visualization_msgs.msg import MarkerArray
 
 from harness_kernel.kernel import Kernel
 from harness_kernel.program_host import ProgramHost
@@ -155,6 +158,7 @@ class KernelNode(Node):
             doc_values,
         )
         self.robot = RosRobot(self, wait_s=config.cell_timeout_seconds + 600.0)
+        self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
         self.kernel = Kernel(
             self.robot,
             host,
@@ -164,6 +168,7 @@ class KernelNode(Node):
             emb.gripper.closed_below,
             config.api_names,
             log,
+            self._show_located,
         )
         group = ReentrantCallbackGroup()
         self.create_service(
@@ -172,6 +177,9 @@ class KernelNode(Node):
         ActionServer(
             self, RunCell, names.RUN_CELL, self._run_cell, callback_group=group, result_timeout=10
         )
+
+    def _show_located(self, objects) -> None:
+        self.markers.publish(marker_array_msg(located_marks(objects)))
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request

@@ -112,3 +112,30 @@ def test_finish_and_show(kernel):
     r = run('clear_guards()\nshow("cam_head", "the table")\nfinish("done here")')
     assert r.status == 'finished' and r.summary == 'done here'
     assert r.images[0].caption == 'the table' and r.images[0].rgb.shape == (480, 640, 3)
+
+
+def test_located_objects_and_regions_are_shown_in_rviz(kernel):
+    import time
+
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    run, *_, graph = kernel
+    shown = []
+    graph.client.create_subscription(MarkerArray, '/harness/markers', shown.append, 50)
+    time.sleep(0.5)  # the subscription is matched before the cell publishes
+    r = run(
+        'cube = locate("cube")[0]\n'
+        'p = state().left.tcp\n'
+        'move_eef([p[0], p[1], p[2] + 0.03], arm="left", region=([-1, -1, 0.7], [1, 1, 1.6]))'
+    )
+    assert r.status == 'ok', r.traceback
+    deadline = time.monotonic() + 10
+    while len(shown) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    markers = [m for array in shown for m in array.markers]
+    located = [m for m in markers if m.ns == 'located' and m.type == Marker.TEXT_VIEW_FACING]
+    assert located and located[0].text.startswith('red_cube')
+    regions = [m for m in markers if m.ns == 'regions']
+    # Shown while the execution runs, deleted when it ends.
+    assert [m.action for m in regions] == [Marker.ADD, Marker.DELETE]
+    assert regions[0].type == Marker.LINE_LIST and abs(regions[0].scale.x - 0.004) < 1e-9

@@ -5,23 +5,27 @@ through these.
 
 Every execution ticks the worker through worker/tick; while the goal asks for reactive code
 it calls kernel/reactive_step once per tick. Each result is one ExecutionTrace: the event and
-every tick. Parameters: harness_types.config.SkillServerConfig.
+every tick. An execution bounded by a region shows it on harness/markers while it runs.
+Parameters: harness_types.config.SkillServerConfig.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import traceback
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_types.config import SkillServerConfig, declare_section
-from harness_types.convert import trace_msg
+from harness_types.convert import marker_array_msg, trace_msg
 from harness_types.execution import skill_error
+from harness_types.markers import region_mark
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from visualization_msgs.msg import MarkerArray
 
 from harness_msgs.srv import Ik, Observe, State
 from harness_skills.execution import Engine
@@ -48,6 +52,8 @@ class SkillServer(Node):
         self.reactive = RosReactivePort(self, self.station, timeout)
         engine = Engine(self.station, emb.rates.control_hz, self.reactive)
         self.skills = Skills(engine, emb.gripper.closed_below)
+        self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
+        self._region_ids = itertools.count(1)  # next() is atomic: executions run in parallel
         group = ReentrantCallbackGroup()
         for spec in SKILLS.values():
             ActionServer(
@@ -93,6 +99,10 @@ class SkillServer(Node):
             msg.tick = tick
             goal_handle.publish_feedback(msg)
 
+        region = options.region
+        if region is not None:  # shown in rviz while the execution is bounded by it
+            marker_id = next(self._region_ids)
+            self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
         run = dict(feedback=feedback, cancelled=lambda: goal_handle.is_cancel_requested)
         if spec.name == 'run_controller':
             hz = goal.camera_hz if goal.camera_hz > 0 else (goal.hz or self.skills.control_hz)
@@ -108,6 +118,9 @@ class SkillServer(Node):
             execution = skill_error(spec.name, getattr(goal, 'arm', ''), detail)
         finally:
             self.reactive.use_cameras([], 1)
+            if region is not None:
+                mark = region_mark(marker_id, *region, active=False)
+                self.markers.publish(marker_array_msg([mark]))
         result.execution = trace_msg(execution)
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()

@@ -32,6 +32,8 @@ class WorkerConfig:
     backend: str = 'mujoco'  # a module harness_worker.backends.<name>, or a dotted module path
     publish_cameras: bool = True  # camera topics, rendered only while someone subscribes
     camera_every_ticks: int = field(default=5, metadata=_at_least(1))
+    # ROS's own: follow /clock (Gazebo, the ros2_control stand-in) instead of the wall clock.
+    use_sim_time: bool = False
 
 
 @dataclass(frozen=True)
@@ -228,5 +230,8 @@ def declare_section(node, cls):
     for f in fields(cls):
         default = _default_of(f)
         declared = list(default) if isinstance(default, tuple) else default
-        values[f.name] = node.declare_parameter(f.name, declared).value
+        if node.has_parameter(f.name):  # ROS's own (use_sim_time) is declared already
+            values[f.name] = node.get_parameter(f.name).value
+        else:
+            values[f.name] = node.declare_parameter(f.name, declared).value
     return read_section(cls, values, f'node {node.get_name()} parameters')

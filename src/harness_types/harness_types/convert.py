@@ -11,12 +11,14 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
 from sensor_msgs.msg import CameraInfo, Image
+from visualization_msgs.msg import Marker, MarkerArray
 
 from harness_msgs import msg as hm
 from harness_msgs.action import RunCell
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult, ShownImage
 from harness_types.execution import Execution, TraceTick
+from harness_types.markers import Mark
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
@@ -324,3 +326,56 @@ def cell_result_of(msg: RunCell.Result) -> CellResult:
         events_handled=int(msg.events_handled),
         scene=scene_report_of(msg.report),
     )
+
+
+# Markers -------------------------------------------------------------------------------------
+
+_BOX_EDGES = [
+    (a, b)
+    for a in range(8)
+    for b in range(a + 1, 8)
+    if bin(a ^ b).count('1') == 1  # corners differing in one coordinate share an edge
+]
+
+
+def marker_array_msg(marks: list[Mark], time: float = 0.0) -> MarkerArray:
+    """Marks -> visualization_msgs/MarkerArray (a wire box is a LINE_LIST of its 12 edges)."""
+    out = MarkerArray()
+    for m in marks:
+        msg = Marker()
+        msg.header.frame_id = m.frame
+        msg.header.stamp = stamp(time)
+        msg.ns = m.namespace
+        msg.id = int(m.id)
+        if m.clear_namespace:
+            msg.action = Marker.DELETEALL
+            out.markers.append(msg)
+            continue
+        if m.delete:
+            msg.action = Marker.DELETE
+            out.markers.append(msg)
+            continue
+        msg.action = Marker.ADD
+        msg.pose.orientation.w = 1.0
+        msg.pose.position = point_msg(m.position)
+        msg.scale = Vector3(x=float(m.size[0]), y=float(m.size[1]), z=float(m.size[2]))
+        msg.color.r, msg.color.g, msg.color.b, msg.color.a = (float(c) for c in m.rgba)
+        msg.lifetime.sec = int(m.lifetime_s)
+        msg.lifetime.nanosec = int(round((m.lifetime_s - int(m.lifetime_s)) * 1e9))
+        if m.shape == 'box':
+            msg.type = Marker.CUBE
+        elif m.shape == 'sphere':
+            msg.type = Marker.SPHERE
+        elif m.shape == 'text':
+            msg.type = Marker.TEXT_VIEW_FACING
+            msg.text = m.text
+        elif m.shape == 'wire_box':
+            msg.type = Marker.LINE_LIST
+            half = np.asarray(m.size) / 2
+            corners = [half * np.array([(c >> i & 1) * 2 - 1 for i in range(3)]) for c in range(8)]
+            msg.points = [point_msg(corners[i]) for edge in _BOX_EDGES for i in edge]
+            msg.scale = Vector3(x=0.004, y=0.0, z=0.0)  # line width
+        else:
+            raise ValueError(f'no marker shape {m.shape!r}')
+        out.markers.append(msg)
+    return out

@@ -38,6 +38,26 @@ def camera_info(camera: str) -> str:
     return f'cameras/{camera}/camera_info'
 
 
+def camera_depth(camera: str) -> str:
+    """32FC1 metres along the optical axis, registered to the colour image."""
+    return f'cameras/{camera}/depth/image_raw'
+
+
+def camera_segmentation(camera: str) -> str:
+    """32SC1 instance indices (a simulator's; real cameras have none)."""
+    return f'cameras/{camera}/segmentation'
+
+
+def camera_labels(camera: str) -> str:
+    """std_msgs/String, a JSON list: the label of each segmentation index (latched)."""
+    return f'cameras/{camera}/labels'
+
+
+# The ros2_control side (config/controllers.yaml of arx_x5_description)
+CONTROLLER_COMMANDS = 'station_position_controller/commands'
+STANDIN = 'ros2_control_standin'
+
+
 # The skill server: one action per skill, and what programs read about the robot
 SKILL_STATE = 'skills/state'
 SKILL_OBSERVE = 'skills/observe'
@@ -53,3 +73,4 @@ RUN_CELL = f'{KERNEL}/run_cell'
 REACTIVE_STEP = f'{KERNEL}/reactive_step'
 VERIFY = f'{DRIVER}/verify'
 EVENTS = 'harness/events'
+MARKERS = 'harness/markers'  # visualization_msgs/MarkerArray (harness_types.markers)

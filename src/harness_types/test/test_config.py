@@ -78,6 +78,9 @@ class FakeNode:
     def __init__(self, given):
         self.given = given
 
+    def has_parameter(self, name):
+        return False
+
     def get_name(self):
         return 'kernel'
 

@@ -118,3 +118,30 @@ def test_cell_result_round_trip():
 def test_stamp():
     t = stamp(12.25)
     assert (t.sec, t.nanosec) == (12, 250_000_000)
+
+
+def test_markers_to_messages():
+    from harness_types.convert import marker_array_msg
+    from harness_types.markers import located_marks, region_mark, rejection_marks
+    from harness_types.scene import LocatedObject
+    from visualization_msgs.msg import Marker
+
+    cube = LocatedObject('red_cube_1', 'red cube', np.array([0.1, 0.2, 0.8]), np.full(3, 0.04), 0.8)
+    located = marker_array_msg(located_marks([cube])).markers
+    # What locate() saw before is cleared first; then the box and the id above its top.
+    assert [m.action for m in located] == [Marker.DELETEALL, Marker.ADD, Marker.ADD]
+    box, label = located[1], located[2]
+    assert box.type == Marker.CUBE and np.isclose(box.scale.x, 0.04) and box.ns == 'located'
+    assert label.text == 'red_cube_1' and label.pose.position.z > 0.8
+    assert box.header.frame_id == 'world'
+
+    region = marker_array_msg([region_mark(3, [0, -0.1, 0.8], [0.2, 0.1, 1.0])]).markers[0]
+    assert region.type == Marker.LINE_LIST and len(region.points) == 24  # 12 edges
+    corners = {(p.x, p.y, p.z) for p in region.points}
+    assert len(corners) == 8 and all(np.isclose(abs(c), 0.1) for p in corners for c in p)
+    assert np.isclose(region.pose.position.z, 0.9)
+    gone = marker_array_msg([region_mark(3, [0, 0, 0], [1, 1, 1], active=False)]).markers[0]
+    assert gone.action == Marker.DELETE and gone.id == 3 and gone.ns == 'regions'
+
+    sphere, text = marker_array_msg(rejection_marks(2, 'right', [0.3, -0.2, 1.0], 'x')).markers
+    assert sphere.lifetime.sec == 5 and text.text == 'right: x' and sphere.id != text.id

@@ -2,14 +2,14 @@
 
 A backend is one module, `harness_worker.backends.<name>` (or any importable module named by
 its dotted path in the worker's `backend` parameter), with a function
-`make_station(emb, urdf) -> Station`. The worker core talks to nothing else: the shield runs
-in front of `apply`, the node publishes what `state`, `frames` and `render` return.
+`make_station(emb, urdf, node) -> Station` (`node` is the worker's ROS node, for a backend that
+talks to ROS; None when the worker runs without ROS). The worker core talks to nothing else:
+the shield runs in front of `apply`; the node publishes what `state` and `render` return.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -20,23 +20,14 @@ from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
 
-@dataclass(frozen=True)
-class Frame:
-    """A frame's pose for /tf: `name` relative to `parent`, position (m) and quaternion
-    (w, x, y, z). `static` frames never move (they go on /tf_static)."""
-
-    name: str
-    parent: str
-    position: np.ndarray
-    quat: np.ndarray
-    static: bool = False
-
-
 class Station(Protocol):
     """One station: the robot, its cameras and (in simulation) a task's objects."""
 
     backend: str  # the backend's name, reported by the worker's profile
-    simulated: bool  # False on hardware: no task objects, no success checks
+    # False when the world is not the worker's (hardware, Gazebo): no task objects, no success
+    # checks, and the robot's state topics (/joint_states, /tf, /clock) are published by the
+    # robot's own drivers, not the worker.
+    simulated: bool
 
     def load(self, objects: list[ObjectSpec]) -> None:
         """Start an episode with these objects (hardware: check the arms are home; objects are
@@ -55,9 +46,6 @@ class Station(Protocol):
     def time(self) -> float:
         """Seconds of episode time (simulated, or since reset on hardware)."""
 
-    def frames(self) -> list[Frame]:
-        """Every link and camera frame for /tf and /tf_static."""
-
     def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraView:
         """One camera's view now (ValueError for an unknown camera)."""
 
@@ -75,13 +63,18 @@ class Station(Protocol):
         """Free what the station holds (renderers, connections)."""
 
 
+class RobotNotAnswering(RuntimeError):  # noqa: N818 (the words a user reads)
+    """A backend's robot did not answer in time (no joint state, clock or image); the message
+    says what was missing. The worker refuses the request with it."""
+
+
 class BackendError(ValueError):
     """The configured backend cannot be loaded; the message says why."""
 
 
-def make_station(backend: str, emb: Embodiment, urdf: str) -> Station:
+def make_station(backend: str, emb: Embodiment, urdf: str, node=None) -> Station:
     """The station of the backend named `backend`: a module of harness_worker.backends, or a
-    dotted module path, that defines `make_station(emb, urdf)`."""
+    dotted module path, that defines `make_station(emb, urdf, node)`."""
     module_name = backend if '.' in backend else f'harness_worker.backends.{backend}'
     try:
         module = importlib.import_module(module_name)
@@ -94,8 +87,10 @@ def make_station(backend: str, emb: Embodiment, urdf: str) -> Station:
         raise
     factory = getattr(module, 'make_station', None)
     if not callable(factory):
-        raise BackendError(f'worker backend module {module_name} has no make_station(emb, urdf)')
-    return factory(emb, urdf)
+        raise BackendError(
+            f'worker backend module {module_name} has no make_station(emb, urdf, node)'
+        )
+    return factory(emb, urdf, node)
 
 
 def builtin_backends() -> list[str]:

@@ -7,6 +7,7 @@ them directly. Nothing here imports rclpy, and nothing here knows which backend 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from dataclasses import dataclass
 
@@ -21,11 +22,20 @@ from harness_types.robot_state import RobotState, arm_slice
 
 from harness_worker.kinematics import IKResult, Pose, StationKinematics
 from harness_worker.planner import PlanResult, plan_path
-from harness_worker.station import Frame, Station, make_station
+from harness_worker.station import RobotNotAnswering, Station, make_station
 
 
 class WorkerError(RuntimeError):
     """A request the worker refuses; the message says why."""
+
+
+@contextlib.contextmanager
+def _answering():
+    """A robot that does not answer refuses the request (the worker node answers it)."""
+    try:
+        yield
+    except RobotNotAnswering as exc:
+        raise WorkerError(f'the robot did not answer: {exc}') from None
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,7 @@ class TickResult:
     reasons: list[str]
     state: RobotState
     episode_ended: bool
+    rejected_arms: tuple[str, ...] = ()  # the arms the shield's reasons name
 
 
 @dataclass(frozen=True)
@@ -87,13 +98,37 @@ class Worker:
             objects = new_task.scene(layout, seed)
         except ValueError as exc:
             raise WorkerError(str(exc)) from None
-        self.station.load(objects)
+        # A real world (ros2_control) has its own objects: nothing to build, arms to bring home.
+        with _answering():
+            self.station.load(objects if self.station.simulated else [])
         self.task = new_task
         self.step = 0
         self.succeeded = False
         self.shield.reset()
         self._token = secrets.token_hex(16)
-        return ResetResult(new_task.instruction, new_task.description, self.state(), self._token)
+        description = new_task.description
+        if not self.station.simulated:
+            with _answering():
+                description += self._go_home()
+        return ResetResult(new_task.instruction, description, self.state(), self._token)
+
+    def _go_home(self, max_step: float = 0.04) -> str:
+        """Bring both arms to joints 0 through the shield, a small step a tick; says what it
+        did (a real robot is not reset by rebuilding a scene)."""
+        start = self.station.measured()
+        joints = [i for k in (0, 7) for i in range(k, k + 6)]
+        far = float(np.abs(start[joints]).max())
+        if far < 0.05:
+            return ''
+        ticks = int(np.ceil(far / max_step))
+        for k in range(1, ticks + 1):
+            command = start.copy()
+            command[joints] = start[joints] * (1.0 - k / ticks)
+            verdict = self.shield.check(command, self.station.measured())
+            if not verdict.accepted:
+                raise WorkerError(f'reset cannot bring the arms home: {verdict.messages()}')
+            self.station.apply(command)
+        return f' (the arms were {far:.2f} rad from home and were brought home first)'
 
     def _require_episode(self) -> Task:
         if self.task is None:
@@ -118,8 +153,10 @@ class Worker:
             return TickResult(False, [self._end_reason()], self.state(), True)
         verdict = self.shield.check(command, self.station.measured())
         if not verdict.accepted:
-            return TickResult(False, verdict.messages(), self.state(), False)
-        self.station.apply(np.asarray(command, dtype=float))
+            arms = tuple(dict.fromkeys(r.arm for r in verdict.reasons if r.arm))
+            return TickResult(False, verdict.messages(), self.state(), False, arms)
+        with _answering():
+            self.station.apply(np.asarray(command, dtype=float))
         self.step += 1
         if not task.judged_after_wrap_up and self.station.simulated:
             self.succeeded = task.check(self.station.snapshot(self.step)).success
@@ -135,10 +172,18 @@ class Worker:
         return self.station.measured()
 
     def outcome(self, token: str) -> Outcome:
-        """The task's verdict on the current state; only with the episode's token."""
+        """The task's verdict on the current state; only with the episode's token. A station
+        that is not simulated has no simulator to judge it, and says so."""
         task = self._require_episode()
         if self._token is None or not secrets.compare_digest(token, self._token):
             raise WorkerError('outcome refused: wrong or missing token')
+        if not self.station.simulated:
+            return Outcome(
+                False,
+                0.0,
+                f'no outcome: the {self.station.backend} backend drives a robot whose success '
+                'no simulator judges',
+            )
         return task.check(self.station.snapshot(self.step))
 
     @property
@@ -162,11 +207,8 @@ class Worker:
         self, cameras: list[str], depth: bool = True, segmentation: bool = True
     ) -> list[CameraView]:
         self._require_episode()
-        return [self.station.render(c, depth, segmentation) for c in cameras]
-
-    def frames(self) -> list[Frame]:
-        self._require_episode()
-        return self.station.frames()
+        with _answering():
+            return [self.station.render(c, depth, segmentation) for c in cameras]
 
     def close(self) -> None:
         self.station.close()

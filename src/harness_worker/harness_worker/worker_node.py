@@ -1,14 +1,19 @@
 """The worker node: maps ROS services and topics onto the worker core (`worker.py`).
 
 Services (worker/...): reset, tick, state, observe, fk, ik, plan, outcome, profile.
-Topics: joint_states, /tf, /clock (episode time), robot_description (latched),
-cameras/<name>/image_raw and camera_info (rendered only while subscribed),
-worker/shield_rejections. Parameters: harness_types.config.WorkerConfig.
+Topics: worker/shield_rejections, harness/markers (where the shield rejected); with a simulated
+station (the worker owns the world) also joint_states, /tf (each link relative to its parent
+joint, as robot_state_publisher; computed from the state after the tick's last physics step),
+/tf_static (fixed frames: bases, table, cameras and their optical frames; latched), /clock
+(episode time), robot_description (latched), cameras/<name>/image_raw and camera_info (rendered
+only while subscribed). With a station that is not the worker's (ros2_control) those come from
+the robot's own drivers. Parameters: harness_types.config.WorkerConfig.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 from dataclasses import replace
 
@@ -19,19 +24,24 @@ from geometry_msgs.msg import TransformStamped
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
     camera_view_msg,
+    marker_array_msg,
     pose_msg,
     quat_of,
     robot_state_msg,
     stamp,
 )
+from harness_types.markers import rejection_marks
 from harness_types.robot_state import RobotState
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
 
 from arx_x5_description.urdf import station_urdf
 from harness_msgs.msg import ShieldRejection
@@ -39,6 +49,7 @@ from harness_msgs.srv import Fk, Ik, Observe, Outcome, Plan, Profile, Reset, Sta
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
+from harness_worker.tf_tree import TfTree
 from harness_worker.worker import Worker, WorkerError
 
 
@@ -56,22 +67,31 @@ class WorkerNode(Node):
         if worker is None:
             emb = load_embodiment()
             urdf = station_urdf(config=emb.path)
-            worker = Worker(emb, urdf, make_station(self.config.backend, emb, urdf))
+            worker = Worker(emb, urdf, make_station(self.config.backend, emb, urdf, self))
         self.worker = worker
         emb, urdf = worker.emb, worker.urdf
         self._joint_names = emb.all_joint_names()
-        self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
-        self.tf = self.create_publisher(TFMessage, names.TF, 10)
-        self.clock = self.create_publisher(Clock, names.CLOCK, 10)
         self.rejections = self.create_publisher(ShieldRejection, names.SHIELD_REJECTIONS, 10)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(String(data=urdf))
-        self.images = {
-            c: self.create_publisher(Image, names.camera_image(c), 2) for c in emb.cameras
-        }
-        self.infos = {
-            c: self.create_publisher(CameraInfo, names.camera_info(c), 2) for c in emb.cameras
-        }
+        self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
+        self._rejection_ids = itertools.count()
+        self.owns_world = worker.station.simulated
+        if self.owns_world:
+            self._tf_tree = TfTree(urdf)
+            self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
+            self.tf = self.create_publisher(TFMessage, names.TF, 10)
+            self.clock = self.create_publisher(Clock, names.CLOCK, 10)
+            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
+                String(data=urdf)
+            )
+            static = self.create_publisher(TFMessage, names.TF_STATIC, latched)
+            static.publish(TFMessage(transforms=self._transforms(self._tf_tree.static(), stamp(0))))
+            self.images = {
+                c: self.create_publisher(Image, names.camera_image(c), 2) for c in emb.cameras
+            }
+            self.infos = {
+                c: self.create_publisher(CameraInfo, names.camera_info(c), 2) for c in emb.cameras
+            }
         handlers = {
             'reset': (Reset, self._reset),
             'tick': (Tick, self._tick),
@@ -83,13 +103,18 @@ class WorkerNode(Node):
             'outcome': (Outcome, self._outcome),
             'profile': (Profile, self._profile),
         }
+        # One request at a time (the core is not thread-safe), in a group of their own: the
+        # default group serves /clock (use_sim_time), which a tick waits on.
+        services = MutuallyExclusiveCallbackGroup()
         for name in names.WORKER_SERVICES:
             kind, handler = handlers[name]
-            self.create_service(kind, names.worker_service(name), handler)
+            self.create_service(kind, names.worker_service(name), handler, callback_group=services)
 
     # Topics -------------------------------------------------------------------------------
 
     def _publish_state(self, state: RobotState | None = None) -> None:
+        if not self.owns_world:
+            return
         state = state or self.worker.state()
         now = stamp(state.time)
         self.clock.publish(Clock(clock=now))
@@ -97,7 +122,11 @@ class WorkerNode(Node):
         if self.joint_states.get_subscription_count():
             self._publish_joint_states(state, now)
         if self.tf.get_subscription_count():
-            self._publish_tf(now)
+            self.tf.publish(
+                TFMessage(
+                    transforms=self._transforms(self._tf_tree.moving(self._positions(state)), now)
+                )
+            )
         if self.config.publish_cameras and state.step % self.config.camera_every_ticks == 0:
             for cam, pub in self.images.items():
                 if pub.get_subscription_count() or self.infos[cam].get_subscription_count():
@@ -107,28 +136,33 @@ class WorkerNode(Node):
                     pub.publish(msg.rgb)
                     self.infos[cam].publish(msg.info)
 
-    def _publish_joint_states(self, state: RobotState, now) -> None:
-        js = JointState(name=self._joint_names)
-        js.header.stamp = now
-        positions: list[float] = []
+    def _positions(self, state: RobotState) -> dict[str, float]:
+        """The 16 joint positions by URDF name (both fingers of each gripper)."""
+        values: list[float] = []
         for a in ARMS:
             arm = state.arm(a)
-            positions += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
-        js.position = positions
+            values += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
+        return dict(zip(self._joint_names, values, strict=True))
+
+    def _publish_joint_states(self, state: RobotState, now) -> None:
+        positions = self._positions(state)
+        js = JointState(name=list(positions), position=list(positions.values()))
+        js.header.stamp = now
         self.joint_states.publish(js)
 
-    def _publish_tf(self, now) -> None:
-        transforms = []
-        for frame in self.worker.frames():
+    @staticmethod
+    def _transforms(transforms, now) -> list[TransformStamped]:
+        out = []
+        for tf in transforms:
             t = TransformStamped()
             t.header.stamp = now
-            t.header.frame_id = frame.parent
-            t.child_frame_id = frame.name
+            t.header.frame_id = tf.parent
+            t.child_frame_id = tf.child
             tr, rot = t.transform.translation, t.transform.rotation
-            tr.x, tr.y, tr.z = (float(v) for v in frame.position)
-            rot.w, rot.x, rot.y, rot.z = (float(v) for v in frame.quat)
-            transforms.append(t)
-        self.tf.publish(TFMessage(transforms=transforms))
+            tr.x, tr.y, tr.z = (float(v) for v in tf.translation)
+            rot.w, rot.x, rot.y, rot.z = (float(v) for v in tf.quat)
+            out.append(t)
+        return out
 
     # Services -----------------------------------------------------------------------------
 
@@ -155,7 +189,7 @@ class WorkerNode(Node):
         response.episode_ended = result.episode_ended
         if result.accepted:
             self._publish_state(result.state)
-        else:
+        elif not result.episode_ended:
             self.rejections.publish(
                 ShieldRejection(
                     step=result.state.step,
@@ -164,7 +198,18 @@ class WorkerNode(Node):
                     reasons=result.reasons,
                 )
             )
+            self._mark_rejection(result)
         return response
+
+    def _mark_rejection(self, result) -> None:
+        """A marker at each rejected arm's TCP (both when no arm is named), with the reason."""
+        sequence = next(self._rejection_ids)
+        reason = result.reasons[0] if result.reasons else 'rejected'
+        marks = []
+        for k, arm in enumerate(result.rejected_arms or ARMS):
+            tcp = result.state.arm(arm).tcp_position
+            marks += rejection_marks(2 * sequence + k, arm, tcp, reason)
+        self.markers.publish(marker_array_msg(marks, result.state.time))
 
     def _state(self, _request: State.Request, response: State.Response) -> State.Response:
         with contextlib.suppress(WorkerError):  # no episode yet: an empty state
@@ -255,12 +300,16 @@ def main(args: list[str] | None = None) -> int:
     rclpy.init(args=args)
     try:
         node = WorkerNode()
-    except (BackendError, ValueError) as exc:
+    except (BackendError, ValueError, RuntimeError) as exc:
         print(f'worker: {exc}', file=sys.stderr)
         rclpy.try_shutdown()
         return 2
+    # Several threads: a backend that talks to ROS (ros2_control) waits inside the services
+    # for its subscriptions.
+    executor = MultiThreadedExecutor(num_threads=4)
+    executor.add_node(node)
     try:
-        rclpy.spin(node)
+        executor.spin()
     except KeyboardInterrupt:
         pass
     finally:

@@ -14,6 +14,7 @@ from harness_worker.worker_node import WorkerNode
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
 
 from harness_msgs.msg import Command
 from harness_msgs.srv import Ik, Observe, Outcome, Profile, Reset, Tick
@@ -101,8 +102,9 @@ def drive(clients, state, goal, gripper, settle=5):
 
 def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     node, clients = graph
-    joint_states = []
+    joint_states, markers = [], []
     node.create_subscription(JointState, '/joint_states', joint_states.append, 10)
+    node.create_subscription(MarkerArray, '/harness/markers', markers.append, 10)
     profile = call(clients['profile'], Profile.Request())
     assert profile.kind == 'robot' and len(profile.command_layout) == 14
     reset = call(clients['reset'], Reset.Request(task='lift_cube', layout=0, seed=0))
@@ -118,6 +120,15 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     assert not rejected.accepted
     assert any('left_joint1 jumps' in r for r in rejected.reasons)
     assert rejected.state.step == 0 and rejected.state.sim_time == 0.0
+    # rviz shows where: a marker at the left TCP, with the reason.
+    deadline = time.monotonic() + 10
+    while not markers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shown = [m for m in markers[0].markers if m.ns == 'shield_rejections']
+    assert [m.type for m in shown] == [Marker.SPHERE, Marker.TEXT_VIEW_FACING]
+    tcp = reset.state.left.tcp.position
+    assert np.allclose([shown[0].pose.position.x, shown[0].pose.position.y], [tcp.x, tcp.y])
+    assert shown[1].text.startswith('left: ') and 'left_joint1 jumps' in shown[1].text
     short = call(clients['tick'], Tick.Request(command=Command(positions=[0.0] * 13)))
     assert not short.accepted and '13 numbers' in short.reasons[0]
 

@@ -21,13 +21,12 @@ from harness_types.robot_state import ArmState, RobotState
 from harness_types.transforms import matrix_to_quat
 
 from harness_worker.mujoco_scene import add_objects
-from harness_worker.station import Frame
 
 # MuJoCo camera (looks along -z, y up) to optical frame (z forward, y down).
 _MJ_TO_OPTICAL = np.diag([1.0, -1.0, -1.0])
 
 
-def make_station(emb: Embodiment, urdf: str) -> MujocoStation:
+def make_station(emb: Embodiment, urdf: str, node=None) -> MujocoStation:
     return MujocoStation(emb, urdf)
 
 
@@ -80,9 +79,6 @@ class MujocoStation:
         self._object_of_body = {b: name for name, b in self._object_bodies.items()}
         self._buttons = {self._object_bodies[o.name]: o for o in objects if o.latch_force > 0}
         self._all_arm_bodies = set().union(*self._arm_bodies.values())
-        self._tf_frames = [f'{a}_link{i}' for a in ARMS for i in range(1, 9)] + [
-            f'{a}_tcp' for a in ARMS
-        ]
         geom_body = m.geom_bodyid
         self._arm_geoms = {a: np.isin(geom_body, list(self._arm_bodies[a])) for a in ARMS}
         table = m.body('table').id
@@ -204,14 +200,6 @@ class MujocoStation:
                 fingers=(float(d.qpos[self._finger_qpos[a]]), float(d.qpos[self._mimic_qpos[a]])),
             )
         return RobotState(arms['left'], arms['right'], step, self.time)
-
-    def frames(self) -> list[Frame]:
-        """Every link of both arms and their TCPs, in the world frame."""
-        out = []
-        for name in self._tf_frames:
-            body = self.data.body(name)
-            out.append(Frame(name, 'world', body.xpos.copy(), body.xquat.copy()))
-        return out
 
     def _contact_bodies(self) -> tuple[np.ndarray, np.ndarray]:
         """Body ids of the two sides of every active contact. Vectorised: grip force, holding

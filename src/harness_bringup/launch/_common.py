@@ -1,0 +1,74 @@
+"""Shared by the launch files (imported by them as a sibling module): the configuration file
+to read, the station's description, and the harness's own nodes."""
+
+import os
+from pathlib import Path
+
+from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+
+def default_config() -> str:
+    """$HARNESS_CONFIG, else the workspace's config/harness.yaml (symlink-install), else ''."""
+    if os.environ.get('HARNESS_CONFIG'):
+        return os.environ['HARNESS_CONFIG']
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / 'config' / 'harness.yaml'
+        if candidate.is_file():
+            return str(candidate)
+    return ''
+
+
+def robot_description(hardware: str, extra: list | None = None) -> dict:
+    """The station's URDF from its xacro, with the <ros2_control> block for `hardware`."""
+    xacro_file = PathJoinSubstitution(
+        [FindPackageShare('arx_x5_description'), 'urdf', 'station.urdf.xacro']
+    )
+    command = [FindExecutable(name='xacro'), ' ', xacro_file, f' ros2_control:={hardware}']
+    return {'robot_description': ParameterValue(Command(command + (extra or [])), value_type=str)}
+
+
+def controllers_file():
+    return PathJoinSubstitution(
+        [FindPackageShare('arx_x5_description'), 'config', 'controllers.yaml']
+    )
+
+
+def harness_station(backend: str, use_sim_time: bool, remappings: list | None = None) -> list:
+    """The worker (with `backend`) and the skill server, with config/harness.yaml."""
+    config = LaunchConfiguration('config')
+    namespace = LaunchConfiguration('namespace')
+    return [
+        Node(
+            package='harness_worker',
+            executable='worker',
+            name='worker',
+            namespace=namespace,
+            parameters=[config, {'backend': backend, 'use_sim_time': use_sim_time}],
+            remappings=remappings or [],
+            output='screen',
+        ),
+        Node(
+            package='harness_skills',
+            executable='skill_server',
+            name='skill_server',
+            namespace=namespace,
+            parameters=[config, {'use_sim_time': use_sim_time}],
+            output='screen',
+        ),
+    ]
+
+
+def controller_spawners(use_sim_time: bool) -> list:
+    return [
+        Node(
+            package='controller_manager',
+            executable='spawner',
+            arguments=[name, '--controller-manager', '/controller_manager'],
+            parameters=[{'use_sim_time': use_sim_time}],
+            output='screen',
+        )
+        for name in ('joint_state_broadcaster', 'station_position_controller')
+    ]

@@ -1,0 +1,73 @@
+"""The real ARX X5 station: ros2_control with the hardware plugin named by `hardware_plugin`,
+its controllers, robot_state_publisher, the camera topics remapped from your drivers', and the
+harness's station on the ros2_control backend.
+
+    ros2 launch harness_bringup real.launch.py \\
+        hardware_plugin:=arx_x5_hardware/ArxX5SystemInterface \\
+        cam_head:=/camera/head/color cam_left_wrist:=/camera/left/color \\
+        cam_right_wrist:=/camera/right/color [config:=FILE]
+
+A camera argument is the prefix of that camera driver's topics: PREFIX/image_raw,
+PREFIX/camera_info and (aligned depth) PREFIX/depth/image_raw.
+"""
+
+import sys
+from pathlib import Path
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (
+    controller_spawners,
+    controllers_file,
+    default_config,
+    harness_station,
+    robot_description,
+)
+
+CAMERAS = ('cam_head', 'cam_left_wrist', 'cam_right_wrist')
+
+
+def generate_launch_description() -> LaunchDescription:
+    plugin = LaunchConfiguration('hardware_plugin')
+    description = robot_description('real', [' hardware_plugin:=', plugin])
+    remappings = []
+    for cam in CAMERAS:
+        prefix = LaunchConfiguration(cam)
+        remappings += [
+            (f'cameras/{cam}/image_raw', [prefix, '/image_raw']),
+            (f'cameras/{cam}/camera_info', [prefix, '/camera_info']),
+            (f'cameras/{cam}/depth/image_raw', [prefix, '/depth/image_raw']),
+        ]
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument('config', default_value=default_config()),
+            DeclareLaunchArgument('namespace', default_value=''),
+            DeclareLaunchArgument(
+                'hardware_plugin',
+                default_value='arx_x5_hardware/ArxX5SystemInterface',
+                description='the ros2_control hardware plugin of the arms',
+            ),
+            *[
+                DeclareLaunchArgument(cam, default_value=f'/{cam}', description=f'{cam} topics')
+                for cam in CAMERAS
+            ],
+            Node(
+                package='robot_state_publisher',
+                executable='robot_state_publisher',
+                parameters=[description],
+                output='screen',
+            ),
+            Node(
+                package='controller_manager',
+                executable='ros2_control_node',
+                parameters=[description, controllers_file()],
+                output='screen',
+            ),
+            *controller_spawners(use_sim_time=False),
+            *harness_station('ros2_control', use_sim_time=False, remappings=remappings),
+        ]
+    )

@@ -1,0 +1,101 @@
+"""The station's TF tree from its URDF, as robot_state_publisher computes it: each link
+relative to its parent joint; fixed joints (bases, table, cameras and their optical frames) on
+/tf_static, movable ones on /tf from the measured joint positions. No ROS here."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+from harness_types.transforms import matrix_to_quat, quat_to_matrix, rpy_to_matrix
+
+
+@dataclass(frozen=True)
+class Transform:
+    """`child`'s pose in `parent`: translation (m) and quaternion (w, x, y, z)."""
+
+    parent: str
+    child: str
+    translation: np.ndarray
+    quat: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Joint:
+    name: str
+    kind: str
+    parent: str
+    child: str
+    xyz: np.ndarray
+    rotation: np.ndarray
+    axis: np.ndarray
+    mimic: str | None
+    multiplier: float
+    offset: float
+
+
+def _floats(text: str | None, default: str) -> np.ndarray:
+    return np.array([float(v) for v in (text or default).split()])
+
+
+class TfTree:
+    """Parse once; `static()` and `moving(positions)` give the transforms."""
+
+    def __init__(self, urdf: str) -> None:
+        root = ET.fromstring(urdf)
+        self.joints: list[_Joint] = []
+        for j in root.findall('joint'):
+            origin = j.find('origin')
+            axis = j.find('axis')
+            mimic = j.find('mimic')
+            xyz = _floats(origin.get('xyz') if origin is not None else None, '0 0 0')
+            rpy = _floats(origin.get('rpy') if origin is not None else None, '0 0 0')
+            self.joints.append(
+                _Joint(
+                    j.get('name'),
+                    j.get('type'),
+                    j.find('parent').get('link'),
+                    j.find('child').get('link'),
+                    xyz,
+                    rpy_to_matrix(*rpy),
+                    _floats(axis.get('xyz') if axis is not None else None, '1 0 0'),
+                    mimic.get('joint') if mimic is not None else None,
+                    float(mimic.get('multiplier', 1.0)) if mimic is not None else 1.0,
+                    float(mimic.get('offset', 0.0)) if mimic is not None else 0.0,
+                )
+            )
+        children = {j.child for j in self.joints}
+        self.roots = sorted({j.parent for j in self.joints} - children)
+        self.moving_joints = [j.name for j in self.joints if j.kind not in ('fixed',)]
+
+    def static(self) -> list[Transform]:
+        return [self._transform(j, 0.0) for j in self.joints if j.kind == 'fixed']
+
+    def moving(self, positions: dict[str, float]) -> list[Transform]:
+        """Transforms of the movable joints; a mimic joint follows its leader, a joint with no
+        position stays at 0."""
+        out = []
+        for j in self.joints:
+            if j.kind == 'fixed':
+                continue
+            if j.name in positions:
+                q = positions[j.name]
+            elif j.mimic is not None:
+                q = positions.get(j.mimic, 0.0) * j.multiplier + j.offset
+            else:
+                q = 0.0
+            out.append(self._transform(j, q))
+        return out
+
+    @staticmethod
+    def _transform(j: _Joint, q: float) -> Transform:
+        translation, rotation = j.xyz.copy(), j.rotation
+        axis = j.axis / (np.linalg.norm(j.axis) or 1.0)
+        if j.kind in ('revolute', 'continuous'):
+            c, s = math.cos(q / 2), math.sin(q / 2)
+            rotation = rotation @ quat_to_matrix([c, *(axis * s)])
+        elif j.kind == 'prismatic':
+            translation = translation + rotation @ (axis * q)
+        return Transform(j.parent, j.child, translation, matrix_to_quat(rotation))
