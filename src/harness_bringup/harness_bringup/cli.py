@@ -112,11 +112,16 @@ def _run(args: argparse.Namespace) -> int:
     if not child_folder:
         _say(
             f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
-            'starting worker, skill server and kernel'
+            + (
+                'joining the station in ROS domain '
+                f'{os.environ.get("ROS_DOMAIN_ID") or 0}, starting the kernel'
+                if args.attach
+                else 'starting worker, skill server and kernel'
+            )
         )
 
     def episode() -> int:
-        result = run_episode(prepared, folder, _say)
+        result = run_episode(prepared, folder, _say, args.attach)
         s = result.summary
         if s.get('outcome'):
             _say(_outcome_line(**s['outcome']))
@@ -226,7 +231,7 @@ def _program(args: argparse.Namespace) -> int:
             f'starting the graph (worker, skill server, kernel) for {args.task} '
             f'layout {args.layout}'
         )
-        with EpisodeGraph(params) as graph:
+        with EpisodeGraph(params, attach=args.attach) as graph:
             start = graph.reset(args.task, args.layout, args.seed)
             _say(f'instruction: {start.instruction}')
             graph.start_kernel(run.workspace, run.kernel_log)
@@ -286,6 +291,13 @@ def _non_negative(text: str) -> float:
     return value
 
 
+ATTACH_HELP = (
+    'join the station already running in this ROS domain (ROS_DOMAIN_ID, default 0), started '
+    'with `ros2 launch harness_bringup <setup>.launch.py` or `harness serve`, instead of '
+    "starting one; the station keeps its own parameters (the launch's config)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='harness',
@@ -325,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
     )
+    run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.set_defaults(func=_run)
 
     bench = sub.add_parser(
@@ -360,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     program.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
     program.add_argument('--seed', type=int, default=0, help='seed (default 0)')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
+    program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     program.set_defaults(func=_program)
 
     serve = sub.add_parser(

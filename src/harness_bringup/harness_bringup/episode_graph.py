@@ -52,10 +52,13 @@ def recorder_report(output: Path) -> dict | None:
 
 class EpisodeGraph(StationGraph):
     """Start with `with EpisodeGraph(params, bag) as g:`; everything stops on exit. `params`
-    is the run's parameter file; `bag` where the recorder writes (None: no recording)."""
+    is the run's parameter file; `bag` where the recorder writes (None: no recording);
+    `attach`: join a station already running in ROS_DOMAIN_ID instead of starting one."""
 
-    def __init__(self, params: Path | None = None, bag: Path | None = None) -> None:
-        super().__init__('graph_client', params)
+    def __init__(
+        self, params: Path | None = None, bag: Path | None = None, attach: bool = False
+    ) -> None:
+        super().__init__('graph_client', params, attach=attach)
         self.bag = bag
         self.notes: dict = {}  # what became of the recording (the episode's summary shows it)
         self.kernel: KernelProcess | None = None

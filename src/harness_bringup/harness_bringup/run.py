@@ -102,10 +102,11 @@ def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) ->
 
 
 def run_episode(
-    prepared: Prepared, folder: Path, log: Callable[[str], None] = print
+    prepared: Prepared, folder: Path, log: Callable[[str], None] = print, attach: bool = False
 ) -> EpisodeResult:
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
-    happens; a graph that does not start is an `error` episode."""
+    happens; a graph that does not start is an `error` episode. `attach`: join the station
+    running in ROS_DOMAIN_ID (started with ros2 launch) instead of starting one."""
     from harness_bringup.episode_graph import EpisodeGraph
 
     config = prepared.config
@@ -136,9 +137,11 @@ def run_episode(
     since = time.monotonic()
     bag = run.bag_path if config.driver.record_bag else None
     try:
-        with EpisodeGraph(params, bag) as graph:
+        with EpisodeGraph(params, bag, attach) as graph:
             episode.station = graph
-            graph.notes = episode.extra  # the backend and the recording go into the summary
+            # The backend and the recording go into the summary.
+            episode.extra.update(graph.notes)
+            graph.notes = episode.extra
             run.publish_to(graph.publish_event)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')

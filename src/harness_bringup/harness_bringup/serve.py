@@ -12,7 +12,7 @@ from harness_skills.skill_server_node import SkillServer
 from harness_types.config import GraphConfig
 from harness_worker.station import BackendError
 from harness_worker.worker_node import WorkerNode
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 
 from harness_bringup.domain import use_discovery_profile
 
@@ -38,7 +38,7 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     )
     try:
         executor.spin()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, SIGTERM
         pass
     finally:
         worker.worker.close()

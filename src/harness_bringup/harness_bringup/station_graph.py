@@ -1,9 +1,11 @@
 """The station side of an episode in this process: worker and skill server on one executor in
 a private ROS domain, plus a client node. The episode graph, the integration tests and the
-benchmarks all start the station through this one class."""
+benchmarks all start the station through this one class. Attached (`attach=True`), it starts
+no station: it joins one started by `ros2 launch harness_bringup ...` in ROS_DOMAIN_ID."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -18,9 +20,23 @@ from harness_bringup.domain import claim_domain_id
 from harness_msgs.srv import Reset
 from harness_types import names
 
+ATTACH_WAIT_S = 30.0  # how long an attached graph waits for the launched station's worker
+
 
 class GraphStartError(RuntimeError):
     """A node of the graph did not start; the message says which and why."""
+
+
+def attached_domain_id() -> int:
+    """The domain of a station started outside the harness: ROS_DOMAIN_ID (default 0)."""
+    text = os.environ.get('ROS_DOMAIN_ID', '').strip() or '0'
+    try:
+        domain_id = int(text)
+    except ValueError:
+        raise GraphStartError(f'ROS_DOMAIN_ID must be an integer, not {text!r}') from None
+    if not 0 <= domain_id <= 232:
+        raise GraphStartError(f'ROS_DOMAIN_ID must be within 0..232, not {domain_id}')
+    return domain_id
 
 
 class StationGraph:
@@ -28,40 +44,59 @@ class StationGraph:
     ROS parameter file (config/harness.yaml or a run's params.yaml) for every node."""
 
     def __init__(
-        self, client_name: str = 'graph_client', params: Path | None = None, threads: int = 6
+        self,
+        client_name: str = 'graph_client',
+        params: Path | None = None,
+        threads: int = 6,
+        attach: bool = False,
     ) -> None:
         self.client_name = client_name
         self.params = params
         self.threads = threads
+        self.attach = attach
         self.token = ''
         self._started = False
+        self.claim = None
 
     def ros_args(self) -> list[str]:
         return ['--ros-args', '--params-file', str(self.params)] if self.params else []
 
     def __enter__(self) -> StationGraph:
-        self.claim = claim_domain_id()
-        self.domain_id = self.claim.domain_id
+        if self.attach:
+            self.domain_id = attached_domain_id()
+        else:
+            self.claim = claim_domain_id()
+            self.domain_id = self.claim.domain_id
         self.context = rclpy.Context()
         rclpy.init(
             args=['harness', *self.ros_args()], context=self.context, domain_id=self.domain_id
         )
         self.executor = MultiThreadedExecutor(num_threads=self.threads, context=self.context)
         self._started = True
-        try:
-            self.worker = WorkerNode(context=self.context)
-            self.skills = SkillServer(context=self.context)
-        except Exception as exc:
-            self.__exit__()
-            raise GraphStartError(f'the station did not start: {exc}') from exc
+        nodes = []
+        if not self.attach:
+            try:
+                self.worker = WorkerNode(context=self.context)
+                self.skills = SkillServer(context=self.context)
+            except Exception as exc:
+                self.__exit__()
+                raise GraphStartError(f'the station did not start: {exc}') from exc
+            nodes = [self.worker, self.skills]
         self.client = Node(self.client_name, context=self.context)
-        for node in (self.worker, self.skills, self.client):
+        for node in (*nodes, self.client):
             self.executor.add_node(node)
         threading.Thread(target=self.executor.spin, daemon=True).start()
         self._reset = self.client.create_client(Reset, names.worker_service('reset'))
-        if not self._reset.wait_for_service(timeout_sec=15):
+        if not self._reset.wait_for_service(timeout_sec=ATTACH_WAIT_S if self.attach else 15):
             self.__exit__()
-            raise GraphStartError('the worker did not start')
+            raise GraphStartError(
+                f'no station answers {names.worker_service("reset")} in ROS domain '
+                f'{self.domain_id} within {ATTACH_WAIT_S:g} s: start one first (ros2 launch '
+                'harness_bringup mujoco.launch.py, mock_hardware, gazebo or real) in this '
+                'domain (ROS_DOMAIN_ID)'
+                if self.attach
+                else 'the worker did not start'
+            )
         return self
 
     def add_node(self, node: Node) -> None:
@@ -89,4 +124,5 @@ class StationGraph:
             worker.worker.close()
         self.executor.shutdown()
         rclpy.shutdown(context=self.context)
-        self.claim.release()
+        if self.claim is not None:
+            self.claim.release()

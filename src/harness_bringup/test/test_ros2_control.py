@@ -12,7 +12,7 @@ import pytest
 from harness_bench.reference import reference_path
 from harness_bringup.processes import child_environment
 from harness_bringup.station_graph import StationGraph
-from harness_types.config import GraphConfig
+from harness_types.config import load_config
 from harness_types.wait import wait_future
 
 from harness_msgs.srv import Outcome
@@ -25,7 +25,7 @@ os.environ.setdefault('MUJOCO_GL', 'egl')
 
 
 def ros2_control_params(root: Path) -> Path:
-    config = GraphConfig()
+    config = load_config(Path(__file__).resolve().parents[3] / 'config' / 'harness.yaml')
     worker = replace(config.worker, backend='ros2_control', use_sim_time=True)
     return replace(config, worker=worker).write(root / 'params.yaml')
 
@@ -108,3 +108,73 @@ def test_a_shield_rejection_reaches_the_program_as_with_mujoco(episode, tmp_path
     for cell in (through_ros2_control, through_mujoco):
         assert cell.status == 'escalated' and cell.stopped_by.event == 'SHIELD_REJECTED'
     assert through_ros2_control.stopped_by.reasons == through_mujoco.stopped_by.reasons
+
+
+def test_an_episode_attached_to_a_served_ros2_control_station(tmp_path, monkeypatch):
+    """The command line on a station started outside the episode (as `ros2 launch` would):
+    `harness serve` with the ros2_control backend, the stand-in behind it, and `harness run
+    --attach` with the scripted baseline; the stand-in's world shows the cube lifted."""
+    import json
+
+    from harness_bringup.cli import main
+    from harness_bringup.domain import claim_domain_id
+
+    params = ros2_control_params(tmp_path)
+    claim = claim_domain_id()
+    env = child_environment(claim.domain_id)
+    processes = [
+        subprocess.Popen(
+            [sys.executable, '-m', 'harness_worker.ros2_control_standin_node'], env=env
+        ),
+        subprocess.Popen(
+            [sys.executable, '-m', 'harness_bringup.cli', '--config', str(params), 'serve'],
+            env=env,
+        ),
+    ]
+    try:
+        monkeypatch.setenv('ROS_DOMAIN_ID', str(claim.domain_id))
+        code = main(
+            ['--config', str(params), 'run', 'lift_cube', '--model', 'scripted', '--attach']
+            + ['--out', str(tmp_path / 'runs')]
+        )
+        (folder,) = (tmp_path / 'runs').iterdir()
+        summary = json.loads((folder / 'summary.json').read_text())
+        assert code == 0 and summary['backend'] == 'ros2_control', summary
+        # The worker has no simulator: the outcome says so; the stand-in's world is judged.
+        assert not summary['outcome']['success'] and 'no outcome' in summary['outcome']['detail']
+        with StationGraph('judge', attach=True) as graph:
+            judge = graph.client.create_client(Outcome, f'{names.STANDIN}/outcome')
+            assert judge.wait_for_service(timeout_sec=10)
+            result = wait_future(judge.call_async(Outcome.Request()), 30)
+        assert result.success, result.detail
+        assert (folder / 'bag').is_dir() and 'bag_error' not in summary
+    finally:
+        for p in processes:
+            p.terminate()
+            p.wait(timeout=20)
+        claim.release()
+
+
+def test_attach_without_a_station_says_how_to_start_one(tmp_path, monkeypatch, capsys):
+    import json
+
+    from harness_bringup.cli import main
+    from harness_bringup.domain import claim_domain_id
+
+    from harness_bringup import station_graph
+
+    claim = claim_domain_id()  # a domain nobody serves
+    try:
+        monkeypatch.setenv('ROS_DOMAIN_ID', str(claim.domain_id))
+        monkeypatch.setattr(station_graph, 'ATTACH_WAIT_S', 1.0)
+        program = tmp_path / 'p.py'
+        program.write_text('print(1)\n')
+        code = main(['program', 'lift_cube', str(program), '--attach', '--out', str(tmp_path)])
+    finally:
+        claim.release()
+    assert code == 1
+    said = capsys.readouterr().err
+    assert f'no station answers worker/reset in ROS domain {claim.domain_id}' in said
+    assert 'ros2 launch harness_bringup' in said
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert json.loads((folder / 'summary.json').read_text())['status'] == 'error'

@@ -28,6 +28,7 @@ import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from harness_bench.tasks import make_task
 from harness_types.convert import camera_view_msg, stamp
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -146,7 +147,7 @@ def main(args: list[str] | None = None) -> int:
     node = Ros2ControlStandin()
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, SIGTERM
         pass
     finally:
         node.station.close()

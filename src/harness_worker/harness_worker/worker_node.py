@@ -34,7 +34,7 @@ from harness_types.markers import rejection_marks
 from harness_types.robot_state import RobotState
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -310,7 +310,7 @@ def main(args: list[str] | None = None) -> int:
     executor.add_node(node)
     try:
         executor.spin()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, SIGTERM
         pass
     finally:
         node.worker.close()
