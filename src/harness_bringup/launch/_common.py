@@ -4,10 +4,15 @@ to read, the station's description, and the harness's own nodes."""
 import os
 from pathlib import Path
 
+from arx_x5_description.embodiment import load_embodiment
+from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+# The station's cameras, from the embodiment file (the one list every consumer reads).
+CAMERAS = tuple(load_embodiment().cameras)
 
 
 def default_config() -> str:
@@ -19,6 +24,18 @@ def default_config() -> str:
         if candidate.is_file():
             return str(candidate)
     return ''
+
+
+def station_arguments() -> list:
+    """`config` (the parameter file) and `namespace` (of the harness's nodes)."""
+    return [
+        DeclareLaunchArgument(
+            'config', default_value=default_config(), description='the parameter file'
+        ),
+        DeclareLaunchArgument(
+            'namespace', default_value='', description="the harness's nodes' namespace"
+        ),
+    ]
 
 
 def robot_description(hardware: str, extra: list | None = None) -> dict:
@@ -71,4 +88,22 @@ def controller_spawners(use_sim_time: bool) -> list:
             output='screen',
         )
         for name in ('joint_state_broadcaster', 'station_position_controller')
+    ]
+
+
+def ros2_control_nodes(description: dict) -> list:
+    """robot_state_publisher and ros2_control_node on the description, with the controllers."""
+    return [
+        Node(
+            package='robot_state_publisher',
+            executable='robot_state_publisher',
+            parameters=[description],
+            output='screen',
+        ),
+        Node(
+            package='controller_manager',
+            executable='ros2_control_node',
+            parameters=[description, controllers_file()],
+            output='screen',
+        ),
     ]

@@ -10,20 +10,19 @@ import sys
 from pathlib import Path
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import IncludeLaunchDescription
 from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
+    CAMERAS,
     controller_spawners,
-    default_config,
     harness_station,
     robot_description,
+    station_arguments,
 )
-
-CAMERAS = ('cam_head', 'cam_left_wrist', 'cam_right_wrist')
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -38,8 +37,7 @@ def generate_launch_description() -> LaunchDescription:
         ]
     return LaunchDescription(
         [
-            DeclareLaunchArgument('config', default_value=default_config()),
-            DeclareLaunchArgument('namespace', default_value=''),
+            *station_arguments(),
             IncludeLaunchDescription(
                 PathJoinSubstitution(
                     [FindPackageShare('ros_gz_sim'), 'launch', 'gz_sim.launch.py']

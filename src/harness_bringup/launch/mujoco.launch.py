@@ -8,17 +8,15 @@ import sys
 from pathlib import Path
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_config, harness_station
+from _common import harness_station, station_arguments
 
 
 def generate_launch_description() -> LaunchDescription:
     return LaunchDescription(
         [
-            DeclareLaunchArgument('config', default_value=default_config()),
-            DeclareLaunchArgument('namespace', default_value=''),
+            *station_arguments(),
             *harness_station('mujoco', use_sim_time=False),
         ]
     )

@@ -17,18 +17,16 @@ from pathlib import Path
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
+    CAMERAS,
     controller_spawners,
-    controllers_file,
-    default_config,
     harness_station,
     robot_description,
+    ros2_control_nodes,
+    station_arguments,
 )
-
-CAMERAS = ('cam_head', 'cam_left_wrist', 'cam_right_wrist')
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -44,8 +42,7 @@ def generate_launch_description() -> LaunchDescription:
         ]
     return LaunchDescription(
         [
-            DeclareLaunchArgument('config', default_value=default_config()),
-            DeclareLaunchArgument('namespace', default_value=''),
+            *station_arguments(),
             DeclareLaunchArgument(
                 'hardware_plugin',
                 default_value='arx_x5_hardware/ArxX5SystemInterface',
@@ -55,18 +52,7 @@ def generate_launch_description() -> LaunchDescription:
                 DeclareLaunchArgument(cam, default_value=f'/{cam}', description=f'{cam} topics')
                 for cam in CAMERAS
             ],
-            Node(
-                package='robot_state_publisher',
-                executable='robot_state_publisher',
-                parameters=[description],
-                output='screen',
-            ),
-            Node(
-                package='controller_manager',
-                executable='ros2_control_node',
-                parameters=[description, controllers_file()],
-                output='screen',
-            ),
+            *ros2_control_nodes(description),
             *controller_spawners(use_sim_time=False),
             *harness_station('ros2_control', use_sim_time=False, remappings=remappings),
         ]

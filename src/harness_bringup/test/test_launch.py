@@ -51,16 +51,23 @@ def imported_from_common(tree: ast.AST) -> set[str]:
     }
 
 
-def common_functions() -> dict[str, ast.FunctionDef]:
+def common_definitions() -> dict[str, ast.AST]:
+    """_common's functions and module-level names."""
     tree = ast.parse(COMMON.read_text())
-    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    out: dict[str, ast.AST] = {}
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef):
+            out[n.name] = n
+        elif isinstance(n, ast.Assign):
+            out.update({t.id: n for t in n.targets if isinstance(t, ast.Name)})
+    return out
 
 
 def nodes_started_by(path: Path) -> list[dict]:
     """The Node(...) calls of the file and of the _common helpers it imports."""
     tree = ast.parse(path.read_text())
     found = node_calls(tree)
-    helpers = common_functions()
+    helpers = common_definitions()
     for name in imported_from_common(tree):
         assert name in helpers, f'{path.name} imports {name}, which _common does not define'
         found += node_calls(helpers[name])

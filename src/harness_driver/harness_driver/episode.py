@@ -128,9 +128,9 @@ def cell_record(cell: CellResult, call: int, code: str) -> dict:
     }
 
 
-def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
-    """Characters of text, number of images and bytes of PNG in one request."""
-    chars, images, png_bytes = len(system), 0, 0
+def _text_and_images(system: str, messages: list[dict]) -> tuple[int, list[str]]:
+    """A request's characters of text and its images (base64 PNG)."""
+    chars, images = len(system), []
     for m in messages:
         content = m['content']
         if isinstance(content, str):
@@ -140,9 +140,14 @@ def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
             if block['type'] == 'text':
                 chars += len(block['text'])
             else:
-                images += 1
-                png_bytes += len(block['source']['data']) * 3 // 4
-    return chars, images, png_bytes
+                images.append(block['source']['data'])
+    return chars, images
+
+
+def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
+    """Characters of text, number of images and bytes of PNG in one request."""
+    chars, images = _text_and_images(system, messages)
+    return chars, len(images), sum(len(data) * 3 // 4 for data in images)
 
 
 @dataclass
@@ -505,19 +510,11 @@ class Episode:
 def estimate_tokens(system: str, messages: list[dict]) -> int:
     """A cautious estimate of a request's input tokens (text by characters, images by pixels
     as Anthropic counts them: width x height / 750), for the cost cap's worst case."""
-    chars, tokens = len(system), 0
-    for m in messages:
-        content = m['content']
-        if isinstance(content, str):
-            chars += len(content)
-            continue
-        for block in content:
-            if block['type'] == 'text':
-                chars += len(block['text'])
-            else:
-                head = base64.b64decode(block['source']['data'][:32])
-                width, height = struct.unpack('>II', head[16:24])
-                tokens += width * height // 750 + 1
+    chars, images = _text_and_images(system, messages)
+    tokens = 0
+    for data in images:
+        width, height = struct.unpack('>II', base64.b64decode(data[:32])[16:24])
+        tokens += width * height // 750 + 1
     return tokens + chars // CHARS_PER_TOKEN + 1
 
 

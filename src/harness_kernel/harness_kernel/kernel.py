@@ -303,7 +303,7 @@ class Kernel:
                 self._wrap_up_step(cell, 'home', dict(arm='', max_seconds=0.0))
                 status = 'ok'
             except _Stop as stop:
-                cell.stop, status = stop, 'escalated'
+                cell.stop, status = stop, stop.kind
             finally:
                 self._cell = None
             cell.output.write('\n'.join(lines))
@@ -319,6 +319,8 @@ class Kernel:
         e = self.robot.execute(skill, args, False, lambda: None)
         cell.executions.append(e)
         self._log_execution(e)
+        if e.event == EPISODE_ENDED:  # e.g. homing with the cube lifted it high enough
+            raise _Stop('episode_ended', e)
         if not e.ok:
             raise _Stop('escalated', e)
 
