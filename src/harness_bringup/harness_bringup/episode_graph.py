@@ -170,6 +170,9 @@ class EpisodeGraph(StationGraph):
     def publish_event(self, line: str) -> None:
         self.driver.publish_event(line)
 
+    def publish_model_image(self, name: str, png: bytes) -> None:
+        self.driver.publish_model_image(name, png)
+
     def stop_recording(self, timeout: float = 15.0) -> dict:
         """Wait for the recorder to close the bag after the `end` event; stop it otherwise.
         Returns the notes for the summary (whether the bag is complete)."""

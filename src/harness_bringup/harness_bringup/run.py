@@ -142,7 +142,7 @@ def run_episode(
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)
             graph.notes = episode.extra
-            run.publish_to(graph.publish_event)
+            run.publish_to(graph.publish_event, graph.publish_model_image)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
             return episode.run(spec)

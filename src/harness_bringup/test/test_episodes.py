@@ -206,7 +206,9 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
     store = get_typestore(Stores.ROS2_KILTED)
     with Reader(folder / 'bag') as bag:
         counts = {c.topic: c.msgcount for c in bag.connections}
-        assert counts['/joint_states'] >= summary['env_steps'] and counts['/tf'] > 0
+        # Complete: a joint state for the reset and for every tick; every event line.
+        assert counts['/joint_states'] == summary['env_steps'] + 1, counts
+        assert counts['/tf'] > 0
         texts = [
             store.deserialize_cdr(raw, c.msgtype).data
             for c, _, raw in bag.messages()
@@ -217,8 +219,32 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
             for c, _, raw in bag.messages()
             if c.topic == '/joint_states'
         ]
+        executions = [
+            json.loads(store.deserialize_cdr(raw, c.msgtype).data)
+            for c, _, raw in bag.messages()
+            if c.topic == '/skills/executions'
+        ]
+        model_images = [
+            store.deserialize_cdr(raw, c.msgtype)
+            for c, _, raw in bag.messages()
+            if c.topic == '/harness/model_images'
+        ]
+    assert texts == (folder / 'events.jsonl').read_text().splitlines()
     assert [json.loads(t)['type'] for t in texts][-1] == 'end'
     assert 'left_joint1' in states[-1].name and len(states[-1].position) == len(states[-1].name)
+    # Each execution's start and end, in pairs; the images the model saw, as PNG files.
+    starts = [e['id'] for e in executions if e['phase'] == 'start']
+    assert starts and starts == [e['id'] for e in executions if e['phase'] == 'end']
+    sent = [f for e in events if e['type'] == 'model_request' for f in e['image_files']]
+    assert [m.header.frame_id for m in model_images] == sent
+    assert bytes(model_images[0].data) == (folder / sent[0]).read_bytes()
+    # The cameras at the configured rate, as JPEG with their calibration.
+    every = 25
+    # (at the reset and every 25 ticks after it)
+    assert counts['/cameras/cam_head/image_raw/compressed'] == summary['env_steps'] // every + 1
+    assert (
+        counts['/cameras/cam_head/camera_info'] >= counts['/cameras/cam_head/image_raw/compressed']
+    )
     bag_tf_tree_and_latched_description(folder / 'bag', store)
 
 

@@ -203,6 +203,33 @@ def test_ctrl_c_during_start_up(tmp_path):
     no_process_left(proc)
 
 
+def test_ctrl_c_mid_cell_closes_the_bag_with_everything_up_to_it(tmp_path):
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
+
+    with MessagesServer([BUSY, FINISH]) as server:
+        proc = start(tmp_path, server)
+        wait_for(running_cell(tmp_path))
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C: the supervisor forwards it
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 130 and summary['status'] == 'interrupted', out
+    assert summary.get('bag') == 'bag' and 'bag_error' not in summary, summary
+    store = get_typestore(Stores.ROS2_KILTED)
+    with Reader(folder / 'bag') as bag:
+        lines = [
+            store.deserialize_cdr(raw, c.msgtype).data
+            for c, _, raw in bag.messages()
+            if c.topic == '/harness/events'
+        ]
+        counts = {c.topic: c.msgcount for c in bag.connections}
+    # Every event line, the interrupted end included; the motion up to the interrupt.
+    assert lines == (folder / 'events.jsonl').read_text().splitlines()
+    assert json.loads(lines[-1])['status'] == 'interrupted'
+    assert counts['/joint_states'] >= 1
+    no_process_left(proc)
+
+
 def test_two_episodes_side_by_side_cannot_reach_each_other(tmp_path):
     """Each program looks for the other episode every way it can and tries to stop it."""
     probe = (

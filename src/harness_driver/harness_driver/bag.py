@@ -5,6 +5,7 @@ imports rclpy."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from rosbags.interfaces import (
@@ -16,14 +17,15 @@ from rosbags.interfaces import (
     QosTime,
 )
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from harness_types import names
 
-# What every episode records: the robot's motion, the simulated clock and the driver's own
-# events (JSON in std_msgs/String: model requests, cells, verdicts, the end) and the rviz
-# markers (located objects, regions, shield rejections). Camera images are
-# left out: at 25 Hz they would make a bag of hundreds of MB.
+# What every episode records: the robot's motion, the simulated clock, the driver's own events
+# (JSON in std_msgs/String: model requests, cells, verdicts, the end), the images the model was
+# sent, each execution's start and end, the shield's rejections and the rviz markers (located
+# objects, regions, rejections); with the cameras (episode_topics) their JPEG frames and
+# calibration. Raw camera images are left out: at 25 Hz they would make a bag of hundreds of MB.
 TOPICS = {
     names.JOINT_STATES: 'sensor_msgs/msg/JointState',
     names.TF: 'tf2_msgs/msg/TFMessage',
@@ -32,7 +34,33 @@ TOPICS = {
     names.ROBOT_DESCRIPTION: 'std_msgs/msg/String',
     names.EVENTS: 'std_msgs/msg/String',
     names.MARKERS: 'visualization_msgs/msg/MarkerArray',
+    names.MODEL_IMAGES: 'sensor_msgs/msg/CompressedImage',
+    names.EXECUTIONS: 'std_msgs/msg/String',
+    names.SHIELD_REJECTIONS: 'harness_msgs/msg/ShieldRejection',
 }
+# The harness's own message types a bag holds (their definitions go into the bag).
+HARNESS_TYPES = ('harness_msgs/msg/ShieldRejection',)
+
+
+def episode_topics(cameras: Iterable[str]) -> dict[str, str]:
+    """TOPICS and each camera's JPEG frames and calibration."""
+    topics = dict(TOPICS)
+    for cam in cameras:
+        topics[names.camera_compressed(cam)] = 'sensor_msgs/msg/CompressedImage'
+        topics[names.camera_info(cam)] = 'sensor_msgs/msg/CameraInfo'
+    return topics
+
+
+def typestore():
+    """The ROS 2 Kilted types with the harness's own (from harness_msgs' installed .msg)."""
+    from ament_index_python.packages import get_package_share_directory
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    share = Path(get_package_share_directory('harness_msgs'))
+    for name in HARNESS_TYPES:
+        text = (share / 'msg' / f'{name.rsplit("/", 1)[1]}.msg').read_text()
+        store.register(get_types_from_msg(text, name))
+    return store
 
 
 # Topics whose publishers are latched (transient local): the bag says so, so that `ros2 bag
@@ -69,7 +97,7 @@ class BagRecorder:
         self._lock = threading.Lock()
         self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
-        store = get_typestore(Stores.ROS2_KILTED)
+        store = typestore()
         self._connections = {
             topic: self._writer.add_connection(
                 topic,

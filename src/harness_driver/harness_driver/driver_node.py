@@ -15,13 +15,20 @@ from harness_bench.task import Outcome as TaskOutcome
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig, declare_section
-from harness_types.convert import camera_view_of, cell_result_of, robot_state_of, verdict_into
+from harness_types.convert import (
+    camera_view_of,
+    cell_result_of,
+    compressed_image_msg,
+    robot_state_of,
+    verdict_into,
+)
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 from harness_types.wait import wait_future
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 
 from harness_driver.recorder_node import EVENTS_QOS
@@ -53,6 +60,8 @@ class DriverNode(Node):
         self.run_cell_client = ActionClient(self, RunCell, names.RUN_CELL, callback_group=group)
         self.create_service(Verify, names.VERIFY, self._serve_verify, callback_group=group)
         self._events = self.create_publisher(String, names.EVENTS, EVENTS_QOS)
+        # Every image the model was sent, kept for a late subscriber as the events are.
+        self._model_images = self.create_publisher(CompressedImage, names.MODEL_IMAGES, EVENTS_QOS)
         self._verify: Callable[[str], Verdict] | None = None
 
     def _call(self, service: str, request, timeout: float = 60.0):
@@ -126,6 +135,11 @@ class DriverNode(Node):
     def publish_event(self, line: str) -> None:
         """One line of events.jsonl on harness/events (the recorder ends on the `end` event)."""
         self._events.publish(String(data=line))
+
+    def publish_model_image(self, name: str, png: bytes) -> None:
+        """An image sent to the model on harness/model_images; `name` (its file's name in the
+        run folder) as frame_id: the recorder keeps which call and camera it was."""
+        self._model_images.publish(compressed_image_msg(png, 'png', 0.0, name))
 
     def events_listeners(self) -> int:
         return self._events.get_subscription_count()

@@ -3,7 +3,8 @@ as `ros2 bag record` would; in its own process so that recording does not compet
 worker's ticks for the driver process's executor and interpreter.
 
 It stops by itself once the driver's `end` event arrived on /harness/events (after a short
-drain), or on SIGTERM/SIGINT; the bag is closed properly either way.
+drain); on SIGINT (a Ctrl-C to the episode's process group) it waits for that event a few
+seconds more; on SIGTERM it stops at once. The bag is closed properly either way.
 
     python -m harness_driver.recorder_node BAG_DIR [--ros-args ...]
 """
@@ -18,16 +19,18 @@ import threading
 import time
 
 import rclpy
+from arx_x5_description.embodiment import load_embodiment
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import CameraInfo, CompressedImage, JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from harness_driver.bag import LATCHED, TOPICS, BagRecorder
+from harness_driver.bag import LATCHED, BagRecorder, episode_topics
+from harness_msgs.msg import ShieldRejection
 from harness_types import names
 
 MESSAGE_TYPES = {
@@ -36,10 +39,14 @@ MESSAGE_TYPES = {
     'rosgraph_msgs/msg/Clock': Clock,
     'std_msgs/msg/String': String,
     'visualization_msgs/msg/MarkerArray': MarkerArray,
+    'sensor_msgs/msg/CompressedImage': CompressedImage,
+    'sensor_msgs/msg/CameraInfo': CameraInfo,
+    'harness_msgs/msg/ShieldRejection': ShieldRejection,
 }
 # LATCHED topics: a late subscriber still gets them (the description, and every event of the
 # episode from its first line on, although the recorder starts after the episode's first events).
 DRAIN_S = 0.3
+STOP_GRACE_S = 5.0  # after a signal, how long to wait for the episode's end event
 # The driver's events: every one kept for late subscribers (an episode has hundreds at most).
 EVENTS_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_ALL, durability=DurabilityPolicy.TRANSIENT_LOCAL, depth=1
@@ -65,7 +72,15 @@ PUBLISHERS = {
     names.ROBOT_DESCRIPTION: STATE_PUBLISHERS,
     names.EVENTS: (names.DRIVER,),
     names.MARKERS: (names.WORKER, names.SKILL_SERVER, names.KERNEL),
+    names.MODEL_IMAGES: (names.DRIVER,),
+    names.EXECUTIONS: (names.SKILL_SERVER,),
+    names.SHIELD_REJECTIONS: (names.WORKER,),
 }
+# Camera frames and calibration come from whichever node drives the camera (the worker, a
+# camera driver, a simulator's bridge): any publisher of the domain. They are evidence of
+# what the cameras saw, nothing in the graph acts on the recording.
+ANY_PUBLISHER = None
+KEPT = (names.EVENTS, names.MODEL_IMAGES)  # every message kept for a late subscriber
 
 
 DISCOVERY_TRIES = 25
@@ -81,8 +96,9 @@ def _gid(raw) -> bytes:
 class Recorder(Node):
     def __init__(self, bag_path: str) -> None:
         super().__init__(names.RECORDER)
-        resolved = {self.resolve_topic_name(name): name for name in TOPICS}
-        self.bag = BagRecorder(bag_path, {topic: TOPICS[name] for topic, name in resolved.items()})
+        topics = episode_topics(load_embodiment().cameras)
+        resolved = {self.resolve_topic_name(name): name for name in topics}
+        self.bag = BagRecorder(bag_path, {topic: topics[name] for topic, name in resolved.items()})
         self.ended = threading.Event()
         self.refused: dict[str, int] = {}
         self.malformed_events = 0
@@ -90,11 +106,11 @@ class Recorder(Node):
         self._lock = threading.Lock()
         for topic, name in resolved.items():
             self.create_subscription(
-                MESSAGE_TYPES[TOPICS[name]],
+                MESSAGE_TYPES[topics[name]],
                 topic,
                 lambda data, info, topic=topic, name=name: self._write(topic, name, data, info),
                 EVENTS_QOS
-                if name == names.EVENTS
+                if name in KEPT
                 else QoSProfile(
                     depth=500,
                     durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -105,6 +121,9 @@ class Recorder(Node):
             )
 
     def _from_the_graph(self, topic: str, name: str, info) -> bool:
+        allowed = PUBLISHERS.get(name, ANY_PUBLISHER)
+        if allowed is ANY_PUBLISHER:
+            return True
         gid = _gid((info or {}).get('publisher_gid'))
         with self._lock:
             if gid in self._trusted[topic]:
@@ -115,7 +134,7 @@ class Recorder(Node):
                 self._trusted[topic] = {
                     _gid(e.endpoint_gid)
                     for e in self.get_publishers_info_by_topic(topic)
-                    if e.node_name in PUBLISHERS[name]
+                    if e.node_name in allowed
                 }
                 if gid in self._trusted[topic]:
                     return True
@@ -150,14 +169,20 @@ def main(argv: list[str] | None = None) -> int:
     rclpy.init(args=['recorder', *ros_args])
     node = Recorder(args.bag)
     bag = node.bag
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    signals: list[float] = []  # when each SIGINT came
+    terminated = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: signals.append(time.monotonic()))
+    signal.signal(signal.SIGTERM, lambda *_: terminated.set())
     spinner = threading.Thread(target=rclpy.spin, args=(node,), daemon=True)
     spinner.start()
     print('recording', ', '.join(bag.topics), flush=True)
-    while not stop.is_set() and not node.ended.is_set():
-        time.sleep(0.05)
+    # A Ctrl-C (SIGINT) reaches the whole process group: the driver then writes the episode's
+    # `end` event, which the bag should hold. Record on until it comes (STOP_GRACE_S at most,
+    # or a second Ctrl-C). SIGTERM (the graph stopping it) closes the bag at once.
+    while not node.ended.is_set() and not terminated.is_set():
+        if len(signals) > 1 or (signals and time.monotonic() - signals[0] > STOP_GRACE_S):
+            break
+        time.sleep(0.02)
     if node.ended.is_set():
         time.sleep(DRAIN_S)
     bag.close()

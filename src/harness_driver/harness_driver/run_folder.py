@@ -28,6 +28,8 @@ class RunFolder:
         self._images = 0
         self._publish: Callable[[str], None] | None = None  # events also go out on ROS
         self._unpublished: list[str] = []
+        self._publish_image: Callable[[str, bytes], None] | None = None
+        self._unpublished_images: list[tuple[str, bytes]] = []
 
     @property
     def bag_path(self) -> Path:
@@ -41,13 +43,20 @@ class RunFolder:
     def workspace(self) -> Path:
         return self.path / 'workspace'
 
-    def publish_to(self, publish: Callable[[str], None]) -> None:
-        """From now on every event line also goes to `publish` (harness/events); the lines
-        written before go first, so the published events are every line of events.jsonl."""
+    def publish_to(
+        self,
+        publish: Callable[[str], None],
+        publish_image: Callable[[str, bytes], None] | None = None,
+    ) -> None:
+        """From now on every event line also goes to `publish` (harness/events) and every
+        image sent to the model to `publish_image` (harness/model_images); what was written
+        before goes first, so the published events are every line of events.jsonl."""
         for line in self._unpublished:
             publish(line)
-        self._unpublished = []
-        self._publish = publish
+        for name, data in self._unpublished_images if publish_image else ():
+            publish_image(name, data)
+        self._unpublished, self._unpublished_images = [], []
+        self._publish, self._publish_image = publish, publish_image
 
     def event(self, record: dict) -> None:
         line = json.dumps(record, default=_default)
@@ -62,6 +71,10 @@ class RunFolder:
         self._images += 1
         relative = f'images/{self._images:03d}-{name}.png'
         (self.path / relative).write_bytes(data)
+        if self._publish_image is not None:
+            self._publish_image(relative, data)
+        elif self._publish is None:
+            self._unpublished_images.append((relative, data))
         return relative
 
     def summary(self, summary: dict) -> None:

@@ -5,13 +5,15 @@ through these.
 
 Every execution ticks the worker through worker/tick; while the goal asks for reactive code
 it calls kernel/reactive_step once per tick. Each result is one ExecutionTrace: the event and
-every tick. An execution bounded by a region shows it on harness/markers while it runs.
+every tick. Each execution's start and end go out on skills/executions (JSON); one bounded by
+a region shows it on harness/markers while it runs.
 Parameters: harness_types.config.SkillServerConfig.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 import traceback
 
@@ -25,6 +27,7 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
 from harness_msgs.srv import Ik, Observe, State
@@ -53,6 +56,7 @@ class SkillServer(Node):
         engine = Engine(self.station, emb.rates.control_hz, self.reactive)
         self.skills = Skills(engine, emb.gripper.closed_below)
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
+        self.executions = self.create_publisher(String, names.EXECUTIONS, 50)
         self._region_ids = itertools.count(1)  # next() is atomic: executions run in parallel
         group = ReentrantCallbackGroup()
         for spec in SKILLS.values():
@@ -74,6 +78,10 @@ class SkillServer(Node):
                 lambda request, response, s=worker_service: self._forward(s, request, response),
                 callback_group=group,
             )
+
+    def _announce(self, record: dict) -> None:
+        """An execution's start or end on skills/executions (one JSON object)."""
+        self.executions.publish(String(data=json.dumps(record)))
 
     def _forward(self, service: str, request, response):
         try:
@@ -99,6 +107,10 @@ class SkillServer(Node):
             msg.tick = tick
             goal_handle.publish_feedback(msg)
 
+        self._announce(
+            {'phase': 'start', 'id': options.execution_id, 'skill': spec.name}
+            | {'arm': getattr(goal, 'arm', '')}
+        )
         region = options.region
         if region is not None:  # shown in rviz while the execution is bounded by it
             marker_id = next(self._region_ids)
@@ -121,6 +133,12 @@ class SkillServer(Node):
             if region is not None:
                 mark = region_mark(marker_id, *region, active=False)
                 self.markers.publish(marker_array_msg([mark]))
+        self._announce(
+            {'phase': 'end', 'id': options.execution_id, 'skill': spec.name}
+            | {'arm': execution.arm, 'event': execution.event, 'detail': execution.detail}
+            | {'reasons': list(execution.reasons), 'start_step': execution.start_step}
+            | {'end_step': execution.end_step, 'time': execution.time}
+        )
         result.execution = trace_msg(execution)
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()

@@ -32,6 +32,9 @@ class WorkerConfig:
     backend: str = 'mujoco'  # a module harness_worker.backends.<name>, or a dotted module path
     publish_cameras: bool = True  # camera topics, rendered only while someone subscribes
     camera_every_ticks: int = field(default=5, metadata=_at_least(1))
+    # A JPEG frame of each camera on image_raw/compressed every this many ticks, while
+    # subscribed (the recorder does: the bag's cameras); 0 = none.
+    compressed_every_ticks: int = field(default=25, metadata=_at_least(0))
     # ROS's own: follow /clock (Gazebo, the ros2_control stand-in) instead of the wall clock.
     use_sim_time: bool = False
 

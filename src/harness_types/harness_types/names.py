@@ -38,6 +38,11 @@ def camera_info(camera: str) -> str:
     return f'cameras/{camera}/camera_info'
 
 
+def camera_compressed(camera: str) -> str:
+    """sensor_msgs/CompressedImage (JPEG) of image_raw, at the worker's compressed rate."""
+    return f'cameras/{camera}/image_raw/compressed'
+
+
 def camera_depth(camera: str) -> str:
     """32FC1 metres along the optical axis, registered to the colour image."""
     return f'cameras/{camera}/depth/image_raw'
@@ -68,9 +73,15 @@ def skill_action(name: str) -> str:
     return f'skills/{name}'
 
 
+# std_msgs/String, JSON: each execution's start and end (the skill server's)
+EXECUTIONS = 'skills/executions'
+
+
 # The kernel and the driver
 RUN_CELL = f'{KERNEL}/run_cell'
 REACTIVE_STEP = f'{KERNEL}/reactive_step'
 VERIFY = f'{DRIVER}/verify'
 EVENTS = 'harness/events'
 MARKERS = 'harness/markers'  # visualization_msgs/MarkerArray (harness_types.markers)
+# sensor_msgs/CompressedImage (PNG): each image the model was sent, frame_id its camera
+MODEL_IMAGES = 'harness/model_images'

@@ -5,9 +5,10 @@ Topics: worker/shield_rejections, harness/markers (where the shield rejected); w
 station (the worker owns the world) also joint_states, /tf (each link relative to its parent
 joint, as robot_state_publisher; computed from the state after the tick's last physics step),
 /tf_static (fixed frames: bases, table, cameras and their optical frames; latched), /clock
-(episode time), robot_description (latched), cameras/<name>/image_raw and camera_info (rendered
-only while subscribed). With a station that is not the worker's (ros2_control) those come from
-the robot's own drivers. Parameters: harness_types.config.WorkerConfig.
+(episode time), robot_description (latched), cameras/<name>/image_raw, image_raw/compressed
+(JPEG, at its own rate) and camera_info (rendered only while subscribed). With a station that
+is not the worker's (ros2_control) those come from the robot's own drivers. Parameters:
+harness_types.config.WorkerConfig.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from geometry_msgs.msg import TransformStamped
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
     camera_view_msg,
+    compressed_image_msg,
+    jpeg_of,
     marker_array_msg,
     pose_msg,
     quat_of,
@@ -38,7 +41,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image, JointState
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
@@ -89,6 +92,10 @@ class WorkerNode(Node):
             self.images = {
                 c: self.create_publisher(Image, names.camera_image(c), 2) for c in emb.cameras
             }
+            self.compressed = {
+                c: self.create_publisher(CompressedImage, names.camera_compressed(c), 2)
+                for c in emb.cameras
+            }
             self.infos = {
                 c: self.create_publisher(CameraInfo, names.camera_info(c), 2) for c in emb.cameras
             }
@@ -127,14 +134,32 @@ class WorkerNode(Node):
                     transforms=self._transforms(self._tf_tree.moving(self._positions(state)), now)
                 )
             )
-        if self.config.publish_cameras and state.step % self.config.camera_every_ticks == 0:
-            for cam, pub in self.images.items():
-                if pub.get_subscription_count() or self.infos[cam].get_subscription_count():
-                    msg = camera_view_msg(
-                        self.worker.station.render(cam, depth=False, segmentation=False)
-                    )
-                    pub.publish(msg.rgb)
-                    self.infos[cam].publish(msg.info)
+        if self.config.publish_cameras:
+            self._publish_cameras(state.step)
+
+    def _publish_cameras(self, step: int) -> None:
+        """Each camera's frame, rendered only for a topic someone subscribes to, at its rate:
+        image_raw every camera_every_ticks, image_raw/compressed every compressed_every_ticks;
+        camera_info with each frame."""
+        raw_due = step % self.config.camera_every_ticks == 0
+        every = self.config.compressed_every_ticks
+        compressed_due = every > 0 and step % every == 0
+        if not raw_due and not compressed_due:
+            return
+        for cam, raw in self.images.items():
+            compressed = self.compressed[cam]
+            raw_wanted = raw_due and raw.get_subscription_count() > 0
+            compressed_wanted = compressed_due and compressed.get_subscription_count() > 0
+            if not raw_wanted and not compressed_wanted:
+                continue
+            view = self.worker.station.render(cam, depth=False, segmentation=False)
+            msg = camera_view_msg(view)
+            if raw_wanted:
+                raw.publish(msg.rgb)
+            if compressed_wanted:
+                data = jpeg_of(view.rgb)
+                compressed.publish(compressed_image_msg(data, 'jpeg', view.time, view.frame_id))
+            self.infos[cam].publish(msg.info)
 
     def _positions(self, state: RobotState) -> dict[str, float]:
         """The 16 joint positions by URDF name (both fingers of each gripper)."""
