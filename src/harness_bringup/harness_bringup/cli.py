@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -277,6 +278,26 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(config, args.ros_args, _say)
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from harness_driver.replay import ReplayError
+    from harness_driver.replay_node import replay
+
+    from harness_bringup.domain import use_discovery_profile
+
+    use_discovery_profile()
+    try:
+        return replay(Path(args.run), args.rate, args.loop, args.delay, _say)
+    except ReplayError as exc:
+        return _fail(str(exc))
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f'must be positive, not {text}')
+    return value
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -284,8 +305,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f'must be a finite number, not {text}')
+    return value
+
+
 def _non_negative(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f'must be >= 0, not {value}')
     return value
@@ -385,6 +416,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument('ros_args', nargs=argparse.REMAINDER, help='arguments after --ros-args')
     serve.set_defaults(func=_serve)
+
+    replay = sub.add_parser(
+        'replay',
+        help="publish a run's bag into the live ROS graph (rviz, rqt, Foxglove)",
+        description="Publish RUN's bag (runs/<run>/bag) into the ROS graph of ROS_DOMAIN_ID "
+        "at the recording's pace, each topic with its recorded QoS (the description, "
+        "/tf_static, the events and the model's images latched), with the episode's /clock. "
+        'Where a ROS installation is present, `ros2 bag play RUN/bag --clock` plays the same '
+        'bag. Exits 0 at the end of the bag, 130 when interrupted.',
+    )
+    replay.add_argument('run', help='a run folder (or its bag/ folder)')
+    replay.add_argument(
+        '--rate', type=_positive_float, default=1.0, help='times the recording pace (default 1)'
+    )
+    replay.add_argument('--loop', action='store_true', help='start again at the end')
+    replay.add_argument(
+        '--delay',
+        type=_non_negative,
+        default=1.0,
+        help='seconds to wait before the first message, for subscribers to connect (default 1)',
+    )
+    replay.set_defaults(func=_replay)
 
     smoke = sub.add_parser(
         'smoke',

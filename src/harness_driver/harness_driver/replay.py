@@ -1,0 +1,66 @@
+"""Reading a run's bag for replay: what it holds and its messages in recording order, with the
+times to publish them at. Pure (rosbags, no rclpy); `replay_node.py` publishes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rosbags.interfaces import QosDurability
+from rosbags.rosbag2 import Reader
+
+
+class ReplayError(ValueError):
+    """The run has no readable bag; the message says why."""
+
+
+@dataclass(frozen=True)
+class RecordedTopic:
+    """One topic of a bag: its type, how many messages, and whether its publisher was latched
+    (transient local: republished so, for late subscribers such as rviz)."""
+
+    name: str
+    msgtype: str
+    count: int
+    latched: bool
+
+
+def bag_of(run: Path) -> Path:
+    """A run folder's bag (or `run` itself when it is a bag folder)."""
+    run = Path(run)
+    for candidate in (run / 'bag', run):
+        if (candidate / 'metadata.yaml').is_file():
+            return candidate
+    raise ReplayError(f'{run} is neither a run folder with a bag/ nor a bag folder')
+
+
+def topics(bag: Path) -> list[RecordedTopic]:
+    """The bag's topics (one entry per topic, whatever its connections)."""
+    try:
+        with Reader(bag) as reader:
+            out: dict[str, RecordedTopic] = {}
+            for c in reader.connections:
+                profiles = getattr(c.ext, 'offered_qos_profiles', []) or []
+                latched = any(p.durability == QosDurability.TRANSIENT_LOCAL for p in profiles)
+                known = out.get(c.topic)
+                count = c.msgcount + (known.count if known else 0)
+                out[c.topic] = RecordedTopic(c.topic, c.msgtype, count, latched)
+            return sorted(out.values(), key=lambda t: t.name)
+    except Exception as exc:  # rosbags raises several kinds for a damaged bag
+        raise ReplayError(f'{bag} cannot be read: {exc}') from None
+
+
+def messages(bag: Path) -> Iterator[tuple[int, str, bytes]]:
+    """(recording time in ns, topic, serialized CDR) in recording order."""
+    with Reader(bag) as reader:
+        for connection, stamp_ns, raw in reader.messages():
+            yield stamp_ns, connection.topic, bytes(raw)
+
+
+def due(stamp_ns: int, first_ns: int, rate: float) -> float:
+    """Seconds after the start of playback at which a message recorded at `stamp_ns` is due
+    (the recording's own pace, `rate` times faster)."""
+    if rate <= 0:
+        raise ValueError(f'rate must be positive, not {rate}')
+    return max(0.0, (stamp_ns - first_ns) / 1e9 / rate)

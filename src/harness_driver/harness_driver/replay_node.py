@@ -1,0 +1,105 @@
+"""`harness replay RUN`: a run's bag published into the live ROS graph (ROS_DOMAIN_ID), at the
+recording's pace (or `rate` times it), so that rviz, rqt or Foxglove inspect a past episode
+without a ROS installation's `ros2 bag play` (which plays the same bag where installed).
+
+Each topic is published with the QoS it was recorded with: latched topics (the description,
+/tf_static, the events, the model's images) transient-local, keeping all their messages for a
+late subscriber. /clock is the bag's own (the episode's simulated time, which the messages'
+stamps use); a bag without one gets a /clock from the recording times."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import rclpy
+from harness_types.convert import stamp
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+
+from harness_driver.replay import RecordedTopic, bag_of, due, messages, topics
+from harness_types import names
+
+PROGRESS_EVERY_S = 5.0
+
+
+def message_class(msgtype: str):
+    """'sensor_msgs/msg/JointState' -> the rclpy message class (ImportError if not installed)."""
+    package, kind, name = msgtype.split('/')
+    return getattr(importlib.import_module(f'{package}.{kind}'), name)
+
+
+class Replayer(Node):
+    def __init__(self, recorded: list[RecordedTopic], say: Callable[[str], None]) -> None:
+        super().__init__('replay')
+        self.publishers_by_topic = {}
+        for t in recorded:
+            try:
+                kind = message_class(t.msgtype)
+            except (ImportError, AttributeError, ValueError):
+                say(f'skipping {t.name}: its type {t.msgtype} is not installed here')
+                continue
+            qos = QoSProfile(
+                depth=max(1, t.count) if t.latched else 100,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL
+                if t.latched
+                else DurabilityPolicy.VOLATILE,
+            )
+            self.publishers_by_topic[t.name] = self.create_publisher(kind, t.name, qos)
+        has_clock = names.CLOCK in self.publishers_by_topic
+        self.clock = None if has_clock else self.create_publisher(Clock, names.CLOCK, 10)
+
+    def publish(self, topic: str, raw: bytes, stamp_ns: int) -> bool:
+        publisher = self.publishers_by_topic.get(topic)
+        if publisher is None:
+            return False
+        if self.clock is not None:
+            self.clock.publish(Clock(clock=stamp(stamp_ns / 1e9)))
+        publisher.publish(raw)
+        return True
+
+
+def replay(
+    run: Path,
+    rate: float = 1.0,
+    loop: bool = False,
+    delay: float = 0.0,
+    say: Callable[[str], None] = print,
+) -> int:
+    """Publish the bag (ReplayError if unreadable); 0 at its end, 130 when interrupted."""
+    bag = bag_of(run)
+    recorded = topics(bag)
+    total = sum(t.count for t in recorded)
+    rclpy.init(args=['replay'])
+    node = Replayer(recorded, say)
+    say(
+        f'replaying {bag}: {total} messages on {len(recorded)} topics at {rate:g}x'
+        + (' (looping)' if loop else '')
+        + '; Ctrl-C to stop'
+    )
+    try:
+        time.sleep(max(0.0, delay))  # let subscribers match first
+        while True:
+            published, started, first = 0, time.monotonic(), None
+            last_said = started
+            for stamp_ns, topic, raw in messages(bag):
+                first = stamp_ns if first is None else first
+                wait = started + due(stamp_ns, first, rate) - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                published += node.publish(topic, raw, stamp_ns)
+                if time.monotonic() - last_said > PROGRESS_EVERY_S:
+                    last_said = time.monotonic()
+                    say(f'{published}/{total} messages, {(stamp_ns - first) / 1e9:.1f} s in')
+            say(f'published {published} messages')
+            if not loop:
+                return 0
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
