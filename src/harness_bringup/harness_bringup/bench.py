@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_driver.bench_table import bench_tables, markdown
+from harness_driver.run_report import write_bench_page
 
 
 @dataclass(frozen=True)
@@ -88,4 +89,5 @@ def run_bench(
     tables['timing']['jobs'] = jobs
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     (out / 'bench.md').write_text(markdown(tables))
+    write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
     return tables

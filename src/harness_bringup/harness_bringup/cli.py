@@ -181,14 +181,19 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_driver.bench_table import markdown
 
     print(markdown(tables))
-    _say(f'tables: {out / "bench.md"} and {out / "bench.json"}')
+    _say(f'tables: {out / "bench.md"}, {out / "bench.json"} and {out / "bench.html"}')
     return 0
 
 
 def _program(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
-    from harness_bringup.run import UsageError, check_task, run_folder_path
+    from harness_bringup.run import (
+        UsageError,
+        check_task,
+        run_folder_path,
+        write_report_safely,
+    )
 
     try:
         check_task(args.task, args.layout)
@@ -262,6 +267,7 @@ def _program(args: argparse.Namespace) -> int:
         summary['wall_seconds'] = round(time.monotonic() - started, 2)
         run.summary(summary)
         run.close()
+        write_report_safely(run.path, _say)
         _say(f'run folder: {run.path}')
     return 0
 
@@ -276,6 +282,19 @@ def _serve(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError) as exc:
         return _fail(str(exc))
     return serve(config, args.ros_args, _say)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from harness_driver.run_report import ReportError, write_report
+
+    code = 0
+    for run in args.runs:
+        try:
+            _say(f'report: {write_report(Path(run))}')
+        except (ReportError, OSError) as exc:
+            print(f'harness: {exc}', file=sys.stderr)
+            code = 2
+    return code
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -416,6 +435,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument('ros_args', nargs=argparse.REMAINDER, help='arguments after --ros-args')
     serve.set_defaults(func=_serve)
+
+    report = sub.add_parser(
+        'report',
+        help="(re)make a run folder's report.html",
+        description='Write RUN/report.html: one self-contained page (images and plots inline, '
+        'no network) with the task, model, status, outcome, calls by reason, tokens, cost and '
+        'wall time by phase; the timeline of decision points (reason, request size, the reply, '
+        "the cell's status, output and executions, the images the model saw); plots over "
+        'ticks of the joints and grippers with executions, events and shield rejections '
+        'marked (from the bag); the wrap-up and the outcome. `harness run` and `harness '
+        'program` write it at the end of every episode.',
+    )
+    report.add_argument('runs', nargs='+', metavar='RUN', help='run folders')
+    report.set_defaults(func=_report)
 
     replay = sub.add_parser(
         'replay',

@@ -106,9 +106,8 @@ def run_episode(
 ) -> EpisodeResult:
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
     happens; a graph that does not start is an `error` episode. `attach`: join the station
-    running in ROS_DOMAIN_ID (started with ros2 launch) instead of starting one."""
-    from harness_bringup.episode_graph import EpisodeGraph
-
+    running in ROS_DOMAIN_ID (started with ros2 launch) instead of starting one. Ends with the
+    run's report.html."""
     config = prepared.config
     run = RunFolder(folder)
     params = config.write(run.path / 'params.yaml')
@@ -134,6 +133,34 @@ def run_episode(
             'pid': os.getpid(),
         }
     )
+    try:
+        return _run_graph(prepared, episode, run, params, log, attach)
+    finally:
+        write_report_safely(run.path, log)
+
+
+def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
+    """report.html of the run; a report that fails says so and loses nothing else."""
+    from harness_driver.run_report import write_report
+
+    try:
+        path = write_report(folder)
+        log(f'report: {path}')
+    except Exception as exc:  # the run folder is complete without it
+        log(f'the report could not be written: {type(exc).__name__}: {exc}')
+
+
+def _run_graph(
+    prepared: Prepared,
+    episode: Episode,
+    run: RunFolder,
+    params: Path,
+    log: Callable[[str], None],
+    attach: bool,
+) -> EpisodeResult:
+    from harness_bringup.episode_graph import EpisodeGraph
+
+    spec, config = prepared.spec, prepared.config
     since = time.monotonic()
     bag = run.bag_path if config.driver.record_bag else None
     try:

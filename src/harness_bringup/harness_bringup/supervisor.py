@@ -85,5 +85,8 @@ def supervised(folder: Path, base: dict, argv: list[str]) -> int:
             )
         summary_path.write_text(json.dumps(summary, indent=2) + '\n')
         print(f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}', flush=True)
+        from harness_bringup.run import write_report_safely
+
+        write_report_safely(Path(folder), lambda line: print(f'[harness] {line}', flush=True))
         return 130 if interrupted else 1
     return code

@@ -1,0 +1,278 @@
+"""report.html of a run folder: one self-contained page (no network fetches: images inline,
+plots as inline SVG) a person reads to understand an episode, and bench.html linking a
+bench's episodes. Pure: the run folder's files and its bag (rosbags), no ROS.
+
+- The top: task, model, status, outcome, calls by reason, tokens, cost, wall time by phase.
+- A timeline of decision points: the reason, the request's size, the reply (the thought and
+  the code), the cell's status, output and the executions with their events, and the images
+  the model saw (with the located objects outlined).
+- Plots over ticks of each arm's joints and grippers, with the executions, their events and
+  the shield's rejections marked (from the bag).
+- The wrap-up and the outcome.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from harness_driver.reply import FormatError, parse_reply
+
+REPORT = 'report.html'
+NOMINAL = ('COMPLETED', 'PREDICATE_SATISFIED')
+LABEL_MIN_TICKS = 15  # executions this long get their skill's name in the joint plots
+
+
+class ReportError(ValueError):
+    """The folder is not a run folder; the message says why."""
+
+
+@dataclass
+class Series:
+    """What the bag says over ticks: joint positions by arm (ticks x 6), gripper openings (m,
+    the finger joint), each execution's span and event, the shield's rejections."""
+
+    ticks: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    joints: dict[str, np.ndarray] = field(default_factory=dict)
+    grippers: dict[str, np.ndarray] = field(default_factory=dict)
+    executions: list[dict] = field(default_factory=list)
+    rejections: list[dict] = field(default_factory=list)
+    note: str = ''  # why there is nothing to plot, if so
+
+
+@dataclass
+class Decision:
+    """One decision point: the model request, its reply and the cell it ran (if any)."""
+
+    call: int
+    reason: str
+    request: dict
+    thought: str
+    block: str
+    body: str
+    images: list[tuple[str, str]]  # (file name, data URI)
+    cell: dict | None = None
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader('harness_driver', 'templates'),
+        autoescape=select_autoescape(['html', 'j2']),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _data_uri(path: Path) -> str:
+    return 'data:image/png;base64,' + base64.b64encode(path.read_bytes()).decode()
+
+
+def read_series(bag: Path, control_hz: float = 25.0) -> Series:
+    """The plotted series from a run's bag (an empty Series with a note when there is none)."""
+    if not (bag / 'metadata.yaml').is_file():
+        return Series(note='no bag in this run folder')
+    from rosbags.rosbag2 import Reader
+
+    from harness_driver.bag import typestore
+
+    store = typestore()
+    times, rows, names = [], [], None
+    executions, rejections = [], []
+    try:
+        with Reader(bag) as reader:
+            for c, _, raw in reader.messages():
+                if c.topic.endswith('/joint_states'):
+                    msg = store.deserialize_cdr(raw, c.msgtype)
+                    names = names or list(msg.name)
+                    if list(msg.name) != names:
+                        continue
+                    times.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+                    rows.append(np.asarray(msg.position, dtype=float))
+                elif c.topic.endswith('/skills/executions'):
+                    record = json.loads(store.deserialize_cdr(raw, c.msgtype).data)
+                    if record.get('phase') == 'end':
+                        executions.append(record)
+                elif c.topic.endswith('/shield_rejections'):
+                    msg = store.deserialize_cdr(raw, c.msgtype)
+                    rejections.append({'step': int(msg.step), 'reasons': list(msg.reasons)})
+    except Exception as exc:  # a damaged bag still gets a report, without plots
+        return Series(note=f'the bag cannot be read: {exc}')
+    if not rows:
+        return Series(note='the bag holds no joint states')
+    positions = np.vstack(rows)
+    series = Series(
+        ticks=np.round(np.asarray(times) * control_hz), executions=executions, rejections=rejections
+    )
+    for arm in ('left', 'right'):
+        index = [names.index(f'{arm}_joint{j}') for j in range(1, 7) if f'{arm}_joint{j}' in names]
+        series.joints[arm] = positions[:, index]
+        if f'{arm}_joint7' in names:
+            series.grippers[arm] = positions[:, names.index(f'{arm}_joint7')]
+    return series
+
+
+def _svg(figure) -> str:
+    out = io.StringIO()
+    figure.savefig(out, format='svg', bbox_inches='tight')
+    text = out.getvalue()
+    return text[text.index('<svg') :]  # drop the XML prolog: the SVG goes inline
+
+
+def plots(series: Series) -> list[tuple[str, str]]:
+    """(title, inline SVG) of each arm's joints and of the grippers, over ticks."""
+    if series.ticks.size == 0:
+        return []
+    import matplotlib
+
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+
+    out = []
+    panels = [(f'{arm} arm joints (rad)', series.joints[arm], arm) for arm in series.joints]
+    every = np.concatenate([v.ravel() for v in series.joints.values()] or [np.zeros(1)])
+    low, high = float(every.min()), float(every.max())
+    middle, half = (low + high) / 2, max((high - low) / 2, 0.5) * 1.1
+    joint_limits = (middle - half, middle + half)
+    if series.grippers:
+        stacked = np.column_stack([series.grippers[a] * 1000 for a in series.grippers])
+        panels.append(('gripper openings (finger joint, mm)', stacked, ''))
+    for title, values, arm in panels:  # arm '' = the grippers' panel (every execution)
+        figure, axes = plt.subplots(figsize=(11, 2.8))
+        labels = [f'j{k + 1}' for k in range(values.shape[1])] if arm else list(series.grippers)
+        for k in range(values.shape[1]):
+            axes.plot(series.ticks, values[:, k], linewidth=1.2, label=labels[k])
+        mine = [e for e in series.executions if not arm or e.get('arm') in (arm, '', 'both')]
+        for n, e in enumerate(mine):
+            start, end = e.get('start_step', 0), e.get('end_step', 0)
+            axes.axvspan(start, end, color='0.92' if n % 2 else '0.85', zorder=0)
+            if e.get('event') not in NOMINAL:
+                axes.axvline(end, color='tab:orange', linestyle='--', linewidth=1)
+                axes.annotate(
+                    e.get('event', ''),
+                    (end, 1.0),
+                    xycoords=('data', 'axes fraction'),
+                    fontsize=7,
+                    color='tab:orange',
+                    rotation=90,
+                    va='top',
+                )
+            if end - start >= LABEL_MIN_TICKS and arm:
+                axes.annotate(
+                    e.get('skill', ''),
+                    ((start + end) / 2, 0.02),
+                    xycoords=('data', 'axes fraction'),
+                    fontsize=6,
+                    color='0.4',
+                    ha='center',
+                )
+        for r in series.rejections:
+            axes.axvline(r['step'], color='tab:red', linewidth=1.5)
+        if arm:  # one scale for both arms; an arm at rest is a flat line
+            axes.set_ylim(*joint_limits)
+        axes.set_title(title, fontsize=10)
+        axes.set_xlabel('tick')
+        axes.legend(loc='upper right', fontsize=7, ncol=values.shape[1])
+        axes.grid(alpha=0.3)
+        out.append((title, _svg(figure)))
+        plt.close(figure)
+    return out
+
+
+def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict | None]:
+    decisions: list[Decision] = []
+    wrap_up = None
+    for e in events:
+        if e.get('type') == 'model_request':
+            reply = str(e.get('reply', ''))
+            try:
+                parsed = parse_reply(reply)
+                thought, block, body = parsed.thought, parsed.kind, parsed.body
+            except FormatError as error:
+                thought, block, body = reply, 'format error', str(error)
+            images = []
+            for name in e.get('image_files', []):
+                path = folder / name
+                if path.is_file():
+                    images.append((name, _data_uri(path)))
+            decisions.append(
+                Decision(
+                    int(e.get('call', 0)),
+                    str(e.get('reason', '')),
+                    e,
+                    thought,
+                    block,
+                    body,
+                    images,
+                )
+            )
+        elif e.get('type') == 'cell' and decisions:
+            decisions[-1].cell = e
+        elif e.get('type') == 'wrap_up':
+            wrap_up = e
+    return decisions, wrap_up
+
+
+def render(folder: Path) -> str:
+    """The report of a run folder as one HTML page."""
+    folder = Path(folder)
+    summary_path = folder / 'summary.json'
+    if not summary_path.is_file():
+        raise ReportError(f'{folder} has no summary.json: not a run folder')
+    try:
+        summary = json.loads(summary_path.read_text())
+    except ValueError as exc:
+        raise ReportError(f'{summary_path} is not JSON: {exc}') from None
+    events = []
+    events_path = folder / 'events.jsonl'
+    if events_path.is_file():
+        for line in events_path.read_text().splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut short by a crash: the rest still reads
+    decisions, wrap_up = _decisions(folder, events)
+    series = read_series(folder / 'bag')
+    environment = _environment()
+    end = next((e for e in reversed(events) if e.get('type') == 'end'), {})
+    return environment.get_template('report.html.j2').render(
+        folder=folder.name,
+        summary=summary,
+        decisions=decisions,
+        wrap_up=wrap_up,
+        end=end,
+        plots=plots(series),
+        series=series,
+        nominal=NOMINAL,
+    )
+
+
+def write_report(folder: Path) -> Path:
+    path = Path(folder) / REPORT
+    path.write_text(render(folder))
+    return path
+
+
+def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> Path:
+    """bench.html: the bench's tables, each episode (in the order of tables['episodes'], with
+    its run folder in `run_folders`) linked to its report.html."""
+    environment = _environment()
+    rows = []
+    for e, run_folder in zip(tables.get('episodes', []), run_folders, strict=True):
+        folder = Path(run_folder) if run_folder else None
+        link = None
+        if folder is not None and (folder / REPORT).is_file():
+            try:
+                link = str((folder / REPORT).relative_to(out))
+            except ValueError:
+                link = (folder / REPORT).as_uri()
+        rows.append({**e, 'link': link})
+    page = environment.get_template('bench.html.j2').render(tables=tables, rows=rows)
+    path = Path(out) / 'bench.html'
+    path.write_text(page)
+    return path
