@@ -70,7 +70,13 @@ def _run(args: argparse.Namespace) -> int:
     from harness_driver.models import ModelError
     from harness_types.config import ConfigError
 
-    from harness_bringup.run import UsageError, prepare, run_episode, run_folder_path
+    from harness_bringup.run import (
+        GraphOptions,
+        UsageError,
+        prepare,
+        run_episode,
+        run_folder_path,
+    )
     from harness_bringup.supervisor import SUPERVISED_FOLDER, supervised
 
     try:
@@ -122,7 +128,8 @@ def _run(args: argparse.Namespace) -> int:
         )
 
     def episode() -> int:
-        result = run_episode(prepared, folder, _say, args.attach)
+        options = GraphOptions(attach=args.attach, foxglove_port=args.foxglove)
+        result = run_episode(prepared, folder, _say, options)
         s = result.summary
         if s.get('outcome'):
             _say(_outcome_line(**s['outcome']))
@@ -317,6 +324,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a port number') from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f'a port is within 0..65535, not {value}')
+    return value
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -388,6 +405,16 @@ def build_parser() -> argparse.ArgumentParser:
         '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
     )
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
+    run.add_argument(
+        '--foxglove',
+        type=_port,
+        nargs='?',
+        const=8765,
+        metavar='PORT',
+        help="serve the episode's topics live over the Foxglove WebSocket protocol on "
+        'localhost:PORT (default 8765; 0 = any free port); open it in Foxglove with '
+        '"Open connection" (layout: docs/foxglove_layout.json)',
+    )
     run.set_defaults(func=_run)
 
     bench = sub.add_parser(

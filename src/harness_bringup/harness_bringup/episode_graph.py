@@ -64,6 +64,7 @@ class EpisodeGraph(StationGraph):
         self.kernel: KernelProcess | None = None
         self.recorder: subprocess.Popen | None = None
         self._recorder_out = None
+        self.foxglove = None  # the live view's bridge, when served
 
     def __enter__(self) -> EpisodeGraph:
         try:
@@ -167,6 +168,22 @@ class EpisodeGraph(StationGraph):
                 )
             time.sleep(0.02)
 
+    def serve_foxglove(self, port: int) -> None:
+        """Serve the episode's topics to Foxglove on `port` (0: any free port) until the end."""
+        from arx_x5_description.embodiment import load_embodiment
+        from harness_driver.foxglove_node import FoxgloveBridge
+
+        cameras = list(load_embodiment().cameras)
+        try:
+            self.foxglove = FoxgloveBridge(cameras, port, context=self.context)
+        except Exception as exc:  # a port in use, typically
+            raise GraphError(f'the Foxglove server did not start on port {port}: {exc}') from None
+        self.add_node(self.foxglove)
+
+    @property
+    def foxglove_port(self) -> int | None:
+        return self.foxglove.port if self.foxglove is not None else None
+
     def publish_event(self, line: str) -> None:
         self.driver.publish_event(line)
 
@@ -221,6 +238,10 @@ class EpisodeGraph(StationGraph):
         return self.notes
 
     def __exit__(self, *exc) -> None:
+        if self.foxglove is not None:
+            self.executor.remove_node(self.foxglove)
+            self.foxglove.close()
+            self.foxglove = None
         self.stop_kernel()
         if self.recorder is not None:
             self.recorder.terminate()

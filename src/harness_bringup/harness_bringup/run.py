@@ -101,13 +101,25 @@ def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) ->
     return path
 
 
+@dataclass(frozen=True)
+class GraphOptions:
+    """How the episode's graph runs: `attach` joins the station running in ROS_DOMAIN_ID
+    (started with ros2 launch or harness serve) instead of starting one; `foxglove_port`
+    serves the episode's topics to Foxglove live (None: no live view)."""
+
+    attach: bool = False
+    foxglove_port: int | None = None
+
+
 def run_episode(
-    prepared: Prepared, folder: Path, log: Callable[[str], None] = print, attach: bool = False
+    prepared: Prepared,
+    folder: Path,
+    log: Callable[[str], None] = print,
+    options: GraphOptions = GraphOptions(),
 ) -> EpisodeResult:
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
-    happens; a graph that does not start is an `error` episode. `attach`: join the station
-    running in ROS_DOMAIN_ID (started with ros2 launch) instead of starting one. Ends with the
-    run's report.html."""
+    happens; a graph that does not start is an `error` episode. Ends with the run's
+    report.html."""
     config = prepared.config
     run = RunFolder(folder)
     params = config.write(run.path / 'params.yaml')
@@ -134,7 +146,7 @@ def run_episode(
         }
     )
     try:
-        return _run_graph(prepared, episode, run, params, log, attach)
+        return _run_graph(prepared, episode, run, params, log, options)
     finally:
         write_report_safely(run.path, log)
 
@@ -156,7 +168,7 @@ def _run_graph(
     run: RunFolder,
     params: Path,
     log: Callable[[str], None],
-    attach: bool,
+    options: GraphOptions,
 ) -> EpisodeResult:
     from harness_bringup.episode_graph import EpisodeGraph
 
@@ -164,7 +176,12 @@ def _run_graph(
     since = time.monotonic()
     bag = run.bag_path if config.driver.record_bag else None
     try:
-        with EpisodeGraph(params, bag, attach) as graph:
+        with EpisodeGraph(params, bag, options.attach) as graph:
+            if options.foxglove_port is not None:
+                graph.serve_foxglove(options.foxglove_port)
+                log(
+                    f'live view: Foxglove, open a connection to ws://localhost:{graph.foxglove_port}'
+                )
             episode.station = graph
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)

@@ -4,6 +4,7 @@ imports rclpy."""
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -51,6 +52,13 @@ def episode_topics(cameras: Iterable[str]) -> dict[str, str]:
     return topics
 
 
+def message_class(msgtype: str):
+    """'sensor_msgs/msg/JointState' -> its Python message class (ImportError if the package
+    is not installed)."""
+    package, kind, name = msgtype.split('/')
+    return getattr(importlib.import_module(f'{package}.{kind}'), name)
+
+
 def typestore():
     """The ROS 2 Kilted types with the harness's own (from harness_msgs' installed .msg)."""
     from ament_index_python.packages import get_package_share_directory
@@ -66,6 +74,8 @@ def typestore():
 # Topics whose publishers are latched (transient local): the bag says so, so that `ros2 bag
 # play` republishes them latched and a late subscriber (rviz) still gets them.
 LATCHED = (names.ROBOT_DESCRIPTION, names.EVENTS, names.TF_STATIC)
+# Topics whose every message is kept for a late subscriber (an episode has dozens at most).
+KEPT = (names.EVENTS, names.MODEL_IMAGES)
 
 
 def is_latched(topic: str) -> bool:

@@ -23,31 +23,15 @@ from arx_x5_description.embodiment import load_embodiment
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, CompressedImage, JointState
 from std_msgs.msg import String
-from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import MarkerArray
 
-from harness_driver.bag import LATCHED, BagRecorder, episode_topics
-from harness_msgs.msg import ShieldRejection
+from harness_driver.bag import KEPT, LATCHED, BagRecorder, episode_topics, message_class
 from harness_types import names
 
-MESSAGE_TYPES = {
-    'sensor_msgs/msg/JointState': JointState,
-    'tf2_msgs/msg/TFMessage': TFMessage,
-    'rosgraph_msgs/msg/Clock': Clock,
-    'std_msgs/msg/String': String,
-    'visualization_msgs/msg/MarkerArray': MarkerArray,
-    'sensor_msgs/msg/CompressedImage': CompressedImage,
-    'sensor_msgs/msg/CameraInfo': CameraInfo,
-    'harness_msgs/msg/ShieldRejection': ShieldRejection,
-}
-# LATCHED topics: a late subscriber still gets them (the description, and every event of the
-# episode from its first line on, although the recorder starts after the episode's first events).
 DRAIN_S = 0.3
 STOP_GRACE_S = 5.0  # after a signal, how long to wait for the episode's end event
-# The driver's events: every one kept for late subscribers (an episode has hundreds at most).
+# KEPT topics (the driver's events, the model's images): every message kept for a late
+# subscriber, so the recorder, which starts after the episode's first events, still gets them.
 EVENTS_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_ALL, durability=DurabilityPolicy.TRANSIENT_LOCAL, depth=1
 )
@@ -80,7 +64,6 @@ PUBLISHERS = {
 # camera driver, a simulator's bridge): any publisher of the domain. They are evidence of
 # what the cameras saw, nothing in the graph acts on the recording.
 ANY_PUBLISHER = None
-KEPT = (names.EVENTS, names.MODEL_IMAGES)  # every message kept for a late subscriber
 
 
 DISCOVERY_TRIES = 25
@@ -91,6 +74,18 @@ def _gid(raw) -> bytes:
     if isinstance(raw, dict):
         raw = raw.get('data', b'')
     return bytes(bytearray(raw or b''))[:16]
+
+
+def subscription_qos(name: str) -> QoSProfile:
+    """How a listener of the whole episode (the recorder, the live view) subscribes to `name`:
+    every message of KEPT topics, the last of a latched one, a deep queue for the rest."""
+    if name in KEPT:
+        return EVENTS_QOS
+    latched = name in LATCHED
+    return QoSProfile(
+        depth=500,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+    )
 
 
 class Recorder(Node):
@@ -106,17 +101,10 @@ class Recorder(Node):
         self._lock = threading.Lock()
         for topic, name in resolved.items():
             self.create_subscription(
-                MESSAGE_TYPES[topics[name]],
+                message_class(topics[name]),
                 topic,
                 lambda data, info, topic=topic, name=name: self._write(topic, name, data, info),
-                EVENTS_QOS
-                if name in KEPT
-                else QoSProfile(
-                    depth=500,
-                    durability=DurabilityPolicy.TRANSIENT_LOCAL
-                    if name in LATCHED
-                    else DurabilityPolicy.VOLATILE,
-                ),
+                subscription_qos(name),
                 raw=True,
             )
 

@@ -9,7 +9,6 @@ stamps use); a bag without one gets a /clock from the recording times."""
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,16 +19,11 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
+from harness_driver.bag import message_class
 from harness_driver.replay import RecordedTopic, bag_of, due, messages, topics
 from harness_types import names
 
 PROGRESS_EVERY_S = 5.0
-
-
-def message_class(msgtype: str):
-    """'sensor_msgs/msg/JointState' -> the rclpy message class (ImportError if not installed)."""
-    package, kind, name = msgtype.split('/')
-    return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
 
 class Replayer(Node):
