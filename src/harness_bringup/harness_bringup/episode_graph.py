@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from arx_x5_description.embodiment import load_embodiment
 from harness_bench.task import Outcome
+from harness_driver.bag import episode_topics
 from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode import EpisodeStart
 from harness_types.camera import CameraView
@@ -25,6 +27,7 @@ from harness_types.scene import Verdict
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
 from harness_bringup.station_graph import GraphStartError, StationGraph
+from harness_types import names
 
 
 def _stopped(pid: int) -> bool:
@@ -167,10 +170,36 @@ class EpisodeGraph(StationGraph):
                     f'the recorder did not start (see {bag.with_name("recorder.out")})'
                 )
             time.sleep(0.02)
+        # Listening to the events is not listening to everything: each topic matches on its
+        # own (a camera's first frame was lost under load). The bag is complete only once
+        # every publisher of this process reaches the recorder.
+        while not self._recorder_matched():
+            if self.recorder.poll() is not None or time.monotonic() > deadline:
+                self.notes['bag_warning'] = (
+                    'the recorder had not matched every topic when the episode started: '
+                    'the first messages of some topics may be missing'
+                )
+                return
+            time.sleep(0.02)
+
+    def _recorder_matched(self) -> bool:
+        """Whether every publisher in this process of a recorded topic has matched the
+        recorder (and every other subscription the graph lists for that topic)."""
+        topics = episode_topics(load_embodiment().cameras)
+        for node in self.executor.get_nodes():
+            recorded = {node.resolve_topic_name(name) for name in topics}
+            for publisher in node.publishers:
+                if publisher.topic_name not in recorded:
+                    continue
+                listed = node.get_subscriptions_info_by_topic(publisher.topic_name)
+                if not any(s.node_name == names.RECORDER for s in listed):
+                    return False
+                if publisher.get_subscription_count() < len(listed):
+                    return False
+        return True
 
     def serve_foxglove(self, port: int) -> None:
         """Serve the episode's topics to Foxglove on `port` (0: any free port) until the end."""
-        from arx_x5_description.embodiment import load_embodiment
         from harness_driver.foxglove_node import FoxgloveBridge
 
         cameras = list(load_embodiment().cameras)
