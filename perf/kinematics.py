@@ -1,6 +1,9 @@
-"""Microseconds per FK and per IK solve (pinocchio), median and p99. Prints JSON.
+"""Microseconds per FK and per IK solve (pinocchio FK; damped least squares IK), median and
+p99, for reachable targets (the pose of random joints, solved from the default seed) and for
+targets no joints reach (a straight-down tool above the arm's reach, as `pick` asks when it
+scans its approach pitches). Prints JSON.
 
-python perf/kinematics.py [--n 500]
+    python perf/kinematics.py [--n 500]
 """
 
 import argparse
@@ -13,6 +16,8 @@ from harness_worker.kinematics import StationKinematics
 
 from arx_x5_description.urdf import station_urdf
 
+TARGET_P99_MS = 20.0
+
 
 def stats(samples_s: list[float]) -> dict:
     us = np.array(samples_s) * 1e6
@@ -20,6 +25,15 @@ def stats(samples_s: list[float]) -> dict:
         'median_us': round(float(np.median(us)), 1),
         'p99_us': round(float(np.percentile(us, 99)), 1),
     }
+
+
+def timed(f, n_items) -> tuple[list[float], int]:
+    samples, solved = [], 0
+    for item in n_items:
+        t = time.perf_counter()
+        solved += bool(f(item))
+        samples.append(time.perf_counter() - t)
+    return samples, solved
 
 
 def main() -> None:
@@ -30,19 +44,22 @@ def main() -> None:
     arm = StationKinematics(station_urdf(), emb).arms['left']
     rng = np.random.default_rng(0)
     qs = rng.uniform(emb.lower, emb.upper, size=(args.n, 6))
-    fk, ik_pose, ik_position, solved = [], [], [], 0
-    for q in qs:
-        t = time.perf_counter()
-        target = arm.fk(q)
-        fk.append(time.perf_counter() - t)
-    for q in qs:
-        target = arm.fk(q)
-        t = time.perf_counter()
-        solved += arm.ik(target.position, target.rotation).ok
-        ik_pose.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        arm.ik(target.position)
-        ik_position.append(time.perf_counter() - t)
+    targets = [arm.fk(q) for q in qs]
+    fk, _ = timed(lambda q: arm.fk(q), qs)
+    ik_pose, pose_solved = timed(lambda t: arm.ik(t.position, t.rotation).ok, targets)
+    ik_position, position_solved = timed(lambda t: arm.ik(t.position).ok, targets)
+    down = np.diag([1.0, -1.0, -1.0])  # tool pointing straight down
+    # Straight down, 0.6 m above the arm's home link6 and 0.4-0.8 m out: the tool would put
+    # link6 further from the shoulder than the arm reaches.
+    home = arm.fk(np.zeros(6), 'link6').position
+    radius = rng.uniform(0.4, 0.8, args.n // 5)
+    angle = rng.uniform(-np.pi, np.pi, args.n // 5)
+    out_of_reach = [
+        home + [r * np.cos(a), r * np.sin(a), 0.6] for r, a in zip(radius, angle, strict=True)
+    ]
+    ik_unreachable, wrongly_solved = timed(lambda p: arm.ik(p, down).ok, out_of_reach)
+    every = ik_pose + ik_position + ik_unreachable
+    p99_ms = float(np.percentile(np.array(every) * 1e3, 99))
     print(
         json.dumps(
             {
@@ -51,7 +68,13 @@ def main() -> None:
                 'fk_tcp': stats(fk),
                 'ik_pose': stats(ik_pose),
                 'ik_position': stats(ik_position),
-                'ik_pose_solved_fraction': solved / args.n,
+                'ik_unreachable': stats(ik_unreachable),
+                'ik_pose_solved_fraction': pose_solved / args.n,
+                'ik_position_solved_fraction': position_solved / args.n,
+                'ik_unreachable_solved': wrongly_solved,
+                'ik_p99_ms': round(p99_ms, 2),
+                'target_p99_ms': TARGET_P99_MS,
+                'meets_target': p99_ms < TARGET_P99_MS,
             }
         )
     )

@@ -116,6 +116,7 @@ class Shield:
         self._clearance = clearance
         self._last: np.ndarray | None = None
         self._last_links: Sequence[np.ndarray] | None = None
+        self._joints = np.array([i for arm in config.arms for i in arm.joints], dtype=int)
 
     @property
     def last_accepted(self) -> np.ndarray | None:
@@ -143,11 +144,21 @@ class Shield:
         reasons += self._joint_limits(q, m)
         reasons += self._joint_jumps(q, m)
         reasons += self._leads(q, m)
-        links, measured_links = self._fk(q), self._fk(m)
-        reasons += self._workspace(links, measured_links)
-        reasons += self._cartesian_jumps(links, measured_links)
+        # Every check compares the command with the measured state ("further than already",
+        # "from BOTH"), but a command within a limit passes whatever the measured state is:
+        # the measured pose and contacts are computed only when a command needs them.
+        links = self._fk(q)
+        measured_links: list[Sequence[np.ndarray]] = []
+
+        def at_measured() -> Sequence[np.ndarray]:
+            if not measured_links:
+                measured_links.append(self._fk(m))
+            return measured_links[0]
+
+        reasons += self._workspace(links, at_measured)
+        reasons += self._cartesian_jumps(links, at_measured)
         if self._clearance is not None:
-            reasons += self._collisions(self._clearance(q), self._clearance(m))
+            reasons += self._collisions(self._clearance(q), lambda: self._clearance(m))
         if reasons:
             return Verdict(False, command, tuple(reasons))
         self._last = q.copy()
@@ -193,22 +204,31 @@ class Shield:
 
     def _joint_limits(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
         cfg = self.config
+        tol = cfg.joint_limit_tolerance_rad
+        past_lower, past_upper = cfg.lower - q, q - cfg.upper
+        beyond_lower = past_lower > np.maximum(cfg.lower - m, 0.0) + tol
+        beyond_upper = past_upper > np.maximum(m - cfg.upper, 0.0) + tol
+        grippers = [arm.gripper for arm in cfg.arms]
+        if not (beyond_lower[self._joints].any() or beyond_upper[self._joints].any()) and all(
+            0.0 <= q[g] <= 1.0 for g in grippers
+        ):
+            return []
         out: list[Rejection] = []
         for arm in cfg.arms:
             for i in arm.joints:
-                for side, past_q, past_m, limit in (
-                    ('lower', cfg.lower[i] - q[i], cfg.lower[i] - m[i], cfg.lower[i]),
-                    ('upper', q[i] - cfg.upper[i], m[i] - cfg.upper[i], cfg.upper[i]),
+                for side, beyond, past_q, past_m, limit in (
+                    ('lower', beyond_lower[i], past_lower[i], cfg.lower[i] - m[i], cfg.lower[i]),
+                    ('upper', beyond_upper[i], past_upper[i], m[i] - cfg.upper[i], cfg.upper[i]),
                 ):
-                    already = max(past_m, 0.0)
-                    if past_q > already + cfg.joint_limit_tolerance_rad:
+                    if beyond:
+                        already = max(past_m, 0.0)
                         out.append(
                             Rejection(
                                 'joint_limit',
                                 f'{cfg.names[i]} target {q[i]:.4f} rad is {past_q:.4f} rad '
                                 f'past its '
                                 f'{side} limit {limit:.4f} (measured {already:.4f} past, tolerance '
-                                f'{cfg.joint_limit_tolerance_rad} rad)',
+                                f'{tol} rad)',
                                 arm=arm.name,
                                 entry=cfg.names[i],
                                 amount=float(past_q),
@@ -232,25 +252,27 @@ class Shield:
     def _joint_jumps(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
         cfg = self.config
         limit = cfg.max_joint_jump_rad
+        from_measured = np.abs(q - m)
+        if not (from_measured[self._joints] > limit).any():
+            return []
+        from_last = np.abs(q - self._last) if self._last is not None else np.full(cfg.size, np.inf)
         out: list[Rejection] = []
         for arm in cfg.arms:
             for i in arm.joints:
-                from_measured = abs(q[i] - m[i])
-                from_last = abs(q[i] - self._last[i]) if self._last is not None else np.inf
-                if from_measured > limit and from_last > limit:
+                if from_measured[i] > limit and from_last[i] > limit:
                     last = (
-                        f'{from_last:.4f} rad from the last command'
+                        f'{from_last[i]:.4f} rad from the last command'
                         if self._last is not None
                         else 'no command accepted yet'
                     )
                     out.append(
                         Rejection(
                             'joint_jump',
-                            f'{cfg.names[i]} jumps {from_measured:.4f} rad from the measured '
+                            f'{cfg.names[i]} jumps {from_measured[i]:.4f} rad from the measured '
                             f'{m[i]:.4f} ({last}); max {limit} rad',
                             arm=arm.name,
                             entry=cfg.names[i],
-                            amount=float(min(from_measured, from_last)),
+                            amount=float(min(from_measured[i], from_last[i])),
                             limit=limit,
                         )
                     )
@@ -259,31 +281,38 @@ class Shield:
     def _leads(self, q: np.ndarray, m: np.ndarray) -> list[Rejection]:
         cfg = self.config
         limit = cfg.max_lead_rad
+        lead = np.abs(q - m)
+        if not (lead[self._joints] > limit).any():
+            return []
+        before = np.abs(self._last - m) if self._last is not None else np.zeros(cfg.size)
         out: list[Rejection] = []
         for arm in cfg.arms:
             for i in arm.joints:
-                lead = abs(q[i] - m[i])
-                before = abs(self._last[i] - m[i]) if self._last is not None else 0.0
-                if lead > limit and lead > before + _SAME:
+                if lead[i] > limit and lead[i] > before[i] + _SAME:
                     out.append(
                         Rejection(
                             'lead',
-                            f'{cfg.names[i]} target {q[i]:.4f} rad runs {lead:.4f} rad ahead of '
-                            f'the measured {m[i]:.4f} (max {limit} rad; the arm is not '
+                            f'{cfg.names[i]} target {q[i]:.4f} rad runs {lead[i]:.4f} rad ahead '
+                            f'of the measured {m[i]:.4f} (max {limit} rad; the arm is not '
                             'following: something holds it)',
                             arm=arm.name,
                             entry=cfg.names[i],
-                            amount=float(lead),
+                            amount=float(lead[i]),
                             limit=limit,
                         )
                     )
         return out
 
-    def _collisions(self, command: Contacts, measured: Contacts) -> list[Rejection]:
+    def _collisions(self, command: Contacts, measured: Callable[[], Contacts]) -> list[Rejection]:
         cfg = self.config
         tolerance = cfg.collision_tolerance_m
+        # Depths are >= 0, so a command no deeper than the tolerance passes whatever the
+        # measured contacts are.
+        if all(deep <= tolerance for deep in command.table) and command.arms <= tolerance:
+            return []
+        at_measured = measured()
         out: list[Rejection] = []
-        for arm, deep, already in zip(cfg.arms, command.table, measured.table, strict=True):
+        for arm, deep, already in zip(cfg.arms, command.table, at_measured.table, strict=True):
             if deep > already + tolerance:
                 out.append(
                     Rejection(
@@ -295,14 +324,14 @@ class Shield:
                         limit=float(already + tolerance),
                     )
                 )
-        if command.arms > measured.arms + tolerance:
+        if command.arms > at_measured.arms + tolerance:
             out.append(
                 Rejection(
                     'arm_collision',
                     f'the arms would be {command.arms * 1000:.1f} mm into each other (measured '
-                    f'{measured.arms * 1000:.1f} mm; tolerance {tolerance * 1000:.1f} mm)',
+                    f'{at_measured.arms * 1000:.1f} mm; tolerance {tolerance * 1000:.1f} mm)',
                     amount=float(command.arms),
-                    limit=float(measured.arms + tolerance),
+                    limit=float(at_measured.arms + tolerance),
                 )
             )
         return out
@@ -313,11 +342,14 @@ class Shield:
         return float(np.linalg.norm(gap))
 
     def _workspace(
-        self, links: Sequence[np.ndarray], measured: Sequence[np.ndarray]
+        self, links: Sequence[np.ndarray], measured: Callable[[], Sequence[np.ndarray]]
     ) -> list[Rejection]:
         out: list[Rejection] = []
-        for arm, p, pm in zip(self.config.arms, links, measured, strict=True):
-            outside, already = self._outside(p), self._outside(pm)
+        for k, (arm, p) in enumerate(zip(self.config.arms, links, strict=True)):
+            outside = self._outside(p)
+            if outside <= _SAME:  # inside: passes wherever the measured link is
+                continue
+            already = self._outside(measured()[k])
             if outside > already + _SAME:
                 out.append(
                     Rejection(
@@ -334,18 +366,20 @@ class Shield:
         return out
 
     def _cartesian_jumps(
-        self, links: Sequence[np.ndarray], measured: Sequence[np.ndarray]
+        self, links: Sequence[np.ndarray], measured: Callable[[], Sequence[np.ndarray]]
     ) -> list[Rejection]:
         limit = self.config.max_cartesian_jump_m
         out: list[Rejection] = []
-        for k, (arm, p, pm) in enumerate(zip(self.config.arms, links, measured, strict=True)):
-            from_measured = float(np.linalg.norm(p - pm))
+        for k, (arm, p) in enumerate(zip(self.config.arms, links, strict=True)):
             from_last = (
                 float(np.linalg.norm(p - self._last_links[k]))
                 if self._last_links is not None
                 else np.inf
             )
-            if from_measured > limit and from_last > limit:
+            if from_last <= limit:  # near the last accepted command: passes
+                continue
+            from_measured = float(np.linalg.norm(p - measured()[k]))
+            if from_measured > limit:
                 last = (
                     f'{from_last:.4f} m from the last command'
                     if self._last_links is not None
