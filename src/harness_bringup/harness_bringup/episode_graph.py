@@ -21,6 +21,7 @@ from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode import EpisodeStart
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
+from harness_types.process import process_stopped
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 
@@ -28,14 +29,6 @@ from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
 from harness_bringup.station_graph import GraphStartError, StationGraph
 from harness_types import names
-
-
-def _stopped(pid: int) -> bool:
-    """Whether a process is stopped (SIGSTOP): it will not finish by itself."""
-    try:
-        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] in 'Tt'
-    except (OSError, IndexError):
-        return False
 
 
 def recorder_report(output: Path) -> dict | None:
@@ -129,7 +122,6 @@ class EpisodeGraph(StationGraph):
             # 0.5-4 s to be discovered (measured), the other order 0.5 + 0.4 s.
             try:
                 self.start_recorder(self.bag)
-                self.notes['bag'] = self.bag.name
             except GraphError as exc:  # an episode without a bag beats no episode
                 self.notes['bag_error'] = str(exc)
 
@@ -170,6 +162,8 @@ class EpisodeGraph(StationGraph):
                     f'the recorder did not start (see {bag.with_name("recorder.out")})'
                 )
             time.sleep(0.02)
+        # From here the recorder holds the episode's events, whatever happens next.
+        self.notes['bag'] = bag.name
         # Listening to the events is not listening to everything: each topic matches on its
         # own (a camera's first frame was lost under load). The bag is complete only once
         # every publisher of this process reaches the recorder.
@@ -227,12 +221,12 @@ class EpisodeGraph(StationGraph):
         complete = True
         deadline = time.monotonic() + timeout
         while self.recorder.poll() is None:
-            if time.monotonic() > deadline or _stopped(self.recorder.pid):
+            if time.monotonic() > deadline or process_stopped(self.recorder.pid):
                 complete = False
                 break
             time.sleep(0.02)
         if not complete:
-            if _stopped(self.recorder.pid):
+            if process_stopped(self.recorder.pid):
                 self.recorder.kill()
             else:
                 self.recorder.terminate()

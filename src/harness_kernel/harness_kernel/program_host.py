@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness_types.camera import CameraView
 from harness_types.execution import Execution, TraceTick
+from harness_types.process import process_stopped
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import Grip, LocatedObject, SceneReport, Verdict
 
@@ -40,6 +41,7 @@ PASSED = ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE', 'LANG', 'LC_ALL', 'TZ')
 # Signals the kernel sends to stop program code that overran: raised as exceptions inside it.
 REACTIVE_TIMEOUT_SIGNAL = signal.SIGUSR1
 CELL_TIMEOUT_SIGNAL = signal.SIGUSR2
+FREEZE_WAIT_S = 2.0  # how long a freeze waits for the stop to take effect
 
 
 class ProgramStartError(RuntimeError):
@@ -198,6 +200,10 @@ class ProgramHost:
         if self.alive() and not self.frozen:
             os.kill(self.pid, signal.SIGSTOP)
             self.frozen = True
+            # SIGSTOP is delivered asynchronously: frozen means stopped, so wait until it is.
+            deadline = time.monotonic() + FREEZE_WAIT_S
+            while not process_stopped(self.pid) and self.alive() and time.monotonic() < deadline:
+                time.sleep(0.001)
 
     def thaw(self) -> None:
         if self.alive() and self.frozen:
