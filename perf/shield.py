@@ -44,10 +44,13 @@ def main() -> None:
     emb = load_embodiment()
     worker = Worker(emb, station_urdf())
     worker.reset('stack_blocks_three', 0, 0)
-    for _ in range(50):  # the objects settle onto the table
-        worker.tick(worker.measured())
-    shield, measured = worker.shield, worker.measured()
     lanes = np.r_[np.ones(6), 0, np.ones(6), 0]
+    # Away from the joint limits (at zero some joints rest on one), while the objects settle.
+    raised = worker.measured() + 0.6 * np.r_[0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0]
+    start = worker.measured()
+    for k in range(1, 76):
+        worker.tick(start + (raised - start) * min(1.0, k / 50))
+    shield, measured = worker.shield, worker.measured()
     rng = np.random.default_rng(0)
     accepted_t, rejected_t, counts = [], [], {'accepted': 0, 'rejected': 0}
     for _ in range(args.n):

@@ -24,6 +24,7 @@ forgets the last accepted command.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,12 @@ Clearance = Callable[[np.ndarray], Contacts]
 
 # Floating-point slack for "further than already": FK of the same joints twice agrees far below it.
 _SAME = 1e-9
+
+
+def _norm(v: np.ndarray) -> float:
+    """Euclidean norm of a vector: what np.linalg.norm computes (sqrt of the dot product),
+    without its generality, which costs more than the rest of a check."""
+    return math.sqrt(v.dot(v))
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,13 @@ class Shield:
         self._last: np.ndarray | None = None
         self._last_links: Sequence[np.ndarray] | None = None
         self._joints = np.array([i for arm in config.arms for i in arm.joints], dtype=int)
+        # Per entry, for _within_joint_bounds: the joint limit tolerance (grippers: none) and
+        # the largest step from the measured state that neither jump nor lead rejects.
+        self._slack = np.zeros(config.size)
+        self._slack[self._joints] = config.joint_limit_tolerance_rad
+        self._step = np.full(config.size, np.inf)
+        self._step[self._joints] = min(config.max_joint_jump_rad, config.max_lead_rad)
+        self._box = (tuple(config.workspace_min.tolist()), tuple(config.workspace_max.tolist()))
 
     @property
     def last_accepted(self) -> np.ndarray | None:
@@ -139,11 +153,12 @@ class Shield:
             return Verdict(False, command, tuple(reasons))
         q = np.asarray(command, dtype=float)
         m = np.asarray(measured, dtype=float)
-        if m.shape != (cfg.size,) or not np.all(np.isfinite(m)):
+        if m.shape != (cfg.size,) or not np.isfinite(m).all():
             raise ValueError(f'measured state must be {cfg.size} finite numbers, got {m.shape}')
-        reasons += self._joint_limits(q, m)
-        reasons += self._joint_jumps(q, m)
-        reasons += self._leads(q, m)
+        if not self._within_joint_bounds(q, m):  # else none of the three can reject
+            reasons += self._joint_limits(q, m)
+            reasons += self._joint_jumps(q, m)
+            reasons += self._leads(q, m)
         # Every check compares the command with the measured state ("further than already",
         # "from BOTH"), but a command within a limit passes whatever the measured state is:
         # the measured pose and contacts are computed only when a command needs them.
@@ -165,6 +180,18 @@ class Shield:
         self._last_links = [p.copy() for p in links]
         return Verdict(True, command)
 
+    def _within_joint_bounds(self, q: np.ndarray, m: np.ndarray) -> bool:
+        """Whether every entry is within its limits (arm joints: past neither limit by more
+        than the tolerance; grippers: in [0, 1]) and every arm joint within both the jump and the
+        lead maximum of the measured one: the joint checks cannot reject such a command. The
+        differences are those the checks compute, so the answer agrees with them exactly."""
+        cfg = self.config
+        return bool(
+            (cfg.lower - q <= self._slack).all()
+            and (q - cfg.upper <= self._slack).all()
+            and (np.abs(q - m) <= self._step).all()
+        )
+
     def _shape_and_finite(self, command: object) -> list[Rejection]:
         cfg = self.config
         try:
@@ -185,7 +212,10 @@ class Shield:
                     limit=float(cfg.size),
                 )
             ]
-        bad = np.flatnonzero(~np.isfinite(q))
+        finite = np.isfinite(q)
+        if finite.all():
+            return []
+        bad = np.flatnonzero(~finite)
         return [
             Rejection(
                 'finite',
@@ -338,8 +368,12 @@ class Shield:
 
     def _outside(self, p: np.ndarray) -> float:
         cfg = self.config
+        x, y, z = p.tolist()
+        (x0, y0, z0), (x1, y1, z1) = self._box
+        if x0 <= x <= x1 and y0 <= y <= y1 and z0 <= z <= z1:
+            return 0.0
         gap = np.maximum(np.maximum(cfg.workspace_min - p, p - cfg.workspace_max), 0.0)
-        return float(np.linalg.norm(gap))
+        return _norm(gap)
 
     def _workspace(
         self, links: Sequence[np.ndarray], measured: Callable[[], Sequence[np.ndarray]]
@@ -371,14 +405,10 @@ class Shield:
         limit = self.config.max_cartesian_jump_m
         out: list[Rejection] = []
         for k, (arm, p) in enumerate(zip(self.config.arms, links, strict=True)):
-            from_last = (
-                float(np.linalg.norm(p - self._last_links[k]))
-                if self._last_links is not None
-                else np.inf
-            )
+            from_last = _norm(p - self._last_links[k]) if self._last_links is not None else np.inf
             if from_last <= limit:  # near the last accepted command: passes
                 continue
-            from_measured = float(np.linalg.norm(p - measured()[k]))
+            from_measured = _norm(p - measured()[k])
             if from_measured > limit:
                 last = (
                     f'{from_last:.4f} m from the last command'

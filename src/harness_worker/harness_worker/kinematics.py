@@ -88,6 +88,12 @@ class ArmKinematics:
         placement = self.data.oMf[fid]
         return Pose(placement.translation.copy(), placement.rotation.copy())
 
+    def link6_position(self, q: np.ndarray) -> np.ndarray:
+        """World position of link6: fk(q, 'link6').position, placing only that frame (the
+        shield asks on every command)."""
+        pin.forwardKinematics(self.model, self.data, np.asarray(q, dtype=float))
+        return pin.updateFramePlacement(self.model, self.data, self.link6).translation.copy()
+
     def fk_both(self, q: np.ndarray) -> tuple[Pose, Pose]:
         """(link6, tcp) world poses in one forward pass."""
         pin.framesForwardKinematics(self.model, self.data, np.asarray(q, dtype=float))
@@ -396,6 +402,6 @@ class StationKinematics:
     def link6_positions(self, command: np.ndarray) -> list[np.ndarray]:
         """link6 world positions of both arms for a 14-number command (the shield's FK)."""
         return [
-            self.arms['left'].fk(command[0:6], 'link6').position,
-            self.arms['right'].fk(command[7:13], 'link6').position,
+            self.arms['left'].link6_position(command[0:6]),
+            self.arms['right'].link6_position(command[7:13]),
         ]

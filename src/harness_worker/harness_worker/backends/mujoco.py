@@ -23,6 +23,7 @@ from harness_types.transforms import matrix_to_quat
 
 from harness_worker.mujoco_scene import add_objects
 
+NO_CONTACT = Contacts((0.0,) * len(ARMS), 0.0)
 # MuJoCo camera (looks along -z, y up) to optical frame (z forward, y down).
 _MJ_TO_OPTICAL = np.diag([1.0, -1.0, -1.0])
 
@@ -94,6 +95,9 @@ class MujocoStation:
         self._probe_model.geom_contype[bystanders] = 0
         self._probe_model.geom_conaffinity[bystanders] = 0
         self._probe = mujoco.MjData(self._probe_model)
+        # Where the 12 arm joints of a command go in qpos, in one indexing (the probe's copy).
+        self._probe_arm_qpos = np.concatenate([self._arm_qpos[a] for a in ARMS])
+        self._probe_arm_entries = np.concatenate([np.arange(7 * k, 7 * k + 6) for k in range(2)])
         self.latched: set[str] = set()
         self.grasped: set[str] = set()
         for a in ARMS:
@@ -283,17 +287,18 @@ class MujocoStation:
         """How deep the arms would be in the table and in each other at `command` (objects
         as they are now; fingers at the commanded opening, within their joint range)."""
         m, d = self._probe_model, self._probe
-        d.qpos[:] = self.data.qpos
+        qpos = d.qpos
+        qpos[:] = self.data.qpos
+        qpos[self._probe_arm_qpos] = command[self._probe_arm_entries]
         g = self.emb.gripper
         for k, a in enumerate(ARMS):
-            d.qpos[self._arm_qpos[a]] = command[7 * k : 7 * k + 6]
             q7 = min(g.upper, max(g.lower, g.target(float(command[7 * k + 6]))))
-            d.qpos[self._finger_qpos[a]] = d.qpos[self._mimic_qpos[a]] = q7
+            qpos[self._finger_qpos[a]] = qpos[self._mimic_qpos[a]] = q7
         mujoco.mj_kinematics(m, d)
         mujoco.mj_collision(m, d)
         n = d.ncon
         if n == 0:  # the usual case, every tick: no contact at all
-            return Contacts((0.0,) * len(ARMS), 0.0)
+            return NO_CONTACT
         g1, g2 = d.contact.geom1[:n], d.contact.geom2[:n]
         depth = np.maximum(-d.contact.dist[:n], 0.0)
         table = self._table_geoms
