@@ -7,6 +7,9 @@ other threads (reentrant callback group), so an action's execute callback may ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from harness_reactive.stage import ReactiveResult
 from harness_types.convert import (
@@ -54,6 +57,10 @@ WORKER_CLIENTS = {
 
 
 class RosStationPort:
+    """The worker's services. Whoever starts the worker in this process beside the skill
+    server (harness_bringup's StationGraph) may set `local` to the worker node's call_local:
+    the same handlers, without the round trip."""
+
     def __init__(self, node: Node, timeout: float) -> None:
         group = ReentrantCallbackGroup()
         self.timeout = timeout
@@ -61,8 +68,11 @@ class RosStationPort:
             name: node.create_client(kind, names.worker_service(name), callback_group=group)
             for name, kind in WORKER_CLIENTS.items()
         }
+        self.local: Callable[[str, Any], Any] | None = None
 
     def call(self, service: str, request):
+        if self.local is not None:
+            return self.local(service, request)
         return call(self.clients[service], request, self.timeout)
 
     def tick(self, command: np.ndarray) -> TickOutcome:

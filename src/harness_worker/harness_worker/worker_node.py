@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import sys
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -111,11 +112,31 @@ class WorkerNode(Node):
             'profile': (Profile, self._profile),
         }
         # One request at a time (the core is not thread-safe), in a group of their own: the
-        # default group serves /clock (use_sim_time), which a tick waits on.
+        # default group serves /clock (use_sim_time), which a tick waits on. The lock also
+        # holds off the calls of a client in this process (call_local).
+        self._handlers = handlers
+        self._core = threading.Lock()
         services = MutuallyExclusiveCallbackGroup()
         for name in names.WORKER_SERVICES:
             kind, handler = handlers[name]
-            self.create_service(kind, names.worker_service(name), handler, callback_group=services)
+            self.create_service(
+                kind,
+                names.worker_service(name),
+                lambda request, response, handler=handler: self._locked(handler, request, response),
+                callback_group=services,
+            )
+
+    def _locked(self, handler, request, response):
+        with self._core:
+            return handler(request, response)
+
+    def call_local(self, service: str, request):
+        """worker/<service> for a client in this process (the skill server started beside this
+        node): the service's own handler under the same lock, the same request and response
+        messages, without the round trip through two executors and the middleware (~3 ms of a
+        4 ms tick; perf/skills.py)."""
+        kind, handler = self._handlers[service]
+        return self._locked(handler, request, kind.Response())
 
     # Topics -------------------------------------------------------------------------------
 
