@@ -113,15 +113,19 @@ class EpisodeGraph(StationGraph):
             log,
             ['--params-file', str(self.params)] if self.params else [],
         )
+        # The kernel and the recorder start side by side (each takes ~1 s to import and join
+        # the domain).
+        self.kernel.launch()
+        recording = self.bag is not None and self.recorder is None
+        if recording:
+            self.launch_recorder(self.bag)
         try:
-            self.kernel.start()
+            self.kernel.wait_ready()
         except KernelStartError as exc:
             raise GraphError(str(exc)) from None
-        if self.bag is not None and self.recorder is None:
-            # After the kernel: a kernel joining a domain where the recorder already was took
-            # 0.5-4 s to be discovered (measured), the other order 0.5 + 0.4 s.
+        if recording:
             try:
-                self.start_recorder(self.bag)
+                self.wait_recorder(self.bag)
             except GraphError as exc:  # an episode without a bag beats no episode
                 self.notes['bag_error'] = str(exc)
 
@@ -145,8 +149,9 @@ class EpisodeGraph(StationGraph):
 
     # The recorder ---------------------------------------------------------------------------
 
-    def start_recorder(self, bag: Path, timeout: float = 20.0) -> None:
-        """Start the recorder process (rosbag2 of the episode) and wait until it listens."""
+    def launch_recorder(self, bag: Path) -> None:
+        """Start the recorder process (rosbag2 of the episode); wait_recorder() waits until it
+        listens."""
         command = [sys.executable, '-m', 'harness_driver.recorder_node', str(bag)]
         self._recorder_out = open(bag.with_name('recorder.out'), 'w')  # noqa: SIM115
         self.recorder = subprocess.Popen(
@@ -155,6 +160,9 @@ class EpisodeGraph(StationGraph):
             stdout=self._recorder_out,
             stderr=subprocess.STDOUT,
         )
+
+    def wait_recorder(self, bag: Path, timeout: float = 20.0) -> None:
+        """Wait until the launched recorder holds the events and has matched every topic."""
         deadline = time.monotonic() + timeout
         while self.driver.events_listeners() < 1:
             if self.recorder.poll() is not None or time.monotonic() > deadline:

@@ -13,6 +13,8 @@ from rclpy.action import ActionClient
 from harness_bringup.processes import child_environment
 from harness_msgs.action import RunCell
 
+HANDSHAKE_TRY_S = 0.1  # how long the start handshake waits for its empty cell to be accepted
+
 
 class KernelStartError(RuntimeError):
     """The kernel did not start or does not answer; the message says where to look."""
@@ -43,6 +45,11 @@ class KernelProcess:
 
     def start(self, timeout: float = 30.0) -> None:
         """Start the process and wait until one cell round trip works."""
+        self.launch()
+        self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the process; wait_ready() waits for it to serve cells."""
         self.workspace.mkdir(parents=True, exist_ok=True)
         command = [
             sys.executable,
@@ -62,6 +69,9 @@ class KernelProcess:
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait until the launched kernel answers one cell round trip."""
         deadline = time.monotonic() + timeout
         while not self.run_cell_client.server_is_ready():
             if self.death() or time.monotonic() > deadline:
@@ -76,10 +86,12 @@ class KernelProcess:
         """Run empty cells until one round trip completes. The server can see this client's
         goal before it has discovered the client's reply reader; it then drops the reply
         ("failed to send response (timeout)") and the goal waits forever. After one answered
-        round trip both directions are matched."""
+        round trip both directions are matched. An empty cell is accepted within
+        milliseconds once matched: a goal unanswered after HANDSHAKE_TRY_S is sent again."""
         while True:
             try:
-                handle = wait_future(self.run_cell_client.send_goal_async(RunCell.Goal()), 0.3)
+                goal = self.run_cell_client.send_goal_async(RunCell.Goal())
+                handle = wait_future(goal, HANDSHAKE_TRY_S)
                 wait_future(handle.get_result_async(), 10.0)
                 return
             except TimeoutError:

@@ -128,10 +128,8 @@ def plots(series: Series) -> list[tuple[str, str]]:
     """(title, inline SVG) of each arm's joints and of the grippers, over ticks."""
     if series.ticks.size == 0:
         return []
-    import matplotlib
-
-    matplotlib.use('Agg')
-    from matplotlib import pyplot as plt
+    # Figures without pyplot: no GUI backend to pick, and a third of a second less to import.
+    from matplotlib.figure import Figure
 
     out = []
     panels = [(f'{arm} arm joints (rad)', series.joints[arm], arm) for arm in series.joints]
@@ -143,7 +141,8 @@ def plots(series: Series) -> list[tuple[str, str]]:
         stacked = np.column_stack([series.grippers[a] * 1000 for a in series.grippers])
         panels.append(('gripper openings (finger joint, mm)', stacked, ''))
     for title, values, arm in panels:  # arm '' = the grippers' panel (every execution)
-        figure, axes = plt.subplots(figsize=(11, 2.8))
+        figure = Figure(figsize=(11, 2.8))
+        axes = figure.subplots()
         labels = [f'j{k + 1}' for k in range(values.shape[1])] if arm else list(series.grippers)
         for k in range(values.shape[1]):
             axes.plot(series.ticks, values[:, k], linewidth=1.2, label=labels[k])
@@ -180,7 +179,6 @@ def plots(series: Series) -> list[tuple[str, str]]:
         axes.legend(loc='upper right', fontsize=7, ncol=values.shape[1])
         axes.grid(alpha=0.3)
         out.append((title, _svg(figure)))
-        plt.close(figure)
     return out
 
 
