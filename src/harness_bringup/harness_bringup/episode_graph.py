@@ -140,7 +140,9 @@ class EpisodeGraph(StationGraph):
 
     def stop_kernel(self) -> None:
         if self.kernel is not None:
-            self.kernel.stop()
+            # The episode's last kernel: no other kernel of this graph follows it (a later
+            # episode in this domain handshakes with its own kernel before trusting it).
+            self.kernel.stop(wait_gone=False)
             self.kernel = None
             self.workspace.mkdir(parents=True, exist_ok=True)
             for entry in self.program_workspace.iterdir():
@@ -164,8 +166,16 @@ class EpisodeGraph(StationGraph):
     def wait_recorder(self, bag: Path, timeout: float = 20.0) -> None:
         """Wait until the launched recorder holds the events and has matched every topic."""
         deadline = time.monotonic() + timeout
+
+        def hopeless() -> bool:  # ended, stopped (SIGSTOP) or out of time
+            return (
+                self.recorder.poll() is not None
+                or process_stopped(self.recorder.pid)
+                or time.monotonic() > deadline
+            )
+
         while self.driver.events_listeners() < 1:
-            if self.recorder.poll() is not None or time.monotonic() > deadline:
+            if hopeless():
                 raise GraphError(
                     f'the recorder did not start (see {bag.with_name("recorder.out")})'
                 )
@@ -176,7 +186,7 @@ class EpisodeGraph(StationGraph):
         # own (a camera's first frame was lost under load). The bag is complete only once
         # every publisher of this process reaches the recorder.
         while not self._recorder_matched():
-            if self.recorder.poll() is not None or time.monotonic() > deadline:
+            if hopeless():
                 self.notes['bag_warning'] = (
                     'the recorder had not matched every topic when the episode started: '
                     'the first messages of some topics may be missing'

