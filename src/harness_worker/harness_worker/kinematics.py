@@ -283,8 +283,9 @@ class ArmKinematics:
             j, e = jac[:, :rows], err[:, :rows, None]
             dq = _dls_step(j, e, eye)
             stuck = ((qa <= self.lower) & (dq < 0)) | ((qa >= self.upper) & (dq > 0))
-            if stuck.any():
-                dq = _dls_step(j * ~stuck[:, None, :], e, eye)
+            again = stuck.any(axis=1)
+            if again.any():
+                dq[again] = _dls_step(j[again] * ~stuck[again][:, None, :], e[again], eye)
             norm = np.linalg.norm(dq, axis=1, keepdims=True)
             dq *= np.minimum(1.0, 0.5 / np.maximum(norm, 1e-12))
             q[active] = np.clip(qa + dq, self.lower, self.upper)
