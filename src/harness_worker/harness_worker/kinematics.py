@@ -27,7 +27,8 @@ class IKResult:
     """Joints that reach the target (`ok`), or why none were found.
 
     `position_error` (m) and `rotation_error` (rad) are those of the returned joints; on a
-    failure they are the best the solver reached, and `joints` must not be commanded.
+    failure they are the best the solver reached (for a target beyond the arm's reach, which
+    is not searched: how far beyond, and the seed), and `joints` must not be commanded.
     """
 
     ok: bool
@@ -50,8 +51,8 @@ class ArmKinematics:
     DAMPING = 1e-4
     # A solve gives up when its error fell by less than STALL_GAIN (a fraction) over the last
     # STALL_ITERATIONS iterations while still outside the caller's tolerances.
-    STALL_ITERATIONS = 10
-    STALL_GAIN = 0.01
+    STALL_ITERATIONS = 5
+    STALL_GAIN = 0.02
     NEAR_MISS_M = 0.02  # restarts that end this close are nudged and solved again
     NUDGED = 8  # how many of them
     NUDGES = 2  # nudged copies of each
@@ -74,6 +75,9 @@ class ArmKinematics:
         rng = np.random.default_rng(0)
         self._seeds = rng.uniform(self.lower, self.upper, size=(self.RESTARTS, 6))
         self._chain = _Chain(self.model, {'link6': self.link6, 'tcp': self.tcp})
+        # joint1's origin, and the longest joint6's origin can be from it (_beyond_reach)
+        self._shoulder = self._chain.offsets[0]
+        self._reach = float(np.linalg.norm(self._chain.offsets[1:], axis=1).sum())
 
     def _frame(self, frame: str) -> int:
         try:
@@ -143,6 +147,16 @@ class ArmKinematics:
             if seed is None
             else np.clip(np.asarray(seed, dtype=float), self.lower, self.upper)
         )
+        beyond = self._beyond_reach(frame, target_p, target_r, position_tol, rotation_tol)
+        if beyond > 0.0:
+            return IKResult(
+                False,
+                first,
+                beyond,
+                0.0,
+                f'{self.arm} arm cannot reach the {"position" if target_r is None else "pose"}: '
+                f'{beyond * 1000:.0f} mm beyond the reach of its links',
+            )
         # From the seed first: a program's moves start near where the arm is, and this solve
         # nearly always succeeds (every solve of the scripted bench did).
         q, ep, er = self._solve(fid, target_p, target_r, first, (position_tol, rotation_tol))
@@ -181,6 +195,28 @@ class ArmKinematics:
             f'{self.arm} arm cannot reach the {what} within joint limits '
             f'(closest: {ep * 1000:.1f} mm, {np.degrees(er):.1f} deg away)',
         )
+
+    def _beyond_reach(
+        self,
+        frame: str,
+        target_p: np.ndarray,
+        target_r: np.ndarray | None,
+        position_tol: float,
+        rotation_tol: float,
+    ) -> float:
+        """How far (m) the target lies beyond what any joints could reach, else 0: joint6's
+        origin is never further from joint1's than the sum of the links between them (the
+        triangle inequality), so no search is needed to fail such a target. With a rotation,
+        joint6's origin follows from the target pose; the tolerances widen the bound by what
+        they would let joint6 move."""
+        r_frame, t_frame = self._chain.frames[frame]
+        if target_r is None:
+            wrist, slack = target_p, float(np.linalg.norm(t_frame))
+        else:
+            wrist = target_p - target_r @ r_frame.T @ t_frame
+            slack = float(np.linalg.norm(t_frame)) * rotation_tol
+        distance = float(np.linalg.norm(wrist - self._shoulder))
+        return max(0.0, distance - self._reach - slack - position_tol)
 
     def _starts(self, first: np.ndarray, target_p: np.ndarray) -> Iterator[np.ndarray]:
         yield first
