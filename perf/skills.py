@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point
 from harness_bringup.kernel_process import KernelProcess
 from harness_bringup.station_graph import StationGraph
@@ -72,21 +73,38 @@ def measure(graph: StationGraph, repeats: int) -> None:
         handle = wait(run_cell.send_goal_async(RunCell.Goal(code=code)))
         return cell_result_of(wait(handle.get_result_async()).result)
 
-    def per_tick(guard: bool) -> float:
+    # The execution loop alone: the skill server's engine, from its first tick to its event.
+    tick_ms = 1e3 / load_embodiment().rates.control_hz
+    loops: list[float] = []
+    engine = graph.skills.skills.engine
+    run = engine.run
+
+    def timed_run(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return run(*args, **kwargs)
+        finally:
+            loops.append(time.perf_counter() - t)
+
+    engine.run = timed_run
+
+    def per_tick(guard: bool) -> tuple[float, float]:
+        """ms per tick of the cells (a cell's own round trips included) and of the loop."""
         graph.reset('lift_cube')
         cell('clear_guards()' + ('\nwhen(lambda obs: obs.left.grip_force > 1e9)' if guard else ''))
         ticks, wall = 0, 0.0
+        loops.clear()
         for k in range(repeats):
             t = time.perf_counter()
             r = cell(f'r = move_joints([{0.4 * (k % 2)}, 0.3, 0.3, 0, 0, 0], arm="left")')
             wall += time.perf_counter() - t
             assert r.status == 'ok', r.traceback
             ticks += len(r.executions[0].trace)
-        return wall / ticks * 1e3
+        return wall / ticks * 1e3, sum(loops) / ticks * 1e3
 
     try:
-        without_guard = per_tick(False)
-        with_guard = per_tick(True)
+        without_guard, loop_without_guard = per_tick(False)
+        with_guard, loop_with_guard = per_tick(True)
         graph.reset('lift_cube')
         cell("clear_guards()\ncube = locate('cube')[0]")
         sim0 = worker.worker.time
@@ -104,6 +122,11 @@ def measure(graph: StationGraph, repeats: int) -> None:
                 'execution_ms_per_tick_without_guard': round(without_guard, 3),
                 'execution_ms_per_tick_with_program_guard': round(with_guard, 3),
                 'guard_callback_overhead_ms_per_tick': round(with_guard - without_guard, 3),
+                'loop_ms_per_tick_without_guard': round(loop_without_guard, 3),
+                'loop_ms_per_tick_with_program_guard': round(loop_with_guard, 3),
+                'loop_x_real_time_without_guard': round(tick_ms / loop_without_guard, 1),
+                'loop_x_real_time_with_program_guard': round(tick_ms / loop_with_guard, 1),
+                'targets_x_real_time': {'without_guard': 20, 'with_program_guard': 10},
                 'move_eef_event': eef.event.name,
                 'move_eef_sim_s': round(eef_sim, 3),
                 'move_eef_wall_s': round(eef_wall, 3),
