@@ -2,6 +2,7 @@
 own process): the reference programs of lift_cube and place_in_bowl succeed through it, and
 a shield rejection reaches the program as with the MuJoCo backend."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -18,8 +19,18 @@ from harness_types.wait import wait_future
 from harness_msgs.srv import Outcome
 from harness_types import names
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'harness_kernel' / 'test'))
-from conftest import KernelSession
+
+def _kernel_test_support():
+    """harness_kernel's test conftest (its KernelSession), loaded under a name of its own: as
+    `conftest` it would be this package's."""
+    path = Path(__file__).resolve().parents[2] / 'harness_kernel' / 'test' / 'conftest.py'
+    spec = importlib.util.spec_from_file_location('harness_kernel_test_conftest', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+KernelSession = _kernel_test_support().KernelSession
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
