@@ -256,7 +256,10 @@ def test_home_after_moving_both_arms_in_one_execution(graph):
 
 def test_cancel_stops_the_arm_holding_its_pose(graph):
     graph.reset()
-    goal = MoveJoints.Goal(arm='left', positions=[1.2, 1.0, 1.0, 0, 0, 0], speed=1.0)
+    # Slow (a motion of ~12 s simulated, ~300 ticks): the cancel comes long before its end,
+    # however fast the ticks run.
+    goal = MoveJoints.Goal(arm='left', positions=[1.2, 1.0, 1.0, 0, 0, 0], speed=0.1)
+    goal.options.max_seconds = 30.0
     handle = wait(graph.actions['move_joints'].send_goal_async(goal))
     deadline = time.monotonic() + 60
     while graph.state().step < 8 and time.monotonic() < deadline:
