@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import sys
 import threading
+import traceback
 from dataclasses import replace
 
 import numpy as np
@@ -59,6 +60,20 @@ from harness_worker.worker import Worker, WorkerError
 
 def _kin_pose(pose: KinPose):
     return pose_msg(pose.position, matrix_to_quat(pose.rotation))
+
+
+def refuse(response, detail: str) -> bool:
+    """Fill a worker service's response as a refusal saying `detail`; False for a response
+    that cannot say it (state, profile)."""
+    if hasattr(response, 'reasons'):  # tick
+        response.accepted, response.reasons = False, [detail]
+    elif hasattr(response, 'accepted'):  # outcome
+        response.accepted, response.message = False, detail
+    elif hasattr(response, 'success'):  # reset, observe, fk, ik, plan
+        response.success, response.message = False, detail
+    else:
+        return False
+    return True
 
 
 class WorkerNode(Node):
@@ -128,7 +143,14 @@ class WorkerNode(Node):
 
     def _locked(self, handler, request, response):
         with self._core:
-            return handler(request, response)
+            try:
+                return handler(request, response)
+            except Exception as exc:  # a bug: answer with it rather than leave the caller waiting
+                detail = f'the worker failed: {type(exc).__name__}: {exc}'
+                if not refuse(response, detail):
+                    raise
+                self.get_logger().error(f'{detail}\n{traceback.format_exc()}')
+                return response
 
     def call_local(self, service: str, request):
         """worker/<service> for a client in this process (the skill server started beside this

@@ -54,7 +54,7 @@ def graph():
     }
     for c in clients.values():
         assert c.wait_for_service(timeout_sec=10.0)
-    yield client, clients
+    yield client, clients, worker
     executor.shutdown()
     rclpy.shutdown(context=context)
     claim.release()
@@ -101,7 +101,7 @@ def drive(clients, state, goal, gripper, settle=5):
 
 
 def test_lift_cube_over_ros_and_a_rejected_jump(graph):
-    node, clients = graph
+    node, clients, _ = graph
     joint_states, markers = [], []
     node.create_subscription(JointState, '/joint_states', joint_states.append, 10)
     node.create_subscription(MarkerArray, '/harness/markers', markers.append, 10)
@@ -162,3 +162,16 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     outcome = call(clients['outcome'], Outcome.Request(token=reset.token))
     assert outcome.accepted and outcome.success, outcome.detail
     assert joint_states and len(joint_states[-1].name) == 16
+
+
+def test_a_failing_handler_answers_with_the_error_and_the_node_serves_on(graph, monkeypatch):
+    _, clients, worker = graph
+
+    def broken(*args, **kwargs):
+        raise RuntimeError('a bug in the core')
+
+    monkeypatch.setattr(worker.worker, 'ik', broken)
+    r = call(clients['ik'], Ik.Request(arm='left', position=Point(x=0.0, y=-0.3, z=1.0)))
+    assert not r.success
+    assert r.message == 'the worker failed: RuntimeError: a bug in the core'
+    assert call(clients['profile'], Profile.Request()).kind == 'robot'
