@@ -86,7 +86,13 @@ def read_series(bag: Path, control_hz: float = 25.0) -> Series:
     executions, rejections = [], []
     try:
         with Reader(bag) as reader:
-            for c, _, raw in reader.messages():
+            # Only the plotted topics: the camera frames are most of the bag's bytes.
+            wanted = [
+                c
+                for c in reader.connections
+                if c.topic.endswith(('/joint_states', '/skills/executions', '/shield_rejections'))
+            ]
+            for c, _, raw in reader.messages(connections=wanted):
                 if c.topic.endswith('/joint_states'):
                     msg = store.deserialize_cdr(raw, c.msgtype)
                     names = names or list(msg.name)
