@@ -24,6 +24,8 @@ from harness_types.cell import CellResult
 from harness_types.process import process_stopped
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
+from rclpy.node import Node
+from rclpy.publisher import Publisher
 
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
@@ -44,6 +46,18 @@ def recorder_report(output: Path) -> dict | None:
             except ValueError:
                 return None
     return None
+
+
+def _recorder_matched(publishers: list[tuple[Node, Publisher]]) -> bool:
+    """Whether each publisher has matched the recorder (and every other subscription the
+    graph lists for its topic)."""
+    for node, publisher in publishers:
+        listed = node.get_subscriptions_info_by_topic(publisher.topic_name)
+        if not any(s.node_name == names.RECORDER for s in listed):
+            return False
+        if publisher.get_subscription_count() < len(listed):
+            return False
+    return True
 
 
 class EpisodeGraph(StationGraph):
@@ -185,7 +199,8 @@ class EpisodeGraph(StationGraph):
         # Listening to the events is not listening to everything: each topic matches on its
         # own (a camera's first frame was lost under load). The bag is complete only once
         # every publisher of this process reaches the recorder.
-        while not self._recorder_matched():
+        publishers = self._recorded_publishers()
+        while not _recorder_matched(publishers):
             if hopeless():
                 self.notes['bag_warning'] = (
                     'the recorder had not matched every topic when the episode started: '
@@ -194,21 +209,14 @@ class EpisodeGraph(StationGraph):
                 return
             time.sleep(0.02)
 
-    def _recorder_matched(self) -> bool:
-        """Whether every publisher in this process of a recorded topic has matched the
-        recorder (and every other subscription the graph lists for that topic)."""
+    def _recorded_publishers(self) -> list[tuple[Node, Publisher]]:
+        """Every publisher in this process of a topic the recorder records, with its node."""
         topics = episode_topics(load_embodiment().cameras)
+        out = []
         for node in self.executor.get_nodes():
             recorded = {node.resolve_topic_name(name) for name in topics}
-            for publisher in node.publishers:
-                if publisher.topic_name not in recorded:
-                    continue
-                listed = node.get_subscriptions_info_by_topic(publisher.topic_name)
-                if not any(s.node_name == names.RECORDER for s in listed):
-                    return False
-                if publisher.get_subscription_count() < len(listed):
-                    return False
-        return True
+            out += [(node, p) for p in node.publishers if p.topic_name in recorded]
+        return out
 
     def serve_foxglove(self, port: int) -> None:
         """Serve the episode's topics to Foxglove on `port` (0: any free port) until the end."""

@@ -209,26 +209,14 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
         # Complete: a joint state for the reset and for every tick; every event line.
         assert counts['/joint_states'] == summary['env_steps'] + 1, counts
         assert counts['/tf'] > 0
-        texts = [
-            store.deserialize_cdr(raw, c.msgtype).data
-            for c, _, raw in bag.messages()
-            if c.topic == '/harness/events'
-        ]
-        states = [
-            store.deserialize_cdr(raw, c.msgtype)
-            for c, _, raw in bag.messages()
-            if c.topic == '/joint_states'
-        ]
-        executions = [
-            json.loads(store.deserialize_cdr(raw, c.msgtype).data)
-            for c, _, raw in bag.messages()
-            if c.topic == '/skills/executions'
-        ]
-        model_images = [
-            store.deserialize_cdr(raw, c.msgtype)
-            for c, _, raw in bag.messages()
-            if c.topic == '/harness/model_images'
-        ]
+        read = ('/harness/events', '/joint_states', '/skills/executions', '/harness/model_images')
+        by_topic = {topic: [] for topic in read}
+        for c, _, raw in bag.messages(connections=[c for c in bag.connections if c.topic in read]):
+            by_topic[c.topic].append(store.deserialize_cdr(raw, c.msgtype))
+    texts = [m.data for m in by_topic['/harness/events']]
+    states = by_topic['/joint_states']
+    executions = [json.loads(m.data) for m in by_topic['/skills/executions']]
+    model_images = by_topic['/harness/model_images']
     assert texts == (folder / 'events.jsonl').read_text().splitlines()
     assert [json.loads(t)['type'] for t in texts][-1] == 'end'
     assert 'left_joint1' in states[-1].name and len(states[-1].position) == len(states[-1].name)

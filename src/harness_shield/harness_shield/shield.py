@@ -238,11 +238,6 @@ class Shield:
         past_lower, past_upper = cfg.lower - q, q - cfg.upper
         beyond_lower = past_lower > np.maximum(cfg.lower - m, 0.0) + tol
         beyond_upper = past_upper > np.maximum(m - cfg.upper, 0.0) + tol
-        grippers = [arm.gripper for arm in cfg.arms]
-        if not (beyond_lower[self._joints].any() or beyond_upper[self._joints].any()) and all(
-            0.0 <= q[g] <= 1.0 for g in grippers
-        ):
-            return []
         out: list[Rejection] = []
         for arm in cfg.arms:
             for i in arm.joints:

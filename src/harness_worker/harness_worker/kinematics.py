@@ -71,7 +71,7 @@ class ArmKinematics:
         self._frames = {'link6': self.link6, 'tcp': self.tcp}
         pin.framesForwardKinematics(self.model, self.data, pin.neutral(self.model))
         self._base = self.data.oMf[self.model.getFrameId(f'{arm}_base_link')].copy()
-        # Restart seeds are fixed, so IK answers are deterministic (see _starts).
+        # Restart seeds are fixed, so IK answers are deterministic (see _restarts).
         rng = np.random.default_rng(0)
         self._seeds = rng.uniform(self.lower, self.upper, size=(self.RESTARTS, 6))
         self._chain = _Chain(self.model, {'link6': self.link6, 'tcp': self.tcp})
@@ -147,6 +147,7 @@ class ArmKinematics:
             if seed is None
             else np.clip(np.asarray(seed, dtype=float), self.lower, self.upper)
         )
+        what = 'position' if target_r is None else 'pose'
         beyond = self._beyond_reach(frame, target_p, target_r, position_tol, rotation_tol)
         if beyond > 0.0:
             return IKResult(
@@ -154,7 +155,7 @@ class ArmKinematics:
                 first,
                 beyond,
                 0.0,
-                f'{self.arm} arm cannot reach the {"position" if target_r is None else "pose"}: '
+                f'{self.arm} arm cannot reach the {what}: '
                 f'{beyond * 1000:.0f} mm beyond the reach of its links',
             )
         # From the seed first: a program's moves start near where the arm is, and this solve
@@ -162,7 +163,7 @@ class ArmKinematics:
         q, ep, er = self._solve(fid, target_p, target_r, first, (position_tol, rotation_tol))
         if ep <= position_tol and er <= rotation_tol:
             return IKResult(True, q, ep, er)
-        starts = np.array(list(self._starts(first, target_p))[1:])
+        starts = np.array(list(self._restarts(target_p)))
         accept = (position_tol, rotation_tol)
         qs, eps, ers = self._solve_side_by_side(frame, target_p, target_r, starts, accept)
         good = np.flatnonzero((eps <= position_tol) & (ers <= rotation_tol))
@@ -186,7 +187,6 @@ class ArmKinematics:
         k = int(np.argmin(eps + 0.1 * ers))
         if eps[k] + 0.1 * ers[k] < ep + 0.1 * er:
             q, ep, er = qs[k], float(eps[k]), float(ers[k])
-        what = 'position' if target_r is None else 'pose'
         return IKResult(
             False,
             q,
@@ -218,8 +218,8 @@ class ArmKinematics:
         distance = float(np.linalg.norm(wrist - self._shoulder))
         return max(0.0, distance - self._reach - slack - position_tol)
 
-    def _starts(self, first: np.ndarray, target_p: np.ndarray) -> Iterator[np.ndarray]:
-        yield first
+    def _restarts(self, target_p: np.ndarray) -> Iterator[np.ndarray]:
+        """Where the solve starts again when the seed's solve fails."""
         local = self._base.rotation.T @ (target_p - self._base.translation)
         yaw = float(np.clip(np.arctan2(local[1], local[0]), self.lower[0], self.upper[0]))
         # Shoulder and elbow decide the branch; a coarse grid of them, turned toward the target,

@@ -108,7 +108,9 @@ class MujocoStation:
         self._probe = mujoco.MjData(self._probe_model)
         # Where the 12 arm joints of a command go in qpos, in one indexing (the probe's copy).
         self._probe_arm_qpos = np.concatenate([self._arm_qpos[a] for a in ARMS])
-        self._probe_arm_entries = np.concatenate([np.arange(7 * k, 7 * k + 6) for k in range(2)])
+        self._probe_arm_entries = np.concatenate(
+            [np.arange(7 * k, 7 * k + 6) for k in range(len(ARMS))]
+        )
         self.latched: set[str] = set()
         self.grasped: set[str] = set()
         for a in ARMS:
