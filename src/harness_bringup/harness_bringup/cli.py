@@ -18,6 +18,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from harness_types.config import PERCEPTION_BACKENDS
+
 EXIT_USAGE = 2
 
 
@@ -60,10 +62,12 @@ def _outcome_line(success: bool, score: float, detail: str) -> str:
 
 
 def _load(args: argparse.Namespace, **driver_overrides):
-    """The configuration file with the command line's overrides of the driver's section."""
+    """The configuration file with the command line's overrides (the driver's section, and
+    --perception of the kernel's)."""
     from harness_types.config import load_config, with_overrides
 
-    return with_overrides(load_config(_config_path(args)), 'driver', **driver_overrides)
+    config = with_overrides(load_config(_config_path(args)), 'driver', **driver_overrides)
+    return with_overrides(config, 'kernel', perception=getattr(args, 'perception', None))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -184,7 +188,8 @@ def _bench(args: argparse.Namespace) -> int:
         f'{len(episodes)} episodes ({len(tasks)} tasks x {args.layouts} layouts), model '
         f'{model}, {jobs} at a time; each in its own process and ROS domain'
     )
-    tables = run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m))
+    extra = ['--perception', args.perception] if args.perception else []
+    tables = run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra)
     from harness_driver.bench_table import markdown
 
     print(markdown(tables))
@@ -365,6 +370,13 @@ ATTACH_HELP = (
 )
 
 
+PERCEPTION_HELP = (
+    'what locate() sees with (overrides kernel.perception): pixels (RGB-D images and '
+    "calibration, what a real camera feeds), oracle (the simulator's segmentation, ground "
+    'truth) or service (the detector at kernel.perception_service_url)'
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='harness',
@@ -405,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
     )
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
+    run.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     run.add_argument(
         '--foxglove',
         type=_port,
@@ -436,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
+    bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     bench.set_defaults(func=_bench)
 
     program = sub.add_parser(
@@ -451,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     program.add_argument('--seed', type=int, default=0, help='seed (default 0)')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
+    program.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     program.set_defaults(func=_program)
 
     serve = sub.add_parser(

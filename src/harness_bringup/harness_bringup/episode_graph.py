@@ -21,6 +21,7 @@ from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode import EpisodeStart
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
+from harness_types.config import load_config
 from harness_types.process import process_stopped
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
@@ -96,6 +97,7 @@ class EpisodeGraph(StationGraph):
                 'drives a dual-arm robot with 14'
             )
         self.notes['backend'] = profile.backend
+        self.notes['perception'] = load_config(self.params).kernel.perception
         return self
 
     # Station --------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from harness_types.scene import LocatedObject, SceneReport, Verdict
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
 from harness_kernel.perception import Perception
+from harness_kernel.perception.oracle import OraclePerception
 from harness_kernel.program_api import API_NAMES
 from harness_kernel.program_host import (
     CELL_TIMEOUT_SIGNAL,
@@ -152,6 +153,7 @@ class Kernel:
         api: list[str] | None = None,
         log: Callable[[dict], None] = lambda record: None,
         on_located: Callable[[list[LocatedObject]], None] = lambda objects: None,
+        perception: Perception | None = None,
     ) -> None:
         self.robot = robot
         self.on_located = on_located  # shows what locate() found (rviz markers)
@@ -162,7 +164,9 @@ class Kernel:
         self.reactive_deadline = max(0.2, 10 * reactive_budget_ms / 1e3)
         self.enabled = list(API_NAMES) if api is None else list(api)
         self.log = log
-        self.perception = Perception(table_top_z)
+        # locate()'s backend comes from the configuration (kernel_node); the oracle is the
+        # default only for kernels built directly (tests with a stand-in robot).
+        self.perception = perception or Perception(OraclePerception(table_top_z))
         self.contact = ContactSkills(
             self._execute,
             robot.reachable,
@@ -628,7 +632,8 @@ class Kernel:
         self._cell.images.append(ShownImage(str(caption)[:500], rgb))
 
     def _locate(self, query: str = '') -> list[LocatedObject]:
-        found = self.perception.locate(self.robot.views([]), str(query))  # [] = every camera
+        views = self.robot.views([], segmentation=self.perception.needs_segmentation)  # [] = all
+        found = self.perception.locate(views, self.robot.state(), str(query))
         self.on_located(found)
         return found
 

@@ -46,7 +46,9 @@ from rclpy.node import Node
 from rclpy.utilities import get_default_context
 from visualization_msgs.msg import MarkerArray
 
+from arx_x5_description.urdf import station_urdf
 from harness_kernel.kernel import Kernel
+from harness_kernel.perception import make_perception
 from harness_kernel.program_host import ProgramHost
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
@@ -169,6 +171,13 @@ class KernelNode(Node):
             config.api_names,
             log,
             self._show_located,
+            make_perception(
+                config.perception,
+                emb,
+                station_urdf(),
+                config.perception_service_url,
+                config.perception_service_timeout_seconds,
+            ),
         )
         group = ReentrantCallbackGroup()
         self.create_service(

@@ -1,51 +1,157 @@
-"""locate finds each task's objects within 1 cm of the truth on 3 layouts (the test reads the
-truth from the simulator; perception sees only the rendered images)."""
+"""locate's backends against the simulator's truth (the tests read the truth from the
+simulator; perception sees only the rendered views and, for `pixels`, the measured joints)."""
 
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_kernel.perception import Perception, matches
+from harness_bench.task import ObjectSpec
+from harness_bench.tasks import TASKS
+from harness_kernel.perception import make_perception, matches
+from harness_types.transforms import quat_to_matrix
+from harness_worker.staging import hold_object, move_arm_to, stack_boxes, true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf
 
-
-def views_of(worker, cameras=('cam_head', 'cam_left_wrist', 'cam_right_wrist')):
-    return worker.observe(list(cameras))
+CAMERAS = ['cam_head', 'cam_left_wrist', 'cam_right_wrist']
 
 
 @pytest.fixture(scope='module')
 def worker():
-    emb = load_embodiment()
-    return Worker(emb, station_urdf())
+    w = Worker(load_embodiment(), station_urdf())
+    yield w
+    w.close()
 
 
-def truth_center(worker, spec):
-    pos = worker.station.object_pose(spec.name)[0]
-    if spec.shape == 'bowl':
-        return pos + [0, 0, spec.size[1] / 2]
-    return pos
+@pytest.fixture(scope='module')
+def urdf():
+    return station_urdf()
 
 
-@pytest.mark.parametrize('task', ['lift_cube', 'place_in_bowl', 'stack_blocks_two'])
-@pytest.mark.parametrize('layout', [0, 1, 2])
-def test_locate_within_1cm(worker, task, layout):
-    worker.reset(task, layout, 0, token=getattr(worker, '_token', None) or '')
-    perception = Perception(worker.emb.table_top_z)
-    found = {o.label: o for o in perception.locate(views_of(worker))}
-    for spec in worker.station.objects:
-        assert spec.label in found, f'{spec.label} not found'
-        error = np.linalg.norm(found[spec.label].position - truth_center(worker, spec))
-        assert error < 0.01, f'{spec.label}: {error * 100:.1f} cm off'
-        assert 'cam_head' in found[spec.label].cameras
+def locate(worker, urdf, backend='pixels', query='', perception=None):
+    perception = perception or make_perception(backend, worker.emb, urdf)
+    views = worker.observe(CAMERAS, True, perception.needs_segmentation)
+    return perception.locate(views, worker.station.state(worker.step), query)
 
 
-def test_ids_are_stable_and_queries_filter(worker):
-    worker.reset('stack_blocks_two', 0, 0, token=worker._token or '')
-    perception = Perception(worker.emb.table_top_z)
-    first = perception.locate(views_of(worker), 'block')
-    assert [o.id for o in first] == ['purple_block', 'yellow_block']
-    again = perception.locate(views_of(worker), 'yellow')
-    assert [o.id for o in again] == ['yellow_block']
-    assert perception.locate(views_of(worker), 'bowl') == []
+def nearest(found, centre):
+    return min(found, key=lambda o: np.linalg.norm(o.position - centre))
+
+
+def reset(worker, task, layout):
+    worker.reset(task, layout, 0, token=worker._token or '')
+
+
+@pytest.mark.parametrize('task', sorted(TASKS))
+def test_pixels_find_every_object_within_1cm(worker, urdf, task):
+    for layout in range(TASKS[task].layouts):
+        reset(worker, task, layout)
+        found = locate(worker, urdf)
+        assert len(found) == len(worker.station.objects), [o.label for o in found]
+        for spec in worker.station.objects:
+            obj = nearest(found, true_centre(worker.station, spec))
+            error = np.linalg.norm(obj.position - true_centre(worker.station, spec))
+            assert error < 0.01, f'{task} {layout}: {spec.label} {error * 100:.1f} cm off'
+            colour = spec.label.split()[0]
+            assert obj.label.split()[0] == colour, f'{spec.label} seen as {obj.label}'
+
+
+def test_oracle_and_pixels_agree_and_ids_are_stable(worker, urdf):
+    reset(worker, 'stack_blocks_two', 0)
+    oracle = locate(worker, urdf, 'oracle')
+    assert [o.label for o in oracle] == ['purple block', 'yellow block']
+    perception = make_perception('pixels', worker.emb, urdf)
+    first = locate(worker, urdf, perception=perception, query='block')
+    assert sorted(o.id for o in first) == ['purple_cube', 'yellow_cube']
+    for o in first:
+        twin = next(p for p in oracle if p.label.split()[0] == o.label.split()[0])
+        assert np.linalg.norm(o.position - twin.position) < 0.005
+    again = locate(worker, urdf, perception=perception, query='yellow')
+    assert [o.id for o in again] == ['yellow_cube']
+    assert perception.known_ids() == [o.id for o in first]
+
+
+def test_a_query_that_matches_nothing_is_an_empty_list(worker, urdf):
+    reset(worker, 'lift_cube', 0)
+    assert locate(worker, urdf, query='blue bowl') == []
+    assert locate(worker, urdf, query='unicorn') == []
+    assert [o.label for o in locate(worker, urdf, query='red blocks')] == ['red cube']
+
+
+def test_selectors_and_synonyms(worker, urdf):
+    reset(worker, 'sort_by_colour', 0)
+    bins = locate(worker, urdf, query='bin')
+    assert sorted(o.label for o in bins) == ['blue bowl', 'red bowl']
+    left = locate(worker, urdf, query='leftmost red cube')
+    reds = locate(worker, urdf, query='red cube')
+    assert len(reds) == 2 and len(left) == 1
+    assert left[0].position[0] == min(o.position[0] for o in reds)
     assert matches('red cube', 'cubes') and not matches('red cube', 'blue cube')
+
+
+def test_a_decoy_of_a_similar_colour_is_not_the_red_cube(worker, urdf):
+    """An orange cube and a dark red bowl beside the red cube: 'red cube' finds one object."""
+    half = (0.025,) * 3
+    worker.station.load(
+        [
+            ObjectSpec('cube', 'red cube', 'box', half, (0.85, 0.12, 0.1, 1), (-0.15, 0.0, 0.025)),
+            ObjectSpec(
+                'decoy', 'orange cube', 'box', half, (0.9, 0.45, 0.1, 1), (-0.07, 0.0, 0.025)
+            ),
+            ObjectSpec(
+                'bowl',
+                'dark red bowl',
+                'bowl',
+                (0.07, 0.04, 0.006),
+                (0.45, 0.06, 0.05, 1),
+                (0.08, 0.02, 0.0),
+                mass=0.3,
+            ),
+        ]
+    )
+    found = locate(worker, urdf, query='red cube')
+    assert len(found) == 1
+    assert np.linalg.norm(found[0].position[:2] - [-0.15, 0.0]) < 0.01
+    assert [o.label for o in locate(worker, urdf, query='orange')] == ['orange cube']
+    assert [o.label for o in locate(worker, urdf, query='red bowl')] == ['red bowl']
+
+
+def test_an_object_partly_hidden_by_an_arm_is_found(worker, urdf):
+    reset(worker, 'lift_cube', 0)
+    cube = true_centre(worker.station, worker.station.objects[0])
+    arm = 'left' if cube[0] < 0 else 'right'
+    assert move_arm_to(worker, arm, cube + [0.0, -0.04, 0.09])  # between the head camera and it
+    view = worker.observe(['cam_head'], True, True)[0]
+    hidden = (view.segmentation == 0).sum()
+    found = locate(worker, urdf, query='red cube')
+    assert len(found) == 1, 'the cube is partly hidden, not gone'
+    assert hidden > 0
+    assert np.linalg.norm(found[0].position - cube) < 0.015
+
+
+def test_a_held_cube_is_measured_from_its_own_points(worker, urdf):
+    reset(worker, 'lift_cube', 1)
+    spec = worker.station.objects[0]
+    assert hold_object(worker, spec.name, lift=0.15)
+    found = locate(worker, urdf, query='red cube')
+    assert len(found) == 1
+    truth = true_centre(worker.station, spec)
+    assert truth[2] - spec.size[2] > worker.emb.table_top_z + 0.1  # well off the table
+    assert np.linalg.norm(found[0].position - truth) < 0.015
+    rotation = quat_to_matrix(worker.station.object_pose(spec.name)[1])
+    extent = 2 * np.abs(rotation) @ np.array(spec.size)  # the true axis-aligned extent
+    assert np.all(np.abs(found[0].size - extent) < 0.01), (found[0].size, extent)
+
+
+def test_stacked_blocks_are_measured_from_their_own_points(worker, urdf):
+    reset(worker, 'stack_blocks_three', 0)
+    stack_boxes(worker)
+    found = locate(worker, urdf, query='cube')
+    assert len(found) == 3
+    for spec in worker.station.objects:
+        obj = nearest(found, true_centre(worker.station, spec))
+        assert obj.label.split()[0] == spec.label.split()[0]
+        assert np.linalg.norm(obj.position - true_centre(worker.station, spec)) < 0.015
+    top = max(found, key=lambda o: o.top)
+    assert top.label == 'blue cube'
+    assert abs(top.size[2] - 0.04) < 0.01  # not its height above the table

@@ -21,6 +21,10 @@ class ConfigError(ValueError):
     """A config file is missing, malformed or has a wrong value; the message says which."""
 
 
+# locate()'s backends (harness_kernel.perception): the one list the config, CLI and kernel use.
+PERCEPTION_BACKENDS = ('pixels', 'oracle', 'service')
+
+
 def _at_least(low: float, strict: bool = False) -> dict:
     return {'min': low, 'strict': strict}
 
@@ -57,6 +61,21 @@ class KernelConfig:
     program_memory_mb: int = field(default=4096, metadata=_at_least(256))
     program_file_size_mb: int = field(default=64, metadata=_at_least(1))
     program_open_files: int = field(default=256, metadata=_at_least(16))
+    # What locate() sees with: pixels (RGB-D and calibration, what a real camera feeds), oracle
+    # (the simulator's segmentation, ground truth) or service (an external detector).
+    perception: str = field(default='pixels', metadata={'choices': PERCEPTION_BACKENDS})
+    perception_service_url: str = ''  # the detector of perception: service (http://host:port)
+    perception_service_timeout_seconds: float = field(
+        default=10.0, metadata=_at_least(0, strict=True)
+    )
+
+    def __post_init__(self) -> None:
+        url = self.perception_service_url
+        if self.perception == 'service' and not url.startswith(('http://', 'https://')):
+            raise ConfigError(
+                'kernel.perception: service needs kernel.perception_service_url, an '
+                f'http(s):// address of the detector, not {url!r}'
+            )
 
     @property
     def api_names(self) -> list[str] | None:
@@ -178,6 +197,10 @@ def read_section(cls, values: dict, where: str, base: Path | None = None):
             if value < low or (strict and value == low):
                 relation = '>' if strict else '>='
                 raise ConfigError(f'{where}.{name} must be {relation} {low}, not {value}')
+        if 'choices' in meta and value not in meta['choices']:
+            raise ConfigError(
+                f'{where}.{name} must be one of {", ".join(meta["choices"])}, not {value!r}'
+            )
         if meta.get('path') and value and base is not None:
             value = str((base / value).resolve())
         out[name] = value

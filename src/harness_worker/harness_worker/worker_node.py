@@ -37,6 +37,7 @@ from harness_types.convert import (
 )
 from harness_types.markers import rejection_marks
 from harness_types.robot_state import RobotState
+from harness_types.tf_tree import TfTree
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -54,7 +55,6 @@ from harness_msgs.srv import Fk, Ik, Observe, Outcome, Plan, Profile, Reset, Sta
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
-from harness_worker.tf_tree import TfTree
 from harness_worker.worker import Worker, WorkerError
 
 

@@ -3,9 +3,9 @@ composed transforms agree with the kinematics (pinocchio)."""
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
+from harness_types.tf_tree import TfTree
 from harness_types.transforms import quat_to_matrix
 from harness_worker.kinematics import StationKinematics
-from harness_worker.tf_tree import TfTree
 
 from arx_x5_description.urdf import station_urdf
 

@@ -45,6 +45,9 @@ class MujocoStation:
         self.data: mujoco.MjData | None = None
         self.objects: list[ObjectSpec] = []
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        # Cameras see what a real camera would: no sites (the TCP markers are for viewers).
+        self._camera_option = mujoco.MjvOption()
+        self._camera_option.sitegroup[:] = 0
         # A GL context is current in one thread at a time: every renderer is created, used and
         # freed on this one thread, whichever thread asks for an image.
         self._gl = ThreadPoolExecutor(max_workers=1, thread_name_prefix='mujoco-gl')
@@ -358,17 +361,17 @@ class MujocoStation:
         renderer = self._renderers.get(key)
         if renderer is None:
             renderer = self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
-        renderer.update_scene(self.data, camera)
+        renderer.update_scene(self.data, camera, self._camera_option)
         rgb = renderer.render().copy()
         depth_img = seg = None
         if depth:
             renderer.enable_depth_rendering()
-            renderer.update_scene(self.data, camera)
+            renderer.update_scene(self.data, camera, self._camera_option)
             depth_img = renderer.render().astype(np.float32)
             renderer.disable_depth_rendering()
         if segmentation:
             renderer.enable_segmentation_rendering()
-            renderer.update_scene(self.data, camera)
+            renderer.update_scene(self.data, camera, self._camera_option)
             raw = renderer.render()
             renderer.disable_segmentation_rendering()
             seg = np.full(raw.shape[:2], -1, dtype=np.int32)

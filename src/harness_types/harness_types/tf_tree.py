@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
+
 from harness_types.transforms import matrix_to_quat, quat_to_matrix, rpy_to_matrix
 
 

@@ -1,0 +1,179 @@
+"""Objects from RGB-D images and calibration alone (what a real camera can feed).
+
+Every camera's pixels are lifted to world points with their depth, intrinsics and pose. The
+table is a fitted plane: points above it, and points on it whose colour is not the table's (a
+zone drawn on it), are candidates; points inside the robot's links at the measured joint state
+are dropped. What is left is clustered in 3-D over all cameras at once (an object seen by two
+cameras is one cluster), a cluster of several clear colours is split by colour (a block on
+another), and each object is measured from its own points (`measure`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from harness_types.camera import CameraView
+from harness_types.robot_state import RobotState
+
+from harness_kernel.perception.clusters import components
+from harness_kernel.perception.colour import CHROMATIC, colour_of, families
+from harness_kernel.perception.measure import covered, measure
+from harness_kernel.perception.robot_body import RobotBody
+from harness_kernel.perception.seam import Detection
+
+MAX_RANGE_M = 2.5  # farther depth is background
+PLANE_BAND_M = 0.02  # points this close to the nominal table height fit the plane
+ON_PLANE_M = 0.004  # within this of the plane: the table itself (or something drawn on it)
+FOREIGN_CHROMA = 0.06  # an on-plane point this far from the table's chromaticity is not table
+CLUSTER_VOXEL_M = 0.006  # voxels of this size that touch belong to one object
+MIN_POINTS = 40  # smaller clusters are noise (depth edges, link corners)
+MAJOR_SHARE = 0.03  # a colour with this share of a cluster (and MIN_MAJOR_POINTS) is an object
+MIN_MAJOR_POINTS = 40
+HELD_M = 0.015  # an object piece this close to a hand is held by it
+EDGE_M = 0.01  # points this close to the table's edge are its rim, not objects
+
+
+@dataclass(frozen=True)
+class Table:
+    """The table's nominal top height and extent (m, world)."""
+
+    top_z: float
+    x: tuple[float, float]
+    y: tuple[float, float]
+
+
+def _points(view: CameraView) -> tuple[np.ndarray, np.ndarray]:
+    """World points and colours of every pixel with a valid depth."""
+    depth = view.depth
+    v, u = np.nonzero(np.isfinite(depth) & (depth > 0.01) & (depth < MAX_RANGE_M))
+    z = depth[v, u].astype(float)
+    local = np.stack([(u - view.cx) / view.fx * z, (v - view.cy) / view.fy * z, z], axis=1)
+    return view.position + local @ view.rotation.T, view.rgb[v, u]
+
+
+def _chroma(rgb: np.ndarray) -> np.ndarray:
+    c = rgb.astype(float) + 1.0
+    return c[:, :2] / c.sum(axis=1, keepdims=True)
+
+
+def _fit_plane(points: np.ndarray) -> np.ndarray:
+    """(a, b, c) of z = a x + b y + c, refit on its inliers."""
+    step = max(1, len(points) // 20000)
+    sample = points[::step]
+    coef = np.array([0.0, 0.0, float(np.median(sample[:, 2]))])
+    for _ in range(3):
+        residual = sample[:, 2] - (sample[:, :2] @ coef[:2] + coef[2])
+        inliers = sample[np.abs(residual) < max(ON_PLANE_M, 3 * np.median(np.abs(residual)))]
+        if len(inliers) < 3:
+            break
+        a = np.column_stack([inliers[:, :2], np.ones(len(inliers))])
+        coef, *_ = np.linalg.lstsq(a, inliers[:, 2], rcond=None)
+    return coef
+
+
+class PixelPerception:
+    """The `pixels` backend."""
+
+    name = 'pixels'
+    needs_segmentation = False
+
+    def __init__(self, table: Table, body: RobotBody) -> None:
+        self.table = table
+        self.body = body
+        self.plane = np.array([0.0, 0.0, table.top_z])
+
+    def detect(
+        self, views: list[CameraView], state: RobotState | None, query: str = ''
+    ) -> list[Detection]:
+        points, colours, cams = [], [], []
+        for i, view in enumerate(views):
+            if view.depth is None or view.rgb is None:
+                continue
+            p, c = _points(view)
+            t = self.table
+            keep = (
+                (p[:, 0] > t.x[0] + EDGE_M)
+                & (p[:, 0] < t.x[1] - EDGE_M)
+                & (p[:, 1] > t.y[0] + EDGE_M)
+                & (p[:, 1] < t.y[1] - EDGE_M)
+                & (p[:, 2] > t.top_z - PLANE_BAND_M)
+                & (p[:, 2] < t.top_z + 0.6)
+            )
+            points.append(p[keep])
+            colours.append(c[keep])
+            cams.append(np.full(int(keep.sum()), i))
+        if not points:
+            return []
+        p, c, cam = np.concatenate(points), np.concatenate(colours), np.concatenate(cams)
+        near = np.abs(p[:, 2] - self.table.top_z) < PLANE_BAND_M
+        if near.sum() > 100:
+            self.plane = _fit_plane(p[near])
+        height = p[:, 2] - (p[:, :2] @ self.plane[:2] + self.plane[2])
+        on_plane = np.abs(height) <= ON_PLANE_M
+        # Something drawn on the table differs from it in chromaticity and in colour name
+        # (shadows and the lighting's gradient change neither).
+        table = c[on_plane][:: max(1, int(on_plane.sum()) // 20000)]
+        table_family = np.bincount(families(table) + 1).argmax() - 1 if len(table) else -2
+        fam = families(c)
+        foreign = np.linalg.norm(_chroma(c) - np.median(_chroma(table), 0), axis=1) > FOREIGN_CHROMA
+        foreign &= (fam != table_family) & (fam >= 0)
+        candidate = (height > ON_PLANE_M) | (on_plane & foreign)
+        p, c, cam, fam = p[candidate], c[candidate], cam[candidate], fam[candidate]
+        if state is not None and len(p):
+            robot = self.body.contains(p, state)
+            p, c, cam, fam = p[~robot], c[~robot], cam[~robot], fam[~robot]
+        labels = components(p, CLUSTER_VOXEL_M)
+        parts: list[np.ndarray] = []
+        for k in range(int(labels.max()) + 1 if len(labels) else 0):
+            members = np.nonzero(labels == k)[0]
+            if len(members) >= MIN_POINTS:
+                parts += [q for q in self._by_colour(members, fam, p) if len(q) >= MIN_POINTS]
+        hands = [self.body.near_gripper(p[q], state, HELD_M) if state else [] for q in parts]
+        parts, hands = _join_held_pieces(parts, hands, fam)
+        hidden = covered([p[q] for q in parts])
+        out = []
+        for q, hand, under in zip(parts, hands, hidden, strict=True):
+            table_z = float(self.plane[2] + p[q, :2].mean(axis=0) @ self.plane[:2])
+            m = measure(p[q], table_z, 'covered' if under else 'held' if hand else '')
+            cameras = sorted({views[i].name for i in np.unique(cam[q])})
+            out.append(Detection(colour_of(c[q]), m, cameras))
+        return out
+
+    @staticmethod
+    def _by_colour(members: np.ndarray, fam: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
+        """The objects of one cluster: one per clear colour (a minor colour, e.g. a cube's
+        printed dots or a shaded edge, stays with the cluster when it has one clear colour)."""
+        counts = np.bincount(fam[members] + 1, minlength=len(CHROMATIC) + 2)[1:]
+        need = max(MIN_MAJOR_POINTS, MAJOR_SHARE * int(counts.sum()))
+        major = [f for f in range(len(counts)) if counts[f] >= need]
+        if len(major) <= 1:
+            return [members]
+        parts = []
+        for f in major:
+            part = members[fam[members] == f]
+            sub = components(p[part], CLUSTER_VOXEL_M)  # one colour may be two objects
+            parts += [part[sub == k] for k in range(int(sub.max()) + 1)]
+        return parts
+
+
+def _join_held_pieces(
+    parts: list[np.ndarray], hands: list[list[str]], fam: np.ndarray
+) -> tuple[list[np.ndarray], list[list[str]]]:
+    """A held object is seen in pieces (the fingers and the hand hide its middle): pieces of
+    one colour at the same hand are one object."""
+    main = [int(np.bincount(fam[q] + 1).argmax()) - 1 for q in parts]
+    merged: list[np.ndarray] = []
+    merged_hands: list[list[str]] = []
+    key_of: dict[tuple[str, int], int] = {}
+    for q, hand, colour in zip(parts, hands, main, strict=True):
+        at = next((key_of[(arm, colour)] for arm in hand if (arm, colour) in key_of), None)
+        if at is None:
+            merged.append(q)
+            merged_hands.append(list(hand))
+            at = len(merged) - 1
+        else:
+            merged[at] = np.concatenate([merged[at], q])
+        for arm in hand:
+            key_of[(arm, colour)] = at
+    return merged, merged_hands

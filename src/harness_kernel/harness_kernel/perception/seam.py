@@ -1,0 +1,52 @@
+"""The perception seam: a backend turns camera views (and the measured robot) into detections;
+`Perception` gives them ids and answers queries. Backends: `pixels` (RGB-D and calibration
+only, the default), `oracle` (the simulator's segmentation, ground truth for tests), `service`
+(an external detector over HTTP, see service.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from harness_types.camera import CameraView
+from harness_types.config import PERCEPTION_BACKENDS
+from harness_types.robot_state import RobotState
+
+from harness_kernel.perception.measure import SHAPE_WORDS, Measured
+
+BACKENDS = PERCEPTION_BACKENDS
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One object a backend found: its colour name, its geometry and shape, the cameras that saw
+    it, and `label` when the backend names objects itself (the oracle, a detector service)."""
+
+    colour: str
+    measured: Measured
+    cameras: list[str]
+    label: str = ''
+
+    @property
+    def name(self) -> str:
+        """The label locate() reports: the backend's, or colour and shape ('red cube')."""
+        return self.label or f'{self.colour} {self.measured.shape}'
+
+    @property
+    def words(self) -> set[str]:
+        """Every word a query may use for this object."""
+        words = set(self.name.lower().replace('_', ' ').split())
+        if not self.label:
+            words |= set(SHAPE_WORDS.get(self.measured.shape, ()))
+            if self.colour in ('grey', 'gray'):
+                words |= {'grey', 'gray'}
+        return words
+
+
+class PerceptionBackend(Protocol):
+    name: str
+    needs_segmentation: bool  # whether views must carry the simulator's segmentation
+
+    def detect(
+        self, views: list[CameraView], state: RobotState | None, query: str = ''
+    ) -> list[Detection]: ...
