@@ -26,6 +26,8 @@ from harness_types.execution import EVENTS, Execution
 from harness_types.scene import LocatedObject
 
 from harness_kernel.cell import EpisodeEnded, Escalation, Finished, HandlerError, ReactiveTimeout
+from harness_kernel.perception.colour import COLOUR_NAMES
+from harness_kernel.perception.measure import SHAPE_WORDS
 
 # The API in the order the model reads it.
 API_NAMES = (
@@ -102,6 +104,10 @@ class KernelLink:
         }
 
 
+SHAPE_DOC = ', '.join(f'{name} ({", ".join(words[1:])})' for name, words in SHAPE_WORDS.items())
+COLOUR_DOC = ', '.join(COLOUR_NAMES)
+
+
 class ProgramApi:
     """Builds the API functions a program's namespace holds. `link` reaches the kernel node
     (None: only the reference text); `enabled` are the names the configuration enables (None:
@@ -122,7 +128,9 @@ class ProgramApi:
         unknown = sorted(set(self.enabled) - set(API_NAMES))
         if unknown:
             raise ValueError(f'unknown API names {unknown}; the API has: {", ".join(API_NAMES)}')
-        self.doc_values = dict(doc_values or {})
+        # The words locate() understands come from perception itself, whatever the config says.
+        self.doc_values = {'shape_words': SHAPE_DOC, 'colour_words': COLOUR_DOC}
+        self.doc_values.update(doc_values or {})
         self.handlers: dict[str, Callable[[Execution], bool]] = {}
 
     # The channel ---------------------------------------------------------------------------
@@ -281,10 +289,14 @@ class ProgramApi:
         return self._call('show', image=image, caption=str(caption))
 
     def locate(self, query: str = ''):
-        """Find objects with the cameras: a list of LocatedObject (.id, .label, .position
-        [x, y, z] centre in m, .size [x, y, z] extent, .top height of the top surface,
-        .cameras that see it) whose label contains every word of `query` ('' = all). An
-        object keeps its id for the whole episode."""
+        """Find objects with the cameras: a list of LocatedObject (.id, .label e.g. 'red
+        cube': colour then shape, .position [x, y, z] centre of its bounding box in m, .size
+        [x, y, z] extent, .top height of its top surface, .cameras that see it). Every word of
+        `query` must name the object's colour ({colour_words}) or shape ({shape_words});
+        '' = all; 'left',
+        'right', 'biggest' or 'smallest' keep only the one extreme match. [] when nothing
+        matches. Held and stacked objects are measured from their own points. An object keeps
+        its id for the whole episode."""
         return self._call('locate', query=str(query))
 
     def pick(

@@ -136,9 +136,10 @@ def run_controller(
     targets: {'left': 6 joints}, {'left_eef': [x, y, z] or [x, y, z, qw, qx, qy, qz]} (solved
     by IK), {'left_gripper': fraction}, same for right. Ends when `until(obs)` holds
     (PREDICATE_SATISFIED, checked every tick), a guard fires, the arms it commands leave
-    `region` (REGION_EXIT), or max_seconds pass (TIMEOUT). cameras: names whose CameraViews
-    arrive in obs.images every 1/camera_hz s (0: with every call). Each call of fn and until
-    has a {reactive_budget_ms:g} ms budget; every command is shielded."""
+    `region` (REGION_EXIT), or max_seconds pass (TIMEOUT). cameras: names whose views arrive
+    in obs.images (by name) every 1/camera_hz s (0: with every call), each a CameraView as
+    look() gives (.rgb, .depth arrays, .fx .fy .cx .cy, .position, .rotation). Each call of fn
+    and until has a {reactive_budget_ms:g} ms budget; every command is shielded."""
 
 
 # Goals ---------------------------------------------------------------------------------------

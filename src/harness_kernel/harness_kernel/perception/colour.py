@@ -21,6 +21,7 @@ HUE_BANDS: tuple[tuple[float, str], ...] = (
 )
 CHROMATIC = tuple(dict.fromkeys(name for _, name in HUE_BANDS))
 ACHROMATIC = 'achromatic'
+COLOUR_NAMES = (*CHROMATIC, 'white', 'grey', 'black')  # every colour name locate() gives
 MIN_SATURATION = 0.3  # below: white, grey or black
 MIN_VALUE = 0.12  # darker than this: no reliable hue (counts for nothing)
 WHITE_ABOVE = 0.62  # brightness (90th percentile) of an achromatic object called white
