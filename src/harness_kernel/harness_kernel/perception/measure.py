@@ -11,6 +11,7 @@ import numpy as np
 TOP_BAND_M = 0.006  # points this close below the highest count as the top surface
 RESTING_M = 0.015  # lowest point this close to the table: the object stands on it
 FLAT_M = 0.008  # an object lower than this is a flat zone drawn on the table
+OVERLAP_M = 0.005  # footprints this close count as overlapping (a face seen edge-on is a line)
 VOXEL_M = 0.004  # points are averaged per voxel first, so a close camera does not outvote a far one
 
 # The words a query may use for each shape (the first is the shape's name in labels).
@@ -165,8 +166,8 @@ def covered(point_sets: list[np.ndarray], gap: float = RESTING_M) -> list[bool]:
             any(
                 b != a
                 and -0.005 < bottoms[b] - tops[a] < gap
-                and np.all(lo[b] < hi[a])
-                and np.all(lo[a] < hi[b])
+                and np.all(lo[b] < hi[a] + OVERLAP_M)
+                and np.all(lo[a] < hi[b] + OVERLAP_M)
                 for b in range(len(point_sets))
             )
         )

@@ -1,0 +1,129 @@
+"""The pure parts of perception on synthetic points: clusters, colours, shapes and geometry,
+queries and ids."""
+
+import numpy as np
+from harness_kernel.perception.clusters import components
+from harness_kernel.perception.colour import colour_of, families
+from harness_kernel.perception.measure import Measured, covered, footprint, measure
+from harness_kernel.perception.query import Query
+from harness_kernel.perception.seam import Detection
+from harness_kernel.perception.tracking import Tracker
+
+TABLE = 0.765
+
+
+def box_surface(centre, half, step=0.002, faces=('top', 'front', 'left', 'right')):
+    """Points on the visible faces of an axis-aligned box (as a camera in front sees it)."""
+    cx, cy, cz = centre
+    hx, hy, hz = half
+    xs = np.arange(-hx, hx + 1e-9, step)
+    ys = np.arange(-hy, hy + 1e-9, step)
+    zs = np.arange(-hz, hz + 1e-9, step)
+    out = []
+    if 'top' in faces:
+        out += [(cx + x, cy + y, cz + hz) for x in xs for y in ys]
+    if 'front' in faces:
+        out += [(cx + x, cy - hy, cz + z) for x in xs for z in zs]
+    if 'left' in faces:
+        out += [(cx - hx, cy + y, cz + z) for y in ys for z in zs]
+    if 'right' in faces:
+        out += [(cx + hx, cy + y, cz + z) for y in ys for z in zs]
+    return np.array(out)
+
+
+def test_components_split_apart_and_join_touching():
+    a = box_surface((0.0, 0.0, 0.8), (0.02, 0.02, 0.02))
+    b = box_surface((0.1, 0.0, 0.8), (0.02, 0.02, 0.02))
+    labels = components(np.concatenate([a, b]), 0.006)
+    assert len(set(labels[: len(a)])) == 1 and len(set(labels[len(a) :])) == 1
+    assert labels[0] != labels[-1]
+    touching = box_surface((0.045, 0.0, 0.8), (0.02, 0.02, 0.02))
+    assert len(set(components(np.concatenate([a, touching]), 0.006))) == 1
+    assert len(components(np.zeros((0, 3)), 0.006)) == 0
+
+
+def test_colour_names_survive_shading():
+    red = np.array([[217, 31, 25], [110, 16, 12], [60, 9, 7]], np.uint8)  # lit, shaded, dark
+    assert colour_of(red) == 'red'
+    white = np.array([[235, 235, 230]] * 5 + [[110, 110, 108]] * 5, np.uint8)  # top and sides
+    assert colour_of(white) == 'white'
+    assert families(np.array([[5, 5, 5]], np.uint8))[0] == -1  # too dark to tell
+    assert colour_of(np.array([[30, 77, 217]], np.uint8)) == 'blue'
+    assert colour_of(np.array([[230, 200, 20]], np.uint8)) == 'yellow'
+
+
+def test_a_box_on_the_table_and_the_same_box_held():
+    half = (0.02, 0.02, 0.02)
+    resting = measure(box_surface((0.1, 0.05, TABLE + 0.02), half), TABLE)
+    assert resting.shape == 'cube'
+    assert np.allclose(resting.position, [0.1, 0.05, TABLE + 0.02], atol=0.002)
+    assert abs(resting.size[2] - 0.04) < 0.003
+    held = measure(box_surface((0.1, 0.05, TABLE + 0.2), half), TABLE, 'held')
+    assert np.allclose(held.position, [0.1, 0.05, TABLE + 0.2], atol=0.003)
+    assert abs(held.size[2] - 0.04) < 0.004  # its own height, not its height above the table
+
+
+def test_a_covered_box_takes_its_width_as_depth():
+    lower = box_surface((0.0, 0.0, TABLE + 0.02), (0.02, 0.02, 0.02), faces=('front',))
+    upper = box_surface((0.0, 0.0, TABLE + 0.06), (0.02, 0.02, 0.02))
+    assert covered([lower, upper]) == [True, False]
+    m = measure(lower, TABLE, 'covered')
+    assert np.allclose(m.position[:2], [0.0, 0.0], atol=0.003)
+    naive = measure(lower, TABLE)
+    assert abs(naive.position[1]) > 0.015  # what the front face alone says
+
+
+def test_shapes_from_geometry():
+    angles = np.linspace(0, 2 * np.pi, 200)
+    disc = np.array(
+        [
+            (r * np.cos(a), r * np.sin(a), TABLE + 0.02)
+            for r in np.linspace(0, 0.03, 15)
+            for a in angles
+        ]
+    )
+    assert measure(disc, TABLE).shape == 'button'
+    rim = np.array([(0.08 * np.cos(a), 0.08 * np.sin(a), TABLE + 0.04) for a in angles])
+    floor = np.array(
+        [
+            (x, y, TABLE + 0.006)
+            for x in np.linspace(-0.05, 0.05, 20)
+            for y in np.linspace(-0.05, 0.05, 20)
+        ]
+    )
+    bowl = measure(np.concatenate([rim, floor]), TABLE)
+    assert bowl.shape == 'bowl' and np.allclose(bowl.position[:2], 0, atol=0.003)
+    bar = measure(box_surface((0, 0, TABLE + 0.015), (0.1, 0.015, 0.015)), TABLE)
+    assert bar.shape == 'bar'
+    zone = np.array(
+        [(x, y, TABLE + 0.001) for x in np.linspace(0, 0.1, 30) for y in np.linspace(0, 0.1, 30)]
+    )
+    assert measure(zone, TABLE).shape == 'zone'
+    long, short, fill = footprint(disc[:, :2])
+    assert 0.75 < fill < 0.85 and abs(long - short) < 0.005
+
+
+def detection(colour, shape, x, y=0.0):
+    m = Measured(shape, np.array([x, y, TABLE + 0.02]), np.array([0.04, 0.04, 0.04]), TABLE + 0.04)
+    return Detection(colour, m, ['cam_head'])
+
+
+def test_queries_match_colour_and_shape_words_and_select():
+    red = detection('red', 'cube', -0.1)
+    assert Query.parse('red block').matches(red.words)
+    assert Query.parse('Red Cubes').matches(red.words)
+    assert not Query.parse('blue cube').matches(red.words)
+    assert Query.parse('').matches(red.words) and Query.parse('all').matches(red.words)
+    assert Query.parse('the leftmost red box').selector == 'leftmost'
+
+
+def test_ids_follow_objects_that_move_and_change_colour():
+    tracker = Tracker()
+    first = tracker.assign([detection('red', 'cube', 0.1), detection('red', 'cube', -0.1)])
+    assert first == ['red_cube_2', 'red_cube']  # new ids left to right
+    moved = tracker.assign([detection('red', 'cube', -0.02), detection('red', 'cube', 0.12)])
+    assert moved == ['red_cube', 'red_cube_2']
+    button = Tracker()
+    (before,) = button.assign([detection('red', 'button', 0.0)])
+    (after,) = button.assign([detection('green', 'button', 0.001)])  # it latched
+    assert before == after == 'red_button'
