@@ -99,7 +99,8 @@ def at_rest(worker, emb, urdf, backend: str, tasks: list[str]) -> dict:
             task_errors += [gap for _o, gap in matched.values()]
             for query in query_words(task):  # does the query find what it names?
                 wanted = {n for n, (label, _c, _e) in objects.items() if _names(label, query)}
-                got = {o.id for o in perception.locate(_views(worker, perception), None, query)}
+                views = _views(worker, perception)
+                got = {o.id for o in perception.locate(views, worker.state(), query)}
                 hits = {n for n in wanted if n in matched and matched[n][0].id in got}
                 labels[0] += len(hits) + (len(wanted) == 0 and len(got) == 0)
                 labels[1] += max(len(wanted), 1)

@@ -31,6 +31,7 @@ MIN_POINTS = 40  # smaller clusters are noise (depth edges, link corners)
 MAJOR_SHARE = 0.03  # a colour with this share of a cluster (and MIN_MAJOR_POINTS) is an object
 MIN_MAJOR_POINTS = 40
 HELD_M = 0.015  # an object piece this close to a hand is held by it
+MAX_HEIGHT_M = 0.6  # higher above the table is not on it (the arms' upper links, the room)
 EDGE_M = 0.01  # points this close to the table's edge are its rim, not objects
 
 
@@ -73,7 +74,8 @@ def _fit_plane(points: np.ndarray) -> np.ndarray:
 
 
 class PixelPerception:
-    """The `pixels` backend."""
+    """The `pixels` backend. `detect` needs the measured robot state to drop the robot's own
+    points; without it (None) the arms in view are found as objects too."""
 
     name = 'pixels'
     needs_segmentation = False
@@ -98,7 +100,7 @@ class PixelPerception:
                 & (p[:, 1] > t.y[0] + EDGE_M)
                 & (p[:, 1] < t.y[1] - EDGE_M)
                 & (p[:, 2] > t.top_z - PLANE_BAND_M)
-                & (p[:, 2] < t.top_z + 0.6)
+                & (p[:, 2] < t.top_z + MAX_HEIGHT_M)
             )
             points.append(p[keep])
             colours.append(c[keep])
@@ -114,10 +116,12 @@ class PixelPerception:
         # Something drawn on the table differs from it in chromaticity and in colour name
         # (shadows and the lighting's gradient change neither).
         table = c[on_plane][:: max(1, int(on_plane.sum()) // 20000)]
-        table_family = np.bincount(families(table) + 1).argmax() - 1 if len(table) else -2
         fam = families(c)
-        foreign = np.linalg.norm(_chroma(c) - np.median(_chroma(table), 0), axis=1) > FOREIGN_CHROMA
-        foreign &= (fam != table_family) & (fam >= 0)
+        foreign = np.zeros(len(c), dtype=bool)
+        if len(table):
+            table_family = np.bincount(families(table) + 1).argmax() - 1
+            chroma = np.linalg.norm(_chroma(c) - np.median(_chroma(table), 0), axis=1)
+            foreign = (chroma > FOREIGN_CHROMA) & (fam != table_family) & (fam >= 0)
         candidate = (height > ON_PLANE_M) | (on_plane & foreign)
         p, c, cam, fam = p[candidate], c[candidate], cam[candidate], fam[candidate]
         if state is not None and len(p):
