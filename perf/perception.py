@@ -75,7 +75,7 @@ def match(found, objects: dict) -> tuple[dict, list]:
 
 
 def locate(worker, perception, query=''):
-    views = worker.observe(CAMERAS, True, perception.needs_segmentation)
+    views = _views(worker, perception)
     t = time.perf_counter()
     found = perception.locate(views, worker.state(), query)
     return found, (time.perf_counter() - t) * 1e3

@@ -46,7 +46,6 @@ from rclpy.node import Node
 from rclpy.utilities import get_default_context
 from visualization_msgs.msg import MarkerArray
 
-from arx_x5_description.urdf import station_urdf
 from harness_kernel.kernel import Kernel
 from harness_kernel.perception import make_perception
 from harness_kernel.program_host import ProgramHost
@@ -174,9 +173,8 @@ class KernelNode(Node):
             make_perception(
                 config.perception,
                 emb,
-                station_urdf(),
-                config.perception_service_url,
-                config.perception_service_timeout_seconds,
+                service_url=config.perception_service_url,
+                service_timeout_s=config.perception_service_timeout_seconds,
             ),
         )
         group = ReentrantCallbackGroup()

@@ -6,7 +6,8 @@ import pytest
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.task import ObjectSpec
 from harness_bench.tasks import TASKS
-from harness_kernel.perception import make_perception, matches
+from harness_kernel.perception import make_perception
+from harness_kernel.perception.query import Query
 from harness_types.transforms import quat_to_matrix
 from harness_worker.staging import hold_object, move_arm_to, stack_boxes, true_centre
 from harness_worker.worker import Worker
@@ -86,7 +87,8 @@ def test_selectors_and_synonyms(worker, urdf):
     reds = locate(worker, urdf, query='red cube')
     assert len(reds) == 2 and len(left) == 1
     assert left[0].position[0] == min(o.position[0] for o in reds)
-    assert matches('red cube', 'cubes') and not matches('red cube', 'blue cube')
+    assert Query.parse('cubes').matches({'red', 'cube'})
+    assert not Query.parse('blue cube').matches({'red', 'cube'})
 
 
 def test_a_decoy_of_a_similar_colour_is_not_the_red_cube(worker, urdf):

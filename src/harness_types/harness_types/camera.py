@@ -58,13 +58,25 @@ class CameraView:
         uv[z <= 0.01] = np.nan
         return uv
 
-    def back_project(self, mask: np.ndarray) -> np.ndarray:
-        """World points (N x 3) of the masked pixels that have a valid depth."""
+    def _valid(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows, columns and depths of the masked pixels that have a valid depth."""
         if self.depth is None:
             raise ValueError(f'camera view {self.name} has no depth image')
         v, u = np.nonzero(mask)
         z = self.depth[v, u]
         ok = np.isfinite(z) & (z > 0.01)
-        u, v, z = u[ok], v[ok], z[ok]
+        return v[ok], u[ok], z[ok]
+
+    def _world(self, v: np.ndarray, u: np.ndarray, z: np.ndarray) -> np.ndarray:
         local = np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=1)
         return self.position + local @ self.rotation.T
+
+    def back_project(self, mask: np.ndarray) -> np.ndarray:
+        """World points (N x 3) of the masked pixels that have a valid depth."""
+        return self._world(*self._valid(mask))
+
+    def lift(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World points and their colours (N x 3 each, in the same order) of the masked pixels
+        that have a valid depth."""
+        v, u, z = self._valid(mask)
+        return self._world(v, u, z), self.rgb[v, u]

@@ -37,8 +37,17 @@ class _Joint:
     offset: float
 
 
-def _floats(text: str | None, default: str) -> np.ndarray:
+def floats(text: str | None, default: str) -> np.ndarray:
+    """The numbers of a URDF attribute ("0.1 0 0"), or of `default` when it is absent."""
     return np.array([float(v) for v in (text or default).split()])
+
+
+def origin_of(element: ET.Element) -> tuple[np.ndarray, np.ndarray]:
+    """(xyz, rotation) of a URDF element's <origin> (identity when it has none)."""
+    origin = element.find('origin')
+    xyz = floats(origin.get('xyz') if origin is not None else None, '0 0 0')
+    rpy = floats(origin.get('rpy') if origin is not None else None, '0 0 0')
+    return xyz, rpy_to_matrix(*rpy)
 
 
 class TfTree:
@@ -48,11 +57,9 @@ class TfTree:
         root = ET.fromstring(urdf)
         self.joints: list[_Joint] = []
         for j in root.findall('joint'):
-            origin = j.find('origin')
             axis = j.find('axis')
             mimic = j.find('mimic')
-            xyz = _floats(origin.get('xyz') if origin is not None else None, '0 0 0')
-            rpy = _floats(origin.get('rpy') if origin is not None else None, '0 0 0')
+            xyz, rotation = origin_of(j)
             self.joints.append(
                 _Joint(
                     j.get('name'),
@@ -60,8 +67,8 @@ class TfTree:
                     j.find('parent').get('link'),
                     j.find('child').get('link'),
                     xyz,
-                    rpy_to_matrix(*rpy),
-                    _floats(axis.get('xyz') if axis is not None else None, '1 0 0'),
+                    rotation,
+                    floats(axis.get('xyz') if axis is not None else None, '1 0 0'),
                     mimic.get('joint') if mimic is not None else None,
                     float(mimic.get('multiplier', 1.0)) if mimic is not None else 1.0,
                     float(mimic.get('offset', 0.0)) if mimic is not None else 0.0,
@@ -89,6 +96,27 @@ class TfTree:
                 q = 0.0
             out.append(self._transform(j, q))
         return out
+
+    def world(self, positions: dict[str, float]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Every link's pose in the world (the roots' frame): (rotation, translation)."""
+        local = {t.child: t for t in self.static() + self.moving(positions)}
+        poses: dict[str, tuple[np.ndarray, np.ndarray]] = {
+            r: (np.eye(3), np.zeros(3)) for r in self.roots
+        }
+        pending = [j.child for j in self.joints]
+        while pending:  # parents before children, whatever the URDF's order
+            later = []
+            for link in pending:
+                t = local[link]
+                if t.parent not in poses:
+                    later.append(link)
+                    continue
+                pr, pt = poses[t.parent]
+                poses[link] = (pr @ quat_to_matrix(t.quat), pt + pr @ t.translation)
+            if len(later) == len(pending):
+                raise ValueError(f'links not reachable from a root: {", ".join(later)}')
+            pending = later
+        return poses
 
     @staticmethod
     def _transform(j: _Joint, q: float) -> Transform:

@@ -7,11 +7,11 @@ from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject
 
-from harness_kernel.perception.query import Query, matches
-from harness_kernel.perception.seam import BACKENDS, Detection, PerceptionBackend
+from harness_kernel.perception.query import Query
+from harness_kernel.perception.seam import Detection, PerceptionBackend
 from harness_kernel.perception.tracking import Tracker
 
-__all__ = ['BACKENDS', 'Detection', 'Perception', 'PerceptionBackend', 'matches']
+__all__ = ['Detection', 'Perception', 'PerceptionBackend', 'make_perception']
 
 
 class Perception:
@@ -45,19 +45,26 @@ class Perception:
             for i, d in sorted(zip(ids, detections, strict=True), key=lambda x: order[x[0]])
             if q.matches(d.words)
         ]
-        return q.select(found, lambda o: (o.position, o.size))
+        return q.select(found)
 
 
 def make_perception(
-    backend: str, emb, urdf: str, service_url: str = '', service_timeout_s: float = 10.0
+    backend: str,
+    emb,
+    urdf: str | None = None,
+    service_url: str = '',
+    service_timeout_s: float = 10.0,
 ) -> Perception:
-    """The Perception of a configured backend (`kernel.perception`)."""
+    """The Perception of a configured backend (`kernel.perception`); `pixels` reads the robot's
+    links from `urdf` (default: the station's)."""
     if backend == 'pixels':
+        from arx_x5_description.urdf import station_urdf
         from harness_kernel.perception.pixels import PixelPerception, Table
         from harness_kernel.perception.robot_body import RobotBody
 
         table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
-        return Perception(PixelPerception(table, RobotBody(urdf, emb)))
+        body = RobotBody(urdf if urdf is not None else station_urdf(), emb)
+        return Perception(PixelPerception(table, body))
     if backend == 'oracle':
         from harness_kernel.perception.oracle import OraclePerception
 
@@ -66,4 +73,7 @@ def make_perception(
         from harness_kernel.perception.service import ServicePerception
 
         return Perception(ServicePerception(service_url, emb.table_top_z, service_timeout_s))
-    raise ValueError(f'unknown perception backend {backend!r}; known: {", ".join(BACKENDS)}')
+    from harness_types.config import PERCEPTION_BACKENDS
+
+    known = ', '.join(PERCEPTION_BACKENDS)
+    raise ValueError(f'unknown perception backend {backend!r}; known: {known}')

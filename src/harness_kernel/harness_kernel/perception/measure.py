@@ -100,6 +100,19 @@ def _circle_centre(xy: np.ndarray) -> np.ndarray:
     return solution[:2]
 
 
+def _shape(long: float, short: float, fill: float, height: float) -> str:
+    """The name of a solid from its top face's footprint and its height."""
+    if short <= 0:
+        return 'block'
+    if fill < 0.87 and long / short < 1.3:
+        return 'button' if height < 0.6 * long else 'cylinder'
+    if long / short > 2.2:
+        return 'bar'
+    if long / short < 1.35 and 0.6 < height / short < 1.6:
+        return 'cube'
+    return 'block'
+
+
 def measure(points: np.ndarray, table_z: float, hidden_top: str = '') -> Measured:
     """Shape and geometry of one object's world points (N x 3, at least a few dozen).
 
@@ -122,35 +135,35 @@ def measure(points: np.ndarray, table_z: float, hidden_top: str = '') -> Measure
         shape = 'cube' if abs(width - height) < 0.25 * max(width, height) else 'block'
         size = np.array([width, width, height])
         return Measured(shape, np.array([*centre, (top + bottom) / 2]), size, top)
-    if top - table_z < FLAT_M:
+    radius = 0.25 * float(np.min(hi - lo)) / 2
+    middle = z[np.linalg.norm(p[:, :2] - box_centre, axis=1) <= max(radius, 0.004)]
+    if top - table_z < FLAT_M:  # resting, so its bottom is the table
         shape, centre = 'zone', p[:, :2].mean(axis=0)
-        bottom, height = table_z, max(0.0, top - table_z)
+    elif len(middle) >= 3 and float(np.median(middle)) < top - 0.4 * height:  # concave
+        shape = 'bowl'
+        centre = _circle_centre(surface[:, :2]) if len(surface) >= 8 else box_centre
+        if np.linalg.norm(centre - box_centre) > 0.5 * float(np.max(hi - lo)):
+            centre = box_centre  # a rim too small a part of a circle to fit
     else:
-        radius = 0.25 * float(np.min(hi - lo)) / 2
-        middle = z[np.linalg.norm(p[:, :2] - box_centre, axis=1) <= max(radius, 0.004)]
-        concave = len(middle) >= 3 and float(np.median(middle)) < top - 0.4 * height
-        long, short, fill = footprint(surface[:, :2])
-        if concave:
-            shape = 'bowl'
-            centre = _circle_centre(surface[:, :2]) if len(surface) >= 8 else box_centre
-            if np.linalg.norm(centre - box_centre) > 0.5 * float(np.max(hi - lo)):
-                centre = box_centre  # a rim too small a part of a circle to fit
-        elif fill < 0.87 and short > 0 and long / short < 1.3:
-            shape = 'button' if height < 0.6 * long else 'cylinder'
-            centre = surface[:, :2].mean(axis=0)
-        else:
-            if short > 0 and long / short > 2.2:
-                shape = 'bar'
-            elif short > 0 and long / short < 1.35 and 0.6 < height / short < 1.6:
-                shape = 'cube'
-            else:
-                shape = 'block'
-            centre = surface[:, :2].mean(axis=0)
-        if hidden_top == 'held':
-            centre = box_centre
+        shape, centre = _shape(*footprint(surface[:, :2]), height), surface[:, :2].mean(axis=0)
+    if hidden_top == 'held' and shape != 'zone':
+        centre = box_centre
     position = np.array([centre[0], centre[1], (top + bottom) / 2])
     size = np.array([hi[0] - lo[0], hi[1] - lo[1], height])
     return Measured(shape, position, size, top)
+
+
+def measure_all(
+    point_sets: list[np.ndarray], table_z: float | list[float], held: list[bool] | None = None
+) -> list[Measured]:
+    """`measure` of every object of a scene (one table height, or one per object), each told
+    whether another stands on it (`covered`) or a hand holds it (`held`)."""
+    tables = table_z if isinstance(table_z, list) else [table_z] * len(point_sets)
+    held = held or [False] * len(point_sets)
+    return [
+        measure(p, z, 'covered' if under else 'held' if hand else '')
+        for p, z, under, hand in zip(point_sets, tables, covered(point_sets), held, strict=True)
+    ]
 
 
 def covered(point_sets: list[np.ndarray], gap: float = RESTING_M) -> list[bool]:

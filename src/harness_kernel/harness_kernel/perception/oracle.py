@@ -9,7 +9,7 @@ from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
 from harness_kernel.perception.colour import colour_of
-from harness_kernel.perception.measure import covered, measure
+from harness_kernel.perception.measure import measure_all
 from harness_kernel.perception.seam import Detection
 
 MIN_PIXELS = 12  # fewer segmented pixels than this in a camera: not seen by it
@@ -30,22 +30,16 @@ class OraclePerception:
             if view.segmentation is None or view.depth is None:
                 continue
             for instance, label in enumerate(view.labels):
-                mask = view.segmentation == instance
-                if int(mask.sum()) < MIN_PIXELS:
-                    continue
-                points = view.back_project(mask)
+                points, rgb = view.lift(view.segmentation == instance)
                 if len(points) < MIN_PIXELS:
                     continue
                 entry = found.setdefault(instance, {'label': label, 'p': [], 'c': [], 'cams': []})
                 entry['p'].append(points)
-                v, u = np.nonzero(mask & np.isfinite(view.depth) & (view.depth > 0.01))
-                entry['c'].append(view.rgb[v, u])
+                entry['c'].append(rgb)
                 entry['cams'].append(view.name)
         entries = [e for _instance, e in sorted(found.items())]
-        points = [np.concatenate(e['p']) for e in entries]
-        out = []
-        for e, p, under in zip(entries, points, covered(points), strict=True):
-            m = measure(p, self.table_top_z, 'covered' if under else '')
-            rgb = np.concatenate(e['c'])
-            out.append(Detection(colour_of(rgb), m, sorted(set(e['cams'])), label=e['label']))
-        return out
+        measured = measure_all([np.concatenate(e['p']) for e in entries], self.table_top_z)
+        return [
+            Detection(colour_of(np.concatenate(e['c'])), m, sorted(e['cams']), label=e['label'])
+            for e, m in zip(entries, measured, strict=True)
+        ]

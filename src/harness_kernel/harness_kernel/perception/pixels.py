@@ -18,7 +18,7 @@ from harness_types.robot_state import RobotState
 
 from harness_kernel.perception.clusters import components
 from harness_kernel.perception.colour import CHROMATIC, colour_of, families
-from harness_kernel.perception.measure import covered, measure
+from harness_kernel.perception.measure import measure_all
 from harness_kernel.perception.robot_body import RobotBody
 from harness_kernel.perception.seam import Detection
 
@@ -42,15 +42,6 @@ class Table:
     top_z: float
     x: tuple[float, float]
     y: tuple[float, float]
-
-
-def _points(view: CameraView) -> tuple[np.ndarray, np.ndarray]:
-    """World points and colours of every pixel with a valid depth."""
-    depth = view.depth
-    v, u = np.nonzero(np.isfinite(depth) & (depth > 0.01) & (depth < MAX_RANGE_M))
-    z = depth[v, u].astype(float)
-    local = np.stack([(u - view.cx) / view.fx * z, (v - view.cy) / view.fy * z, z], axis=1)
-    return view.position + local @ view.rotation.T, view.rgb[v, u]
 
 
 def _chroma(rgb: np.ndarray) -> np.ndarray:
@@ -92,7 +83,7 @@ class PixelPerception:
         for i, view in enumerate(views):
             if view.depth is None or view.rgb is None:
                 continue
-            p, c = _points(view)
+            p, c = view.lift(view.depth < MAX_RANGE_M)
             t = self.table
             keep = (
                 (p[:, 0] > t.x[0] + EDGE_M)
@@ -115,34 +106,33 @@ class PixelPerception:
         on_plane = np.abs(height) <= ON_PLANE_M
         # Something drawn on the table differs from it in chromaticity and in colour name
         # (shadows and the lighting's gradient change neither).
-        table = c[on_plane][:: max(1, int(on_plane.sum()) // 20000)]
         fam = families(c)
+        step = max(1, int(on_plane.sum()) // 20000)
+        table, table_fam = c[on_plane][::step], fam[on_plane][::step]
         foreign = np.zeros(len(c), dtype=bool)
         if len(table):
-            table_family = np.bincount(families(table) + 1).argmax() - 1
+            table_family = np.bincount(table_fam + 1).argmax() - 1
             chroma = np.linalg.norm(_chroma(c) - np.median(_chroma(table), 0), axis=1)
             foreign = (chroma > FOREIGN_CHROMA) & (fam != table_family) & (fam >= 0)
         candidate = (height > ON_PLANE_M) | (on_plane & foreign)
         p, c, cam, fam = p[candidate], c[candidate], cam[candidate], fam[candidate]
-        if state is not None and len(p):
-            robot = self.body.contains(p, state)
-            p, c, cam, fam = p[~robot], c[~robot], cam[~robot], fam[~robot]
+        boxes = self.body.boxes_at(state) if state is not None else []
+        robot = self.body.contains(p, boxes)
+        p, c, cam, fam = p[~robot], c[~robot], cam[~robot], fam[~robot]
         labels = components(p, CLUSTER_VOXEL_M)
         parts: list[np.ndarray] = []
         for k in range(int(labels.max()) + 1 if len(labels) else 0):
             members = np.nonzero(labels == k)[0]
             if len(members) >= MIN_POINTS:
                 parts += [q for q in self._by_colour(members, fam, p) if len(q) >= MIN_POINTS]
-        hands = [self.body.near_gripper(p[q], state, HELD_M) if state else [] for q in parts]
+        hands = [self.body.near_hand(p[q], boxes, HELD_M) for q in parts]
         parts, hands = _join_held_pieces(parts, hands, fam)
-        hidden = covered([p[q] for q in parts])
-        out = []
-        for q, hand, under in zip(parts, hands, hidden, strict=True):
-            table_z = float(self.plane[2] + p[q, :2].mean(axis=0) @ self.plane[:2])
-            m = measure(p[q], table_z, 'covered' if under else 'held' if hand else '')
-            cameras = sorted({views[i].name for i in np.unique(cam[q])})
-            out.append(Detection(colour_of(c[q]), m, cameras))
-        return out
+        tables = [float(self.plane[2] + p[q, :2].mean(axis=0) @ self.plane[:2]) for q in parts]
+        measured = measure_all([p[q] for q in parts], tables, [bool(h) for h in hands])
+        return [
+            Detection(colour_of(c[q]), m, sorted({views[i].name for i in np.unique(cam[q])}))
+            for q, m in zip(parts, measured, strict=True)
+        ]
 
     @staticmethod
     def _by_colour(members: np.ndarray, fam: np.ndarray, p: np.ndarray) -> list[np.ndarray]:

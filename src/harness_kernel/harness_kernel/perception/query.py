@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from harness_types.scene import LocatedObject
 
 SYNONYMS = {'gray': 'grey', 'violet': 'purple', 'magenta': 'purple', 'objects': 'object'}
 IGNORED = {'the', 'a', 'an', 'all', 'any', 'every', 'object', 'thing', 'one', 'of', 'on', 'in'}
@@ -43,15 +44,10 @@ class Query:
         known = {_word(w) for w in words}
         return all(w in known or (w.endswith('s') and w[:-1] in known) for w in self.words)
 
-    def select(self, found: Sequence, key: Callable[[object], tuple]) -> list:
+    def select(self, found: Sequence[LocatedObject]) -> list[LocatedObject]:
         """The matches, or only the extreme one when the query has a selector and there are
-        several. `key(obj)` gives (position, size)."""
+        several."""
         if not self.selector or len(found) < 2:
             return list(found)
         measure, sign = SELECTORS[self.selector]
-        return [max(found, key=lambda o: sign * measure(*key(o)))]
-
-
-def matches(label: str, query: str) -> bool:
-    """Whether a label carries every word of a query ('' or 'all' match everything)."""
-    return Query.parse(query).matches(set(label.lower().replace('_', ' ').split()))
+        return [max(found, key=lambda o: sign * measure(o.position, o.size))]

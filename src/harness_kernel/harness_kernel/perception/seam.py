@@ -9,12 +9,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness_types.camera import CameraView
-from harness_types.config import PERCEPTION_BACKENDS
 from harness_types.robot_state import RobotState
 
 from harness_kernel.perception.measure import SHAPE_WORDS, Measured
-
-BACKENDS = PERCEPTION_BACKENDS
 
 
 @dataclass(frozen=True)
@@ -38,8 +35,6 @@ class Detection:
         words = set(self.name.lower().replace('_', ' ').split())
         if not self.label:
             words |= set(SHAPE_WORDS.get(self.measured.shape, ()))
-            if self.colour in ('grey', 'gray'):
-                words |= {'grey', 'gray'}
         return words
 
 

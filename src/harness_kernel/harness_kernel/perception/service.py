@@ -29,7 +29,7 @@ from PIL import Image
 
 from harness_kernel.perception.clusters import components
 from harness_kernel.perception.colour import colour_of
-from harness_kernel.perception.measure import covered, measure
+from harness_kernel.perception.measure import measure_all
 from harness_kernel.perception.seam import Detection
 
 PROTOCOL = 'harness.detect/1'
@@ -131,15 +131,14 @@ class ServicePerception:
                 )
             if view.depth is None:
                 continue
-            ok = (mask != 0) & np.isfinite(view.depth) & (view.depth > 0.01)
-            if int(ok.sum()) < MIN_POINTS:
+            points, rgb = view.lift(mask != 0)
+            if len(points) < MIN_POINTS:
                 continue
-            v, u = np.nonzero(ok)
             key = (label, str(d['instance'])) if d.get('instance') is not None else (label, None)
             g = groups.setdefault(key, {'p': [], 'c': [], 'cams': []})
-            g['p'].append(view.back_project(ok))
-            g['c'].append(view.rgb[v, u])
-            g['cams'].append(np.full(len(v), list(by_name).index(view.name)))
+            g['p'].append(points)
+            g['c'].append(rgb)
+            g['cams'].append(np.full(len(points), list(by_name).index(view.name)))
         names = list(by_name)
         objects = []  # (label, points, colours, cameras)
         for (label, instance), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
@@ -149,13 +148,8 @@ class ServicePerception:
                 sel = parts == k
                 if sel.sum() >= MIN_POINTS:
                     objects.append((label, p[sel], c[sel], {names[i] for i in np.unique(cam[sel])}))
-        hidden = covered([o[1] for o in objects])
+        measured = measure_all([o[1] for o in objects], self.table_top_z)
         return [
-            Detection(
-                colour_of(c),
-                measure(p, self.table_top_z, 'covered' if under else ''),
-                sorted(cams),
-                label=label,
-            )
-            for (label, p, c, cams), under in zip(objects, hidden, strict=True)
+            Detection(colour_of(c), m, sorted(cams), label=label)
+            for (label, _p, c, cams), m in zip(objects, measured, strict=True)
         ]

@@ -31,8 +31,11 @@ class Tracker:
 
     def _new_id(self, name: str) -> str:
         base = name.lower().replace(' ', '_')
-        same = sum(1 for t in self.tracks if t.name == name)
-        return base if same == 0 else f'{base}_{same + 1}'
+        taken = set(self.ids())
+        n = sum(1 for t in self.tracks if t.name == name) + 1
+        while (f'{base}_{n}' if n > 1 else base) in taken:  # a label may end in a number
+            n += 1
+        return f'{base}_{n}' if n > 1 else base
 
     def assign(self, detections: list[Detection]) -> list[str]:
         """An id for each detection (greedy, cheapest pair first; deterministic)."""
