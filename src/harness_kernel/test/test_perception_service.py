@@ -41,9 +41,10 @@ class OracleDetector(BaseHTTPRequestHandler):
         else:
             status, payload = 200, {'detections': self.detections(body)}
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        promised = len(data) + (100 if server.cut else 0)  # cut: the answer breaks off
         self.send_response(status)
         self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(data)))
+        self.send_header('Content-Length', str(promised))
         self.end_headers()
         self.wfile.write(data)
 
@@ -80,6 +81,7 @@ def worker():
 def detector(worker):
     server = ThreadingHTTPServer(('127.0.0.1', 0), OracleDetector)
     server.worker, server.requests, server.answer, server.with_instances = worker, [], None, True
+    server.cut = False
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -137,7 +139,10 @@ def test_a_failing_service_is_a_clear_error(worker, detector):
     )
     with pytest.raises(ServiceError, match='mask'):
         locate(worker, service(detector))
-    detector.answer = (200, {'detections': []})
+    detector.answer, detector.cut = (200, {'detections': []}), True
+    with pytest.raises(ServiceError, match='broke off'):
+        locate(worker, service(detector))
+    detector.cut = False
     assert locate(worker, service(detector)) == []
 
 

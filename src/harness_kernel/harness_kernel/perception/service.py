@@ -17,6 +17,7 @@ Detections of one label without an instance are merged across cameras by 3-D pro
 from __future__ import annotations
 
 import base64
+import http.client
 import io
 import json
 import urllib.error
@@ -101,6 +102,9 @@ class ServicePerception:
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, 'reason', exc)
             raise ServiceError(f'perception service {self.url} unreachable: {reason}') from None
+        except http.client.HTTPException as exc:  # a cut or garbled answer
+            problem = f'{type(exc).__name__}: {exc}'
+            raise ServiceError(f'perception service {self.url} broke off: {problem}') from None
         except json.JSONDecodeError as exc:
             raise ServiceError(f'perception service {self.url} sent no JSON: {exc}') from None
         detections = answer.get('detections') if isinstance(answer, dict) else None
