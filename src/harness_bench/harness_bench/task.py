@@ -97,6 +97,9 @@ class Task(ABC):
     open) sets `judged_after_wrap_up`."""
 
     name: str = ''
+    # What sort of task it is, in the words of the policy catalogue (lift, place, stack, press,
+    # push, sort, handover, pick_by_number): start(strategy, kind) names it.
+    kind: str = ''
     step_limit: int = 0
     layouts: int = 3
     instruction: str = ''

@@ -4,6 +4,8 @@ harness run TASK [--layout N] [--seed S] [--model NAME] [--out DIR]   one episod
 harness bench [--tasks T ...] [--layouts N] [--model NAME] [--out DIR]  the task suite
 harness program TASK FILE [--layout N] [--seed S] [--out DIR]         a program, no model
 harness serve [--ros-args ...]                                        the worker alone
+harness up [--policies FILE]                                          the local policy servers
+harness policy serve NAME [--port P]                                  one policy server
 harness smoke                                                         check the ROS set-up
 """
 
@@ -66,8 +68,39 @@ def _load(args: argparse.Namespace, **driver_overrides):
     --perception of the kernel's)."""
     from harness_types.config import load_config, with_overrides
 
-    config = with_overrides(load_config(_config_path(args)), 'driver', **driver_overrides)
-    return with_overrides(config, 'kernel', perception=getattr(args, 'perception', None))
+    path = _config_path(args)
+    config = with_overrides(load_config(path), 'driver', **driver_overrides)
+    return with_overrides(
+        config,
+        'kernel',
+        perception=getattr(args, 'perception', None),
+        policies=_policies_path(args, path),
+    )
+
+
+def _policies_path(args: argparse.Namespace, config: Path | None) -> str | None:
+    """--policies FILE, or the catalogue beside the config file for a bare --policies (None:
+    the config's kernel.policies stands)."""
+    given = getattr(args, 'policies', None)
+    if given is None:
+        return None
+    if given == DEFAULT_POLICIES:
+        folder = config.parent if config is not None else Path('config')
+        given = str(folder / 'policies.yaml')
+    if not Path(given).is_file():
+        raise FileNotFoundError(f'policy catalogue {given} does not exist')
+    return str(Path(given).resolve())
+
+
+def _broker(config, log=None):
+    """The policy broker of the configured catalogue (None without policies)."""
+    from harness_bringup.policy_broker import PolicyBroker
+    from harness_bringup.run import policy_catalog
+
+    catalog = policy_catalog(config)
+    if catalog is None:
+        return None
+    return PolicyBroker(catalog, config.path, log or _say)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -156,7 +189,23 @@ def _run(args: argparse.Namespace) -> int:
             return episode()
         except KeyboardInterrupt:
             return 130
-    return supervised(folder, base, args.argv)
+    return _with_policies(config, lambda: supervised(folder, base, args.argv))
+
+
+def _with_policies(config, work) -> int:
+    """`work()` with the catalogue's local policy servers answering (started here when they
+    do not, stopped after)."""
+    from harness_bringup.policy_broker import BrokerError
+
+    broker = _broker(config)
+    if broker is None:
+        return work()
+    with broker:
+        try:
+            broker.ensure()
+        except BrokerError as exc:
+            return _fail(str(exc))
+        return work()
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -189,7 +238,17 @@ def _bench(args: argparse.Namespace) -> int:
         f'{model}, {jobs} at a time; each in its own process and ROS domain'
     )
     extra = ['--perception', args.perception] if args.perception else []
-    tables = run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra)
+    if config.kernel.policies:
+        extra += ['--policies', config.kernel.policies]
+    tables = {}
+
+    def bench() -> int:
+        tables.update(run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra))
+        return 0
+
+    status = _with_policies(config, bench)
+    if status:
+        return status
     from harness_driver.bench_table import markdown
 
     print(markdown(tables))
@@ -239,7 +298,7 @@ def _program(args: argparse.Namespace) -> int:
         'task': args.task,
         'layout': args.layout,
         'seed': args.seed,
-        'strategy': 'program',
+        'agent': 'a program file, no model',
         'program': str(program),
         'status': 'error',
     }
@@ -370,6 +429,73 @@ ATTACH_HELP = (
 )
 
 
+DEFAULT_POLICIES = '(beside the config)'
+POLICIES_HELP = (
+    'enable the learned half with a policy catalogue (overrides kernel.policies; default '
+    'FILE: policies.yaml beside the config file): start(strategy, kind) first, list_policies, '
+    "run_policy; the catalogue's local servers are started when they do not answer"
+)
+
+
+def _policy_serve(args: argparse.Namespace) -> int:
+    from harness_policy.catalog import load_catalog
+    from harness_types.config import ConfigError
+
+    from harness_bringup.policy_broker import BrokerError, host_port
+    from harness_bringup.policy_servers import SERVABLE, serve
+
+    try:
+        config = _load(args)
+        path = config.kernel.policies or _policies_path(
+            argparse.Namespace(policies=DEFAULT_POLICIES), _config_path(args)
+        )
+        spec = load_catalog(path).get(args.name)
+        host, port = host_port(spec.endpoint)
+    except (FileNotFoundError, ConfigError, BrokerError, ValueError) as exc:
+        return _fail(str(exc))
+    if not spec.serve:
+        return _fail(f'policy {spec.name} is external (no `serve` in its catalogue entry)')
+    if spec.serve not in SERVABLE:
+        return _fail(
+            f'policy {spec.name}: no local server {spec.serve!r}; servers: {", ".join(SERVABLE)}'
+        )
+    host = args.host or host
+    port = port if args.port is None else args.port
+    return serve(spec.serve, host, port, _say)
+
+
+def _up(args: argparse.Namespace) -> int:
+    import signal
+
+    from harness_types.config import ConfigError
+
+    from harness_bringup.policy_broker import BrokerError
+    from harness_bringup.run import UsageError
+
+    try:
+        if args.policies is None:
+            args.policies = DEFAULT_POLICIES
+        config = _load(args)
+        broker = _broker(config)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with broker:
+        try:
+            started = broker.ensure()
+        except BrokerError as exc:
+            return _fail(str(exc))
+        for spec in broker.catalog.policies.values():
+            state = 'started' if spec.name in started else 'already answering'
+            _say(f'policy {spec.name} at {spec.endpoint}: {state}')
+        _say('serving; Ctrl-C stops the servers started here')
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
 PERCEPTION_HELP = (
     'what locate() sees with (overrides kernel.perception): pixels (RGB-D images and '
     "calibration, what a real camera feeds), oracle (the simulator's segmentation, ground "
@@ -419,6 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     run.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    run.add_argument(
         '--foxglove',
         type=_port,
         nargs='?',
@@ -450,6 +579,9 @@ def build_parser() -> argparse.ArgumentParser:
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
     bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    bench.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
     bench.set_defaults(func=_bench)
 
     program = sub.add_parser(
@@ -466,6 +598,9 @@ def build_parser() -> argparse.ArgumentParser:
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     program.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    program.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
     program.set_defaults(func=_program)
 
     serve = sub.add_parser(
@@ -477,6 +612,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument('ros_args', nargs=argparse.REMAINDER, help='arguments after --ros-args')
     serve.set_defaults(func=_serve)
+
+    up = sub.add_parser(
+        'up',
+        help="start the policy catalogue's local servers and keep them up",
+        description='Start every local server of the policy catalogue (a policy whose entry '
+        'has `serve`) that does not answer at its endpoint, and keep them up until interrupted, '
+        'so that episodes with --policies find them answering. Without `harness up` an episode '
+        'with policies starts the missing servers itself and stops them at its end.',
+    )
+    up.add_argument(
+        '--policies',
+        metavar='FILE',
+        help='the catalogue (default: policies.yaml beside the config file)',
+    )
+    up.set_defaults(func=_up)
+
+    policy = sub.add_parser(
+        'policy',
+        help='policy servers: `harness policy serve NAME`',
+        description='Policy servers speak the websocket + msgpack protocol of openpi policy '
+        'servers (docs/POLICY_PROTOCOL.md).',
+    )
+    policy_sub = policy.add_subparsers(dest='policy_command', required=True, metavar='COMMAND')
+    policy_serve = policy_sub.add_parser(
+        'serve',
+        help='serve one policy of the catalogue',
+        description="Serve policy NAME (a catalogue entry with `serve`) at its endpoint's "
+        'host and port (or --host/--port) until interrupted; each connection gets a fresh '
+        'policy.',
+    )
+    policy_serve.add_argument('name', help='a policy of the catalogue, e.g. scripted_expert')
+    policy_serve.add_argument('--host', help="override the endpoint's host")
+    policy_serve.add_argument('--port', type=_port, help="override the endpoint's port")
+    policy_serve.add_argument(
+        '--policies',
+        metavar='FILE',
+        help='the catalogue (default: kernel.policies, else policies.yaml beside the config file)',
+    )
+    policy_serve.set_defaults(func=_policy_serve)
 
     report = sub.add_parser(
         'report',

@@ -154,6 +154,9 @@ class EpisodeGraph(StationGraph):
     def wrap_up(self, timeout: float = 900.0) -> CellResult:
         return self.driver.run_cell('', timeout, self._kernel_gone, wrap_up=True)
 
+    def policy_to_end(self, timeout: float = 900.0) -> CellResult:
+        return self.driver.run_cell('', timeout, self._kernel_gone, policy_to_end=True)
+
     def stop_kernel(self) -> None:
         if self.kernel is not None:
             # The episode's last kernel: no other kernel of this graph follows it (a later

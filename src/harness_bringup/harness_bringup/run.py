@@ -13,6 +13,7 @@ from pathlib import Path
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
+from harness_driver.baseline import strategy_cells
 from harness_driver.budgets import Budgets
 from harness_driver.driver_node import GraphError
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
@@ -20,6 +21,8 @@ from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
 from harness_driver.run_folder import RunFolder
+from harness_kernel.program_api import enabled_names
+from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
 
 
@@ -46,11 +49,23 @@ def check_task(task: str, layout: int) -> None:
 
 
 def doc_values(config: GraphConfig) -> dict:
-    """The configured values the API's docstrings name (what the model reads)."""
+    """The configured values the API's docstrings and prompts name (what the model reads)."""
     return {
         'reactive_budget_ms': config.kernel.reactive_budget_ms,
         'control_hz': load_embodiment().rates.control_hz,
+        'post_policy_calls': config.driver.post_policy_calls,
     }
+
+
+def policy_catalog(config: GraphConfig) -> Catalog | None:
+    """The configured policy catalogue (None: policies are not enabled); UsageError when it
+    cannot be read."""
+    if not config.kernel.policies:
+        return None
+    try:
+        return load_catalog(config.kernel.policies)
+    except ConfigError as exc:
+        raise UsageError(f'kernel.policies: {exc}') from None
 
 
 def prepare(
@@ -60,13 +75,15 @@ def prepare(
     check_task(task, layout)
     t = TASKS[task]()
     driver = config.driver
+    catalog = policy_catalog(config)
+    names = enabled_names(config.kernel.api_names, catalog is not None)
     try:
         prices = load_prices(driver.price_table)
         budgets = Budgets(driver, prices)
         if not driver.prompts:
             raise ConfigError('driver.prompts is not set: the config names no prompt folder')
         prompts = Prompts(
-            system_prompt(driver.prompts, config.kernel.api_names, doc_values(config)),
+            system_prompt(driver.prompts, names, doc_values(config), catalog is not None),
             verifier_prompt(driver.prompts),
         )
     except (ConfigError, PromptError, ValueError) as exc:
@@ -75,6 +92,10 @@ def prepare(
         cells = reference_cells(task)
     except KeyError:
         cells = None
+    if cells is not None and catalog is not None:
+        strategy, cells = strategy_cells(t.kind, t.instruction, cells, catalog)
+        if driver.model == SCRIPTED:
+            log(f'scripted baseline: strategy {strategy} for a {t.kind!r} task')
     timeout = driver.model_timeout_seconds
     try:
         model = make_model(driver.model, cells, timeout, log)
@@ -133,6 +154,7 @@ def run_episode(
         run,
         log,
         config.kernel.cell_timeout_seconds,
+        policies=bool(config.kernel.policies),
     )
     spec = prepared.spec
     run.event(

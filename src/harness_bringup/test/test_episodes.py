@@ -198,7 +198,7 @@ def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, m
     code, summary, events, folder = episode(tmp_path, monkeypatch, None, model='scripted')
     assert code == 0 and summary['status'] == 'episode_ended', summary
     assert summary['outcome']['success'] and summary['baseline'] is True
-    assert 'scripted baseline' in summary['strategy']
+    assert 'scripted baseline' in summary['agent']
     assert summary['decisions'] == decisions(start=1)
     assert [c['status'] for c in of_type(events, 'cell')] == ['episode_ended']
     # The rosbag2: one /joint_states per tick (and the reset's), the driver's events as JSON.

@@ -1,5 +1,6 @@
-"""Package imports point one way: bringup -> driver -> kernel -> skills -> worker -> shield,
-with the messages, the description, the bench tasks and the shared types at the bottom."""
+"""Package imports point one way: bringup -> driver (and the expert policy) -> kernel ->
+skills -> worker -> shield (and policy, the protocol), with the messages, the description, the
+bench tasks and the shared types at the bottom."""
 
 import ast
 from pathlib import Path
@@ -9,10 +10,12 @@ BOTTOM = {'harness_msgs', 'arx_x5_description', 'harness_bench', 'harness_types'
 RANK = {
     'harness_shield': 1,
     'harness_reactive': 1,
+    'harness_policy': 1,
     'harness_worker': 2,
     'harness_skills': 3,
     'harness_kernel': 4,
     'harness_driver': 5,
+    'harness_expert': 5,
     'harness_bringup': 6,
 }
 # The bottom packages use nothing of the harness but each other's data (the types' conversions

@@ -106,10 +106,16 @@ class DriverNode(Node):
     # The kernel --------------------------------------------------------------------------------
 
     def run_cell(
-        self, code: str, timeout: float, alive: Callable[[], str], wrap_up: bool = False
+        self,
+        code: str,
+        timeout: float,
+        alive: Callable[[], str],
+        wrap_up: bool = False,
+        policy_to_end: bool = False,
     ) -> CellResult:
-        """Run a cell (or the wrap-up); `alive()` says why the kernel is gone ('' while it
-        runs), checked while waiting so that a dead kernel is noticed at once."""
+        """Run a cell (or the wrap-up, or the policy-to-end hook); `alive()` says why the
+        kernel is gone ('' while it runs), checked while waiting so that a dead kernel is
+        noticed at once."""
 
         def check() -> None:
             why = alive()
@@ -118,7 +124,9 @@ class DriverNode(Node):
 
         try:
             handle = wait_future(
-                self.run_cell_client.send_goal_async(RunCell.Goal(code=code, wrap_up=wrap_up)),
+                self.run_cell_client.send_goal_async(
+                    RunCell.Goal(code=code, wrap_up=wrap_up, policy_to_end=policy_to_end)
+                ),
                 30.0,
                 between=check,
                 poll=0.002,

@@ -20,6 +20,7 @@ from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject, Verdict
 
 from harness_driver.budgets import Budgets
+from harness_driver.handover import HandOver
 from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
 from harness_driver.models import (
@@ -60,6 +61,8 @@ class Station(Protocol):
     def run_cell(self, code: str, timeout: float) -> CellResult: ...
 
     def wrap_up(self, timeout: float) -> CellResult: ...
+
+    def policy_to_end(self, timeout: float) -> CellResult: ...
 
     def stop_kernel(self) -> None: ...
 
@@ -154,7 +157,17 @@ def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
 class _Phases:
     seconds: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(
-            ('graph_start', 'start_up', 'model', 'cells', 'verify', 'wrap_up', 'outcome'), 0.0
+            (
+                'graph_start',
+                'start_up',
+                'model',
+                'cells',
+                'verify',
+                'policy_to_end',
+                'wrap_up',
+                'outcome',
+            ),
+            0.0,
         )
     )
 
@@ -176,8 +189,11 @@ class Episode:
         folder: RunFolder,
         log: Callable[[str], None] = print,
         cell_timeout_seconds: float = 120.0,
+        policies: bool = False,
     ) -> None:
         self.config = config
+        self.policies = policies  # the learned half is enabled (a policy catalogue)
+        self.handover = HandOver(config.post_policy_calls)
         # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
         self.cell_wait = cell_timeout_seconds + 60.0
         self.station = station
@@ -266,6 +282,8 @@ class Episode:
                 self.config.max_tokens,
             )
             stop = self.budgets.stop_reason(time.monotonic() - self.loop_started, worst)
+            if stop is None and self.handover.policy_to_end_due:
+                return self._policy_to_end()
             if stop is not None:
                 why = f'{stop.replace("_", " ")} before call {decision.call}'
                 if stop == 'cost_exhausted':
@@ -300,6 +318,7 @@ class Episode:
                 decision = Decision('verify', decision.call + 1)
                 continue
             cell = self._run_cell(reply.body, decision.call)
+            self.handover.after_cell(cell)
             if cell.status == 'finished':
                 self._wrap_up()
                 return 'finished', cell.summary
@@ -311,16 +330,15 @@ class Episode:
                 TurnImage(i.caption or 'shown by the program', png(i.rgb)) for i in cell.images
             ]
             images += self._camera_images(list(self.config.cameras))
-            self.history.answer(
-                turn_text(
-                    cell,
-                    robot,
-                    self.spec.step_limit,
-                    self.budgets.calls_left,
-                    list(self.config.cameras),
-                ),
-                images,
+            text = turn_text(
+                cell,
+                robot,
+                self.spec.step_limit,
+                self.budgets.calls_left,
+                list(self.config.cameras),
             )
+            note = self.handover.note()
+            self.history.answer(text + (f'\n{note}' if note else ''), images)
             event = cell.stopped_by.event if cell.stopped_by else ''
             decision = Decision(reason, decision.call + 1, cell.status, event)
 
@@ -337,6 +355,7 @@ class Episode:
         request = ModelRequest(
             self.prompts.system, messages, self.config.max_tokens, decision, self.deadline
         )
+        self.handover.used_call()
         try:
             reply = self.model.complete(request)
         finally:
@@ -376,6 +395,7 @@ class Episode:
         if cell.scene.measured:
             self.objects = cell.scene.objects
         self.folder.event(cell_record(cell, call, code))
+        self._policy_events(cell, call)
         e = cell.stopped_by
         stopped = f', stopped by {e.event}: {e.detail}' if e else ''
         self.log(f'cell {cell.status}: {len(cell.executions)} executions{stopped}')
@@ -447,6 +467,46 @@ class Episode:
         }
         return parse_verdict(reply.text), tokens
 
+    def _policy_to_end(self) -> tuple[str, str]:
+        """The post-policy calls are used up: the policy runs to the episode's end; if the
+        episode still runs after it, the driver finishes (source: driver) and wraps up."""
+        since = time.monotonic()
+        self.log('post-policy calls used up: the policy runs to the end of the episode')
+        try:
+            cell = self.station.policy_to_end(self.cell_wait)
+        finally:
+            self.phases.add('policy_to_end', since)
+        self.handover.after_cell(cell)
+        self.folder.event({**cell_record(cell, 0, ''), 'type': 'policy_to_end'})
+        self._policy_events(cell, 0)
+        if cell.status == 'episode_ended':
+            return 'episode_ended', ''
+        summary = (
+            'the driver finished the episode: the post-policy calls were used up and the '
+            f'policy ran until {cell.stopped_by.event if cell.stopped_by else cell.status}'
+        )
+        self.folder.event({'type': 'finish', 'source': 'driver', 'summary': summary})
+        self.log(f'finish (driver): {summary}')
+        self._wrap_up()
+        return 'finished', summary
+
+    def _policy_events(self, cell: CellResult, call: int) -> None:
+        """One events.jsonl line per policy run of a cell."""
+        for e in cell.executions:
+            if e.skill == 'run_policy':
+                self.folder.event(
+                    {
+                        'type': 'policy_run',
+                        'call': call,
+                        'event': e.event,
+                        'detail': e.detail,
+                        'chunks': e.chunks,
+                        'actions': e.actions,
+                        'ticks': len(e.trace),
+                        'steps': [e.start_step, e.end_step],
+                    }
+                )
+
     def _wrap_up(self) -> None:
         since = time.monotonic()
         self.log('wrap-up: opening idle grippers, arms home (without the program)')
@@ -482,9 +542,10 @@ class Episode:
             'seed': spec.seed,
             'model': self.model.name,
             'verifier_model': self.verifier.name if self.verifier else None,
-            'strategy': "scripted baseline: the task's reference program, no model"
+            'agent': "scripted baseline: the task's reference program, no model"
             if baseline
             else 'model writes programs',
+            'strategy': {'policies': self.policies, **self.handover.summary()},
             'baseline': baseline,
             'status': status,
             'detail': detail,

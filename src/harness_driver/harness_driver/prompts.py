@@ -7,6 +7,7 @@ from pathlib import Path
 from harness_kernel.program_api import api_reference
 
 PARTS = ('role.md', 'method.md', 'api.md', 'format.md')
+LEARNED = 'learned.md'  # with policies enabled: the learned API and the division of labour
 VERIFIER = 'verifier.md'
 
 
@@ -23,15 +24,23 @@ def _read(folder: Path, name: str) -> str:
 
 
 def system_prompt(
-    folder: str | Path, api_names: list[str] | None = None, doc_values: dict | None = None
+    folder: str | Path,
+    api_names: list[str] | None = None,
+    doc_values: dict | None = None,
+    policies: bool = False,
 ) -> str:
-    """The main model's system prompt: role, method, the API reference of the enabled API
-    names (their docstrings, configured values rendered from `doc_values`), the reply
-    format."""
+    """The main model's system prompt: role, method, (with policies) the learned half and the
+    division of labour, the API reference of the enabled API names (their docstrings,
+    configured values rendered from `doc_values`), the reply format."""
     folder = Path(folder)
-    parts = [_read(folder, name) for name in PARTS]
+    names = [*PARTS[:2], LEARNED, *PARTS[2:]] if policies else list(PARTS)
+    parts = [_read(folder, name) for name in names]
     reference = api_reference(api_names, doc_values)
-    return '\n\n'.join(p.replace('{api_reference}', reference) for p in parts)
+    values = {k: str(v) for k, v in (doc_values or {}).items()}
+    text = '\n\n'.join(p.replace('{api_reference}', reference) for p in parts)
+    if 'post_policy_calls' in values:  # the learned part names it
+        text = text.replace('{post_policy_calls}', values['post_policy_calls'])
+    return text
 
 
 def verifier_prompt(folder: str | Path) -> str:

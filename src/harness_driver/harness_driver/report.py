@@ -67,7 +67,10 @@ def turn_text(
         )
         for e in shown:
             detail = f': {e.detail}' if e.detail else ''
-            lines.append(f'  {e.skill} {e.arm} -> {e.event} after {len(e.trace)} ticks{detail}')
+            counts = '' if e.chunks is None else f' ({e.chunks} chunks, {e.actions} actions)'
+            lines.append(
+                f'  {e.skill} {e.arm} -> {e.event} after {len(e.trace)} ticks{counts}{detail}'
+            )
     else:
         lines.append('Executions: none')
     scene = cell.scene

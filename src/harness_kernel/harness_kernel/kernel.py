@@ -14,6 +14,8 @@ here, never taken from the program.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import inspect
 import os
 import queue
@@ -25,16 +27,19 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from harness_policy.catalog import Catalog
 from harness_reactive.stage import ReactiveResult
 from harness_skills.skill_table import SKILLS
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult, ShownImage
 from harness_types.execution import EPISODE_ENDED, Execution, skill_error
+from harness_types.prediction import Prediction
 from harness_types.robot_state import ARMS, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
 
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
+from harness_kernel.learned import LearnedHalf
 from harness_kernel.perception import Perception
 from harness_kernel.perception.oracle import OraclePerception
 from harness_kernel.program_api import API_NAMES
@@ -67,6 +72,10 @@ class RobotPort(Protocol):
     def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool: ...
 
     def verify(self, claim: str) -> Verdict: ...
+
+    def predict(
+        self, horizon_s: float, actions=None, entry: dict | None = None, instruction: str = ''
+    ) -> Prediction: ...
 
 
 class ClippedOutput:
@@ -154,8 +163,11 @@ class Kernel:
         log: Callable[[dict], None] = lambda record: None,
         on_located: Callable[[list[LocatedObject]], None] = lambda objects: None,
         perception: Perception | None = None,
+        catalog: Catalog | None = None,
+        world_model_shadow: bool = False,
     ) -> None:
         self.robot = robot
+        self.world_model_shadow = world_model_shadow
         self.on_located = on_located  # shows what locate() found (rviz markers)
         self.host = host
         self.cell_timeout = cell_timeout_seconds
@@ -175,6 +187,7 @@ class Kernel:
             table_top_z,
             closed_below,
         )
+        self.learned = LearnedHalf(catalog)
         self._cell: _Cell | None = None
         self._jobs: queue.Queue[_ReactiveJob] = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
@@ -192,6 +205,9 @@ class Kernel:
             'press': self._press,
             'transfer': self._transfer,
             'verify': self._verify,
+            'list_policies': self.learned.list_policies,
+            'start': self.learned.start,
+            'predict_future': self._predict_future,
             'finish': self._finish,
         }
         self._call_lock = threading.Lock()
@@ -270,6 +286,7 @@ class Kernel:
                 restored=restored,
                 events_handled=cell.events_handled,
                 scene=self._scene_report(),
+                **self._strategy_fields(),
             )
 
     def _trusted_status(self, cell: _Cell, status: str, summary: str) -> tuple[str, str]:
@@ -317,6 +334,54 @@ class Kernel:
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
                 scene=self._scene_report(),
+                **self._strategy_fields(),
+            )
+
+    def _strategy_fields(self) -> dict:
+        s = self.learned.strategy
+        return {'strategy': s.letter, 'strategy_kind': s.kind} if s else {}
+
+    def policy_to_end(self, max_seconds: float) -> CellResult:
+        """The driver's policy-to-end hook, once the model's post-policy calls are used up:
+        the strategy's policy runs on (no stall stop) until the episode ends or `max_seconds`
+        of simulated time pass. Runs here without the program, as the wrap-up does."""
+        with self._call_lock:
+            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            strategy = self.learned.strategy
+            status = 'ok'
+            try:
+                if strategy is None or strategy.policy is None:
+                    why = 'no policy to run to the end: the strategy is not A or C'
+                    cell.output.write(why)
+                    return CellResult(status='error', traceback=why, **self._strategy_fields())
+                instruction = self.learned.instruction or strategy.kind
+                args = dict(
+                    policy=strategy.policy,
+                    instruction=instruction,
+                    max_seconds=max_seconds,
+                    region=None,
+                    **self.learned.policy_arguments(strategy.policy, instruction, to_end=True),
+                )
+                e = self.robot.execute('run_policy', args, False, lambda: None)
+                self.learned.policy_runs += 1
+                cell.executions.append(e)
+                self._log_execution(e)
+                cell.output.write(
+                    f'policy-to-end: {strategy.policy} ran until {e.event}: {e.detail}'
+                )
+                if e.event == EPISODE_ENDED:
+                    cell.stop, status = _Stop('episode_ended', e), 'episode_ended'
+                elif not e.ok:
+                    cell.stop, status = _Stop('escalated', e), 'escalated'
+            finally:
+                self._cell = None
+            return CellResult(
+                status=status,
+                output=cell.output.text(),
+                stopped_by=cell.stop.execution if cell.stop else None,
+                executions=cell.executions,
+                scene=self._scene_report(),
+                **self._strategy_fields(),
             )
 
     def _wrap_up_step(self, cell: _Cell, skill: str, args: dict) -> None:
@@ -495,6 +560,10 @@ class Kernel:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
         arguments = dict(bound.arguments)
+        if name == 'run_policy':  # the catalogue's entry goes with the goal
+            arguments.update(
+                self.learned.policy_arguments(arguments['policy'], arguments['instruction'])
+            )
         try:
             spec.goal(arguments)  # the arguments must make a goal before anything moves
         except (TypeError, ValueError, KeyError, AssertionError) as exc:
@@ -504,11 +573,19 @@ class Kernel:
     def _execute(self, skill: str, args: dict) -> Execution:
         """One skill execution for the running cell, through the program's handlers."""
         cell = self._cell
+        refused = self.learned.refusal(skill)
+        if refused:
+            return self._fail(skill, str(args.get('arm', '')), refused)
         reactive = cell.reactive or SKILLS[skill].reactive
+        shadow = self._shadow_predict(args) if skill == 'run_policy' else None
         try:
             e = self.robot.execute(skill, args, reactive, self._pump)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f'{skill}(): {exc}') from None
+        if skill == 'run_policy':
+            self.learned.policy_runs += 1
+            if shadow is not None:
+                self._shadow_score(shadow, e)
         cell.executions.append(e)
         self._log_execution(e)
         return self._dispatch(e)
@@ -631,6 +708,103 @@ class Kernel:
         rgb = np.clip(np.nan_to_num(array[..., :3].astype(float)), 0, 255).astype(np.uint8)
         self._cell.images.append(ShownImage(str(caption)[:500], rgb))
 
+    def _predict_future(
+        self, policy: str = '', actions=None, seconds: float = 2.0, instruction: str = ''
+    ) -> dict:
+        seconds = float(seconds)
+        if policy and actions is not None:
+            raise ValueError('predict_future() takes a policy or actions, not both')
+        if policy:
+            entry = self.learned.entry(str(policy))
+            prediction = self.robot.predict(seconds, entry=entry, instruction=str(instruction))
+        elif actions is not None:
+            array = np.asarray(actions, dtype=float)
+            if array.ndim != 2 or array.shape[1] != 14 or not np.all(np.isfinite(array)):
+                raise ValueError(f'actions must be N x 14 finite numbers, got {array.shape}')
+            prediction = self.robot.predict(seconds, actions=array)
+        else:
+            raise ValueError('predict_future() needs a policy name or actions')
+        return self._predicted(prediction)
+
+    def _shadow_predict(self, args: dict) -> tuple | None:
+        """Shadow mode: the world model's prediction of a policy run, before it runs (None
+        when off or when no prediction could be made; never raises)."""
+        if not self.world_model_shadow:
+            return None
+        try:
+            before = self.perception.locate(self.robot.views([]), self.robot.state())
+            horizon = min(60.0, float(args.get('max_seconds') or 60.0))
+            prediction = self.robot.predict(
+                horizon, entry=args['entry'], instruction=args['instruction']
+            )
+            return before, self._predicted(prediction), horizon
+        except Exception as exc:  # shadow mode never stops a run
+            self.log({'call': '(kernel)', 'shadow_prediction': None, 'why': str(exc)[:500]})
+            return None
+
+    def _shadow_score(self, shadow: tuple, e: Execution) -> None:
+        """Log the prediction beside what happened: each object's predicted and measured
+        displacement and the distance between the predicted and measured positions."""
+        before, predicted, horizon = shadow
+        try:
+            after = {
+                o.id: o for o in self.perception.locate(self.robot.views([]), self.robot.state())
+            }
+            guess = {o.id: o for o in predicted['objects']}
+            scored = []
+            for o in before:
+                if o.id in after and o.id in guess:
+                    p, m = guess[o.id].position, after[o.id].position
+                    scored.append(
+                        {
+                            'id': o.id,
+                            'predicted_displacement_m': _rounded(p - o.position),
+                            'measured_displacement_m': _rounded(m - o.position),
+                            'error_m': round(float(np.linalg.norm(p - m)), 4),
+                        }
+                    )
+            errors = [s['error_m'] for s in scored]
+            self.log(
+                {
+                    'call': '(kernel)',
+                    'shadow_prediction': {
+                        'model': predicted['model'],
+                        'horizon_s': horizon,
+                        'predicted_ticks': len(predicted['times']),
+                        'run_ticks': len(e.trace),
+                        'run_event': e.event,
+                        'stopped': predicted['stopped'],
+                        'objects': scored,
+                        'mean_error_m': round(float(np.mean(errors)), 4) if errors else None,
+                    },
+                }
+            )
+        except Exception as exc:  # shadow mode never stops a run
+            self.log({'call': '(kernel)', 'shadow_score': None, 'why': str(exc)[:500]})
+
+    def _predicted(self, prediction: Prediction) -> dict:
+        """A prediction as the program gets it: the objects located in the predicted views
+        (the ids of objects located before are kept; the tracker is not changed)."""
+        objects: list[LocatedObject] = []
+        if prediction.views and len(prediction.states):
+            end = _state_at(self.robot.state(), prediction.states[-1])
+            detections = self.perception.backend.detect(prediction.views, end, '')
+            # ids as locate() would give them, from a copy: a prediction changes no track
+            ids = copy.deepcopy(self.perception.tracker).assign(detections)
+            objects = [
+                LocatedObject(
+                    i, d.name, d.measured.position, d.measured.size, d.measured.top, d.cameras
+                )
+                for i, d in zip(ids, detections, strict=True)
+            ]
+        return {
+            'model': prediction.model,
+            'times': prediction.times,
+            'states': prediction.states,
+            'objects': objects,
+            'stopped': prediction.stopped,
+        }
+
     def _locate(self, query: str = '') -> list[LocatedObject]:
         views = self.robot.views([], segmentation=self.perception.needs_segmentation)  # [] = all
         found = self.perception.locate(views, self.robot.state(), str(query))
@@ -706,6 +880,24 @@ class Kernel:
 
     def _finish(self, summary: str = '') -> None:
         raise _Stop('finished', None, str(summary)[:OUTPUT_LIMIT])
+
+
+def _rounded(v: np.ndarray) -> list[float]:
+    return [round(float(x), 4) for x in v]
+
+
+def _state_at(now: RobotState, measured: np.ndarray) -> RobotState:
+    """`now` with the joints and grippers of a predicted measured vector (what perception
+    needs to find the robot's own links in predicted views)."""
+    arms = {
+        arm: dataclasses.replace(
+            now.arm(arm),
+            joints=np.asarray(measured[base : base + 6], dtype=float),
+            gripper=float(measured[base + 6]),
+        )
+        for arm, base in (('left', 0), ('right', 7))
+    }
+    return dataclasses.replace(now, left=arms['left'], right=arms['right'])
 
 
 def _arm(arm) -> str:

@@ -20,8 +20,10 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
+from harness_policy.catalog import load_catalog
 from harness_skills.skill_table import SKILLS
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
@@ -36,6 +38,7 @@ from harness_types.convert import (
 )
 from harness_types.execution import Execution
 from harness_types.markers import located_marks
+from harness_types.prediction import Prediction
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 from harness_types.wait import wait_future
@@ -48,11 +51,16 @@ from visualization_msgs.msg import MarkerArray
 
 from harness_kernel.kernel import Kernel
 from harness_kernel.perception import make_perception
+from harness_kernel.program_api import enabled_names
 from harness_kernel.program_host import ProgramHost
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
-from harness_msgs.srv import Ik, Observe, ReactiveStep, State, Verify
+from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State, Verify
 from harness_types import names
+
+# The policy-to-end run's time bound: the episode's step limit (the worker's) ends it first.
+POLICY_TO_END_SECONDS = 3600.0
+PREDICTED_VIEWS = ('cam_head',)  # the views of a predicted end state locate() reads
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
@@ -72,6 +80,7 @@ class RosRobot:
         self.state_client = node.create_client(State, names.SKILL_STATE, callback_group=group)
         self.observe_client = node.create_client(Observe, names.SKILL_OBSERVE, callback_group=group)
         self.ik_client = node.create_client(Ik, names.SKILL_IK, callback_group=group)
+        self.predict_client = node.create_client(Predict, names.SKILL_PREDICT, callback_group=group)
         self.verify_client = node.create_client(Verify, names.VERIFY, callback_group=group)
         self.counter = 0
 
@@ -123,6 +132,27 @@ class RosRobot:
             raise ValueError(r.message)
         return [camera_view_of(v) for v in r.views]
 
+    def predict(
+        self, horizon_s: float, actions=None, entry: dict | None = None, instruction: str = ''
+    ) -> Prediction:
+        req = Predict.Request(horizon_seconds=float(horizon_s), cameras=list(PREDICTED_VIEWS))
+        if entry is not None:
+            req.policy, req.policy_endpoint = entry['name'], entry['endpoint']
+            req.instruction, req.action_hz = instruction, float(entry['action_hz'])
+            req.policy_cameras, req.policy_depth = list(entry['cameras']), bool(entry['depth'])
+        else:
+            req.actions = [float(v) for v in np.asarray(actions, dtype=float).ravel()]
+        r = self._call(self.predict_client, req)
+        if not r.success:
+            raise RuntimeError(f'the world model could not predict: {r.message}')
+        return Prediction(
+            r.model,
+            np.array(r.times),
+            np.array(r.states).reshape(-1, 14),
+            [camera_view_of(v) for v in r.views],
+            r.stopped,
+        )
+
     def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool:
         req = Ik.Request(
             arm=arm,
@@ -155,7 +185,7 @@ class KernelNode(Node):
             Limits(
                 config.program_memory_mb, config.program_file_size_mb, config.program_open_files
             ),
-            config.api_names,
+            enabled_names(config.api_names, bool(config.policies)),
             doc_values,
         )
         self.robot = RosRobot(self, wait_s=config.cell_timeout_seconds + 600.0)
@@ -167,7 +197,7 @@ class KernelNode(Node):
             config.reactive_budget_ms,
             emb.table_top_z,
             emb.gripper.closed_below,
-            config.api_names,
+            enabled_names(config.api_names, bool(config.policies)),
             log,
             self._show_located,
             make_perception(
@@ -176,6 +206,8 @@ class KernelNode(Node):
                 service_url=config.perception_service_url,
                 service_timeout_s=config.perception_service_timeout_seconds,
             ),
+            load_catalog(config.policies) if config.policies else None,
+            config.world_model_shadow,
         )
         group = ReentrantCallbackGroup()
         self.create_service(
@@ -190,7 +222,12 @@ class KernelNode(Node):
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request
-        cell = self.kernel.wrap_up() if goal.wrap_up else self.kernel.run_cell(goal.code)
+        if goal.wrap_up:
+            cell = self.kernel.wrap_up()
+        elif goal.policy_to_end:
+            cell = self.kernel.policy_to_end(POLICY_TO_END_SECONDS)
+        else:
+            cell = self.kernel.run_cell(goal.code)
         goal_handle.succeed()
         return cell_result_msg(cell)
 

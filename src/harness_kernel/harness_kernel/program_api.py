@@ -53,8 +53,23 @@ API_NAMES = (
     'push',
     'press',
     'transfer',
+    'list_policies',
+    'start',
+    'run_policy',
+    'predict_future',
     'finish',
 )
+# The learned half: enabled only with a policy catalogue (kernel.policies).
+LEARNED_NAMES = ('list_policies', 'start', 'run_policy', 'predict_future')
+
+
+def enabled_names(api_names: list[str] | None, policies: bool) -> list[str]:
+    """The API names an episode enables: the configured ones (None = all), without the
+    learned half unless policies are enabled."""
+    names = list(API_NAMES) if api_names is None else list(api_names)
+    return [n for n in names if policies or n not in LEARNED_NAMES]
+
+
 # Exceptions the kernel node may report for a bad call, raised as themselves in the program.
 CALL_ERRORS = {
     e.__name__: e for e in (TypeError, ValueError, KeyError, RuntimeError, PermissionError)
@@ -216,7 +231,7 @@ class ProgramApi:
                 if fn is not None and not callable(fn):
                     raise TypeError(f'{spec.name}(): {argument} must be a function of obs')
                 slots[slot] = fn
-            if spec.program_callbacks and slots.get('controller') is None:
+            if 'controller' in spec.program_callbacks.values() and slots['controller'] is None:
                 raise TypeError(f'{spec.name}() needs a function of the observation')
             previous = {slot: getattr(self.stage, slot) for slot in slots}
             for slot, fn in slots.items():
@@ -389,6 +404,40 @@ class ProgramApi:
         first, e.g. pick(bar, along=-0.05)), then the holder opens and rises. Returns the
         receiver's Grip."""
         return self._call('transfer', to_arm=to_arm, along=along, at=at)
+
+    def list_policies(self):
+        """The policies this station has, one line each: what it is, the task kinds it
+        learned and which of them it usually finishes, its action rate and cameras."""
+        return self._call('list_policies')
+
+    def start(self, strategy: str, kind: str):
+        """Choose how the task is solved, before anything moves (with policies enabled every
+        execution before start() ends with SKILL_ERROR). strategy 'A': a policy that learned
+        `kind` and usually finishes it runs the whole task from the untouched start pose
+        (run_policy) while you supervise; 'C': a policy that learned `kind` first, then your
+        programs finish what it leaves; 'B': programs only (tasks no policy learned, e.g.
+        picking by a number or a label). kind: the task kind in the catalogue's words (see
+        list_policies()). Returns a sentence naming the policy to run."""
+        return self._call('start', strategy=str(strategy), kind=str(kind))
+
+    def predict_future(
+        self, policy: str = '', actions=None, seconds: float = 2.0, instruction: str = ''
+    ):
+        """Ask the world model what would happen, without moving anything: `policy` (a name
+        list_policies() gives, sent `instruction`) or `actions` (N x 14 absolute targets in the
+        command layout, one per tick) rolled `seconds` (at most 60) of simulated time ahead.
+        Returns a dict: 'model' (what predicted; a stand-in says it is one), 'times' (N,) s
+        and 'states' (N x 14) the predicted measured joints and grippers, 'objects'
+        (LocatedObjects found in the predicted cam_head view, with the ids locate() gives),
+        'stopped' (why the prediction ended before `seconds`, e.g. the policy said done or
+        the shield would reject; '' when it did not)."""
+        return self._call(
+            'predict_future',
+            policy=str(policy),
+            actions=None if actions is None else np.asarray(actions, dtype=float),
+            seconds=float(seconds),
+            instruction=str(instruction),
+        )
 
     def finish(self, summary: str = ''):
         """End the episode: the task is done (or cannot be done). The harness then opens idle

@@ -103,11 +103,13 @@ def make_kernel(tmp_path):
     """A kernel core with its sandboxed program process and a scripted robot."""
     made = []
 
-    def make(cell_timeout=3.0, api=None, limits=None):
+    def make(cell_timeout=3.0, api=None, limits=None, catalog=None):
         robot = ScriptedRobot()
         log = []
         host = ProgramHost(tmp_path / f'ws{len(made)}', 61099, limits or Limits(), api, DOC_VALUES)
-        kernel = Kernel(robot, host, cell_timeout, 20.0, 0.765, 0.2, api, log.append)
+        kernel = Kernel(
+            robot, host, cell_timeout, 20.0, 0.765, 0.2, api, log.append, catalog=catalog
+        )
         robot.kernel = kernel
         kernel.start()
         made.append(kernel)

@@ -8,6 +8,7 @@ from typing import Protocol
 
 import numpy as np
 from harness_reactive.stage import ReactiveResult
+from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
 
@@ -47,6 +48,8 @@ class StationPort(Protocol):
     def tcp_of(self, arm: str, joints: np.ndarray) -> np.ndarray: ...
 
     def plan(self, arm: str, goal: np.ndarray) -> Path: ...
+
+    def views(self, cameras: tuple[str, ...], depth: bool) -> list[CameraView]: ...
 
 
 class ReactivePort(Protocol):

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 from harness_reactive.stage import ReactiveResult
+from harness_types.camera import CameraView
 from harness_types.convert import (
+    camera_view_of,
     point_msg,
     quat_msg,
     robot_state_msg,
@@ -24,7 +26,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from harness_msgs.msg import Command
-from harness_msgs.srv import Fk, Ik, Observe, Plan, ReactiveStep, State, Tick
+from harness_msgs.srv import Fk, Ik, Observe, Plan, Predict, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
 from harness_types import names
 
@@ -53,6 +55,7 @@ WORKER_CLIENTS = {
     'fk': Fk,
     'plan': Plan,
     'observe': Observe,
+    'predict': Predict,
 }
 
 
@@ -102,6 +105,12 @@ class RosStationPort:
         r = self.call('plan', Plan.Request(arm=arm, joint_goal=[float(v) for v in goal]))
         points = np.array(r.waypoints).reshape(-1, 6) if r.waypoint_count else np.zeros((0, 6))
         return Path(r.success, list(points), r.message)
+
+    def views(self, cameras: tuple[str, ...], depth: bool) -> list[CameraView]:
+        r = self.call('observe', Observe.Request(cameras=list(cameras), depth=depth))
+        if not r.success:
+            raise ServiceError(f'worker/observe: {r.message}')
+        return [camera_view_of(v) for v in r.views]
 
 
 class RosReactivePort:

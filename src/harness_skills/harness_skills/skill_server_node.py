@@ -19,6 +19,7 @@ import traceback
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
+from harness_policy.client import PolicyClient
 from harness_types.config import SkillServerConfig, declare_section
 from harness_types.convert import marker_array_msg, trace_msg
 from harness_types.execution import skill_error
@@ -30,7 +31,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from harness_msgs.srv import Ik, Observe, State
+from harness_msgs.srv import Ik, Observe, Predict, State
 from harness_skills.execution import Engine
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_skills.skill_table import SKILLS, SkillSpec, options_of
@@ -42,6 +43,7 @@ READ_SERVICES = {
     names.SKILL_STATE: (State, 'state'),
     names.SKILL_OBSERVE: (Observe, 'observe'),
     names.SKILL_IK: (Ik, 'ik'),
+    names.SKILL_PREDICT: (Predict, 'predict'),
 }
 
 
@@ -54,7 +56,11 @@ class SkillServer(Node):
         self.station = RosStationPort(self, timeout)
         self.reactive = RosReactivePort(self, self.station, timeout)
         engine = Engine(self.station, emb.rates.control_hz, self.reactive)
-        self.skills = Skills(engine, emb.gripper.closed_below)
+        self.skills = Skills(
+            engine,
+            emb.gripper.closed_below,
+            lambda url, t: PolicyClient(url, t, t),  # the reply timeout bounds the connect too
+        )
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
         self.executions = self.create_publisher(String, names.EXECUTIONS, 50)
         self._region_ids = itertools.count(1)  # next() is atomic: executions run in parallel

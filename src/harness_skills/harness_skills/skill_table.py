@@ -22,9 +22,10 @@ from harness_types.convert import point_msg, quat_msg
 from harness_types.execution import Execution
 from harness_types.robot_state import signal_names
 
-from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
+from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController, RunPolicy
 from harness_msgs.msg import Watch as WatchMsg
 from harness_skills.execution import Options
+from harness_skills.policy_motion import PolicyRun
 from harness_skills.skills import Skills
 
 
@@ -142,7 +143,54 @@ def run_controller(
     and until has a {reactive_budget_ms:g} ms budget; every command is shielded."""
 
 
+def run_policy(policy: str, instruction: str, max_seconds: float = 60.0, until=None, region=None):
+    """Let `policy` (a name list_policies() gives) act, as one bounded execution: it is
+    sent its cameras, the joint state and `instruction`, and answers chunks of joint
+    targets, each action shielded, at its own rate.
+    With policies enabled, call start(strategy, kind) first. Ends COMPLETED when the policy
+    says it is done or the arms stall (still for a few seconds once they moved), TIMEOUT
+    after max_seconds of simulated time, PREDICATE_SATISFIED when `until(obs)` holds
+    (checked every tick), REGION_EXIT when link6 of an arm leaves `region` ([xmin, ymin,
+    zmin], [xmax, ymax, zmax]), SHIELD_REJECTED, GUARD_TRIGGERED, EPISODE_ENDED (the task
+    succeeded or the step limit passed), or SKILL_ERROR when the policy cannot be reached or
+    breaks off. The result's .chunks and .actions count what the policy sent and what ran."""
+
+
 # Goals ---------------------------------------------------------------------------------------
+
+
+def _run_policy_goal(a: dict):
+    """The API's arguments plus `entry`, the catalogue's entry the kernel resolved (name,
+    endpoint, action_hz, cameras, depth, stall_seconds, timeout_seconds) and `to_end`."""
+    p = a['entry']
+    goal = _goal(
+        RunPolicy,
+        a,
+        policy=str(p['name']),
+        endpoint=str(p['endpoint']),
+        instruction=str(a['instruction']),
+        action_hz=float(p['action_hz']),
+        cameras=[str(c) for c in p['cameras']],
+        depth=bool(p['depth']),
+        stall_seconds=float(p['stall_seconds']),
+        timeout_seconds=float(p['timeout_seconds']),
+        to_end=bool(a.get('to_end', False)),
+    )
+    return goal
+
+
+def _run_policy(sk: Skills, g, o: Options, run: dict):
+    policy = PolicyRun(
+        g.policy,
+        g.endpoint,
+        g.instruction,
+        g.action_hz,
+        tuple(g.cameras),
+        g.depth,
+        g.stall_seconds,
+        g.to_end,
+    )
+    return sk.run_policy(policy, g.timeout_seconds, o, **run)
 
 
 def _goal(kind, args: dict, **fields):
@@ -240,6 +288,14 @@ SKILLS: dict[str, SkillSpec] = {
             lambda sk, g, o, run: sk.run_controller(g.hz, o, **run),
             program_callbacks={'fn': 'controller', 'until': 'until'},
             reactive=True,
+        ),
+        SkillSpec(
+            'run_policy',
+            RunPolicy,
+            run_policy,
+            _run_policy_goal,
+            _run_policy,
+            program_callbacks={'until': 'until'},
         ),
     )
 }

@@ -6,6 +6,8 @@ Each returns an `Execution` with exactly one event. A request the skill cannot c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from harness_types.execution import Execution, skill_error
 from harness_types.robot_state import ARMS
@@ -17,6 +19,7 @@ from harness_skills.motions import (
     GripperMotion,
     JointPathMotion,
 )
+from harness_skills.policy_motion import PolicyConnection, PolicyMotion, PolicyRun
 
 LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
@@ -26,8 +29,14 @@ class Skills:
     """The motion skills; `engine.port` reaches the worker. `closed_below` is the embodiment's
     gripper threshold below which an opening counts as closed."""
 
-    def __init__(self, engine: Engine, closed_below: float) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        closed_below: float,
+        connect: Callable[[str, float], PolicyConnection] | None = None,
+    ) -> None:
         self.engine = engine
+        self.connect = connect  # (endpoint, timeout_s) -> a policy connection (run_policy)
         self.port = engine.port
         self.control_hz = engine.control_hz
         self.closed_below = closed_below
@@ -183,3 +192,29 @@ class Skills:
         every = 1 if hz == 0 else int(round(self.control_hz / hz))
         motion = ControllerMotion(every, default_seconds=10.0)
         return self.engine.run('run_controller', motion, options, **run)
+
+    def run_policy(self, run: PolicyRun, timeout_s: float, options: Options, **kw) -> Execution:
+        obs = self.port.observe_state()
+        if self.connect is None:
+            detail = 'this skill server has no policy client'
+            return skill_error('run_policy', 'both', detail, obs.step, obs.time)
+        if not run.endpoint.startswith(('ws://', 'wss://')):
+            detail = (
+                f'policy {run.name!r}: the endpoint must be a ws:// address, not {run.endpoint!r}'
+            )
+            return skill_error('run_policy', 'both', detail, obs.step, obs.time)
+        if not (run.action_hz > 0 and run.stall_seconds > 0 and timeout_s > 0):
+            detail = 'action_hz, stall_seconds and timeout_seconds must be > 0'
+            return skill_error('run_policy', 'both', detail, obs.step, obs.time)
+        try:
+            motion = PolicyMotion(
+                run, lambda url: self.connect(url, timeout_s), self.port.views, self.control_hz
+            )
+        except ValueError as exc:
+            return skill_error('run_policy', 'both', str(exc), obs.step, obs.time)
+        try:
+            result = self.engine.run('run_policy', motion, options, **kw)
+        finally:
+            motion.close()
+        result.chunks, result.actions = motion.chunks, motion.actions
+        return result

@@ -26,7 +26,8 @@ class CellResult:
     program's own frames on an error, `summary` what it passed to finish(); `stopped_by` the
     execution whose event escalated or ended the episode; `executions` every execution of the
     cell in order; `images` what it showed; `restored` API names it rebound; `events_handled`
-    events its handlers absorbed; `scene` the located objects and grips measured after it."""
+    events its handlers absorbed; `scene` the located objects and grips measured after it;
+    `strategy` and `strategy_kind` what start() chose (empty before)."""
 
     status: str
     output: str = ''
@@ -38,3 +39,5 @@ class CellResult:
     restored: list[str] = field(default_factory=list)
     events_handled: int = 0
     scene: SceneReport = field(default_factory=SceneReport)
+    strategy: str = ''  # the episode's strategy once start() chose it (A, B, C)
+    strategy_kind: str = ''  # the task kind start() named

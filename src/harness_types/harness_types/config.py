@@ -68,6 +68,12 @@ class KernelConfig:
     perception_service_timeout_seconds: float = field(
         default=10.0, metadata=_at_least(0, strict=True)
     )
+    # The policy catalogue (policies.yaml, relative to this file); '' = policies are not
+    # enabled. With one, start(strategy, kind) comes first and run_policy reaches its servers.
+    policies: str = field(default='', metadata={'path': True})
+    # Shadow mode of the world model: before each run_policy, predict it (predict_future);
+    # after it, log the prediction beside the measured outcome and score it. Never aborts.
+    world_model_shadow: bool = False
 
     def __post_init__(self) -> None:
         url = self.perception_service_url
@@ -100,6 +106,9 @@ class DriverConfig:
     prompts: str = field(default='', metadata={'path': True})
     price_table: str = field(default='', metadata={'path': True})
     record_bag: bool = True
+    # With policies: the model calls left once a task handed to a policy (A, C) has run;
+    # then the policy runs to the episode's end and the driver finishes.
+    post_policy_calls: int = field(default=4, metadata=_at_least(0))
 
     @property
     def verifier(self) -> str:

@@ -226,6 +226,8 @@ def trace_msg(e: Execution) -> hm.ExecutionTrace:
         holding=bool(e.holding),
         opening=float(e.opening or 0.0),
         reports_grip=e.holding is not None,
+        chunks=int(e.chunks or 0),
+        actions=int(e.actions or 0),
     )
     trace.ticks = [
         hm.TraceTick(
@@ -256,6 +258,8 @@ def execution_of(trace: hm.ExecutionTrace) -> Execution:
         time=float(e.time),
         holding=bool(trace.holding) if trace.reports_grip else None,
         opening=float(trace.opening) if trace.reports_grip else None,
+        chunks=int(trace.chunks) if trace.skill == 'run_policy' else None,
+        actions=int(trace.actions) if trace.skill == 'run_policy' else None,
     )
 
 
@@ -323,6 +327,8 @@ def cell_result_msg(cell: CellResult) -> RunCell.Result:
         restored=list(cell.restored),
         events_handled=int(cell.events_handled),
         report=scene_report_msg(cell.scene),
+        strategy=cell.strategy,
+        strategy_kind=cell.strategy_kind,
     )
     if cell.stopped_by is not None:
         msg.stopped_by = [trace_msg(cell.stopped_by)]
@@ -346,6 +352,8 @@ def cell_result_of(msg: RunCell.Result) -> CellResult:
         restored=list(msg.restored),
         events_handled=int(msg.events_handled),
         scene=scene_report_of(msg.report),
+        strategy=msg.strategy,
+        strategy_kind=msg.strategy_kind,
     )
 
 

@@ -48,7 +48,8 @@ class Execution:
     a nominal one (COMPLETED, PREDICATE_SATISFIED), `detail` says what happened in one
     sentence, `reasons` lists every reason (e.g. each shield rejection), `trace` has one
     TraceTick per tick (.time, .measured, .command, .guards). close_gripper sets `holding` (the
-    fingers stopped on something) and `opening`; `handled` is True once a handler absorbed the
+    fingers stopped on something) and `opening`; run_policy sets `chunks` (the policy's
+    replies) and `actions` (their rows applied); `handled` is True once a handler absorbed the
     event."""
 
     skill: str
@@ -63,6 +64,8 @@ class Execution:
     holding: bool | None = None
     opening: float | None = None
     handled: bool = False
+    chunks: int | None = None  # run_policy: the policy's chunks
+    actions: int | None = None  # run_policy: their actions applied
 
     @property
     def ok(self) -> bool:
@@ -70,6 +73,8 @@ class Execution:
 
     def __repr__(self) -> str:
         extra = '' if self.holding is None else f', holding={self.holding}'
+        if self.chunks is not None:
+            extra += f', chunks={self.chunks}, actions={self.actions}'
         return (
             f'Execution({self.skill}, arm={self.arm!r}, event={self.event}, '
             f'detail={self.detail!r}, ticks={len(self.trace)}{extra})'

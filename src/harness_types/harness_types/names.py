@@ -12,7 +12,18 @@ DRIVER = 'driver'
 RECORDER = 'recorder'
 
 # The worker's services (driver and skill server only) and topics
-WORKER_SERVICES = ('reset', 'tick', 'state', 'observe', 'fk', 'ik', 'plan', 'outcome', 'profile')
+WORKER_SERVICES = (
+    'reset',
+    'tick',
+    'state',
+    'observe',
+    'fk',
+    'ik',
+    'plan',
+    'outcome',
+    'profile',
+    'predict',  # the world model (its stand-in rolls a copy of the simulator forward)
+)
 
 
 def worker_service(name: str) -> str:
@@ -67,6 +78,7 @@ STANDIN = 'ros2_control_standin'
 SKILL_STATE = 'skills/state'
 SKILL_OBSERVE = 'skills/observe'
 SKILL_IK = 'skills/ik'
+SKILL_PREDICT = 'skills/predict'
 
 
 def skill_action(name: str) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from geometry_msgs.msg import TransformStamped
+from harness_policy.client import PolicyClient
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
     camera_view_msg,
@@ -51,11 +52,23 @@ from visualization_msgs.msg import MarkerArray
 
 from arx_x5_description.urdf import station_urdf
 from harness_msgs.msg import ShieldRejection
-from harness_msgs.srv import Fk, Ik, Observe, Outcome, Plan, Profile, Reset, State, Tick
+from harness_msgs.srv import (
+    Fk,
+    Ik,
+    Observe,
+    Outcome,
+    Plan,
+    Predict,
+    Profile,
+    Reset,
+    State,
+    Tick,
+)
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import Worker, WorkerError
+from harness_worker.world_model import PolicyRollout, SimulatedFuture, WorldModelError
 
 
 def _kin_pose(pose: KinPose):
@@ -88,6 +101,8 @@ class WorkerNode(Node):
             urdf = station_urdf(config=emb.path)
             worker = Worker(emb, urdf, make_station(self.config.backend, emb, urdf, self))
         self.worker = worker
+        # (endpoint, timeout) -> a connection: the reply timeout bounds the connect too
+        self.world_model = SimulatedFuture(worker, lambda url, t: PolicyClient(url, t, t))
         emb, urdf = worker.emb, worker.urdf
         self._joint_names = emb.all_joint_names()
         self.rejections = self.create_publisher(ShieldRejection, names.SHIELD_REJECTIONS, 10)
@@ -125,6 +140,7 @@ class WorkerNode(Node):
             'plan': (Plan, self._plan),
             'outcome': (Outcome, self._outcome),
             'profile': (Profile, self._profile),
+            'predict': (Predict, self._predict),
         }
         # One request at a time (the core is not thread-safe), in a group of their own: the
         # default group serves /clock (use_sim_time), which a tick waits on. The lock also
@@ -293,6 +309,35 @@ class WorkerNode(Node):
             return response
         response.success = True
         response.views = [camera_view_msg(v) for v in views]
+        return response
+
+    def _predict(self, request: Predict.Request, response: Predict.Response) -> Predict.Response:
+        policy = None
+        if request.policy_endpoint:
+            policy = PolicyRollout(
+                request.policy,
+                request.policy_endpoint,
+                request.instruction,
+                request.action_hz,
+                tuple(request.policy_cameras),
+                request.policy_depth,
+            )
+        actions = np.asarray(request.actions, dtype=float)
+        try:
+            prediction = self.world_model.predict(
+                request.horizon_seconds,
+                None if policy is not None else actions.reshape(-1, 14),
+                policy,
+                tuple(request.cameras),
+            )
+        except (WorldModelError, WorkerError, ValueError, RuntimeError, OSError) as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        response.success, response.model = True, prediction.model
+        response.times = [float(t) for t in prediction.times]
+        response.states = [float(v) for v in prediction.states.ravel()]
+        response.views = [camera_view_msg(v) for v in prediction.views]
+        response.stopped = prediction.stopped
         return response
 
     def _fk(self, request: Fk.Request, response: Fk.Response) -> Fk.Response:

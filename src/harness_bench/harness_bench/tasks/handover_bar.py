@@ -9,6 +9,7 @@ _SPOTS = [(-0.15, 0.0), (-0.12, 0.05), (-0.18, -0.03)]
 
 class HandoverBar(Task):
     name = 'handover_bar'
+    kind = 'handover'
     step_limit = 1500
     layouts = 3
     instruction = 'Pick up the orange bar with the left arm and hand it to the right arm.'

@@ -10,6 +10,7 @@ _SPOTS = [(-0.22, -0.02), (-0.15, 0.05), (-0.28, 0.08)]
 
 class LiftCube(Task):
     name = 'lift_cube'
+    kind = 'lift'
     step_limit = 750  # 30 s at 25 Hz
     layouts = 3
     instruction = 'Pick up the red cube and hold it at least 10 cm above the table.'

@@ -12,6 +12,7 @@ WANTED = 3
 
 class PickNumbered(Task):
     name = 'pick_numbered'
+    kind = 'pick_by_number'
     step_limit = 1250
     layouts = 3
     instruction = (

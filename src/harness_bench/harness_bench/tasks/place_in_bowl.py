@@ -13,6 +13,7 @@ _LAYOUTS = [
 
 class PlaceInBowl(Task):
     name = 'place_in_bowl'
+    kind = 'place'
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -15,6 +15,7 @@ LATCH_N = 2.0
 
 class PressButton(Task):
     name = 'press_button'
+    kind = 'press'
     step_limit = 750
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -14,6 +14,7 @@ _LAYOUTS = [
 
 class PushToZone(Task):
     name = 'push_to_zone'
+    kind = 'push'
     step_limit = 1000
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -20,6 +20,7 @@ _BLOCKS = (
 
 class StackBlocksThree(Task):
     name = 'stack_blocks_three'
+    kind = 'stack'
     step_limit = 2500
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

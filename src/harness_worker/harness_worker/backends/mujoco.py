@@ -8,7 +8,9 @@ the command is reached by linear interpolation from the measured joints over the
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -199,6 +201,20 @@ class MujocoStation:
                     for g in range(m.ngeom):
                         if m.geom_bodyid[g] == body:
                             m.geom_rgba[g] = obj.latched_rgba
+
+    @contextlib.contextmanager
+    def rollout(self) -> Iterator[MujocoStation]:
+        """Inside: the station is a copy to roll forward (apply, state, render act on it). On
+        exit it is exactly as it was: MuJoCo's state, the latched buttons and their colours,
+        what was ever grasped (the world-model stand-in)."""
+        live, latched, grasped = self.data, set(self.latched), set(self.grasped)
+        rgba = self.model.geom_rgba.copy()
+        self.data = copy.copy(live)
+        try:
+            yield self
+        finally:
+            self.data, self.latched, self.grasped = live, latched, grasped
+            self.model.geom_rgba[:] = rgba
 
     @property
     def time(self) -> float:

@@ -1,0 +1,131 @@
+"""The policy broker: the local policy servers of the catalogue, started when they do not
+answer and stopped by whoever started them (`harness up` keeps them up; `harness run|bench
+--policies` start the missing ones on first use and stop them at the end).
+
+A server answers when a websocket client gets its metadata. Each local server is its own
+process (`harness policy serve NAME`), in its own process group so that stopping it stops
+whatever it started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlparse
+
+from harness_policy.catalog import Catalog, PolicySpec
+from harness_policy.client import PolicyClient, PolicyError
+
+START_TIMEOUT_S = 120.0  # a server's imports and first answer (the expert loads its models)
+
+
+class BrokerError(RuntimeError):
+    """A local policy server did not start; the message says which and why."""
+
+
+def answers(endpoint: str, timeout_s: float = 2.0) -> bool:
+    """Whether a policy server at `endpoint` sends its metadata."""
+    try:
+        client = PolicyClient(endpoint, timeout_s=timeout_s, open_timeout_s=timeout_s)
+    except PolicyError:
+        return False
+    client.close()
+    return True
+
+
+def host_port(endpoint: str) -> tuple[str, int]:
+    url = urlparse(endpoint)
+    if url.scheme not in ('ws', 'wss') or not url.hostname or not url.port:
+        raise BrokerError(f'{endpoint!r} is not a ws://host:port address')
+    return url.hostname, url.port
+
+
+class PolicyBroker:
+    """Starts the catalogue's local servers that do not answer (`ensure`), stops the ones it
+    started (`close`). `config` is passed on to `harness policy serve`."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        config: Path | None = None,
+        log: Callable[[str], None] = print,
+        logs: Path | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.config = config
+        self.log = log
+        self.logs = logs  # where each started server's output goes (None: inherited)
+        self.started: dict[str, subprocess.Popen] = {}
+
+    def __enter__(self) -> PolicyBroker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def ensure(self) -> list[str]:
+        """Start every local server that does not answer; returns the names started."""
+        started = []
+        for spec in self.catalog.policies.values():
+            if not spec.serve or answers(spec.endpoint):
+                continue
+            self._start(spec)
+            started.append(spec.name)
+        return started
+
+    def _start(self, spec: PolicySpec) -> None:
+        host, port = host_port(spec.endpoint)
+        command = [sys.executable, '-m', 'harness_bringup.cli']
+        if self.config is not None:
+            command += ['--config', str(self.config)]
+        command += ['policy', 'serve', spec.name, '--host', host, '--port', str(port)]
+        if self.catalog.path is not None:
+            command += ['--policies', str(self.catalog.path)]
+        out = None
+        if self.logs is not None:
+            self.logs.mkdir(parents=True, exist_ok=True)
+            out = open(self.logs / f'policy_{spec.name}.log', 'ab')  # noqa: SIM115 (the child's)
+        self.log(f'starting policy server {spec.name} at {spec.endpoint}')
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT if out else None, start_new_session=True
+        )
+        if out is not None:
+            out.close()
+        self.started[spec.name] = process
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.started.pop(spec.name)
+                raise BrokerError(
+                    f'policy server {spec.name} exited with status {process.returncode} before '
+                    f'it answered at {spec.endpoint}'
+                    + (f' (its log: {self.logs / f"policy_{spec.name}.log"})' if self.logs else '')
+                )
+            if answers(spec.endpoint, timeout_s=1.0):
+                return
+            time.sleep(0.2)
+        self.close()
+        raise BrokerError(
+            f'policy server {spec.name} did not answer at {spec.endpoint} within '
+            f'{START_TIMEOUT_S:g} s'
+        )
+
+    def close(self) -> None:
+        """Stop the servers this broker started (SIGTERM to each group, then SIGKILL)."""
+        for name, process in list(self.started.items()):
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(5.0)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                except ProcessLookupError:
+                    pass
+            self.log(f'stopped policy server {name}')
+            self.started.pop(name)

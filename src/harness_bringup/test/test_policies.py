@@ -1,0 +1,178 @@
+"""The learned half end to end: run_policy as a bounded execution on a real graph (worker,
+skill server) against policies served over the real protocol, then whole episodes through
+`harness run --policies` with the stand-in Messages API: the strategy-first refusal, the
+post-policy countdown in each turn, policy-to-end and the driver's finish."""
+
+import json
+import os
+import threading
+
+import pytest
+from harness_bringup.cli import main
+from harness_bringup.station_graph import StationGraph
+from harness_skills.skill_table import SKILLS
+from harness_types.convert import execution_of
+from harness_types.wait import wait_future
+from messages_server import MessagesServer
+from policy_stand_ins import ReachPolicy, catalog, serve
+from rclpy.action import ActionClient
+from test_episodes import CONFIG, MODEL, of_type, text_of
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+
+
+def entry(endpoint, stall=1.0, cameras=('cam_head',)):
+    return {
+        'name': 'reach',
+        'endpoint': endpoint,
+        'action_hz': 25.0,
+        'cameras': list(cameras),
+        'depth': False,
+        'stall_seconds': stall,
+        'timeout_seconds': 5.0,
+    }
+
+
+class Graph(StationGraph):
+    def __enter__(self):
+        super().__enter__()
+        self.action = ActionClient(self.client, SKILLS['run_policy'].action, 'skills/run_policy')
+        assert self.action.wait_for_server(timeout_sec=10)
+        return self
+
+    def run_policy(self, endpoint, max_seconds=20.0, **kw):
+        args = dict(
+            policy='reach', instruction='turn', max_seconds=max_seconds, region=None, to_end=False
+        )
+        args.update(entry=entry(endpoint, **kw))
+        goal = SKILLS['run_policy'].goal(args)
+        handle = wait_future(self.action.send_goal_async(goal), 60.0)
+        return execution_of(wait_future(handle.get_result_async(), 120.0).result.execution)
+
+
+@pytest.fixture(scope='module')
+def graph():
+    with Graph('client') as g:
+        yield g
+
+
+def test_the_policy_says_done_and_its_chunks_are_counted(graph):
+    graph.reset('lift_cube', 0)
+    with serve(ReachPolicy) as server:
+        e = graph.run_policy(server.url)
+    assert e.event == 'COMPLETED' and 'said it is done: joint 1 reached' in e.detail, e
+    # 0.3 rad at 0.02 a step from the measured joint, which lags the command a little
+    assert e.chunks in (3, 4) and e.actions == len(e.trace) == 5 * e.chunks
+    assert abs(e.trace[-1].command[0] - 0.3) < 1e-6
+
+
+def test_a_policy_that_never_says_done_stalls(graph):
+    graph.reset('lift_cube', 0)
+    with serve(lambda: ReachPolicy(done=False)) as server:
+        e = graph.run_policy(server.url, stall=1.0)
+    assert e.event == 'COMPLETED' and 'stalled' in e.detail, e
+    # 15 actions of motion, then still for 1 s (25 ticks) once the arm settled.
+    assert 25 + 15 <= len(e.trace) <= 25 + 15 + 10 and e.chunks > 3
+
+
+def test_the_time_bound_and_the_shield_apply_to_every_action(graph):
+    graph.reset('lift_cube', 0)
+    with serve(lambda: ReachPolicy(done=False)) as server:
+        e = graph.run_policy(server.url, max_seconds=0.4, stall=30.0)
+    assert e.event == 'TIMEOUT' and len(e.trace) == 10
+    graph.reset('lift_cube', 0)
+    with serve(lambda: ReachPolicy(jump=True)) as server:
+        e = graph.run_policy(server.url)
+    assert e.event == 'SHIELD_REJECTED' and e.actions == 1, e
+
+
+def test_a_policy_out_of_protocol_or_unreachable_is_a_skill_error(graph):
+    graph.reset('lift_cube', 0)
+    with serve(lambda: ReachPolicy(done=False, bad_after=1)) as server:
+        e = graph.run_policy(server.url)
+    assert e.event == 'SKILL_ERROR' and 'out of protocol' in e.detail and '(3, 5)' in e.detail
+    e = graph.run_policy('ws://127.0.0.1:9')
+    assert e.event == 'SKILL_ERROR' and 'ws://127.0.0.1:9' in e.detail and e.actions == 0
+
+
+def test_a_server_that_dies_mid_run_ends_the_execution_and_the_station_goes_on(graph):
+    graph.reset('lift_cube', 0)
+    servers = []
+
+    class Dying(ReachPolicy):
+        def infer(self, obs):
+            out = super().infer(obs)
+            if self.chunks == 3:  # the server goes away while its third reply is on the way
+                threading.Thread(target=servers[0].stop).start()
+            return out
+
+    servers.append(serve(lambda: Dying(target=1.0, done=False)))
+    e = graph.run_policy(servers[0].url, max_seconds=60.0, stall=30.0)
+    assert e.event == 'SKILL_ERROR' and servers[0].url in e.detail, e
+    assert e.chunks in (2, 3) and e.actions == 5 * e.chunks
+    with serve(ReachPolicy) as again:  # the skill server serves the next run as usual
+        assert graph.run_policy(again.url).event == 'COMPLETED'
+
+
+# Whole episodes -----------------------------------------------------------------------------
+
+MOVE_FIRST = 'I will lift the cube.\n<python>\nhome()\n</python>'
+START_C = (
+    'A policy learned stacking but does not usually finish it: C.\n<python>\n'
+    "print(start('C', 'stack'))\non('*', lambda e: True)\n"
+    "r = run_policy('reach', 'turn the left arm', max_seconds=0.4)\nprint(r)\n</python>"
+)
+LOOK = 'Looking.\n<python>\nprint(state().left.joints.round(3))\n</python>'
+
+
+def policies_episode(tmp_path, monkeypatch, replies, endpoint, task='stack_blocks_two'):
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    file = catalog(tmp_path / 'policies.yaml', endpoint)
+    out = tmp_path / 'runs'
+    with MessagesServer(replies) as server:
+        monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
+        code = main(
+            ['--config', CONFIG, 'run', task, '--model', MODEL, '--out', str(out)]
+            + ['--policies', file]
+        )
+    (folder,) = out.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    return code, summary, events, server
+
+
+def test_strategy_first_then_the_countdown_then_policy_to_end_and_the_driver_finishes(
+    tmp_path, monkeypatch
+):
+    with serve(ReachPolicy) as policy:
+        replies = [MOVE_FIRST, START_C, LOOK, LOOK, LOOK, LOOK, LOOK]
+        code, summary, events, server = policies_episode(tmp_path, monkeypatch, replies, policy.url)
+    assert code == 0, summary
+    cells = of_type(events, 'cell')
+    assert cells[0]['status'] == 'escalated' and cells[0]['event'] == 'SKILL_ERROR'
+    assert 'strategy first' in cells[0]['event_detail']
+    # The system prompt has the learned half; the first turn report says why the motion failed.
+    assert 'start(strategy, kind)' in server.requests[0]['system']
+    assert 'run_policy(policy' in server.requests[0]['system']
+    # After the policy ran: 4 more calls, each turn saying how many are left.
+    texts = [text_of(r).split('Cell status')[-1] for r in server.requests]
+    assert 'Post-policy' not in texts[1]
+    for n, text in zip((4, 3, 2, 1), texts[2:6], strict=True):
+        assert f'Post-policy model calls left: {n} (strategy C)' in text
+    assert summary['model_calls'] == 6
+    (run,) = [r for r in of_type(events, 'policy_run') if r['call'] == 2]
+    assert run['event'] == 'TIMEOUT' and run['chunks'] >= 1
+    # Then the policy ran to the end (it says done) and the driver finished the episode.
+    (to_end,) = of_type(events, 'policy_to_end')
+    assert to_end['executions'][0]['skill'] == 'run_policy'
+    assert to_end['executions'][0]['event'] == 'COMPLETED'
+    (finish,) = of_type(events, 'finish')
+    assert finish['source'] == 'driver' and 'post-policy calls were used up' in finish['summary']
+    assert summary['status'] == 'finished' and of_type(events, 'wrap_up')
+    assert summary['strategy'] == {
+        'policies': True,
+        'choice': 'C',
+        'kind': 'stack',
+        'policy_runs': 2,
+        'post_policy_calls_left': 0,
+    }

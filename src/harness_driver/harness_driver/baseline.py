@@ -1,0 +1,37 @@
+"""The scripted baseline's program with policies: the strategy chosen by the rule the prompt
+gives the model (the catalogue's `strategy_for`: A for a kind a policy learned and usually
+finishes, C for one it learned otherwise, B for the rest), then the cells of that strategy.
+
+A: start, run the policy from the untouched start pose, finish. C: start, run the policy,
+then home and the task's reference program. B: start, then the reference program.
+"""
+
+from __future__ import annotations
+
+from harness_policy.catalog import Catalog
+
+
+def strategy_cells(
+    kind: str, instruction: str, reference: list[str], catalog: Catalog
+) -> tuple[str, list[str]]:
+    """(strategy, cells) of the scripted baseline for a task of `kind`."""
+    strategy = catalog.strategy_for(kind)
+    start = f'print(start({strategy!r}, {kind!r}))\n'
+    if strategy == 'B':
+        return strategy, [f'# %% strategy B: programs only\n{start}{reference[0]}', *reference[1:]]
+    policy = catalog.for_kind(kind)
+    run = f'run = run_policy({policy.name!r}, {instruction!r})\nprint(run)\nprint(scene())\n'
+    if strategy == 'A':
+        return strategy, [
+            f'# %% strategy A: {policy.name} does the task from the start pose\n{start}{run}',
+            "# %% the policy's run ended; the task is done\nfinish('the policy did the task')\n",
+        ]
+    # C: whatever the policy's run ends with, the programs take over (a handler absorbs it).
+    return strategy, [
+        f'# %% strategy C: {policy.name} first\n{start}'
+        "on('*', lambda execution: True)\n"
+        f'{run}'
+        "on('*', None)\n",
+        f'# %% programs finish what the policy left, from the home pose\nhome()\n{reference[0]}',
+        *reference[1:],
+    ]

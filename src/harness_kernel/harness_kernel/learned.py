@@ -1,0 +1,110 @@
+"""The learned half of the program API, kept by the kernel: the policy catalogue, the episode's
+strategy (`start(strategy, kind)`), and what `run_policy` is sent.
+
+With policies enabled (a catalogue is configured), the strategy comes first: every execution
+that commands the arms before `start` is refused with SKILL_ERROR, so strategy A's policy
+always starts from the untouched start pose. Without a catalogue the learned names say that
+policies are not enabled and nothing is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from harness_policy.catalog import STRATEGIES, Catalog, PolicySpec
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """What start() chose: the strategy letter, the task kind, the policy that learned it
+    (None for B), and the instruction the policy is given (set by the first run_policy)."""
+
+    letter: str
+    kind: str
+    policy: str | None
+
+
+class LearnedHalf:
+    """`catalog` None: policies are not enabled in this episode."""
+
+    def __init__(self, catalog: Catalog | None) -> None:
+        self.catalog = catalog
+        self.strategy: Strategy | None = None
+        self.instruction = ''  # the last instruction a policy run was given
+        self.policy_runs = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.catalog is not None
+
+    def _require(self, name: str) -> Catalog:
+        if self.catalog is None:
+            raise RuntimeError(
+                f'{name}(): policies are not enabled in this episode (kernel.policies names no '
+                'catalogue); solve the task with programs'
+            )
+        return self.catalog
+
+    def list_policies(self) -> str:
+        return self._require('list_policies').text()
+
+    def start(self, strategy: str, kind: str) -> str:
+        catalog = self._require('start')
+        letter = str(strategy).strip().upper()
+        if letter not in STRATEGIES:
+            raise ValueError(f'strategy must be one of A, B, C, not {strategy!r}')
+        kind = str(kind).strip()
+        if self.strategy is not None:
+            s = self.strategy
+            if (s.letter, s.kind) != (letter, kind):  # the same choice again changes nothing
+                raise RuntimeError(
+                    f'start() was already called: strategy {s.letter} for {s.kind!r}; the '
+                    'strategy is chosen once per episode'
+                )
+        if not kind:
+            raise ValueError('start() needs the task kind (e.g. one of the kinds a policy learned)')
+        policy: PolicySpec | None = catalog.for_kind(kind)
+        if letter in 'AC' and policy is None:
+            raise ValueError(
+                f'no policy learned {kind!r} (learned kinds: {", ".join(catalog.kinds())}); '
+                "use start('B', kind) and programs"
+            )
+        if self.strategy is None:
+            self.strategy = Strategy(letter, kind, policy.name if letter in 'AC' else None)
+        if letter == 'B':
+            return f'strategy B for {kind!r}: programs only'
+        return (
+            f'strategy {letter} for {kind!r}: {STRATEGIES[letter]}. Call '
+            f'run_policy({policy.name!r}, instruction) to let the policy act.'
+        )
+
+    def refusal(self, skill: str) -> str:
+        """Why an execution of `skill` may not run now ('' when it may)."""
+        if self.catalog is not None and self.strategy is None:
+            return (
+                f'{skill}: strategy first: with policies enabled, call start(strategy, kind) '
+                'before anything moves the arms (A: the policy does the task from the untouched '
+                'start pose; C: the policy first, then programs; B: programs only)'
+            )
+        return ''
+
+    def entry(self, name: str, caller: str = 'predict_future') -> dict:
+        """The catalogue's entry of policy `name` as plain values."""
+        spec = self._require(caller).get(str(name))
+        entry = asdict(spec)
+        for key in ('cameras', 'learned', 'finishes'):
+            entry[key] = list(entry[key])
+        return entry
+
+    def policy_arguments(self, name: str, instruction: str, to_end: bool = False) -> dict:
+        """What run_policy's goal is made of: the catalogue's entry of `name`."""
+        entry = self.entry(name, 'run_policy')
+        instruction = str(instruction).strip()
+        if not instruction:
+            raise ValueError('run_policy() needs an instruction (the task in words)')
+        self.instruction = instruction
+        return {'entry': entry, 'to_end': to_end}
+
+    def handed_over(self) -> bool:
+        """Whether the task was handed to a policy (A or C) and a policy has run."""
+        return self.strategy is not None and self.strategy.letter in 'AC' and self.policy_runs > 0

@@ -1,0 +1,95 @@
+"""The learned half in the kernel core (a real program process, a scripted robot): the
+strategy comes first, start() checks the catalogue, run_policy is sent the catalogue's entry,
+the policy-to-end hook."""
+
+import pytest
+from harness_policy.catalog import Catalog, PolicySpec
+
+CATALOG = Catalog(
+    {
+        'expert': PolicySpec(
+            'expert',
+            'A test policy.',
+            'ws://127.0.0.1:1',
+            learned=('lift', 'stack'),
+            finishes=('lift',),
+        )
+    }
+)
+
+
+def test_every_motion_before_start_is_refused(make_kernel):
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell("move_eef([0.1, 0.0, 1.0], arm='left')")
+    assert r.status == 'escalated' and r.stopped_by.event == 'SKILL_ERROR'
+    assert 'strategy first' in r.stopped_by.detail and robot.calls == []
+    # Contact skills are refused at their first step too.
+    r = kernel.run_cell("pick(locate('cube')[0]) if locate('cube') else home()")
+    assert r.status == 'escalated' and 'strategy first' in r.stopped_by.detail
+    assert robot.calls == [] and r.strategy == ''
+    r = kernel.run_cell("print(start('b', 'pick_by_number'))\nhome()")
+    assert r.status == 'ok', r.traceback
+    assert 'strategy B' in r.output and [c[0] for c in robot.calls] == ['home']
+    assert (r.strategy, r.strategy_kind) == ('B', 'pick_by_number')
+
+
+def test_start_checks_the_strategy_and_the_kind(make_kernel):
+    kernel, *_ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell("start('D', 'lift')")
+    assert r.status == 'error' and 'A, B, C' in r.traceback
+    r = kernel.run_cell("start('A', 'pour')")
+    assert r.status == 'error' and "no policy learned 'pour'" in r.traceback
+    assert 'lift, stack' in r.traceback
+    r = kernel.run_cell("start('C', 'stack')\nstart('C', 'stack')")  # the same choice again
+    assert r.status == 'ok' and r.strategy == 'C'
+    r = kernel.run_cell("start('A', 'lift')")
+    assert r.status == 'error' and 'already called' in r.traceback
+
+
+def test_list_policies_says_what_each_learned(make_kernel):
+    kernel, *_ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell('print(list_policies())')
+    assert 'expert: A test policy.' in r.output
+    assert 'usually finishes: lift' in r.output and 'does not usually finish: stack' in r.output
+
+
+def test_run_policy_is_sent_the_catalogue_entry_and_policy_to_end_runs_it_on(make_kernel):
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell(
+        "start('A', 'lift')\nrun = run_policy('expert', 'Lift the cube.', max_seconds=9)"
+    )
+    assert r.status == 'ok', r.traceback
+    skill, args, _ = robot.calls[-1]
+    assert skill == 'run_policy' and args['instruction'] == 'Lift the cube.'
+    assert args['entry']['endpoint'] == 'ws://127.0.0.1:1' and args['max_seconds'] == 9
+    assert args['to_end'] is False
+    r = kernel.run_cell("run_policy('nobody', 'x')")
+    assert r.status == 'error' and "no policy is called 'nobody'" in r.traceback
+    end = kernel.policy_to_end(100.0)
+    assert end.status == 'ok' and end.strategy == 'A'
+    skill, args, _ = robot.calls[-1]
+    assert skill == 'run_policy' and args['to_end'] is True
+    assert args['instruction'] == 'Lift the cube.' and args['max_seconds'] == 100.0
+
+
+def test_policy_to_end_without_a_policy_strategy_says_so(make_kernel):
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    kernel.run_cell("start('B', 'lift')")
+    end = kernel.policy_to_end(100.0)
+    assert end.status == 'error' and 'not A or C' in end.traceback and robot.calls == []
+
+
+def test_without_a_catalogue_the_learned_names_say_policies_are_off(make_kernel):
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell("start('A', 'lift')")
+    assert r.status == 'error' and 'policies are not enabled' in r.traceback
+    assert kernel.run_cell('home()').status == 'ok' and robot.calls[-1][0] == 'home'
+
+
+@pytest.mark.parametrize('policies', [False, True])
+def test_the_learned_names_are_enabled_only_with_policies(policies):
+    from harness_kernel.program_api import LEARNED_NAMES, enabled_names
+
+    names = enabled_names(None, policies)
+    assert all((n in names) == policies for n in LEARNED_NAMES)
+    assert 'pick' in names

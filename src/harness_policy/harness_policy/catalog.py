@@ -1,0 +1,170 @@
+"""The policy catalogue (config/policies.yaml): each policy's name, endpoint, action space and
+rate, the observation it is sent, the task kinds it learned and which of them it usually
+finishes. `list_policies()` returns the descriptions; `start(strategy, kind)` checks kinds
+against it; the broker starts the local servers it names; the scripted baseline chooses its
+strategy from it by the rule the prompt gives the model (`strategy_for`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from harness_types.config import ConfigError
+
+# What a policy's `actions` rows are: 14 absolute targets in the command layout.
+ACTION_SPACES = ('joint_position',)
+STRATEGIES = {
+    'A': 'the policy runs the whole task from the untouched start pose; the model supervises',
+    'B': 'programs only',
+    'C': 'the policy first, then programs finish what it leaves',
+}
+CAMERAS = ('cam_head', 'cam_left_wrist', 'cam_right_wrist')
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One policy of the catalogue."""
+
+    name: str
+    description: str
+    endpoint: str  # ws://host:port
+    serve: str = ''  # a local server `harness policy serve` can start ('' = external)
+    action_space: str = 'joint_position'
+    action_hz: float = 25.0
+    cameras: tuple[str, ...] = CAMERAS
+    depth: bool = True
+    learned: tuple[str, ...] = ()  # task kinds it learned
+    finishes: tuple[str, ...] = ()  # of those, the ones it usually finishes
+    stall_seconds: float = 5.0  # arms still this long (simulated), once they moved: it is over
+    timeout_seconds: float = 30.0  # one chunk request
+
+    def text(self) -> str:
+        """What list_policies() says of it."""
+        rest = [k for k in self.learned if k not in self.finishes]
+        return (
+            f'{self.name}: {self.description.strip()} Learned: {", ".join(self.learned) or "-"}; '
+            f'usually finishes: {", ".join(self.finishes) or "-"}'
+            + (f'; learned but does not usually finish: {", ".join(rest)}' if rest else '')
+            + f'. Actions: {self.action_space} at {self.action_hz:g} Hz; sees '
+            f'{", ".join(self.cameras)}{" with depth" if self.depth else ""}.'
+        )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    policies: dict[str, PolicySpec]
+    path: Path | None = None
+
+    def get(self, name: str) -> PolicySpec:
+        if name not in self.policies:
+            known = ', '.join(self.policies) or 'none'
+            raise ValueError(f'no policy is called {name!r}; policies: {known}')
+        return self.policies[name]
+
+    def for_kind(self, kind: str) -> PolicySpec | None:
+        """The policy that learned `kind` (one that usually finishes it first)."""
+        learned = [p for p in self.policies.values() if kind in p.learned]
+        learned.sort(key=lambda p: kind not in p.finishes)
+        return learned[0] if learned else None
+
+    def strategy_for(self, kind: str) -> str:
+        """The division-of-labour rule: A for a kind a policy learned and usually finishes,
+        C for one it learned otherwise, B for the rest (identification tasks)."""
+        policy = self.for_kind(kind)
+        if policy is None:
+            return 'B'
+        return 'A' if kind in policy.finishes else 'C'
+
+    def kinds(self) -> list[str]:
+        return sorted({k for p in self.policies.values() for k in p.learned})
+
+    def text(self) -> str:
+        return '\n'.join(p.text() for p in self.policies.values()) or 'no policies are configured'
+
+
+_FIELDS = {
+    'description': str,
+    'endpoint': str,
+    'serve': str,
+    'action_space': str,
+    'action_hz': float,
+    'cameras': list,
+    'depth': bool,
+    'learned': list,
+    'finishes': list,
+    'stall_seconds': float,
+    'timeout_seconds': float,
+}
+
+
+def _spec(name: str, entry: object, where: str) -> PolicySpec:
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{where}: policy {name!r} must be a mapping')
+    unknown = sorted(set(entry) - set(_FIELDS))
+    if unknown:
+        raise ConfigError(
+            f'{where}: policy {name!r} has no field {", ".join(map(repr, unknown))}; '
+            f'fields: {", ".join(_FIELDS)}'
+        )
+    for key in ('description', 'endpoint'):
+        if not entry.get(key):
+            raise ConfigError(f'{where}: policy {name!r} needs {key!r}')
+    values: dict = {}
+    for key, kind in _FIELDS.items():
+        if key not in entry:
+            continue
+        value = entry[key]
+        ok = (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            if kind is float
+            else isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if kind is list
+            else isinstance(value, kind)
+        )
+        if not ok:
+            want = {float: 'a finite number', list: 'a list of strings', bool: 'true or false'}
+            raise ConfigError(
+                f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {value!r}'
+            )
+        values[key] = tuple(value) if kind is list else float(value) if kind is float else value
+    spec = PolicySpec(name, **values)
+    if not spec.endpoint.startswith(('ws://', 'wss://')):
+        raise ConfigError(
+            f'{where}: {name}.endpoint must be a ws:// address, not {spec.endpoint!r}'
+        )
+    if spec.action_space not in ACTION_SPACES:
+        raise ConfigError(
+            f'{where}: {name}.action_space must be one of {", ".join(ACTION_SPACES)}, '
+            f'not {spec.action_space!r}'
+        )
+    for key in ('action_hz', 'stall_seconds', 'timeout_seconds'):
+        if getattr(spec, key) <= 0:
+            raise ConfigError(f'{where}: {name}.{key} must be > 0, not {getattr(spec, key)}')
+    unknown_cams = [c for c in spec.cameras if c not in CAMERAS]
+    if unknown_cams:
+        raise ConfigError(
+            f'{where}: {name}.cameras: no camera {", ".join(unknown_cams)}; cameras: '
+            f'{", ".join(CAMERAS)}'
+        )
+    stray = [k for k in spec.finishes if k not in spec.learned]
+    if stray:
+        raise ConfigError(f'{where}: {name}.finishes names kinds it did not learn: {stray}')
+    return spec
+
+
+def load_catalog(path: Path | str) -> Catalog:
+    """The catalogue of `path`; ConfigError names the file and the field."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f'policy catalogue {path} does not exist') from None
+    except (IsADirectoryError, yaml.YAMLError) as exc:
+        raise ConfigError(f'{path}: not a YAML file: {exc}') from None
+    if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
+        raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
+    specs = {str(n): _spec(str(n), e, str(path)) for n, e in doc['policies'].items()}
+    return Catalog(specs, path)

@@ -1,0 +1,220 @@
+"""A policy server speaking the openpi protocol, so that openpi's `WebsocketClientPolicy` (and
+our `PolicyClient`) can reach any `Policy`.
+
+The protocol, per connection: the server sends its metadata (one binary frame, a msgpack map);
+then each binary frame from the client is an observation, answered by one binary frame holding
+the reply dict. When a request is malformed or the policy fails, the server sends the error as
+a text frame and closes the connection with 1011 (internal error), as openpi servers do; the
+client's next connection gets a new policy. An HTTP GET /healthz answers 200 "OK".
+
+websockets' threaded server runs each connection in its own thread, so policies of different
+connections run concurrently; `factory` is called from those threads.
+"""
+
+from __future__ import annotations
+
+import http
+import logging
+import signal
+import threading
+from collections.abc import Callable
+
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+from websockets.http11 import Request, Response
+from websockets.sync.server import Server, ServerConnection, serve
+
+from harness_policy.protocol import Policy, ProtocolError, packb, unpackb
+
+log = logging.getLogger('harness_policy')
+
+HEALTH_PATH = '/healthz'
+# A close reason must fit a control frame (123 bytes); the text frame before it says more.
+_CLOSE_REASON = 'policy server error, see the text frame before this close'
+
+
+class PolicyServer:
+    """Serves `factory()` policies (one per connection) at ws://host:port.
+
+    `start()` serves in a background thread; `serve_forever()` serves until Ctrl-C or SIGTERM.
+    `port=0` takes a free port (`start()` returns it).
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], Policy],
+        metadata: dict,
+        host: str = '127.0.0.1',
+        port: int = 0,
+    ) -> None:
+        self._factory = factory
+        # Encoded once: a metadata dict that cannot be sent fails here, not on each connection.
+        self._metadata = packb(dict(metadata))
+        self._host = host
+        self._port = port
+        self._server: Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port once started (the requested one before)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        host = f'[{self._host}]' if ':' in self._host else self._host
+        return f'ws://{host}:{self._port}'
+
+    def start(self) -> int:
+        """Binds and serves in a background thread; the bound port."""
+        if self._server is not None:
+            raise RuntimeError(f'the policy server at {self.url} is already started')
+        self._server = serve(
+            self._serve_connection,
+            self._host,
+            self._port,
+            # What openpi servers and clients use: images do not compress, and a frame of
+            # several cameras is megabytes.
+            compression=None,
+            max_size=None,
+            process_request=self._health,
+        )
+        self._port = self._server.socket.getsockname()[1]
+        # A daemon thread, and so daemon connection threads (they inherit it): a policy stuck
+        # in infer cannot keep the process alive after stop() gave up on it.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f'policy-server-{self._port}', daemon=True
+        )
+        self._thread.start()
+        log.info('policy server listening at %s', self.url)
+        return self._port
+
+    def serve_forever(self) -> None:
+        """Serves until Ctrl-C or SIGTERM (when called from the main thread), then stops."""
+        if self._server is None:
+            self.start()
+        stopping = threading.Event()
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+        try:
+            # Wakes for the signal handler (it runs in this thread between waits).
+            while not stopping.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+            self.stop()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stops listening, closes every connection (1001, going away) and waits up to
+        `timeout_s` for the policies still in `infer` to return. Idempotent."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        # shutdown() waits for every connection thread, and one whose policy is inside infer
+        # only ends when infer returns: wait for it in a thread of its own, up to the timeout.
+        done = threading.Thread(target=server.shutdown, name='policy-server-stop', daemon=True)
+        done.start()
+        done.join(timeout_s)
+        if done.is_alive():
+            log.warning(
+                'policy server at %s stopped with policies still inside infer after %.1f s',
+                self.url,
+                timeout_s,
+            )
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        log.info('policy server at %s stopped', self.url)
+
+    def __enter__(self) -> PolicyServer:
+        if self._server is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _health(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.path == HEALTH_PATH:
+            return connection.respond(http.HTTPStatus.OK, 'OK\n')
+        return None  # the websocket handshake
+
+    def _serve_connection(self, ws: ServerConnection) -> None:
+        peer = _address(ws.remote_address)
+        log.info('policy connection from %s', peer)
+        requests, ended = 0, 'ended'
+        try:
+            try:
+                policy = self._factory()
+            except Exception as exc:
+                ended = self._fail(ws, f'the policy could not be made: {_sentence(exc)}', exc)
+                return
+            ws.send(self._metadata)
+            while True:
+                failure, exc = self._answer(ws, policy)
+                if failure:
+                    ended = self._fail(ws, failure, exc)
+                    return
+                requests += 1
+        except ConnectionClosed as exc:
+            ended = _closed(exc)
+        finally:
+            log.info('policy connection from %s: %s after %d requests', peer, ended, requests)
+
+    def _answer(self, ws: ServerConnection, policy: Policy) -> tuple[str, Exception | None]:
+        """Serves one request: ('', None), or what went wrong (and the exception, if any)."""
+        message = ws.recv()
+        if isinstance(message, str):
+            return 'malformed request: a text frame, expected a binary one', None
+        try:
+            obs = unpackb(message)
+        except ProtocolError as exc:
+            return f'malformed request: {exc}', None
+        if not isinstance(obs, dict):
+            return f'malformed request: a {type(obs).__name__}, expected a map', None
+        try:
+            answer = policy.infer(obs)
+        except Exception as exc:
+            return f'the policy failed: {_sentence(exc)}', exc
+        if not isinstance(answer, dict):
+            return f'the policy answered a {type(answer).__name__}, not a dict', None
+        try:
+            frame = packb(answer)
+        except ProtocolError as exc:
+            return f'the policy answered something that cannot be sent: {exc}', None
+        ws.send(frame)
+        return '', None
+
+    def _fail(self, ws: ServerConnection, text: str, exc: Exception | None) -> str:
+        """Logs the failure (with the policy's traceback), tells the client, closes with 1011;
+        how the connection ended."""
+        log.error('policy server at %s: %s', self.url, text, exc_info=exc)
+        try:
+            ws.send(text)
+            ws.close(CloseCode.INTERNAL_ERROR, _CLOSE_REASON)
+        except ConnectionClosed:
+            pass  # the client left first; nothing to tell it
+        return f'closed with 1011 ({text})'
+
+
+def _sentence(exc: BaseException) -> str:
+    text = str(exc)
+    return f'{type(exc).__name__}: {text}' if text else type(exc).__name__
+
+
+def _address(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f'{address[0]}:{address[1]}'
+    return str(address)
+
+
+def _closed(exc: ConnectionClosed) -> str:
+    if exc.rcvd is None and exc.sent is None:
+        return 'the connection dropped'
+    # Whoever sent the first close frame closed it (the other side echoes the code).
+    by = 'the client' if exc.rcvd is not None and exc.rcvd_then_sent is not False else 'the server'
+    frame = exc.rcvd if by == 'the client' else exc.sent
+    return f'closed by {by}, code {frame.code}'

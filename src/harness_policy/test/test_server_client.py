@@ -1,0 +1,260 @@
+"""PolicyServer and PolicyClient over real sockets: metadata, per-connection policies, every way
+a request can fail (each a PolicyError naming the url), and /healthz."""
+
+import http.client
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from harness_policy.client import PolicyClient, PolicyError
+from harness_policy.observation import reply_of
+from harness_policy.server import PolicyServer
+from websockets.sync.client import connect
+
+METADATA = {'name': 'counter', 'action_horizon': 10, 'cameras': ['cam_head']}
+
+
+class Counter:
+    """Answers a chunk of the state plus the number of calls on its connection; fails, answers
+    a non-dict, or waits on an event when the observation asks."""
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def infer(self, obs: dict) -> dict:
+        self.calls += 1
+        if obs.get('fail'):
+            raise ValueError('told to fail')
+        if obs.get('not_a_dict'):
+            return [1, 2]  # type: ignore[return-value]
+        if obs.get('wait_s'):
+            Counter.entered.set()
+            Counter.release.wait(obs['wait_s'])
+        state = np.asarray(obs['observation/state'], dtype=np.float32)
+        return {'actions': np.tile(state, (10, 1)) + self.calls, 'calls': self.calls}
+
+
+def _obs(**extra: object) -> dict:
+    return {'observation/state': np.zeros(14, np.float32), 'prompt': 'count', **extra}
+
+
+@pytest.fixture
+def server() -> Iterator[PolicyServer]:
+    Counter.entered.clear()
+    Counter.release.clear()
+    server = PolicyServer(Counter, METADATA)
+    server.start()
+    yield server
+    Counter.release.set()  # a policy left waiting must not hold stop() up
+    server.stop()
+
+
+def test_metadata_on_connect_and_a_chunk(server: PolicyServer) -> None:
+    assert server.url == f'ws://127.0.0.1:{server.port}'
+    with PolicyClient(server.url) as client:
+        assert client.metadata == METADATA
+        state = np.arange(14, dtype=np.float32)
+        answer = client.infer(_obs(**{'observation/state': state}))
+    reply = reply_of(answer)
+    assert reply.actions.shape == (10, 14)
+    np.testing.assert_array_equal(reply.actions, np.tile(state, (10, 1)) + 1)
+    assert answer['actions'].dtype == np.float32
+
+
+def test_each_connection_has_its_own_policy(server: PolicyServer) -> None:
+    with PolicyClient(server.url) as a, PolicyClient(server.url) as b:
+        assert [a.infer(_obs())['calls'] for _ in range(3)] == [1, 2, 3]
+        assert [b.infer(_obs())['calls'] for _ in range(2)] == [1, 2]
+        assert a.infer(_obs())['calls'] == 4
+
+
+def test_an_error_in_infer_reaches_the_client_and_the_server_serves_on(
+    server: PolicyServer,
+) -> None:
+    client = PolicyClient(server.url)
+    with pytest.raises(PolicyError, match='told to fail') as raised:
+        client.infer(_obs(fail=True))
+    assert server.url in str(raised.value)
+    assert 'ValueError' in str(raised.value)
+    with pytest.raises(PolicyError, match='unusable.*told to fail'):
+        client.infer(_obs())
+    with PolicyClient(server.url) as again:
+        assert again.infer(_obs())['calls'] == 1
+
+
+def test_a_reply_that_is_not_a_dict(server: PolicyServer) -> None:
+    with (
+        PolicyClient(server.url) as client,
+        pytest.raises(PolicyError, match='answered a list, not a dict'),
+    ):
+        client.infer(_obs(not_a_dict=True))
+
+
+def test_raw_frames_see_openpis_protocol(server: PolicyServer) -> None:
+    # What an openpi client sees: metadata first, then an error as a text frame and 1011.
+    with connect(server.url, compression=None, max_size=None) as ws:
+        assert isinstance(ws.recv(timeout=5), bytes)
+        ws.send(b'\xc1')
+        text = ws.recv(timeout=5)
+        assert isinstance(text, str)
+        assert text.startswith('malformed request: the message is not valid msgpack')
+        ws.recv_events_thread.join(5)
+        assert ws.close_code == 1011
+
+
+def test_a_text_request_is_malformed(server: PolicyServer) -> None:
+    with connect(server.url, compression=None) as ws:
+        ws.recv(timeout=5)
+        ws.send('hello')
+        assert 'text frame' in ws.recv(timeout=5)
+
+
+def test_stopping_the_server_while_a_client_waits(server: PolicyServer) -> None:
+    client = PolicyClient(server.url, timeout_s=30.0)
+    failure: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.infer(_obs(wait_s=30.0))
+        except BaseException as exc:
+            failure.append(exc)
+
+    waiting = threading.Thread(target=call)
+    waiting.start()
+    assert Counter.entered.wait(10)
+    stopper = threading.Thread(target=server.stop)
+    stopper.start()
+    waiting.join(10)
+    Counter.release.set()
+    stopper.join(10)
+    assert not waiting.is_alive()
+    assert len(failure) == 1 and isinstance(failure[0], PolicyError)
+    assert 'closed the connection while a reply was awaited (code 1001' in str(failure[0])
+
+
+def test_connection_refused_names_the_url() -> None:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    url = f'ws://127.0.0.1:{port}'
+    with pytest.raises(PolicyError, match=f'cannot connect to the policy server at {url}: '):
+        PolicyClient(url, open_timeout_s=2.0)
+
+
+def test_not_a_websocket_url() -> None:
+    with pytest.raises(PolicyError, match='not a websocket url'):
+        PolicyClient('http://127.0.0.1:1')
+
+
+def test_no_reply_within_the_timeout(server: PolicyServer) -> None:
+    client = PolicyClient(server.url, timeout_s=0.3)
+    with pytest.raises(PolicyError, match=r'did not send a reply within 0\.3 s') as raised:
+        client.infer(_obs(wait_s=30.0))
+    assert server.url in str(raised.value)
+    with pytest.raises(PolicyError, match='unusable'):
+        client.infer(_obs())
+
+
+def test_a_closed_client_says_so(server: PolicyServer) -> None:
+    client = PolicyClient(server.url)
+    client.close()
+    client.close()
+    with pytest.raises(PolicyError, match='unusable: it was closed'):
+        client.infer(_obs())
+
+
+def test_an_unsendable_observation(server: PolicyServer) -> None:
+    with (
+        PolicyClient(server.url) as client,
+        pytest.raises(PolicyError, match='cannot send this observation'),
+    ):
+        client.infer({'x': np.zeros(2, np.complex64)})
+
+
+def test_healthz(server: PolicyServer) -> None:
+    conn = http.client.HTTPConnection('127.0.0.1', server.port, timeout=5)
+    try:
+        conn.request('GET', '/healthz')
+        response = conn.getresponse()
+        assert response.status == 200
+        assert response.read() == b'OK\n'
+    finally:
+        conn.close()
+
+
+def test_a_factory_that_fails_is_reported() -> None:
+    def broken() -> Counter:
+        raise RuntimeError('no weights')
+
+    with PolicyServer(broken, {}) as server, pytest.raises(PolicyError, match='no weights'):
+        PolicyClient(server.url)
+
+
+def test_stop_is_idempotent_and_frees_the_port() -> None:
+    server = PolicyServer(Counter, METADATA)
+    port = server.start()
+    server.stop()
+    server.stop()
+    with pytest.raises(PolicyError, match='cannot connect'):
+        PolicyClient(f'ws://127.0.0.1:{port}', open_timeout_s=2.0)
+
+
+def test_close_from_another_thread_ends_a_waiting_call(server: PolicyServer) -> None:
+    client = PolicyClient(server.url, timeout_s=30.0)
+    failure: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.infer(_obs(wait_s=30.0))
+        except BaseException as exc:
+            failure.append(exc)
+
+    waiting = threading.Thread(target=call)
+    waiting.start()
+    assert Counter.entered.wait(10)
+    client.close()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    assert len(failure) == 1 and isinstance(failure[0], PolicyError)
+    assert 'was closed while a reply was awaited' in str(failure[0])
+
+
+SERVE_FOREVER = """
+from harness_policy.server import PolicyServer
+
+class Nothing:
+    def infer(self, obs):
+        return {}
+
+server = PolicyServer(Nothing, {'name': 'cli'})
+print(server.start(), flush=True)
+server.serve_forever()
+print('stopped', flush=True)
+"""
+
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_serve_forever_stops_cleanly_on_a_signal(signum: int) -> None:
+    child = subprocess.Popen(
+        [sys.executable, '-c', SERVE_FOREVER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        port = int(child.stdout.readline())
+        with PolicyClient(f'ws://127.0.0.1:{port}') as client:
+            assert client.metadata == {'name': 'cli'}
+        child.send_signal(signum)
+        out, _ = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0
+    assert out.strip() == 'stopped'

@@ -1,0 +1,153 @@
+"""run_policy's motion: a policy server's action chunks, one action per control period.
+
+When the chunk in hand is spent, the motion sends the policy the next observation (the measured
+state, the policy's cameras, the instruction) and takes the rows of its reply. Every row goes
+through the execution engine, so the shield, guards, watches, the region and the time bound
+apply to each. It ends COMPLETED when the policy says it is done (after the chunk in hand), or
+when the arms stall: still for `stall_seconds` of simulated time once they moved (not while
+running to the episode's end). A policy that cannot be reached, dies or answers out of protocol
+ends it with SKILL_ERROR saying so; the arms hold the last pose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from harness_policy.observation import ObservationError, observation, reply_of
+from harness_types.camera import CameraView
+from harness_types.execution import COMPLETED, SKILL_ERROR
+from harness_types.robot_state import RobotState, arm_slice
+
+from harness_skills.execution import Ending, Motion
+
+MOVED_RAD = 0.02  # a joint this far from where the run began: the arms moved
+STILL_RAD_PER_TICK = 1e-3  # every joint moving less than this per tick: the arms are still
+
+
+class PolicyConnection(Protocol):
+    """A connected policy (harness_policy.client.PolicyClient)."""
+
+    metadata: dict
+
+    def infer(self, obs: dict) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """What one run_policy execution needs to know of its policy."""
+
+    name: str
+    endpoint: str
+    instruction: str
+    action_hz: float
+    cameras: tuple[str, ...]
+    depth: bool
+    stall_seconds: float
+    to_end: bool = False
+
+
+class PolicyMotion(Motion):
+    """Streams a policy's chunks. `connect(endpoint)` opens the connection (errors are
+    RuntimeErrors whose sentence is the event's detail); `views(cameras, depth)` renders the
+    policy's cameras."""
+
+    arm = 'both'
+    default_seconds = 60.0
+
+    def __init__(
+        self,
+        run: PolicyRun,
+        connect: Callable[[str], PolicyConnection],
+        views: Callable[[tuple[str, ...], bool], list[CameraView]],
+        control_hz: float,
+    ) -> None:
+        self.run = run
+        self.connect = connect
+        self.views = views
+        self.control_hz = control_hz
+        ratio = control_hz / run.action_hz
+        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+            raise ValueError(
+                f'policy {run.name} acts at {run.action_hz:g} Hz; the control rate '
+                f'{control_hz:g} Hz must be a whole multiple of it'
+            )
+        self.hold_ticks = int(round(ratio))  # ticks each action is held
+        self.connection: PolicyConnection | None = None
+        self.rows: list[np.ndarray] = []
+        self.chunks = 0
+        self.actions = 0
+        self.said_done = False
+        self.info = ''
+        self.error = ''
+        self._start: np.ndarray | None = None
+        self._last: np.ndarray | None = None
+        self._moved = False
+        self._still_ticks = 0
+
+    def start(self, obs: RobotState, command: np.ndarray) -> None:
+        self._start = obs.measured.copy()
+        try:
+            self.connection = self.connect(self.run.endpoint)
+        except (RuntimeError, OSError) as exc:
+            self.error = str(exc)
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    def _request(self, obs: RobotState) -> None:
+        views = self.views(self.run.cameras, self.run.depth) if self.run.cameras else []
+        sent = observation(obs, views, self.run.instruction)
+        try:
+            answer: Any = self.connection.infer(sent)
+            reply = reply_of(answer)
+        except ObservationError as exc:
+            raise RuntimeError(f'policy {self.run.name} answered out of protocol: {exc}') from None
+        self.chunks += 1
+        self.said_done, self.info = reply.done, reply.info or self.info
+        for row in reply.actions:
+            self.rows += [row] * self.hold_ticks
+        if not self.rows and not reply.done:
+            raise RuntimeError(f'policy {self.run.name} sent an empty chunk without saying done')
+
+    def command(self, obs: RobotState, command: np.ndarray) -> None:
+        if self.error:
+            return  # the hold command: finished() ends the execution after this tick
+        try:
+            if not self.rows and not self.said_done:
+                self._request(obs)
+        except (RuntimeError, OSError) as exc:
+            self.error = str(exc)
+            return
+        if self.rows:
+            command[:] = self.rows.pop(0)
+            self.actions += 1
+
+    def finished(self, obs: RobotState) -> Ending | None:
+        if self.error:
+            return Ending(SKILL_ERROR, self.error)
+        if self.said_done and not self.rows:
+            why = f': {self.info}' if self.info else ''
+            return Ending(COMPLETED, f'policy {self.run.name} said it is done{why}')
+        q = obs.measured
+        joints = np.r_[q[arm_slice('left')], q[arm_slice('right')]]
+        start = np.r_[self._start[arm_slice('left')], self._start[arm_slice('right')]]
+        self._moved = self._moved or float(np.abs(joints - start).max()) > MOVED_RAD
+        still = self._last is not None and float(np.abs(joints - self._last).max()) < (
+            STILL_RAD_PER_TICK
+        )
+        self._last = joints
+        self._still_ticks = self._still_ticks + 1 if still and self._moved else 0
+        if not self.run.to_end and self._still_ticks >= self.run.stall_seconds * self.control_hz:
+            return Ending(
+                COMPLETED,
+                f'policy {self.run.name} stalled: the arms were still for '
+                f'{self.run.stall_seconds:g} s after moving',
+            )
+        return None

@@ -1,0 +1,151 @@
+"""The world model behind `predict_future`, and its stand-in.
+
+A world(-action) model answers: given the station now and an action sequence or a policy,
+what will the robot and the scene look like after a horizon? The seam is the worker's
+`worker/predict` service (harness_msgs/srv/Predict): predicted states per tick and the views of
+the predicted end state; `locate` runs on those views like on real ones.
+
+The stand-in here, `SimulatedFuture`, is not a learned model: it copies the simulated station
+(MuJoCo's state, latched buttons, the shield's memory), rolls the copy forward tick by tick
+through the same shield and physics, and puts the live station back exactly as it was. With a
+policy it asks the policy server for chunks with observations rendered from the copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from harness_policy.observation import ObservationError, observation, reply_of
+from harness_types.prediction import Prediction
+
+MODEL_NAME = (
+    'simulated_copy: a stand-in world model (a copy of the simulated station rolled forward, '
+    'not a learned model)'
+)
+
+
+class WorldModelError(RuntimeError):
+    """The world model cannot predict (no simulator to copy, a bad request)."""
+
+
+@dataclass(frozen=True)
+class PolicyRollout:
+    """A policy to roll forward: where it is and what it is sent."""
+
+    name: str
+    endpoint: str
+    instruction: str
+    action_hz: float
+    cameras: tuple[str, ...]
+    depth: bool
+    timeout_s: float = 30.0
+
+
+class SimulatedFuture:
+    """The stand-in: rolls a copy of `worker`'s simulated station. `connect(endpoint,
+    timeout_s)` opens a policy connection (harness_policy.client.PolicyClient)."""
+
+    model = MODEL_NAME
+
+    def __init__(self, worker, connect: Callable | None = None) -> None:
+        self.worker = worker
+        self.connect = connect
+
+    def predict(
+        self,
+        horizon_s: float,
+        actions: np.ndarray | None = None,
+        policy: PolicyRollout | None = None,
+        cameras: tuple[str, ...] = (),
+    ) -> Prediction:
+        worker, station = self.worker, self.worker.station
+        if not hasattr(station, 'rollout'):
+            raise WorldModelError(
+                f'the {station.backend} backend has no simulator to copy: no world model'
+            )
+        if (actions is None) == (policy is None):
+            raise WorldModelError('predict needs either actions or a policy')
+        if not (np.isfinite(horizon_s) and 0 < horizon_s <= 60):
+            raise WorldModelError(f'the horizon must be in (0, 60] s, got {horizon_s}')
+        hz = worker.emb.rates.control_hz
+        ticks = int(round(horizon_s * hz))
+        if actions is not None:
+            actions = np.asarray(actions, dtype=float)
+            if actions.ndim != 2 or actions.shape[1] != 14 or not np.all(np.isfinite(actions)):
+                raise WorldModelError(f'actions must be N x 14 finite numbers, got {actions.shape}')
+            ticks = min(ticks, len(actions))
+        worker._require_episode()
+        shield = copy.copy(worker.shield)  # its memory (the last command) is the copy's own
+        times, states, stopped = [], [], ''
+        with station.rollout(), contextlib.ExitStack() as stack:
+            if actions is not None:
+                rows = iter(actions)
+            else:
+                rows = _PolicyRows(self, policy, hz)
+                stack.callback(rows.close)
+            for _ in range(ticks):
+                try:
+                    command = next(rows)
+                except StopIteration:
+                    stopped = 'the policy said it is done'
+                    break
+                except (RuntimeError, OSError, ObservationError) as exc:
+                    stopped = f'the policy failed: {exc}'
+                    break
+                verdict = shield.check(command, station.measured())
+                if not verdict.accepted:
+                    stopped = f'the shield would reject: {"; ".join(verdict.messages())}'
+                    break
+                station.apply(command)
+                times.append(station.time)
+                states.append(station.measured())
+            views = [station.render(c, True, True) for c in cameras]  # locate() reads them
+        return Prediction(
+            self.model,
+            np.array(times),
+            np.array(states).reshape(-1, 14),
+            views,
+            stopped,
+        )
+
+
+class _PolicyRows:
+    """A policy's actions, one per tick, with observations from the rolled-out copy."""
+
+    def __init__(self, model: SimulatedFuture, policy: PolicyRollout, control_hz: float) -> None:
+        if model.connect is None:
+            raise WorldModelError('this world model has no policy client')
+        self.station = model.worker.station
+        self.policy = policy
+        self.hold = max(1, int(round(control_hz / policy.action_hz)))
+        self.connection = model.connect(policy.endpoint, policy.timeout_s)
+        self.rows: list[np.ndarray] = []
+        self.done = False
+        self.step = model.worker.step
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> np.ndarray:
+        if not self.rows:
+            if self.done:
+                raise StopIteration
+            state = self.station.state(self.step)
+            views = [self.station.render(c, self.policy.depth, False) for c in self.policy.cameras]
+            reply = reply_of(
+                self.connection.infer(observation(state, views, self.policy.instruction))
+            )
+            self.done = reply.done
+            for row in reply.actions:
+                self.rows += [row] * self.hold
+            if not self.rows:
+                raise StopIteration
+        self.step += 1
+        return self.rows.pop(0)
+
+    def close(self) -> None:
+        self.connection.close()
