@@ -196,8 +196,12 @@ def _with_policies(config, work) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
     do not, stopped after)."""
     from harness_bringup.policy_broker import BrokerError
+    from harness_bringup.run import UsageError
 
-    broker = _broker(config)
+    try:
+        broker = _broker(config)
+    except UsageError as exc:
+        return _fail(str(exc))
     if broker is None:
         return work()
     with broker:
@@ -292,55 +296,60 @@ def _program(args: argparse.Namespace) -> int:
 
     from harness_bringup.episode_graph import EpisodeGraph
 
-    run = RunFolder(run_folder_path(Path(args.out), args.task, args.layout, args.seed, 'program'))
-    params = config.write(run.path / 'params.yaml')
-    summary = {
-        'task': args.task,
-        'layout': args.layout,
-        'seed': args.seed,
-        'agent': 'a program file, no model',
-        'program': str(program),
-        'status': 'error',
-    }
-    started = time.monotonic()
-    try:
-        _say(
-            f'starting the graph (worker, skill server, kernel) for {args.task} '
-            f'layout {args.layout}'
+    def episode() -> int:
+        run = RunFolder(
+            run_folder_path(Path(args.out), args.task, args.layout, args.seed, 'program')
         )
-        with EpisodeGraph(params, attach=args.attach) as graph:
-            start = graph.reset(args.task, args.layout, args.seed)
-            _say(f'instruction: {start.instruction}')
-            graph.start_kernel(run.workspace, run.kernel_log)
-            _say(f'running {program}')
-            cell = graph.run_cell(code, config.kernel.cell_timeout_seconds + 60.0)
-            run.event(cell_record(cell, 1, code))
-            if cell.output:
-                print(cell.output.rstrip())
-            if cell.traceback:
-                print(cell.traceback.rstrip())
-            if cell.stopped_by is not None:
-                _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
-            _say(f'cell {cell.status}: {len(cell.executions)} executions')
-            graph.stop_kernel()
-            outcome = graph.outcome()
-            summary.update(
-                status=cell.status,
-                env_steps=graph.robot().step,
-                outcome=asdict(outcome),
+        params = config.write(run.path / 'params.yaml')
+        summary = {
+            'task': args.task,
+            'layout': args.layout,
+            'seed': args.seed,
+            'agent': 'a program file, no model',
+            'program': str(program),
+            'status': 'error',
+        }
+        started = time.monotonic()
+        try:
+            _say(
+                f'starting the graph (worker, skill server, kernel) for {args.task} '
+                f'layout {args.layout}'
             )
-            _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
-    except (GraphError, TimeoutError) as exc:
-        summary['detail'] = str(exc)
-        print(f'[harness] error: {exc}', file=sys.stderr)
-        return 1
-    finally:
-        summary['wall_seconds'] = round(time.monotonic() - started, 2)
-        run.summary(summary)
-        run.close()
-        write_report_safely(run.path, _say)
-        _say(f'run folder: {run.path}')
-    return 0
+            with EpisodeGraph(params, attach=args.attach) as graph:
+                start = graph.reset(args.task, args.layout, args.seed)
+                _say(f'instruction: {start.instruction}')
+                graph.start_kernel(run.workspace, run.kernel_log)
+                _say(f'running {program}')
+                cell = graph.run_cell(code, config.kernel.cell_timeout_seconds + 60.0)
+                run.event(cell_record(cell, 1, code))
+                if cell.output:
+                    print(cell.output.rstrip())
+                if cell.traceback:
+                    print(cell.traceback.rstrip())
+                if cell.stopped_by is not None:
+                    _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
+                _say(f'cell {cell.status}: {len(cell.executions)} executions')
+                graph.stop_kernel()
+                outcome = graph.outcome()
+                summary.update(
+                    status=cell.status,
+                    env_steps=graph.robot().step,
+                    outcome=asdict(outcome),
+                )
+                _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
+        except (GraphError, TimeoutError) as exc:
+            summary['detail'] = str(exc)
+            print(f'[harness] error: {exc}', file=sys.stderr)
+            return 1
+        finally:
+            summary['wall_seconds'] = round(time.monotonic() - started, 2)
+            run.summary(summary)
+            run.close()
+            write_report_safely(run.path, _say)
+            _say(f'run folder: {run.path}')
+        return 0
+
+    return _with_policies(config, episode)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -176,3 +176,53 @@ def test_strategy_first_then_the_countdown_then_policy_to_end_and_the_driver_fin
         'policy_runs': 2,
         'post_policy_calls_left': 0,
     }
+
+
+PREDICT = """
+print(start('A', 'lift'))
+import numpy as np
+q = state()
+row = np.r_[q.left.joints, q.left.gripper, q.right.joints, q.right.gripper]
+rows = np.tile(row, (25, 1))
+rows[:, 7] = np.linspace(0.0, 0.3, 25)
+p = predict_future(actions=rows, seconds=1.0)
+print('actions:', p['model'][:14], p['states'].shape, round(float(p['states'][-1][7]), 2))
+print('seen:', sorted(o.label for o in p['objects']))
+p = predict_future('reach', instruction='turn', seconds=4.0)
+print('policy:', p['stopped'], round(float(p['states'][-1][0]), 2))
+after = state()
+print('moved:', float(abs(after.right.joints[0]) + abs(after.left.joints[0])))
+run = run_policy('reach', 'turn')
+print('ran:', run.event, run.chunks)
+"""
+
+
+def test_predict_future_moves_nothing_and_shadow_mode_scores_the_run(tmp_path):
+    with serve(ReachPolicy) as policy:
+        config = tmp_path / 'harness.yaml'
+        text = open(CONFIG).read().replace('world_model_shadow: false', 'world_model_shadow: true')
+        folder = os.path.dirname(CONFIG)
+        text = text.replace('../prompts/', f'{folder}/../prompts/')
+        config.write_text(text.replace(' models.yaml', f' {folder}/models.yaml'))
+        program = tmp_path / 'predict.py'
+        program.write_text(PREDICT)
+        file = catalog(tmp_path / 'policies.yaml', policy.url)
+        out = tmp_path / 'runs'
+        code = main(
+            ['--config', str(config), 'program', 'lift_cube', str(program), '--out', str(out)]
+            + ['--policies', file]
+        )
+    assert code == 0
+    (folder,) = out.iterdir()
+    (cell,) = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    assert cell['status'] == 'ok', cell
+    output = cell['output']
+    assert 'actions: simulated_copy (25, 14) 0.3' in output
+    assert "seen: ['red cube']" in output
+    assert 'policy: the policy said it is done 0.3' in output and 'moved: 0.0' in output
+    assert 'ran: COMPLETED' in output
+    log = [json.loads(line) for line in (folder / 'kernel.log').read_text().splitlines()]
+    (shadow,) = [e['shadow_prediction'] for e in log if e.get('shadow_prediction')]
+    assert shadow['model'].startswith('simulated_copy') and shadow['run_event'] == 'COMPLETED'
+    (cube,) = shadow['objects']
+    assert cube['id'] == 'red_cube' and cube['error_m'] < 0.005
