@@ -1,14 +1,19 @@
-"""Milliseconds per policy request over the openpi protocol (websocket + msgpack). Prints JSON.
+"""Milliseconds per policy request over the openpi protocol (websocket + msgpack), and actions
+per second sustained through the shield by run_policy. Prints JSON.
 
-The round trip of one chunk request with a realistic observation, median, p90 and max, against
-a server in this process (a thread) and in another process.
+1. The round trip of one chunk request with a realistic observation, median, p90 and max,
+   against a server in this process (a thread) and in another process.
+2. run_policy on a real station graph (worker with the shield, skill server), against a policy
+   server in another process that streams a slow sweep of both arms: actions per second of
+   wall time and the ratio to real time, without cameras (the protocol, the engine and the
+   shield) and with the three cameras and depth a policy like the scripted expert is sent.
 
 The observation is what the harness sends: cam_head 480 x 640 colour and depth, two wrist
 cameras 240 x 320 colour and depth, their calibration, the 14-number state, the time and the
 prompt; the reply is a 10 x 14 float32 chunk. The policy answers at once, so the numbers are
 the protocol's cost (encoding, the socket, decoding), not a model's.
 
-    python perf/policy.py [--requests 200]
+    python perf/policy.py [--requests 200] [--seconds 8]
 """
 
 import argparse
@@ -125,13 +130,101 @@ def protocol_round_trip(requests: int) -> dict:
     }
 
 
+class Sweep:
+    """Sweeps both arms' first joints slowly, 10 actions a chunk; never says done."""
+
+    def __init__(self) -> None:
+        self.k = 0
+
+    def infer(self, obs: dict) -> dict:
+        state = np.asarray(obs['observation/state'], dtype=np.float32)
+        rows = np.tile(state, (HORIZON, 1))
+        for n in range(HORIZON):
+            self.k += 1
+            rows[n, 0] = rows[n, 7] = 0.3 * np.sin(self.k / 50.0)
+        return {'actions': rows}
+
+
+def _serve_sweep(ports: multiprocessing.Queue, stop: multiprocessing.Event) -> None:
+    with PolicyServer(Sweep, {'policy': 'sweep'}) as server:
+        ports.put(server.port)
+        stop.wait()
+
+
+def shield_throughput(seconds: float) -> dict:
+    """run_policy for `seconds` of simulated time: actions per second through the shield."""
+    from harness_bringup.station_graph import StationGraph
+    from harness_skills.skill_table import SKILLS
+    from harness_types.convert import execution_of
+    from harness_types.wait import wait_future
+    from rclpy.action import ActionClient
+
+    context = multiprocessing.get_context('spawn')
+    ports, stop = context.Queue(), context.Event()
+    child = context.Process(target=_serve_sweep, args=(ports, stop), daemon=True)
+    child.start()
+    out = {}
+    try:
+        url = f'ws://127.0.0.1:{ports.get(timeout=60)}'
+        with StationGraph('perf_policy') as graph:
+            action = ActionClient(graph.client, SKILLS['run_policy'].action, 'skills/run_policy')
+            action.wait_for_server(timeout_sec=10)
+            for label, cameras, depth in (
+                ('no_cameras', [], False),
+                (
+                    'three_cameras_with_depth',
+                    ['cam_head', 'cam_left_wrist', 'cam_right_wrist'],
+                    True,
+                ),
+            ):
+                graph.reset('lift_cube')
+                entry = {
+                    'name': 'sweep',
+                    'endpoint': url,
+                    'action_hz': 25.0,
+                    'cameras': cameras,
+                    'depth': depth,
+                    'stall_seconds': 60.0,
+                    'timeout_seconds': 30.0,
+                }
+                args = dict(instruction='sweep', max_seconds=seconds, region=None, entry=entry)
+                goal = SKILLS['run_policy'].goal(args)
+                started = time.perf_counter()
+                handle = wait_future(action.send_goal_async(goal), 60.0)
+                result = wait_future(handle.get_result_async(), 600.0).result.execution
+                wall = time.perf_counter() - started
+                e = execution_of(result)
+                out[label] = {
+                    'event': e.event,
+                    'actions': e.actions,
+                    'chunks': e.chunks,
+                    'wall_s': round(wall, 3),
+                    'actions_per_s': round(e.actions / wall, 1),
+                    'x_real_time': round(seconds / wall, 2),
+                }
+    finally:
+        stop.set()
+        child.join(10)
+    return {'simulated_seconds': seconds, **out}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         '--requests', type=int, default=200, help='timed requests per measurement (default 200)'
     )
+    parser.add_argument(
+        '--seconds',
+        type=float,
+        default=8.0,
+        help='simulated seconds of each run_policy measurement (default 8)',
+    )
     args = parser.parse_args()
-    results = {'bench': 'policy', 'protocol_round_trip': protocol_round_trip(args.requests)}
+    results = {
+        'bench': 'policy',
+        'protocol_round_trip': protocol_round_trip(args.requests),
+        'shield_throughput': shield_throughput(args.seconds),
+    }
     print(json.dumps(results))
 
 

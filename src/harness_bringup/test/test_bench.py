@@ -51,6 +51,28 @@ def test_tables_per_task_and_overall():
     text = markdown(tables)
     assert '| a | 2 | 0 | 0.5 | 0.625 | 3.0 | start 2, escalation 3, program_end 1 |' in text
     assert '| **overall** | 3 |' in text and '## Timing' in text
+    assert tables['strategies'] == {} and 'By strategy' not in text
+
+
+def test_episodes_with_policies_are_tabled_per_strategy():
+    def with_policies(task, layout, choice, calls):
+        s = summary(task, layout, True, calls=calls)
+        s['strategy'] = {'policies': True, 'choice': choice, 'kind': 'lift'}
+        return s
+
+    tables = bench_tables(
+        [
+            with_policies('a', 0, 'A', 2),
+            with_policies('a', 1, 'A', 3),
+            with_policies('b', 0, 'B', 6),
+        ]
+    )
+    assert tables['strategies']['A']['episodes'] == 2
+    assert tables['strategies']['A']['model_calls'] == 2.5
+    assert tables['strategies']['B']['model_calls'] == 6.0
+    assert [e['strategy'] for e in tables['episodes']] == ['A', 'A', 'B']
+    text = markdown(tables)
+    assert '## By strategy' in text and '| A | 2 | 0 | 1.0 | 1.0 | 2.5 |' in text
 
 
 def bench_once(tmp_path, name):

@@ -58,18 +58,32 @@ def _timing(episodes: list[dict]) -> dict:
     }
 
 
+def _strategy(summary: dict) -> str | None:
+    """The strategy an episode with policies chose ('A', 'B', 'C'; 'none' when it chose
+    none); None for an episode without policies."""
+    strategy = summary.get('strategy')
+    if not isinstance(strategy, dict) or not strategy.get('policies'):
+        return None
+    return strategy.get('choice') or 'none'
+
+
 def bench_tables(summaries: Iterable[dict]) -> dict:
-    """{'model', 'tasks': {task: row}, 'overall': row, 'episodes': [...], 'timing': {...}}."""
+    """{'model', 'tasks': {task: row}, 'overall': row, 'strategies': {strategy: row} (episodes
+    with policies), 'episodes': [...], 'timing': {...}}."""
     summaries = list(summaries)
     by_task: dict[str, list[dict]] = {}
+    by_strategy: dict[str, list[dict]] = {}
     for s in summaries:
         by_task.setdefault(s['task'], []).append(s)
+        if _strategy(s) is not None:
+            by_strategy.setdefault(_strategy(s), []).append(s)
     models = sorted({str(s.get('model')) for s in summaries})
     return {
         'model': ', '.join(models),
         'baseline': any(s.get('baseline') for s in summaries),
         'tasks': {task: _row(eps) for task, eps in by_task.items()},
         'overall': _row(summaries),
+        'strategies': {k: _row(by_strategy[k]) for k in sorted(by_strategy)},
         'episodes': [
             {
                 'task': s['task'],
@@ -81,6 +95,7 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
                 'detail': (s.get('outcome') or {}).get('detail') or s.get('detail', ''),
                 'model_calls': s.get('model_calls'),
                 'env_steps': s.get('env_steps'),
+                'strategy': _strategy(s),
             }
             for s in summaries
         ],
@@ -109,6 +124,18 @@ def markdown(tables: dict) -> str:
     rows = list(tables['tasks'].items()) + [('**overall**', tables['overall'])]
     for task, row in rows:
         lines.append(f'| {task} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |')
+    if tables.get('strategies'):
+        lines += [
+            '',
+            '## By strategy (episodes with policies)',
+            '',
+            header.replace('task', 'strategy', 1),
+        ]
+        lines.append('|' + '---|' * (len(RESULT_COLUMNS) + 1))
+        for strategy, row in tables['strategies'].items():
+            lines.append(
+                f'| {strategy} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
+            )
     lines += ['', '| task | layout | status | success | score | calls | env steps | detail |']
     lines.append('|---|---|---|---|---|---|---|---|')
     for e in tables['episodes']:
