@@ -100,3 +100,53 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     assert (run / 'params.yaml').is_file()
     (cell,) = [json.loads(line) for line in (run / 'events.jsonl').read_text().splitlines()]
     assert cell['status'] == 'episode_ended' and cell['executions']
+
+
+@pytest.mark.parametrize(
+    'catalogue,message',
+    [
+        ('policies: [1, 2]', 'expected a mapping `policies: {name: {...}}`'),
+        ('policies:\n  p: {endpoint: ws://h:1}', "policy 'p' needs 'description'"),
+        (
+            'policies:\n  p: {description: d, endpoint: http://h:1}',
+            'p.endpoint must be a ws:// address',
+        ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", action_hz: fast}',
+            'p.action_hz must be a finite number',
+        ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", finishes: [lift]}',
+            'p.finishes names kinds it did not learn',
+        ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", cameras: [cam_top]}',
+            'no camera cam_top',
+        ),
+        ('policies:\n  p: {description: d, endpoint: "ws://h:1", gpu: 1}', "no field 'gpu'"),
+    ],
+)
+def test_a_bad_policy_catalogue_is_one_clear_line(tmp_path, capsys, catalogue, message):
+    path = tmp_path / 'policies.yaml'
+    path.write_text(catalogue)
+    config = str(ROOT / 'config' / 'harness.yaml')
+    for argv in (
+        ['run', 'lift_cube', '--policies', str(path)],
+        ['program', 'lift_cube', __file__, '--policies', str(path)],
+        ['policy', 'serve', 'p', '--policies', str(path)],
+    ):
+        assert main(['--config', config, *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, (argv, err)
+
+
+def test_policy_flags_say_what_is_wrong(tmp_path, capsys):
+    config = str(ROOT / 'config' / 'harness.yaml')
+    assert main(['--config', config, 'run', 'lift_cube', '--policies', 'nope.yaml']) == 2
+    assert 'policy catalogue nope.yaml does not exist' in capsys.readouterr().err
+    assert main(['--config', config, 'policy', 'serve', 'nobody']) == 2
+    assert "no policy is called 'nobody'; policies: scripted_expert" in capsys.readouterr().err
+    path = tmp_path / 'policies.yaml'
+    path.write_text('policies:\n  far: {description: d, endpoint: "ws://h:1"}\n')
+    assert main(['--config', config, 'policy', 'serve', 'far', '--policies', str(path)]) == 2
+    assert 'policy far is external' in capsys.readouterr().err
