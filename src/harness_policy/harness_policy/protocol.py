@@ -62,7 +62,8 @@ class Policy(Protocol):
     `infer(obs)` takes the observation dict (see `observation`) and returns the reply dict (at
     least `actions`). A policy may also have `reset(self) -> None` (openpi's `BasePolicy`
     interface: forget the episode's state), called by whoever holds the policy in-process; the
-    server never calls it, since each connection starts with a new instance.
+    server never calls it, since each connection starts with a new instance. A policy with a
+    `close(self) -> None` has it called when its connection ends (a run's thread, a GPU context).
     """
 
     def infer(self, obs: dict) -> dict: ...

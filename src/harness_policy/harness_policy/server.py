@@ -145,7 +145,7 @@ class PolicyServer:
     def _serve_connection(self, ws: ServerConnection) -> None:
         peer = _address(ws.remote_address)
         log.info('policy connection from %s', peer)
-        requests, ended = 0, 'ended'
+        requests, ended, policy = 0, 'ended', None
         try:
             try:
                 policy = self._factory()
@@ -162,6 +162,13 @@ class PolicyServer:
         except ConnectionClosed as exc:
             ended = _closed(exc)
         finally:
+            # A policy that holds resources for its run (a thread, a GPU context) frees them.
+            close = getattr(policy, 'close', None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.exception('policy connection from %s: the policy failed to close', peer)
             log.info('policy connection from %s: %s after %d requests', peer, ended, requests)
 
     def _answer(self, ws: ServerConnection, policy: Policy) -> tuple[str, Exception | None]:

@@ -258,3 +258,21 @@ def test_serve_forever_stops_cleanly_on_a_signal(signum: int) -> None:
             child.wait()
     assert child.returncode == 0
     assert out.strip() == 'stopped'
+
+
+def test_a_policy_with_close_is_closed_when_its_connection_ends():
+    closed = threading.Event()
+
+    class Closing:
+        def infer(self, obs):
+            return {'actions': np.zeros((1, 14))}
+
+        def close(self):
+            closed.set()
+
+    with PolicyServer(Closing, {'name': 'closing'}) as server:
+        client = PolicyClient(server.url, timeout_s=5.0)
+        client.infer({'prompt': 'x'})
+        assert not closed.is_set()
+        client.close()
+        assert closed.wait(5.0)
