@@ -226,3 +226,55 @@ def test_predict_future_moves_nothing_and_shadow_mode_scores_the_run(tmp_path):
     assert shadow['model'].startswith('simulated_copy') and shadow['run_event'] == 'COMPLETED'
     (cube,) = shadow['objects']
     assert cube['id'] == 'red_cube' and cube['error_m'] < 0.005
+
+
+# The scripted baseline with the shipped catalogue: the broker starts the scripted expert ------
+
+
+def scripted(tmp_path, task, *flags):
+    out = tmp_path / task
+    code = main(
+        ['--config', CONFIG, 'run', task, '--model', 'scripted', '--out', str(out), '--policies']
+        + list(flags)
+    )
+    (folder,) = out.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    return code, summary, events
+
+
+def test_strategy_a_the_expert_does_the_task_in_two_calls_and_b_picks_by_number(tmp_path):
+    code, summary, events = scripted(tmp_path, 'stack_blocks_two')
+    assert code == 0 and summary['outcome']['success'], summary
+    assert summary['strategy']['choice'] == 'A' and summary['strategy']['kind'] == 'stack'
+    assert summary['model_calls'] == 2  # start + run_policy, then finish
+    (run,) = of_type(events, 'policy_run')
+    assert run['event'] == 'COMPLETED' and run['chunks'] > 10
+    # The expert's server was started for this run and is stopped again.
+    from harness_bringup.policy_broker import answers
+
+    assert not answers('ws://127.0.0.1:18765', timeout_s=1.0)
+    code, summary, events = scripted(tmp_path, 'pick_numbered', '--layout', '1')
+    assert code == 0 and summary['outcome']['success'], summary
+    assert summary['strategy']['choice'] == 'B' and of_type(events, 'policy_run') == []
+
+
+def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_path):
+    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
+    learned_only = shipped.replace(
+        'finishes: [lift, place, stack, press, push, sort, handover]',
+        'finishes: [lift, place, press, push, sort, handover]',
+    )
+    assert learned_only != shipped
+    file = tmp_path / 'policies.yaml'
+    file.write_text(learned_only)
+    code, summary, events = scripted(tmp_path, 'stack_blocks_two', str(file))
+    assert code == 0 and summary['outcome']['success'], summary
+    assert summary['strategy']['choice'] == 'C' and summary['strategy']['policy_runs'] == 1
+    cells = of_type(events, 'cell')
+    assert [r['call'] for r in of_type(events, 'policy_run')] == [1]
+    # After the policy's cell, the programs: home and the reference program's pick and place.
+    skills = [e['skill'] for c in cells[1:] for e in c['executions']]
+    assert skills[0] == 'home' and 'close_gripper' in skills
+    assert summary['strategy']['post_policy_calls_left'] >= 0
+    assert of_type(events, 'policy_to_end') == []
