@@ -133,7 +133,9 @@ def joints_of(obs: dict) -> np.ndarray:
 def state_of(obs: dict, fk=None) -> RobotState:
     """A RobotState with what a policy is sent: joints and gripper openings (and, given
     `fk(arm, joints) -> (tcp_position, tcp_quat)`, the TCP poses); forces and velocities are
-    not sent and read zero."""
+    not sent and read zero, and so do the finger joints and link6 poses: a user that needs them
+    (pixel perception finds the fingers by their joints) fills them from its robot model, as
+    harness_expert.actuation.robot_state does."""
     q = joints_of(obs)
     arms = {}
     for arm, base in (('left', 0), ('right', 7)):
