@@ -335,6 +335,11 @@ def _program(args: argparse.Namespace) -> int:
                     status=cell.status,
                     env_steps=graph.robot().step,
                     outcome=asdict(outcome),
+                    strategy={
+                        'policies': bool(config.kernel.policies),
+                        'choice': cell.strategy or None,
+                        'kind': cell.strategy_kind or None,
+                    },
                 )
                 _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
         except (GraphError, TimeoutError) as exc:
@@ -488,7 +493,11 @@ def _up(args: argparse.Namespace) -> int:
         broker = _broker(config)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def interrupted(*_) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the servers started here, as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, interrupted)
     with broker:
         try:
             started = broker.ensure()

@@ -101,6 +101,8 @@ class PolicyBroker:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 self.started.pop(spec.name)
+                if answers(spec.endpoint, timeout_s=1.0):  # another broker's server won the port
+                    return
                 raise BrokerError(
                     f'policy server {spec.name} exited with status {process.returncode} before '
                     f'it answered at {spec.endpoint}'

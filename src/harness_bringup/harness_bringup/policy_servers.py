@@ -3,7 +3,6 @@ each a factory of one policy per connection and the metadata sent on connect."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 
 
@@ -24,12 +23,11 @@ SERVABLE: dict[str, Callable[[], tuple[Callable[[], object], dict]]] = {
 
 
 def serve(name: str, host: str, port: int, log: Callable[[str], None] = print) -> int:
-    """Serve policy server `name` at host:port until SIGINT/SIGTERM; the exit status."""
+    """Serve policy server `name` at host:port until SIGINT or SIGTERM; the exit status."""
     from harness_policy.server import PolicyServer
 
     factory, metadata = SERVABLE[name]()
-    server = PolicyServer(factory, metadata, host, port)
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    server = PolicyServer(factory, metadata, host, port)  # serve_forever stops on SIGTERM too
     log(f'policy server {name} at ws://{host}:{port} ({metadata.get("kind", "")})')
     try:
         server.serve_forever()

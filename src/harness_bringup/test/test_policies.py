@@ -60,7 +60,7 @@ def test_the_policy_says_done_and_its_chunks_are_counted(graph):
     graph.reset('lift_cube', 0)
     with serve(ReachPolicy) as server:
         e = graph.run_policy(server.url)
-    assert e.event == 'COMPLETED' and 'said it is done: joint 1 reached' in e.detail, e
+    assert e.event == 'COMPLETED' and 'said it is done: "joint 1 reached"' in e.detail, e
     # 0.3 rad at 0.02 a step from the measured joint, which lags the command a little
     assert e.chunks in (3, 4) and e.actions == len(e.trace) == 5 * e.chunks
     assert abs(e.trace[-1].command[0] - 0.3) < 1e-6

@@ -38,6 +38,9 @@ from harness_driver.run_folder import RunFolder
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
 VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
 CHARS_PER_TOKEN = 3  # a cautious estimate for the cost cap (English text is ~3.5-4)
+POLICY_TICK_WAIT_S = (
+    0.5  # the longest wall time policy-to-end is allowed per tick of the step limit
+)
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
 
 
@@ -282,7 +285,11 @@ class Episode:
                 self.config.max_tokens,
             )
             stop = self.budgets.stop_reason(time.monotonic() - self.loop_started, worst)
-            if stop is None and self.handover.policy_to_end_due:
+            # The post-policy calls are used up, or the call budget ended while they ran: the
+            # policy runs to the end (it costs no model call).
+            if self.handover.policy_to_end_due or (
+                stop == 'budget_exhausted' and self.handover.calls_left is not None
+            ):
                 return self._policy_to_end()
             if stop is not None:
                 why = f'{stop.replace("_", " ")} before call {decision.call}'
@@ -302,7 +309,9 @@ class Episode:
                     raise FormatError(problem)
                 parsed = parse_reply(text)
             except FormatError as exc:
-                self.history.bad_reply(text or '(an empty reply)', format_error_message(exc))
+                self.history.bad_reply(
+                    text or '(an empty reply)', self._noted(format_error_message(exc))
+                )
                 self.log(f'format error: {exc}')
                 decision = Decision('format', decision.call + 1)
                 continue
@@ -314,7 +323,9 @@ class Episode:
                 return 'finished', reply.body
             if reply.kind == 'verify':
                 verdict = self.verify(reply.body, 'reply')
-                self.history.answer(verdict_text(reply.body, verdict, self.budgets.calls_left))
+                self.history.answer(
+                    self._noted(verdict_text(reply.body, verdict, self.budgets.calls_left))
+                )
                 decision = Decision('verify', decision.call + 1)
                 continue
             cell = self._run_cell(reply.body, decision.call)
@@ -337,8 +348,7 @@ class Episode:
                 self.budgets.calls_left,
                 list(self.config.cameras),
             )
-            note = self.handover.note()
-            self.history.answer(text + (f'\n{note}' if note else ''), images)
+            self.history.answer(self._noted(text), images)
             event = cell.stopped_by.event if cell.stopped_by else ''
             decision = Decision(reason, decision.call + 1, cell.status, event)
 
@@ -467,24 +477,38 @@ class Episode:
         }
         return parse_verdict(reply.text), tokens
 
+    def _noted(self, text: str) -> str:
+        """A turn's text with the post-policy countdown, once it runs."""
+        note = self.handover.note()
+        return f'{text}\n{note}' if note else text
+
     def _policy_to_end(self) -> tuple[str, str]:
         """The post-policy calls are used up: the policy runs to the episode's end; if the
         episode still runs after it, the driver finishes (source: driver) and wraps up."""
         since = time.monotonic()
         self.log('post-policy calls used up: the policy runs to the end of the episode')
+        # The policy may run until the step limit: wait as long as that may take (a tick of
+        # simulated time costs well under POLICY_TICK_WAIT_S of wall time, cameras included).
+        wait = self.cell_wait + self.spec.step_limit * POLICY_TICK_WAIT_S
         try:
-            cell = self.station.policy_to_end(self.cell_wait)
+            cell = self.station.policy_to_end(wait)
         finally:
             self.phases.add('policy_to_end', since)
+        if cell.status == 'error':
+            self.log(f'policy-to-end: {cell.traceback}')
         self.handover.after_cell(cell)
         self.folder.event({**cell_record(cell, 0, ''), 'type': 'policy_to_end'})
         self._policy_events(cell, 0)
         if cell.status == 'episode_ended':
             return 'episode_ended', ''
-        summary = (
-            'the driver finished the episode: the post-policy calls were used up and the '
-            f'policy ran until {cell.stopped_by.event if cell.stopped_by else cell.status}'
+        ran = (
+            f'the policy ran until {cell.stopped_by.event}'
+            if cell.stopped_by
+            else f'the policy ran until {cell.executions[-1].event}'
+            if cell.executions
+            else f'the policy could not run ({cell.traceback})'
         )
+        summary = f'the driver finished the episode: the post-policy calls were used up and {ran}'
         self.folder.event({'type': 'finish', 'source': 'driver', 'summary': summary})
         self.log(f'finish (driver): {summary}')
         self._wrap_up()
@@ -493,7 +517,7 @@ class Episode:
     def _policy_events(self, cell: CellResult, call: int) -> None:
         """One events.jsonl line per policy run of a cell."""
         for e in cell.executions:
-            if e.skill == 'run_policy':
+            if e.skill == 'run_policy' and e.chunks is not None:  # not a refused call
                 self.folder.event(
                     {
                         'type': 'policy_run',

@@ -23,7 +23,8 @@ class HandOver:
         """Take the strategy and the policy runs from a cell's result."""
         if cell.strategy:
             self.strategy, self.kind = cell.strategy, cell.strategy_kind
-        ran = sum(1 for e in cell.executions if e.skill == 'run_policy')
+        # runs that reached the policy (a refused or unreachable run hands nothing over)
+        ran = sum(1 for e in cell.executions if e.skill == 'run_policy' and (e.chunks or 0) > 0)
         self.policy_runs += ran
         if ran and self.strategy in ('A', 'C') and self.calls_left is None:
             self.calls_left = self.post_policy_calls

@@ -36,10 +36,17 @@ from harness_types.execution import EPISODE_ENDED, Execution, skill_error
 from harness_types.prediction import Prediction
 from harness_types.robot_state import ARMS, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
+from harness_worker.world_model import MAX_HORIZON_S
 
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
-from harness_kernel.learned import LearnedHalf
+from harness_kernel.learned import (
+    MAX_INSTRUCTION,
+    POLICY_TO_END_SECONDS,
+    PREDICTED_VIEWS,
+    SHADOW_HORIZON_S,
+    LearnedHalf,
+)
 from harness_kernel.perception import Perception
 from harness_kernel.perception.oracle import OraclePerception
 from harness_kernel.program_api import API_NAMES
@@ -74,7 +81,12 @@ class RobotPort(Protocol):
     def verify(self, claim: str) -> Verdict: ...
 
     def predict(
-        self, horizon_s: float, actions=None, entry: dict | None = None, instruction: str = ''
+        self,
+        horizon_s: float,
+        actions: np.ndarray | None = None,
+        entry: dict | None = None,
+        instruction: str = '',
+        cameras: tuple[str, ...] = (),
     ) -> Prediction: ...
 
 
@@ -165,8 +177,10 @@ class Kernel:
         perception: Perception | None = None,
         catalog: Catalog | None = None,
         world_model_shadow: bool = False,
+        control_hz: float | None = None,
     ) -> None:
         self.robot = robot
+        self.control_hz = control_hz  # the embodiment's; None: predict_future sends every row
         self.world_model_shadow = world_model_shadow
         self.on_located = on_located  # shows what locate() found (rviz markers)
         self.host = host
@@ -341,14 +355,14 @@ class Kernel:
         s = self.learned.strategy
         return {'strategy': s.letter, 'strategy_kind': s.kind} if s else {}
 
-    def policy_to_end(self, max_seconds: float) -> CellResult:
+    def policy_to_end(self, max_seconds: float = POLICY_TO_END_SECONDS) -> CellResult:
         """The driver's policy-to-end hook, once the model's post-policy calls are used up:
         the strategy's policy runs on (no stall stop) until the episode ends or `max_seconds`
         of simulated time pass. Runs here without the program, as the wrap-up does."""
         with self._call_lock:
             cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
             strategy = self.learned.strategy
-            status = 'ok'
+            status, traceback = 'ok', ''
             try:
                 if strategy is None or strategy.policy is None:
                     why = 'no policy to run to the end: the strategy is not A or C'
@@ -363,7 +377,6 @@ class Kernel:
                     **self.learned.policy_arguments(strategy.policy, instruction, to_end=True),
                 )
                 e = self.robot.execute('run_policy', args, False, lambda: None)
-                self.learned.policy_runs += 1
                 cell.executions.append(e)
                 self._log_execution(e)
                 cell.output.write(
@@ -373,11 +386,15 @@ class Kernel:
                     cell.stop, status = _Stop('episode_ended', e), 'episode_ended'
                 elif not e.ok:
                     cell.stop, status = _Stop('escalated', e), 'escalated'
+            except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+                # the skill server gone or not answering: the driver still finishes the episode
+                status, traceback = 'error', f'policy-to-end could not run: {exc}'
             finally:
                 self._cell = None
             return CellResult(
                 status=status,
                 output=cell.output.text(),
+                traceback=traceback,
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
                 scene=self._scene_report(),
@@ -582,10 +599,8 @@ class Kernel:
             e = self.robot.execute(skill, args, reactive, self._pump)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f'{skill}(): {exc}') from None
-        if skill == 'run_policy':
-            self.learned.policy_runs += 1
-            if shadow is not None:
-                self._shadow_score(shadow, e)
+        if shadow is not None:
+            self._shadow_score(shadow, e)
         cell.executions.append(e)
         self._log_execution(e)
         return self._dispatch(e)
@@ -714,14 +729,21 @@ class Kernel:
         seconds = float(seconds)
         if policy and actions is not None:
             raise ValueError('predict_future() takes a policy or actions, not both')
+        if not (np.isfinite(seconds) and 0 < seconds <= MAX_HORIZON_S):
+            raise ValueError(f'seconds must be in (0, {MAX_HORIZON_S:g}], got {seconds}')
         if policy:
             entry = self.learned.entry(str(policy))
-            prediction = self.robot.predict(seconds, entry=entry, instruction=str(instruction))
+            instruction = str(instruction)[:MAX_INSTRUCTION]
+            prediction = self.robot.predict(
+                seconds, entry=entry, instruction=instruction, cameras=PREDICTED_VIEWS
+            )
         elif actions is not None:
             array = np.asarray(actions, dtype=float)
             if array.ndim != 2 or array.shape[1] != 14 or not np.all(np.isfinite(array)):
                 raise ValueError(f'actions must be N x 14 finite numbers, got {array.shape}')
-            prediction = self.robot.predict(seconds, actions=array)
+            if self.control_hz:  # no more rows than the horizon has ticks: the rest never run
+                array = array[: int(np.ceil(seconds * self.control_hz))]
+            prediction = self.robot.predict(seconds, actions=array, cameras=PREDICTED_VIEWS)
         else:
             raise ValueError('predict_future() needs a policy name or actions')
         return self._predicted(prediction)
@@ -732,10 +754,13 @@ class Kernel:
         if not self.world_model_shadow:
             return None
         try:
-            before = self.perception.locate(self.robot.views([]), self.robot.state())
-            horizon = min(60.0, float(args.get('max_seconds') or 60.0))
+            before = self._locate_quietly()
+            horizon = min(SHADOW_HORIZON_S, float(args.get('max_seconds') or SHADOW_HORIZON_S))
             prediction = self.robot.predict(
-                horizon, entry=args['entry'], instruction=args['instruction']
+                horizon,
+                entry=args['entry'],
+                instruction=args['instruction'],
+                cameras=PREDICTED_VIEWS,
             )
             return before, self._predicted(prediction), horizon
         except Exception as exc:  # shadow mode never stops a run
@@ -747,9 +772,7 @@ class Kernel:
         displacement and the distance between the predicted and measured positions."""
         before, predicted, horizon = shadow
         try:
-            after = {
-                o.id: o for o in self.perception.locate(self.robot.views([]), self.robot.state())
-            }
+            after = {o.id: o for o in self._locate_quietly()}
             guess = {o.id: o for o in predicted['objects']}
             scored = []
             for o in before:
@@ -774,6 +797,11 @@ class Kernel:
                         'run_ticks': len(e.trace),
                         'run_event': e.event,
                         'stopped': predicted['stopped'],
+                        'located': {
+                            'before': len(before),
+                            'predicted': len(guess),
+                            'after': len(after),
+                        },
                         'objects': scored,
                         'mean_error_m': round(float(np.mean(errors)), 4) if errors else None,
                     },
@@ -781,6 +809,19 @@ class Kernel:
             )
         except Exception as exc:  # shadow mode never stops a run
             self.log({'call': '(kernel)', 'shadow_score': None, 'why': str(exc)[:500]})
+
+    def _locate_quietly(self) -> list[LocatedObject]:
+        """Every object now, with locate()'s ids but without moving its tracks (shadow mode
+        must not change what the program's locate() answers)."""
+        views = self.robot.views([], segmentation=self.perception.needs_segmentation)
+        detections = self.perception.backend.detect(views, self.robot.state(), '')
+        ids = copy.deepcopy(self.perception.tracker).assign(detections)
+        return [
+            LocatedObject(
+                i, d.name, d.measured.position, d.measured.size, d.measured.top, d.cameras
+            )
+            for i, d in zip(ids, detections, strict=True)
+        ]
 
     def _predicted(self, prediction: Prediction) -> dict:
         """A prediction as the program gets it: the objects located in the predicted views

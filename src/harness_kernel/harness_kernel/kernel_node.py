@@ -58,10 +58,6 @@ from harness_msgs.action import RunCell
 from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State, Verify
 from harness_types import names
 
-# The policy-to-end run's time bound: the episode's step limit (the worker's) ends it first.
-POLICY_TO_END_SECONDS = 3600.0
-PREDICTED_VIEWS = ('cam_head',)  # the views of a predicted end state locate() reads
-
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
 
@@ -133,13 +129,19 @@ class RosRobot:
         return [camera_view_of(v) for v in r.views]
 
     def predict(
-        self, horizon_s: float, actions=None, entry: dict | None = None, instruction: str = ''
+        self,
+        horizon_s: float,
+        actions: np.ndarray | None = None,
+        entry: dict | None = None,
+        instruction: str = '',
+        cameras: tuple[str, ...] = (),
     ) -> Prediction:
-        req = Predict.Request(horizon_seconds=float(horizon_s), cameras=list(PREDICTED_VIEWS))
+        req = Predict.Request(horizon_seconds=float(horizon_s), cameras=list(cameras))
         if entry is not None:
             req.policy, req.policy_endpoint = entry['name'], entry['endpoint']
             req.instruction, req.action_hz = instruction, float(entry['action_hz'])
             req.policy_cameras, req.policy_depth = list(entry['cameras']), bool(entry['depth'])
+            req.policy_timeout_seconds = float(entry['timeout_seconds'])
         else:
             req.actions = [float(v) for v in np.asarray(actions, dtype=float).ravel()]
         r = self._call(self.predict_client, req)
@@ -206,8 +208,9 @@ class KernelNode(Node):
                 service_url=config.perception_service_url,
                 service_timeout_s=config.perception_service_timeout_seconds,
             ),
-            load_catalog(config.policies) if config.policies else None,
+            load_catalog(config.policies, emb) if config.policies else None,
             config.world_model_shadow,
+            emb.rates.control_hz,
         )
         group = ReentrantCallbackGroup()
         self.create_service(
@@ -225,7 +228,7 @@ class KernelNode(Node):
         if goal.wrap_up:
             cell = self.kernel.wrap_up()
         elif goal.policy_to_end:
-            cell = self.kernel.policy_to_end(POLICY_TO_END_SECONDS)
+            cell = self.kernel.policy_to_end()
         else:
             cell = self.kernel.run_cell(goal.code)
         goal_handle.succeed()

@@ -13,11 +13,17 @@ from dataclasses import asdict, dataclass
 
 from harness_policy.catalog import STRATEGIES, Catalog, PolicySpec
 
+# The policy-to-end run's time bound: the episode's step limit (the worker's) ends it first.
+POLICY_TO_END_SECONDS = 3600.0
+SHADOW_HORIZON_S = 20.0  # shadow mode predicts at most this far (the worker waits meanwhile)
+PREDICTED_VIEWS = ('cam_head',)  # the views of a predicted end state locate() reads
+MAX_INSTRUCTION = 2000  # characters of an instruction sent to a policy
+
 
 @dataclass(frozen=True)
 class Strategy:
-    """What start() chose: the strategy letter, the task kind, the policy that learned it
-    (None for B), and the instruction the policy is given (set by the first run_policy)."""
+    """What start() chose: the strategy letter, the task kind, and the policy that learned
+    it (None for B)."""
 
     letter: str
     kind: str
@@ -31,7 +37,6 @@ class LearnedHalf:
         self.catalog = catalog
         self.strategy: Strategy | None = None
         self.instruction = ''  # the last instruction a policy run was given
-        self.policy_runs = 0
 
     @property
     def enabled(self) -> bool:
@@ -86,6 +91,8 @@ class LearnedHalf:
                 'before anything moves the arms (A: the policy does the task from the untouched '
                 'start pose; C: the policy first, then programs; B: programs only)'
             )
+        if skill == 'run_policy' and self.strategy is not None and self.strategy.letter == 'B':
+            return 'run_policy: the strategy is B, programs only; no policy runs in this episode'
         return ''
 
     def entry(self, name: str, caller: str = 'predict_future') -> dict:
@@ -102,9 +109,10 @@ class LearnedHalf:
         instruction = str(instruction).strip()
         if not instruction:
             raise ValueError('run_policy() needs an instruction (the task in words)')
+        if len(instruction) > MAX_INSTRUCTION:
+            raise ValueError(
+                f'run_policy(): an instruction of at most {MAX_INSTRUCTION} characters, '
+                f'not {len(instruction)}'
+            )
         self.instruction = instruction
         return {'entry': entry, 'to_end': to_end}
-
-    def handed_over(self) -> bool:
-        """Whether the task was handed to a policy (A or C) and a policy has run."""
-        return self.strategy is not None and self.strategy.letter in 'AC' and self.policy_runs > 0

@@ -411,13 +411,15 @@ class ProgramApi:
         return self._call('list_policies')
 
     def start(self, strategy: str, kind: str):
-        """Choose how the task is solved, before anything moves (with policies enabled every
-        execution before start() ends with SKILL_ERROR). strategy 'A': a policy that learned
-        `kind` and usually finishes it runs the whole task from the untouched start pose
-        (run_policy) while you supervise; 'C': a policy that learned `kind` first, then your
-        programs finish what it leaves; 'B': programs only (tasks no policy learned, e.g.
-        picking by a number or a label). kind: the task kind in the catalogue's words (see
-        list_policies()). Returns a sentence naming the policy to run."""
+        """Choose how the task is solved, once, before anything moves (with policies enabled
+        every execution before start() ends with SKILL_ERROR). strategy 'A': a policy that
+        learned `kind` runs the whole task from the untouched start pose (run_policy) while
+        you supervise (choose it when the policy usually finishes that kind); 'C': a policy
+        that learned `kind` first, then your programs finish what it leaves; 'B': programs
+        only, run_policy is refused (tasks no policy learned, e.g. picking by a number or a
+        label). kind: the task kind in the catalogue's words (see list_policies()). Returns a
+        sentence; for A and C it names the policy to run. The same choice again changes
+        nothing; another one raises RuntimeError."""
         return self._call('start', strategy=str(strategy), kind=str(kind))
 
     def predict_future(

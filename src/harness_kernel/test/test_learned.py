@@ -93,3 +93,36 @@ def test_the_learned_names_are_enabled_only_with_policies(policies):
     names = enabled_names(None, policies)
     assert all((n in names) == policies for n in LEARNED_NAMES)
     assert 'pick' in names
+
+
+def test_strategy_b_runs_no_policy(make_kernel):
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell("start('B', 'lift')\nrun_policy('expert', 'Lift the cube.')")
+    assert r.status == 'escalated' and 'the strategy is B, programs only' in r.stopped_by.detail
+    assert robot.calls == []
+
+
+def test_policy_to_end_that_cannot_reach_the_skill_server_is_an_error_result(make_kernel):
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    kernel.run_cell("start('A', 'lift')\nrun_policy('expert', 'Lift the cube.')")
+
+    def gone(*args):
+        raise RuntimeError('the skill server does not offer skills/run_policy')
+
+    robot.execute = gone
+    end = kernel.policy_to_end()
+    assert end.status == 'error' and 'policy-to-end could not run' in end.traceback
+    assert 'does not offer' in end.traceback and end.strategy == 'A'
+
+
+def test_predict_future_checks_its_arguments_before_asking(make_kernel):
+    kernel, *_ = make_kernel(catalog=CATALOG)
+    for code, said in (
+        ('predict_future()', 'needs a policy name or actions'),
+        ("predict_future('expert', actions=[[0] * 14])", 'a policy or actions, not both'),
+        ('predict_future(actions=[[0] * 5])', 'N x 14 finite numbers'),
+        ('predict_future(actions=[[0] * 14], seconds=61)', 'seconds must be in (0, 60]'),
+        ("predict_future('nobody')", "no policy is called 'nobody'"),
+    ):
+        r = kernel.run_cell(code)
+        assert r.status == 'error' and said in r.traceback, (code, r.traceback)

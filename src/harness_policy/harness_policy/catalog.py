@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from arx_x5_description.embodiment import Embodiment, load_embodiment
 from harness_types.config import ConfigError
+
+from harness_policy.stream import hold_ticks
 
 # What a policy's `actions` rows are: 14 absolute targets in the command layout.
 ACTION_SPACES = ('joint_position',)
@@ -21,7 +24,6 @@ STRATEGIES = {
     'B': 'programs only',
     'C': 'the policy first, then programs finish what it leaves',
 }
-CAMERAS = ('cam_head', 'cam_left_wrist', 'cam_right_wrist')
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class PolicySpec:
     serve: str = ''  # a local server `harness policy serve` can start ('' = external)
     action_space: str = 'joint_position'
     action_hz: float = 25.0
-    cameras: tuple[str, ...] = CAMERAS
+    cameras: tuple[str, ...] = ()  # the views it is sent (the catalogue's default: every camera)
     depth: bool = True
     learned: tuple[str, ...] = ()  # task kinds it learned
     finishes: tuple[str, ...] = ()  # of those, the ones it usually finishes
@@ -100,7 +102,7 @@ _FIELDS = {
 }
 
 
-def _spec(name: str, entry: object, where: str) -> PolicySpec:
+def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     if not isinstance(entry, dict):
         raise ConfigError(f'{where}: policy {name!r} must be a mapping')
     unknown = sorted(set(entry) - set(_FIELDS))
@@ -130,6 +132,7 @@ def _spec(name: str, entry: object, where: str) -> PolicySpec:
                 f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {value!r}'
             )
         values[key] = tuple(value) if kind is list else float(value) if kind is float else value
+    values.setdefault('cameras', tuple(emb.cameras))
     spec = PolicySpec(name, **values)
     if not spec.endpoint.startswith(('ws://', 'wss://')):
         raise ConfigError(
@@ -140,14 +143,22 @@ def _spec(name: str, entry: object, where: str) -> PolicySpec:
             f'{where}: {name}.action_space must be one of {", ".join(ACTION_SPACES)}, '
             f'not {spec.action_space!r}'
         )
+    if spec.serve and not spec.endpoint.startswith('ws://'):
+        raise ConfigError(
+            f'{where}: {name}: a local server (serve) is reached at ws://, not wss://'
+        )
     for key in ('action_hz', 'stall_seconds', 'timeout_seconds'):
         if getattr(spec, key) <= 0:
             raise ConfigError(f'{where}: {name}.{key} must be > 0, not {getattr(spec, key)}')
-    unknown_cams = [c for c in spec.cameras if c not in CAMERAS]
+    try:
+        hold_ticks(spec.action_hz, emb.rates.control_hz, f'{name}.action_hz: policy {name}')
+    except ValueError as exc:
+        raise ConfigError(f'{where}: {exc}') from None
+    unknown_cams = [c for c in spec.cameras if c not in emb.cameras]
     if unknown_cams:
         raise ConfigError(
             f'{where}: {name}.cameras: no camera {", ".join(unknown_cams)}; cameras: '
-            f'{", ".join(CAMERAS)}'
+            f'{", ".join(emb.cameras)}'
         )
     stray = [k for k in spec.finishes if k not in spec.learned]
     if stray:
@@ -155,8 +166,10 @@ def _spec(name: str, entry: object, where: str) -> PolicySpec:
     return spec
 
 
-def load_catalog(path: Path | str) -> Catalog:
-    """The catalogue of `path`; ConfigError names the file and the field."""
+def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
+    """The catalogue of `path`, checked against the robot (`emb`, default: the station's
+    embodiment: its cameras and control rate); ConfigError names the file and the field."""
+    emb = emb if emb is not None else load_embodiment()
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
@@ -166,5 +179,5 @@ def load_catalog(path: Path | str) -> Catalog:
         raise ConfigError(f'{path}: not a YAML file: {exc}') from None
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
         raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
-    specs = {str(n): _spec(str(n), e, str(path)) for n, e in doc['policies'].items()}
+    specs = {str(n): _spec(str(n), e, str(path), emb) for n, e in doc['policies'].items()}
     return Catalog(specs, path)

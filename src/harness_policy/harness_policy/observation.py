@@ -14,11 +14,11 @@ Observation keys (a policy's configuration lists the cameras it is sent, and whe
   prompt                            str, the instruction
 
 Reply keys:
-  actions   float32 (H, 14) absolute targets in the command layout, one row per control
-            period of the policy's rate (the harness streams them through the shield)
+  actions   float32 (H, 14) absolute targets in the command layout, one row per period of
+            the policy's rate (the harness streams them through the shield); 1 <= H <= 1000
   done      bool, optional (the harness's addition; openpi servers never send it): the policy
             says the task is over; a server without it is stopped by a stall or the time bound
-  info      str, optional: a sentence for the log
+  info      str, optional: a sentence for the log (clipped to 300 characters)
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ ACTIONS = 'actions'
 DONE = 'done'
 INFO = 'info'
 ACTION_SIZE = 14
+MAX_CHUNK = 1000  # rows in one reply (40 s at 25 Hz): more is a server out of protocol
+MAX_INFO = 300  # characters of a policy's sentence kept (it reaches logs and the model's turn)
 
 
 def image_key(camera: str) -> str:
@@ -157,26 +159,39 @@ class Reply:
 
 
 def reply_of(answer: object) -> Reply:
-    """A policy's answer dict, checked; ObservationError says what is wrong."""
+    """A policy's answer dict, checked; ObservationError says what is wrong (never another
+    exception: a policy server is not trusted to answer well)."""
     if not isinstance(answer, dict):
         raise ObservationError(f'a reply must be a dict, got {type(answer).__name__}')
     if ACTIONS not in answer:
-        raise ObservationError(f'the reply has no {ACTIONS!r} (keys: {sorted(map(str, answer))})')
-    actions = np.asarray(answer[ACTIONS])
+        keys = sorted(str(k)[:40] for k in answer)[:20]
+        raise ObservationError(f'the reply has no {ACTIONS!r} (keys: {keys})')
+    try:
+        actions = np.asarray(answer[ACTIONS])
+    except (ValueError, TypeError) as exc:  # ragged rows, objects numpy cannot make numbers of
+        raise ObservationError(f"'actions' is not an H x {ACTION_SIZE} array: {exc}") from None
     if actions.ndim == 1 and actions.shape[0] == ACTION_SIZE:
         actions = actions[None, :]
     if actions.ndim != 2 or actions.shape[1] != ACTION_SIZE:
         raise ObservationError(
             f"'actions' must be H x {ACTION_SIZE} (the command layout), got {actions.shape}"
         )
+    if not 0 < actions.shape[0] <= MAX_CHUNK:
+        raise ObservationError(f"'actions' must hold 1 to {MAX_CHUNK} rows, got {actions.shape[0]}")
     if actions.dtype.kind not in 'fiu':
         raise ObservationError(f"'actions' must be numbers, got dtype {actions.dtype}")
     actions = actions.astype(float)
     if not np.all(np.isfinite(actions)):
         raise ObservationError("'actions' holds non-finite numbers")
-    done = bool(answer.get(DONE, False))
+    done = answer.get(DONE, False)
+    if not isinstance(done, bool | np.bool_):
+        raise ObservationError(f"'done' must be true or false, got {type(done).__name__}")
     info = answer.get(INFO, '')
-    return Reply(actions, done, info if isinstance(info, str) else str(info))
+    if not isinstance(info, str):
+        raise ObservationError(f"'info' must be a string, got {type(info).__name__}")
+    if len(info) > MAX_INFO:
+        info = info[:MAX_INFO] + ' [clipped]'
+    return Reply(actions, bool(done), info)
 
 
 def reply(actions: np.ndarray, done: bool = False, info: str = '') -> dict:

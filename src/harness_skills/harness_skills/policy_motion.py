@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import numpy as np
-from harness_policy.observation import ObservationError, observation, reply_of
+from harness_policy.observation import observation
+from harness_policy.stream import ChunkStream, Connection, hold_ticks
 from harness_types.camera import CameraView
 from harness_types.execution import COMPLETED, SKILL_ERROR
 from harness_types.robot_state import RobotState, arm_slice
@@ -25,16 +25,6 @@ from harness_skills.execution import Ending, Motion
 
 MOVED_RAD = 0.02  # a joint this far from where the run began: the arms moved
 STILL_RAD_PER_TICK = 1e-3  # every joint moving less than this per tick: the arms are still
-
-
-class PolicyConnection(Protocol):
-    """A connected policy (harness_policy.client.PolicyClient)."""
-
-    metadata: dict
-
-    def infer(self, obs: dict) -> dict: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -52,9 +42,9 @@ class PolicyRun:
 
 
 class PolicyMotion(Motion):
-    """Streams a policy's chunks. `connect(endpoint)` opens the connection (errors are
-    RuntimeErrors whose sentence is the event's detail); `views(cameras, depth)` renders the
-    policy's cameras."""
+    """Streams a policy's chunks (harness_policy.stream). `connect(endpoint)` opens the
+    connection (its errors are RuntimeErrors whose sentence is the event's detail);
+    `views(cameras, depth)` renders the policy's cameras."""
 
     arm = 'both'
     default_seconds = 60.0
@@ -62,7 +52,7 @@ class PolicyMotion(Motion):
     def __init__(
         self,
         run: PolicyRun,
-        connect: Callable[[str], PolicyConnection],
+        connect: Callable[[str], Connection],
         views: Callable[[tuple[str, ...], bool], list[CameraView]],
         control_hz: float,
     ) -> None:
@@ -70,70 +60,55 @@ class PolicyMotion(Motion):
         self.connect = connect
         self.views = views
         self.control_hz = control_hz
-        ratio = control_hz / run.action_hz
-        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
-            raise ValueError(
-                f'policy {run.name} acts at {run.action_hz:g} Hz; the control rate '
-                f'{control_hz:g} Hz must be a whole multiple of it'
-            )
-        self.hold_ticks = int(round(ratio))  # ticks each action is held
-        self.connection: PolicyConnection | None = None
-        self.rows: list[np.ndarray] = []
-        self.chunks = 0
-        self.actions = 0
-        self.said_done = False
-        self.info = ''
+        self.hold = hold_ticks(run.action_hz, control_hz, f'policy {run.name}')
+        self.stream: ChunkStream | None = None
         self.error = ''
         self._start: np.ndarray | None = None
         self._last: np.ndarray | None = None
         self._moved = False
         self._still_ticks = 0
 
+    @property
+    def chunks(self) -> int:
+        return self.stream.chunks if self.stream else 0
+
+    @property
+    def actions(self) -> int:
+        return self.stream.actions if self.stream else 0
+
     def start(self, obs: RobotState, command: np.ndarray) -> None:
         self._start = obs.measured.copy()
         try:
-            self.connection = self.connect(self.run.endpoint)
+            connection = self.connect(self.run.endpoint)
         except (RuntimeError, OSError) as exc:
             self.error = str(exc)
+            return
+        self.stream = ChunkStream(connection, self.hold, self.run.name, self.run.endpoint)
 
     def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
+        if self.stream is not None:
+            self.stream.connection.close()
 
-    def _request(self, obs: RobotState) -> None:
+    def _observation(self, obs: RobotState) -> dict:
         views = self.views(self.run.cameras, self.run.depth) if self.run.cameras else []
-        sent = observation(obs, views, self.run.instruction)
-        try:
-            answer: Any = self.connection.infer(sent)
-            reply = reply_of(answer)
-        except ObservationError as exc:
-            raise RuntimeError(f'policy {self.run.name} answered out of protocol: {exc}') from None
-        self.chunks += 1
-        self.said_done, self.info = reply.done, reply.info or self.info
-        for row in reply.actions:
-            self.rows += [row] * self.hold_ticks
-        if not self.rows and not reply.done:
-            raise RuntimeError(f'policy {self.run.name} sent an empty chunk without saying done')
+        return observation(obs, views, self.run.instruction)
 
     def command(self, obs: RobotState, command: np.ndarray) -> None:
         if self.error:
             return  # the hold command: finished() ends the execution after this tick
         try:
-            if not self.rows and not self.said_done:
-                self._request(obs)
-        except (RuntimeError, OSError) as exc:
+            row = self.stream.next(lambda: self._observation(obs))
+        except (RuntimeError, OSError, ValueError) as exc:  # ObservationError is a ValueError
             self.error = str(exc)
             return
-        if self.rows:
-            command[:] = self.rows.pop(0)
-            self.actions += 1
+        if row is not None:
+            command[:] = row
 
     def finished(self, obs: RobotState) -> Ending | None:
         if self.error:
             return Ending(SKILL_ERROR, self.error)
-        if self.said_done and not self.rows:
-            why = f': {self.info}' if self.info else ''
+        if self.stream.done and not self.stream.pending():
+            why = f': "{self.stream.info}"' if self.stream.info else ''
             return Ending(COMPLETED, f'policy {self.run.name} said it is done{why}')
         q = obs.measured
         joints = np.r_[q[arm_slice('left')], q[arm_slice('right')]]

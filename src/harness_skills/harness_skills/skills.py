@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from harness_policy.stream import Connection
 from harness_types.execution import Execution, skill_error
 from harness_types.robot_state import ARMS
 
@@ -19,7 +20,7 @@ from harness_skills.motions import (
     GripperMotion,
     JointPathMotion,
 )
-from harness_skills.policy_motion import PolicyConnection, PolicyMotion, PolicyRun
+from harness_skills.policy_motion import PolicyMotion, PolicyRun
 
 LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
@@ -33,7 +34,7 @@ class Skills:
         self,
         engine: Engine,
         closed_below: float,
-        connect: Callable[[str, float], PolicyConnection] | None = None,
+        connect: Callable[[str, float], Connection] | None = None,
     ) -> None:
         self.engine = engine
         self.connect = connect  # (endpoint, timeout_s) -> a policy connection (run_policy)

@@ -321,6 +321,7 @@ class WorkerNode(Node):
                 request.action_hz,
                 tuple(request.policy_cameras),
                 request.policy_depth,
+                request.policy_timeout_seconds,
             )
         actions = np.asarray(request.actions, dtype=float)
         try:

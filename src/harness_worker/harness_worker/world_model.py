@@ -19,13 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from harness_policy.observation import ObservationError, observation, reply_of
+from harness_policy.observation import ObservationError, observation
+from harness_policy.stream import ChunkStream, hold_ticks
 from harness_types.prediction import Prediction
 
 MODEL_NAME = (
     'simulated_copy: a stand-in world model (a copy of the simulated station rolled forward, '
     'not a learned model)'
 )
+
+
+MAX_HORIZON_S = 60.0  # the longest prediction (simulated seconds) the stand-in rolls
 
 
 class WorldModelError(RuntimeError):
@@ -42,7 +46,7 @@ class PolicyRollout:
     action_hz: float
     cameras: tuple[str, ...]
     depth: bool
-    timeout_s: float = 30.0
+    timeout_s: float  # the longest wait for one chunk
 
 
 class SimulatedFuture:
@@ -69,18 +73,23 @@ class SimulatedFuture:
             )
         if (actions is None) == (policy is None):
             raise WorldModelError('predict needs either actions or a policy')
-        if not (np.isfinite(horizon_s) and 0 < horizon_s <= 60):
-            raise WorldModelError(f'the horizon must be in (0, 60] s, got {horizon_s}')
+        if not (np.isfinite(horizon_s) and 0 < horizon_s <= MAX_HORIZON_S):
+            raise WorldModelError(
+                f'the horizon must be in (0, {MAX_HORIZON_S:g}] s, got {horizon_s}'
+            )
         hz = worker.emb.rates.control_hz
         ticks = int(round(horizon_s * hz))
+        stopped = ''
         if actions is not None:
             actions = np.asarray(actions, dtype=float)
             if actions.ndim != 2 or actions.shape[1] != 14 or not np.all(np.isfinite(actions)):
                 raise WorldModelError(f'actions must be N x 14 finite numbers, got {actions.shape}')
-            ticks = min(ticks, len(actions))
+            if len(actions) < ticks:
+                stopped = f'the actions ran out after {len(actions)} ticks'
+                ticks = len(actions)
         worker._require_episode()
         shield = copy.copy(worker.shield)  # its memory (the last command) is the copy's own
-        times, states, stopped = [], [], ''
+        times, states = [], []
         with station.rollout(), contextlib.ExitStack() as stack:
             if actions is not None:
                 rows = iter(actions)
@@ -119,33 +128,32 @@ class _PolicyRows:
     def __init__(self, model: SimulatedFuture, policy: PolicyRollout, control_hz: float) -> None:
         if model.connect is None:
             raise WorldModelError('this world model has no policy client')
+        if not policy.timeout_s > 0:
+            raise WorldModelError(f'the policy timeout must be > 0 s, got {policy.timeout_s}')
+        try:
+            hold = hold_ticks(policy.action_hz, control_hz, f'policy {policy.name}')
+        except ValueError as exc:
+            raise WorldModelError(str(exc)) from None
         self.station = model.worker.station
         self.policy = policy
-        self.hold = max(1, int(round(control_hz / policy.action_hz)))
-        self.connection = model.connect(policy.endpoint, policy.timeout_s)
-        self.rows: list[np.ndarray] = []
-        self.done = False
         self.step = model.worker.step
+        connection = model.connect(policy.endpoint, policy.timeout_s)
+        self.stream = ChunkStream(connection, hold, policy.name, policy.endpoint)
 
     def __iter__(self):
         return self
 
     def __next__(self) -> np.ndarray:
-        if not self.rows:
-            if self.done:
-                raise StopIteration
-            state = self.station.state(self.step)
-            views = [self.station.render(c, self.policy.depth, False) for c in self.policy.cameras]
-            reply = reply_of(
-                self.connection.infer(observation(state, views, self.policy.instruction))
-            )
-            self.done = reply.done
-            for row in reply.actions:
-                self.rows += [row] * self.hold
-            if not self.rows:
-                raise StopIteration
+        row = self.stream.next(self._observation)
+        if row is None:
+            raise StopIteration
         self.step += 1
-        return self.rows.pop(0)
+        return row
+
+    def _observation(self) -> dict:
+        state = self.station.state(self.step)
+        views = [self.station.render(c, self.policy.depth, False) for c in self.policy.cameras]
+        return observation(state, views, self.policy.instruction)
 
     def close(self) -> None:
-        self.connection.close()
+        self.stream.connection.close()

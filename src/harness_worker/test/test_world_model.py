@@ -33,7 +33,7 @@ def test_the_prediction_is_what_happens_and_the_station_is_untouched(worker):
     cube = worker.station.object_pose('cube')[0].copy()
     model = SimulatedFuture(worker)
     actions = sweep(worker)
-    p = model.predict(4.0, actions=actions, cameras=('cam_head',))
+    p = model.predict(2.0, actions=actions, cameras=('cam_head',))
     assert 'stand-in' in p.model and p.stopped == ''
     assert p.states.shape == (50, 14) and len(p.views) == 1 and p.views[0].depth is not None
     assert np.array_equal(worker.measured(), before) and worker.time == time
@@ -48,7 +48,7 @@ def test_the_shield_stops_a_prediction_and_bad_requests_are_refused(worker):
     worker.reset('lift_cube', 0, 0, token=worker._token or '')
     actions = sweep(worker)
     actions[10:, 7] = 2.0  # a jump the shield rejects
-    p = SimulatedFuture(worker).predict(4.0, actions=actions)
+    p = SimulatedFuture(worker).predict(2.0, actions=actions)
     assert len(p.states) == 10 and 'the shield would reject' in p.stopped
     with pytest.raises(WorldModelError, match='N x 14'):
         SimulatedFuture(worker).predict(1.0, actions=np.zeros((3, 5)))
@@ -56,6 +56,8 @@ def test_the_shield_stops_a_prediction_and_bad_requests_are_refused(worker):
         SimulatedFuture(worker).predict(0.0, actions=actions)
     with pytest.raises(WorldModelError, match='either actions or a policy'):
         SimulatedFuture(worker).predict(1.0)
+    short = SimulatedFuture(worker).predict(4.0, actions=sweep(worker, n=20))
+    assert len(short.states) == 20 and short.stopped == 'the actions ran out after 20 ticks'
 
 
 class Turn:
@@ -71,7 +73,7 @@ def test_a_policy_is_rolled_forward_with_views_of_the_copy(worker):
     before = worker.measured().copy()
     with PolicyServer(Turn, {'name': 'turn'}) as server:
         model = SimulatedFuture(worker, lambda url, t: PolicyClient(url, t, t))
-        policy = PolicyRollout('turn', server.url, 'turn', 25.0, ('cam_head',), False)
+        policy = PolicyRollout('turn', server.url, 'turn', 25.0, ('cam_head',), False, 5.0)
         p = model.predict(10.0, policy=policy)
     assert p.stopped == 'the policy said it is done' and p.states[-1][7] > 0.2
     assert len(p.states) < 250 and np.array_equal(worker.measured(), before)

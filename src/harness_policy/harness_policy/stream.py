@@ -1,0 +1,78 @@
+"""A policy's chunks as one action per control tick: what run_policy's motion and the world
+model's stand-in both stream (one place for the rate, the counting and the checks).
+
+Each action of a chunk is held `control_hz / action_hz` ticks (a whole number: a rate that does
+not divide the control rate is refused). When the chunk in hand is spent and the policy has not
+said it is done, the next observation is sent. An answer out of protocol is an ObservationError
+naming the policy and its endpoint; the connection's own errors (PolicyError) pass through.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+
+from harness_policy.observation import ObservationError, reply_of
+
+
+class Connection(Protocol):
+    """A connected policy (harness_policy.client.PolicyClient)."""
+
+    def infer(self, obs: dict) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+def hold_ticks(action_hz: float, control_hz: float, name: str = 'the policy') -> int:
+    """Ticks each action is held; ValueError unless the rate divides the control rate."""
+    ratio = control_hz / action_hz if action_hz > 0 else 0.0
+    if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-6:
+        raise ValueError(
+            f'{name} acts at {action_hz:g} Hz; the control rate {control_hz:g} Hz must be a '
+            'whole multiple of it'
+        )
+    return int(round(ratio))
+
+
+class ChunkStream:
+    """`next(observe)` -> this tick's 14 targets, or None once the policy said it is done and
+    its last chunk ran. `observe()` makes the observation to send (called only when a chunk is
+    due). `chunks` and `actions` count what was received and what began to run."""
+
+    def __init__(
+        self, connection: Connection, hold: int, name: str = 'the policy', endpoint: str = ''
+    ) -> None:
+        self.connection = connection
+        self.hold = hold
+        self.who = f'policy {name}' + (f' at {endpoint}' if endpoint else '')
+        self.rows: deque[np.ndarray] = deque()
+        self.current: np.ndarray | None = None
+        self.held = 0
+        self.chunks = 0
+        self.actions = 0
+        self.done = False
+        self.info = ''
+
+    def pending(self) -> bool:
+        """An action is still to be held or started."""
+        return bool(self.rows) or (self.current is not None and self.held < self.hold)
+
+    def next(self, observe: Callable[[], dict]) -> np.ndarray | None:
+        if not self.pending():
+            if self.done:
+                return None
+            try:
+                reply = reply_of(self.connection.infer(observe()))
+            except ObservationError as exc:
+                raise ObservationError(f'{self.who} answered out of protocol: {exc}') from None
+            self.chunks += 1
+            self.done, self.info = reply.done, reply.info or self.info
+            self.rows.extend(reply.actions)
+        if self.current is None or self.held >= self.hold:
+            self.current, self.held = self.rows.popleft(), 0
+            self.actions += 1
+        self.held += 1
+        return self.current
