@@ -278,3 +278,47 @@ def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_pat
     assert skills[0] == 'home' and 'close_gripper' in skills
     assert summary['strategy']['post_policy_calls_left'] >= 0
     assert of_type(events, 'policy_to_end') == []
+
+
+def test_harness_up_keeps_the_local_servers_up_until_it_is_stopped(tmp_path):
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from harness_bringup.policy_broker import answers
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
+    file = tmp_path / 'policies.yaml'
+    file.write_text(shipped.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
+    endpoint = f'ws://127.0.0.1:{port}'
+    up = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', '--config', CONFIG, 'up']
+        + ['--policies', str(file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        for line in up.stdout:  # the broker waits for the server before it says so
+            lines.append(line)
+            if 'serving; Ctrl-C stops' in line:
+                break
+        assert any(f'{endpoint}: started' in line for line in lines), lines
+        assert answers(endpoint)
+        # An episode now finds the server answering and starts none of its own.
+        from harness_bringup.policy_broker import PolicyBroker
+        from harness_policy.catalog import load_catalog
+
+        with PolicyBroker(load_catalog(file), log=lambda m: None) as broker:
+            assert broker.ensure() == []
+    finally:
+        up.send_signal(signal.SIGTERM)
+        rest = up.communicate(timeout=60)[0]
+    assert up.returncode == 0, rest
+    assert 'stopped policy server scripted_expert' in rest
+    assert not answers(endpoint, timeout_s=1.0)

@@ -15,12 +15,15 @@ import threading
 from typing import NoReturn
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.frames import CloseCode
 from websockets.sync.client import ClientConnection, connect
 
 from harness_policy.protocol import Encoder, ProtocolError, unpackb
 
 # How long closing waits for the server's side of the closing handshake.
 _CLOSE_TIMEOUT_S = 2.0
+MAX_MESSAGE_BYTES = 16 * 2**20  # the largest metadata or reply taken from a server
+MAX_ERROR_CHARS = 500  # of a server's error text (it reaches logs and the model's turn)
 
 
 class PolicyError(RuntimeError):
@@ -47,7 +50,9 @@ class PolicyClient:
             self._ws = connect(
                 url,
                 compression=None,
-                max_size=None,
+                # A reply is a chunk of actions (kB); a server that sends more is refused
+                # rather than allowed to fill the skill server's memory.
+                max_size=MAX_MESSAGE_BYTES,
                 open_timeout=open_timeout_s,
                 close_timeout=_CLOSE_TIMEOUT_S,
                 # A policy server is reached directly: the proxy of the environment (websockets
@@ -125,7 +130,10 @@ class PolicyClient:
         except ConnectionClosed as exc:
             self._connection_closed(exc, f'while {what} was awaited')
         if isinstance(message, str):
-            self._fail(f'{self._server} answered an error: {message.strip()}')
+            text = message.strip()
+            if len(text) > MAX_ERROR_CHARS:
+                text = text[:MAX_ERROR_CHARS] + ' [clipped]'
+            self._fail(f'{self._server} answered an error: {text}')
         try:
             return unpackb(message)
         except ProtocolError as exc:
@@ -146,6 +154,8 @@ class PolicyClient:
 
 
 def _closed(exc: ConnectionClosed) -> str:
+    if exc.sent is not None and exc.sent.code == CloseCode.MESSAGE_TOO_BIG:
+        return f'it sent a message over {MAX_MESSAGE_BYTES // 2**20} MiB'
     frame = exc.rcvd
     if frame is None:
         return 'without a close frame'

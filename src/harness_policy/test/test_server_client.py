@@ -276,3 +276,24 @@ def test_a_policy_with_close_is_closed_when_its_connection_ends():
         assert not closed.is_set()
         client.close()
         assert closed.wait(5.0)
+
+
+def test_a_server_that_floods_or_rambles_is_refused_with_a_clear_error():
+    class Flood:
+        def infer(self, obs):
+            return {'actions': np.zeros((1, 14)), 'junk': np.zeros(3 * 2**20)}  # 24 MB
+
+    with PolicyServer(Flood, {'name': 'flood'}) as server:
+        client = PolicyClient(server.url, timeout_s=10.0)
+        with pytest.raises(PolicyError, match='it sent a message over 16 MiB'):
+            client.infer({'prompt': 'x'})
+
+    class Ramble:
+        def infer(self, obs):
+            raise ValueError('x' * 10_000)
+
+    with PolicyServer(Ramble, {'name': 'ramble'}) as server:
+        client = PolicyClient(server.url, timeout_s=10.0)
+        with pytest.raises(PolicyError) as caught:
+            client.infer({'prompt': 'x'})
+        assert '[clipped]' in str(caught.value) and len(str(caught.value)) < 700
