@@ -42,7 +42,7 @@ class Graph(StationGraph):
 
     def run_policy(self, endpoint, max_seconds=20.0, **kw):
         args = dict(
-            policy='reach', instruction='turn', max_seconds=max_seconds, region=None, to_end=False
+            name='reach', instruction='turn', max_seconds=max_seconds, region=None, to_end=False
         )
         args.update(entry=entry(endpoint, **kw))
         goal = SKILLS['run_policy'].goal(args)
@@ -153,7 +153,7 @@ def test_strategy_first_then_the_countdown_then_policy_to_end_and_the_driver_fin
     assert 'strategy first' in cells[0]['event_detail']
     # The system prompt has the learned half; the first turn report says why the motion failed.
     assert 'start(strategy, kind)' in server.requests[0]['system']
-    assert 'run_policy(policy' in server.requests[0]['system']
+    assert 'run_policy(name' in server.requests[0]['system']
     # After the policy ran: 4 more calls, each turn saying how many are left.
     texts = [text_of(r).split('Cell status')[-1] for r in server.requests]
     assert 'Post-policy' not in texts[1]
@@ -187,12 +187,12 @@ rows = np.tile(row, (25, 1))
 rows[:, 7] = np.linspace(0.0, 0.3, 25)
 p = predict_future(actions=rows, seconds=1.0)
 print('actions:', p['model'][:14], p['states'].shape, round(float(p['states'][-1][7]), 2))
-print('seen:', sorted(o.label for o in p['objects']))
+print('seen:', sorted(o.label for o in p['objects']), {k: v.shape for k, v in p['images'].items()})
 p = predict_future('reach', instruction='turn', seconds=4.0)
 print('policy:', p['stopped'], round(float(p['states'][-1][0]), 2))
 after = state()
 print('moved:', float(abs(after.right.joints[0]) + abs(after.left.joints[0])))
-run = run_policy('reach', 'turn')
+run = run_policy(name='reach', instruction='turn')
 print('ran:', run.event, run.chunks)
 """
 
@@ -218,7 +218,7 @@ def test_predict_future_moves_nothing_and_shadow_mode_scores_the_run(tmp_path):
     assert cell['status'] == 'ok', cell
     output = cell['output']
     assert 'actions: simulated_copy (25, 14) 0.3' in output
-    assert "seen: ['red cube']" in output
+    assert "seen: ['red cube'] {'cam_head': (480, 640, 3)}" in output
     assert 'policy: the policy said it is done 0.3' in output and 'moved: 0.0' in output
     assert 'ran: COMPLETED' in output
     log = [json.loads(line) for line in (folder / 'kernel.log').read_text().splitlines()]

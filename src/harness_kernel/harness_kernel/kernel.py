@@ -370,7 +370,7 @@ class Kernel:
                     return CellResult(status='error', traceback=why, **self._strategy_fields())
                 instruction = self.learned.instruction or strategy.kind
                 args = dict(
-                    policy=strategy.policy,
+                    name=strategy.policy,
                     instruction=instruction,
                     max_seconds=max_seconds,
                     region=None,
@@ -579,7 +579,7 @@ class Kernel:
         arguments = dict(bound.arguments)
         if name == 'run_policy':  # the catalogue's entry goes with the goal
             arguments.update(
-                self.learned.policy_arguments(arguments['policy'], arguments['instruction'])
+                self.learned.policy_arguments(arguments['name'], arguments['instruction'])
             )
         try:
             spec.goal(arguments)  # the arguments must make a goal before anything moves
@@ -840,6 +840,7 @@ class Kernel:
             ]
         return {
             'model': prediction.model,
+            'images': {v.name: v.rgb for v in prediction.views if v.rgb is not None},
             'times': prediction.times,
             'states': prediction.states,
             'objects': objects,

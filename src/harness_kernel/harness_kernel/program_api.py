@@ -150,7 +150,7 @@ class ProgramApi:
 
     # The channel ---------------------------------------------------------------------------
 
-    def _call(self, name: str, **args: Any) -> Any:
+    def _call(self, name: str, /, **args: Any) -> Any:  # `name` may also be an argument's
         if self.link is None:
             raise RuntimeError('this API is not connected to a kernel')
         reply = self.link.request(
@@ -429,8 +429,10 @@ class ProgramApi:
         list_policies() gives, sent `instruction`) or `actions` (N x 14 absolute targets in the
         command layout, one per tick) rolled `seconds` (at most 60) of simulated time ahead.
         Returns a dict: 'model' (what predicted; a stand-in says it is one), 'times' (N,) s
-        and 'states' (N x 14) the predicted measured joints and grippers, 'objects'
-        (LocatedObjects found in the predicted cam_head view, with the ids locate() gives),
+        and 'states' (N x 14) the predicted measured joints and grippers, 'images' (camera ->
+        H x W x 3 colour image of the predicted end state, where the model gives them),
+        'objects' (LocatedObjects found in the predicted cam_head view, with the ids locate()
+        gives),
         'stopped' (why the prediction ended before `seconds`, e.g. the policy said done or
         the shield would reject; '' when it did not)."""
         return self._call(

@@ -143,8 +143,8 @@ def run_controller(
     and until has a {reactive_budget_ms:g} ms budget; every command is shielded."""
 
 
-def run_policy(policy: str, instruction: str, max_seconds: float = 60.0, until=None, region=None):
-    """Let `policy` (a name list_policies() gives) act, as one bounded execution: it is
+def run_policy(name: str, instruction: str, max_seconds: float = 60.0, until=None, region=None):
+    """Let policy `name` (one list_policies() names) act, as one bounded execution: it is
     sent its cameras, the joint state and `instruction`, and answers chunks of joint
     targets, each action shielded, at its own rate.
     With policies enabled, call start(strategy, kind) first. Ends COMPLETED when the policy
