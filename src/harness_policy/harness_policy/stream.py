@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -24,6 +25,22 @@ class Connection(Protocol):
     def infer(self, obs: dict) -> dict: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """One run of a policy (run_policy, or the world model rolling it forward): which server,
+    what it is sent, how long a chunk may take, and when run_policy stops it."""
+
+    name: str
+    endpoint: str
+    instruction: str
+    action_hz: float
+    cameras: tuple[str, ...]
+    depth: bool
+    timeout_s: float  # the longest wait for one chunk
+    stall_seconds: float = 0.0  # run_policy: arms still this long once they moved ends it
+    to_end: bool = False  # the driver's policy-to-end: no stall stop
 
 
 def hold_ticks(action_hz: float, control_hz: float, name: str = 'the policy') -> int:

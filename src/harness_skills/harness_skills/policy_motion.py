@@ -12,11 +12,10 @@ ends it with SKILL_ERROR saying so; the arms hold the last pose.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from harness_policy.observation import observation
-from harness_policy.stream import ChunkStream, Connection, hold_ticks
+from harness_policy.stream import ChunkStream, Connection, PolicyRun, hold_ticks
 from harness_types.camera import CameraView
 from harness_types.execution import COMPLETED, SKILL_ERROR
 from harness_types.robot_state import RobotState, arm_slice
@@ -25,20 +24,6 @@ from harness_skills.execution import Ending, Motion
 
 MOVED_RAD = 0.02  # a joint this far from where the run began: the arms moved
 STILL_RAD_PER_TICK = 1e-3  # every joint moving less than this per tick: the arms are still
-
-
-@dataclass(frozen=True)
-class PolicyRun:
-    """What one run_policy execution needs to know of its policy."""
-
-    name: str
-    endpoint: str
-    instruction: str
-    action_hz: float
-    cameras: tuple[str, ...]
-    depth: bool
-    stall_seconds: float
-    to_end: bool = False
 
 
 class PolicyMotion(Motion):

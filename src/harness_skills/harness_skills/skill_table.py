@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from harness_policy.stream import PolicyRun
 from harness_reactive.guards import Watch
 from harness_types.convert import point_msg, quat_msg
 from harness_types.execution import Execution
@@ -25,7 +26,6 @@ from harness_types.robot_state import signal_names
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController, RunPolicy
 from harness_msgs.msg import Watch as WatchMsg
 from harness_skills.execution import Options
-from harness_skills.policy_motion import PolicyRun
 from harness_skills.skills import Skills
 
 
@@ -187,10 +187,11 @@ def _run_policy(sk: Skills, g, o: Options, run: dict):
         g.action_hz,
         tuple(g.cameras),
         g.depth,
+        g.timeout_seconds,
         g.stall_seconds,
         g.to_end,
     )
-    return sk.run_policy(policy, g.timeout_seconds, o, **run)
+    return sk.run_policy(policy, o, **run)
 
 
 def _goal(kind, args: dict, **fields):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from harness_policy.stream import Connection
+from harness_policy.stream import Connection, PolicyRun
 from harness_types.execution import Execution, skill_error
 from harness_types.robot_state import ARMS
 
@@ -20,7 +20,7 @@ from harness_skills.motions import (
     GripperMotion,
     JointPathMotion,
 )
-from harness_skills.policy_motion import PolicyMotion, PolicyRun
+from harness_skills.policy_motion import PolicyMotion
 
 LINE_STEP_M = 0.01
 DEFAULT_OPTIONS = Options()  # frozen: safe to share as a default
@@ -194,7 +194,7 @@ class Skills:
         motion = ControllerMotion(every, default_seconds=10.0)
         return self.engine.run('run_controller', motion, options, **run)
 
-    def run_policy(self, run: PolicyRun, timeout_s: float, options: Options, **kw) -> Execution:
+    def run_policy(self, run: PolicyRun, options: Options, **kw) -> Execution:
         obs = self.port.observe_state()
         if self.connect is None:
             detail = 'this skill server has no policy client'
@@ -204,12 +204,12 @@ class Skills:
                 f'policy {run.name!r}: the endpoint must be a ws:// address, not {run.endpoint!r}'
             )
             return skill_error('run_policy', 'both', detail, obs.step, obs.time)
-        if not (run.action_hz > 0 and run.stall_seconds > 0 and timeout_s > 0):
+        if not (run.action_hz > 0 and run.stall_seconds > 0 and run.timeout_s > 0):
             detail = 'action_hz, stall_seconds and timeout_seconds must be > 0'
             return skill_error('run_policy', 'both', detail, obs.step, obs.time)
         try:
             motion = PolicyMotion(
-                run, lambda url: self.connect(url, timeout_s), self.port.views, self.control_hz
+                run, lambda url: self.connect(url, run.timeout_s), self.port.views, self.control_hz
             )
         except ValueError as exc:
             return skill_error('run_policy', 'both', str(exc), obs.step, obs.time)

@@ -4,8 +4,9 @@ time bound, and every way a policy can answer out of protocol ends in SKILL_ERRO
 
 import numpy as np
 import pytest
+from harness_policy.stream import PolicyRun
 from harness_skills.execution import Engine, Options
-from harness_skills.policy_motion import PolicyMotion, PolicyRun
+from harness_skills.policy_motion import PolicyMotion
 from harness_skills.port import TickOutcome
 from harness_types.robot_state import ArmState, RobotState
 
@@ -65,7 +66,7 @@ class Connection:
 def run(answers, action_hz=25.0, seconds=4.0, stall=1.0):
     port = Port()
     connection = Connection(answers)
-    policy = PolicyRun('p', 'ws://h:1', 'go', action_hz, (), False, stall)
+    policy = PolicyRun('p', 'ws://h:1', 'go', action_hz, (), False, 5.0, stall)
     motion = PolicyMotion(policy, lambda url: connection, port.views, 25.0)
     e = Engine(port, 25.0).run('run_policy', motion, Options(max_seconds=seconds))
     return e, motion, port

@@ -25,6 +25,7 @@ import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from geometry_msgs.msg import TransformStamped
 from harness_policy.client import PolicyClient
+from harness_policy.stream import PolicyRun
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
     camera_view_msg,
@@ -68,7 +69,7 @@ from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import Worker, WorkerError
-from harness_worker.world_model import PolicyRollout, SimulatedFuture, WorldModelError
+from harness_worker.world_model import SimulatedFuture, WorldModelError
 
 
 def _kin_pose(pose: KinPose):
@@ -314,7 +315,7 @@ class WorkerNode(Node):
     def _predict(self, request: Predict.Request, response: Predict.Response) -> Predict.Response:
         policy = None
         if request.policy_endpoint:
-            policy = PolicyRollout(
+            policy = PolicyRun(
                 request.policy,
                 request.policy_endpoint,
                 request.instruction,

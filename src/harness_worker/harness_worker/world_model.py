@@ -16,11 +16,10 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from harness_policy.observation import ObservationError, observation
-from harness_policy.stream import ChunkStream, hold_ticks
+from harness_policy.stream import ChunkStream, PolicyRun, hold_ticks
 from harness_types.prediction import Prediction
 
 MODEL_NAME = (
@@ -34,19 +33,6 @@ MAX_HORIZON_S = 60.0  # the longest prediction (simulated seconds) the stand-in 
 
 class WorldModelError(RuntimeError):
     """The world model cannot predict (no simulator to copy, a bad request)."""
-
-
-@dataclass(frozen=True)
-class PolicyRollout:
-    """A policy to roll forward: where it is and what it is sent."""
-
-    name: str
-    endpoint: str
-    instruction: str
-    action_hz: float
-    cameras: tuple[str, ...]
-    depth: bool
-    timeout_s: float  # the longest wait for one chunk
 
 
 class SimulatedFuture:
@@ -63,7 +49,7 @@ class SimulatedFuture:
         self,
         horizon_s: float,
         actions: np.ndarray | None = None,
-        policy: PolicyRollout | None = None,
+        policy: PolicyRun | None = None,
         cameras: tuple[str, ...] = (),
     ) -> Prediction:
         worker, station = self.worker, self.worker.station
@@ -125,7 +111,7 @@ class SimulatedFuture:
 class _PolicyRows:
     """A policy's actions, one per tick, with observations from the rolled-out copy."""
 
-    def __init__(self, model: SimulatedFuture, policy: PolicyRollout, control_hz: float) -> None:
+    def __init__(self, model: SimulatedFuture, policy: PolicyRun, control_hz: float) -> None:
         if model.connect is None:
             raise WorldModelError('this world model has no policy client')
         if not policy.timeout_s > 0:

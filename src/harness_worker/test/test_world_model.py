@@ -7,8 +7,9 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_policy.client import PolicyClient
 from harness_policy.observation import joints_of, reply
 from harness_policy.server import PolicyServer
+from harness_policy.stream import PolicyRun
 from harness_worker.worker import Worker
-from harness_worker.world_model import PolicyRollout, SimulatedFuture, WorldModelError
+from harness_worker.world_model import SimulatedFuture, WorldModelError
 
 from arx_x5_description.urdf import station_urdf
 
@@ -73,7 +74,7 @@ def test_a_policy_is_rolled_forward_with_views_of_the_copy(worker):
     before = worker.measured().copy()
     with PolicyServer(Turn, {'name': 'turn'}) as server:
         model = SimulatedFuture(worker, lambda url, t: PolicyClient(url, t, t))
-        policy = PolicyRollout('turn', server.url, 'turn', 25.0, ('cam_head',), False, 5.0)
+        policy = PolicyRun('turn', server.url, 'turn', 25.0, ('cam_head',), False, 5.0)
         p = model.predict(10.0, policy=policy)
     assert p.stopped == 'the policy said it is done' and p.states[-1][7] > 0.2
     assert len(p.states) < 250 and np.array_equal(worker.measured(), before)
