@@ -433,8 +433,9 @@ class ProgramApi:
         H x W x 3 colour image of the predicted end state, where the model gives them),
         'objects' (LocatedObjects found in the predicted cam_head view, with the ids locate()
         gives),
-        'stopped' (why the prediction ended before `seconds`, e.g. the policy said done or
-        the shield would reject; '' when it did not)."""
+        'stopped' (why the prediction ended before `seconds`: the policy said done, the
+        actions ran out, the shield would reject, or the model's time bound passed; '' when it did
+        not)."""
         return self._call(
             'predict_future',
             policy=str(policy),

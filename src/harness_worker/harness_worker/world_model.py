@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -29,6 +30,9 @@ MODEL_NAME = (
 
 
 MAX_HORIZON_S = 60.0  # the longest prediction (simulated seconds) the stand-in rolls
+# The worker is busy while it predicts: a rollout (a slow policy server's) stops after this
+# much wall time, well inside the skill server's wait for worker/predict, and says so.
+MAX_ROLLOUT_WALL_S = 20.0
 
 
 class WorldModelError(RuntimeError):
@@ -82,7 +86,13 @@ class SimulatedFuture:
             else:
                 rows = _PolicyRows(self, policy, hz)
                 stack.callback(rows.close)
+            give_up = time.monotonic() + MAX_ROLLOUT_WALL_S
             for _ in range(ticks):
+                if time.monotonic() > give_up:
+                    stopped = (
+                        f'the prediction ran out of time ({MAX_ROLLOUT_WALL_S:g} s of wall time)'
+                    )
+                    break
                 try:
                     command = next(rows)
                 except StopIteration:
