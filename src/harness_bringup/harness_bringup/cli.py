@@ -92,15 +92,16 @@ def _policies_path(args: argparse.Namespace, config: Path | None) -> str | None:
     return str(Path(given).resolve())
 
 
-def _broker(config, log=None):
-    """The policy broker of the configured catalogue (None without policies)."""
+def _broker(config, logs: Path | None = None):
+    """The policy broker of the configured catalogue (None without policies); `logs`: where
+    the servers it starts write their output (None: this process's)."""
     from harness_bringup.policy_broker import PolicyBroker
     from harness_bringup.run import policy_catalog
 
     catalog = policy_catalog(config)
     if catalog is None:
         return None
-    return PolicyBroker(catalog, config.path, log or _say)
+    return PolicyBroker(catalog, config.path, _say, logs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -189,17 +190,18 @@ def _run(args: argparse.Namespace) -> int:
             return episode()
         except KeyboardInterrupt:
             return 130
-    return _with_policies(config, lambda: supervised(folder, base, args.argv))
+    return _with_policies(config, lambda: supervised(folder, base, args.argv), folder)
 
 
-def _with_policies(config, work) -> int:
+def _with_policies(config, work, logs: Path | None = None) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
-    do not, stopped after)."""
-    from harness_bringup.policy_broker import BrokerError
+    do not, stopped after). An episode of `harness bench` starts none: the bench's own
+    broker owns them (BROKERED)."""
+    from harness_bringup.policy_broker import BROKERED, BrokerError
     from harness_bringup.run import UsageError
 
     try:
-        broker = _broker(config)
+        broker = None if os.environ.get(BROKERED) else _broker(config, logs)
     except UsageError as exc:
         return _fail(str(exc))
     if broker is None:
@@ -209,6 +211,8 @@ def _with_policies(config, work) -> int:
             broker.ensure()
         except BrokerError as exc:
             return _fail(str(exc))
+        except KeyboardInterrupt:
+            return 130
         return work()
 
 
@@ -247,10 +251,13 @@ def _bench(args: argparse.Namespace) -> int:
     tables = {}
 
     def bench() -> int:
+        from harness_bringup.policy_broker import BROKERED
+
+        os.environ[BROKERED] = '1'  # the episodes use this bench's servers and start none
         tables.update(run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra))
         return 0
 
-    status = _with_policies(config, bench)
+    status = _with_policies(config, bench, out)
     if status:
         return status
     from harness_driver.bench_table import markdown
@@ -483,7 +490,7 @@ def _up(args: argparse.Namespace) -> int:
 
     from harness_types.config import ConfigError
 
-    from harness_bringup.policy_broker import BrokerError
+    from harness_bringup.policy_broker import BrokerError, answers
     from harness_bringup.run import UsageError
 
     try:
@@ -503,8 +510,15 @@ def _up(args: argparse.Namespace) -> int:
             started = broker.ensure()
         except BrokerError as exc:
             return _fail(str(exc))
+        except KeyboardInterrupt:
+            return 130
         for spec in broker.catalog.policies.values():
-            state = 'started' if spec.name in started else 'already answering'
+            if spec.name in started:
+                state = 'started'
+            elif spec.serve:
+                state = 'already answering'
+            else:
+                state = 'external, ' + ('answering' if answers(spec.endpoint) else 'NOT answering')
             _say(f'policy {spec.name} at {spec.endpoint}: {state}')
         _say('serving; Ctrl-C stops the servers started here')
         try:

@@ -1,14 +1,19 @@
 """The policy broker: the local policy servers of the catalogue, started when they do not
-answer and stopped by whoever started them (`harness up` keeps them up; `harness run|bench
---policies` start the missing ones on first use and stop them at the end).
+answer and stopped by whoever started them (`harness up` keeps them up; `harness run|program
+--policies` start the missing ones on first use and stop them at the end; `harness bench`
+starts them once for all its episodes, which then use them and start none: BROKERED).
 
-A server answers when a websocket client gets its metadata. Each local server is its own
-process (`harness policy serve NAME`), in its own process group so that stopping it stops
-whatever it started.
+A local server answers when its /healthz does (openpi servers and ours serve it); an external
+one when a websocket client gets its metadata. Each local server is its own process (`harness
+policy serve NAME`) in its own process group, so that stopping it stops whatever it started,
+and it dies with the broker's process (PR_SET_PDEATHSIG), so a broker killed without its
+clean-up leaves no server holding the port.
 """
 
 from __future__ import annotations
 
+import ctypes
+import http.client
 import os
 import signal
 import subprocess
@@ -20,12 +25,18 @@ from urllib.parse import urlparse
 
 from harness_policy.catalog import Catalog, PolicySpec
 from harness_policy.client import PolicyClient, PolicyError
+from harness_policy.server import HEALTH_PATH
 
 START_TIMEOUT_S = 120.0  # a server's imports and first answer (the expert loads its models)
 
 
 class BrokerError(RuntimeError):
     """A local policy server did not start; the message says which and why."""
+
+
+# Set for the episodes of `harness bench`: the bench's broker owns the servers.
+BROKERED = 'HARNESS_POLICIES_BROKERED'
+PR_SET_PDEATHSIG = 1
 
 
 def answers(endpoint: str, timeout_s: float = 2.0) -> bool:
@@ -36,6 +47,30 @@ def answers(endpoint: str, timeout_s: float = 2.0) -> bool:
         return False
     client.close()
     return True
+
+
+def healthy(endpoint: str, timeout_s: float = 2.0) -> bool:
+    """Whether the server at `endpoint` answers GET /healthz with 200 (cheaper than a policy
+    connection: no policy is made)."""
+    host, port = host_port(endpoint)
+    connection = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        connection.request('GET', HEALTH_PATH)
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """What the server's process runs before exec: SIGTERM to it when the broker's process
+    dies (Linux prctl). Looked up here, before the fork: the child only calls it."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def host_port(endpoint: str) -> tuple[str, int]:
@@ -69,16 +104,18 @@ class PolicyBroker:
         self.close()
 
     def ensure(self) -> list[str]:
-        """Start every local server that does not answer; returns the names started."""
+        """Start every local server that does not answer; returns the names started here."""
         started = []
         for spec in self.catalog.policies.values():
-            if not spec.serve or answers(spec.endpoint):
+            if not spec.serve or healthy(spec.endpoint):
                 continue
-            self._start(spec)
-            started.append(spec.name)
+            if self._start(spec):
+                started.append(spec.name)
         return started
 
-    def _start(self, spec: PolicySpec) -> None:
+    def _start(self, spec: PolicySpec) -> bool:
+        """Start `spec`'s server and wait until it answers: True; False when another broker's
+        server took the port meanwhile and answers (this one then exits)."""
         host, port = host_port(spec.endpoint)
         command = [sys.executable, '-m', 'harness_bringup.cli']
         if self.config is not None:
@@ -92,7 +129,11 @@ class PolicyBroker:
             out = open(self.logs / f'policy_{spec.name}.log', 'ab')  # noqa: SIM115 (the child's)
         self.log(f'starting policy server {spec.name} at {spec.endpoint}')
         process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT if out else None, start_new_session=True
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
+            start_new_session=True,
+            preexec_fn=_death_signal(),
         )
         if out is not None:
             out.close()
@@ -101,15 +142,15 @@ class PolicyBroker:
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 self.started.pop(spec.name)
-                if answers(spec.endpoint, timeout_s=1.0):  # another broker's server won the port
-                    return
+                if healthy(spec.endpoint, timeout_s=1.0):  # another broker's server won the port
+                    return False
                 raise BrokerError(
                     f'policy server {spec.name} exited with status {process.returncode} before '
                     f'it answered at {spec.endpoint}'
                     + (f' (its log: {self.logs / f"policy_{spec.name}.log"})' if self.logs else '')
                 )
-            if answers(spec.endpoint, timeout_s=1.0):
-                return
+            if healthy(spec.endpoint, timeout_s=1.0):
+                return True
             time.sleep(0.2)
         self.close()
         raise BrokerError(

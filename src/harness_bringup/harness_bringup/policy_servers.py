@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness_policy.protocol import Policy
 
-def _scripted_expert() -> tuple[Callable[[], object], dict]:
+
+def _scripted_expert() -> tuple[Callable[[], Policy], dict]:
     from arx_x5_description.embodiment import load_embodiment
     from harness_expert.expert import ScriptedExpert
 
@@ -17,20 +19,23 @@ def _scripted_expert() -> tuple[Callable[[], object], dict]:
     return lambda: ScriptedExpert(emb, urdf), metadata
 
 
-SERVABLE: dict[str, Callable[[], tuple[Callable[[], object], dict]]] = {
+SERVABLE: dict[str, Callable[[], tuple[Callable[[], Policy], dict]]] = {
     'scripted_expert': _scripted_expert,
 }
 
 
 def serve(name: str, host: str, port: int, log: Callable[[str], None] = print) -> int:
-    """Serve policy server `name` at host:port until SIGINT or SIGTERM; the exit status."""
+    """Serve policy server `name` at host:port until SIGINT or SIGTERM; the exit status (2
+    when the port cannot be bound)."""
     from harness_policy.server import PolicyServer
 
     factory, metadata = SERVABLE[name]()
-    server = PolicyServer(factory, metadata, host, port)  # serve_forever stops on SIGTERM too
-    log(f'policy server {name} at ws://{host}:{port} ({metadata.get("kind", "")})')
+    server = PolicyServer(factory, metadata, host, port)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        server.stop()
+        server.start()
+    except OSError as exc:
+        log(f'policy server {name} cannot listen at ws://{host}:{port}: {exc.strerror or exc}')
+        return 2
+    log(f'policy server {name} at {server.url} ({metadata.get("kind", "")})')
+    server.serve_forever()  # returns on Ctrl-C or SIGTERM, the server stopped
     return 0
