@@ -322,3 +322,35 @@ def test_harness_up_keeps_the_local_servers_up_until_it_is_stopped(tmp_path):
     assert up.returncode == 0, rest
     assert 'stopped policy server scripted_expert' in rest
     assert not answers(endpoint, timeout_s=1.0)
+
+
+def test_a_broker_killed_without_its_clean_up_leaves_no_server(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from harness_bringup.policy_broker import healthy
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
+    file = tmp_path / 'policies.yaml'
+    file.write_text(shipped.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
+    endpoint = f'ws://127.0.0.1:{port}'
+    script = (
+        'import os\n'
+        'from harness_bringup.policy_broker import PolicyBroker\n'
+        'from harness_policy.catalog import load_catalog\n'
+        f'broker = PolicyBroker(load_catalog({str(file)!r}), log=print)\n'
+        'assert broker.ensure() == ["scripted_expert"]\n'
+        'os._exit(9)  # no clean-up: as if killed\n'
+    )
+    done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True)
+    assert done.returncode == 9, done.stdout + done.stderr
+    for _ in range(100):  # the server got SIGTERM when the broker's process died
+        if not healthy(endpoint, timeout_s=0.5):
+            break
+        time.sleep(0.1)
+    assert not healthy(endpoint, timeout_s=0.5)
