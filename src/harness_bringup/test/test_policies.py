@@ -243,8 +243,28 @@ def scripted(tmp_path, task, *flags):
     return code, summary, events
 
 
+def shipped_catalogue(tmp_path, finishes=None) -> tuple[str, str]:
+    """The shipped catalogue at a free port (a developer's `harness up` may hold the shipped
+    one), optionally with other `finishes`; (its path, the expert's endpoint)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    text = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
+    text = text.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}')
+    if finishes is not None:
+        text = text.replace(
+            'finishes: [lift, place, stack, press, push, sort, handover]', f'finishes: {finishes}'
+        )
+    file = tmp_path / 'policies.yaml'
+    file.write_text(text)
+    return str(file), f'ws://127.0.0.1:{port}'
+
+
 def test_strategy_a_the_expert_does_the_task_in_two_calls_and_b_picks_by_number(tmp_path):
-    code, summary, events = scripted(tmp_path, 'stack_blocks_two')
+    file, endpoint = shipped_catalogue(tmp_path)
+    code, summary, events = scripted(tmp_path, 'stack_blocks_two', file)
     assert code == 0 and summary['outcome']['success'], summary
     assert summary['strategy']['choice'] == 'A' and summary['strategy']['kind'] == 'stack'
     assert summary['model_calls'] == 2  # start + run_policy, then finish
@@ -253,22 +273,16 @@ def test_strategy_a_the_expert_does_the_task_in_two_calls_and_b_picks_by_number(
     # The expert's server was started for this run and is stopped again.
     from harness_bringup.policy_broker import answers
 
-    assert not answers('ws://127.0.0.1:18765', timeout_s=1.0)
-    code, summary, events = scripted(tmp_path, 'pick_numbered', '--layout', '1')
+    assert not answers(endpoint, timeout_s=1.0)
+    code, summary, events = scripted(tmp_path, 'pick_numbered', file, '--layout', '1')
     assert code == 0 and summary['outcome']['success'], summary
     assert summary['strategy']['choice'] == 'B' and of_type(events, 'policy_run') == []
 
 
 def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_path):
-    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
-    learned_only = shipped.replace(
-        'finishes: [lift, place, stack, press, push, sort, handover]',
-        'finishes: [lift, place, press, push, sort, handover]',
-    )
-    assert learned_only != shipped
-    file = tmp_path / 'policies.yaml'
-    file.write_text(learned_only)
-    code, summary, events = scripted(tmp_path, 'stack_blocks_two', str(file))
+    file, _ = shipped_catalogue(tmp_path, finishes='[lift, place, press, push, sort, handover]')
+    assert 'stack' not in open(file).read().split('finishes:')[1].split('\n')[0]
+    code, summary, events = scripted(tmp_path, 'stack_blocks_two', file)
     assert code == 0 and summary['outcome']['success'], summary
     assert summary['strategy']['choice'] == 'C' and summary['strategy']['policy_runs'] == 1
     cells = of_type(events, 'cell')
