@@ -43,6 +43,22 @@ class PolicyRun:
     to_end: bool = False  # the driver's policy-to-end: no stall stop
 
 
+def metadata_problem(metadata: object, run: PolicyRun) -> str:
+    """What a server's metadata contradicts in the catalogue ('' when nothing): a server that
+    says it acts at another rate than the catalogue's would be streamed at the wrong speed."""
+    if not isinstance(metadata, dict) or 'action_hz' not in metadata:
+        return ''  # openpi servers need not say
+    said = metadata['action_hz']
+    if isinstance(said, bool) or not isinstance(said, int | float):
+        return f'policy {run.name} at {run.endpoint} says its action_hz is {said!r}, not a number'
+    if abs(float(said) - run.action_hz) > 1e-6:
+        return (
+            f'policy {run.name} at {run.endpoint} acts at {float(said):g} Hz, but the '
+            f'catalogue says {run.action_hz:g} Hz'
+        )
+    return ''
+
+
 def hold_ticks(action_hz: float, control_hz: float, name: str = 'the policy') -> int:
     """Ticks each action is held; ValueError unless the rate divides the control rate."""
     ratio = control_hz / action_hz if action_hz > 0 else 0.0

@@ -15,7 +15,13 @@ from collections.abc import Callable
 
 import numpy as np
 from harness_policy.observation import observation
-from harness_policy.stream import ChunkStream, Connection, PolicyRun, hold_ticks
+from harness_policy.stream import (
+    ChunkStream,
+    Connection,
+    PolicyRun,
+    hold_ticks,
+    metadata_problem,
+)
 from harness_types.camera import CameraView
 from harness_types.execution import COMPLETED, SKILL_ERROR
 from harness_types.robot_state import RobotState, arm_slice
@@ -69,6 +75,7 @@ class PolicyMotion(Motion):
             self.error = str(exc)
             return
         self.stream = ChunkStream(connection, self.hold, self.run.name, self.run.endpoint)
+        self.error = metadata_problem(getattr(connection, 'metadata', None), self.run)
 
     def close(self) -> None:
         if self.stream is not None:

@@ -47,7 +47,7 @@ class Port:
 
 
 class Connection:
-    metadata = {}
+    metadata = {'action_hz': 25.0}
 
     def __init__(self, answers):
         self.answers = list(answers)
@@ -66,6 +66,7 @@ class Connection:
 def run(answers, action_hz=25.0, seconds=4.0, stall=1.0):
     port = Port()
     connection = Connection(answers)
+    connection.metadata = {'action_hz': action_hz}
     policy = PolicyRun('p', 'ws://h:1', 'go', action_hz, (), False, 5.0, stall)
     motion = PolicyMotion(policy, lambda url: connection, port.views, 25.0)
     e = Engine(port, 25.0).run('run_policy', motion, Options(max_seconds=seconds))
@@ -125,6 +126,17 @@ def test_a_reply_out_of_protocol_is_a_skill_error_naming_the_server(answer, said
     e, motion, _ = run([answer])
     assert e.event == 'SKILL_ERROR' and said in e.detail, e.detail
     assert 'policy p at ws://h:1 answered out of protocol' in e.detail and motion.actions == 0
+
+
+def test_a_server_whose_rate_contradicts_the_catalogue_is_refused():
+    port = Port()
+    connection = Connection([{'actions': rows(3), 'done': True}])
+    connection.metadata = {'action_hz': 50.0}
+    policy = PolicyRun('p', 'ws://h:1', 'go', 25.0, (), False, 5.0, 1.0)
+    motion = PolicyMotion(policy, lambda url: connection, port.views, 25.0)
+    e = Engine(port, 25.0).run('run_policy', motion, Options(max_seconds=1.0))
+    assert e.event == 'SKILL_ERROR' and 'acts at 50 Hz, but the catalogue says 25 Hz' in e.detail
+    assert connection.sent == 0
 
 
 def test_a_long_sentence_is_clipped():

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 from harness_policy.observation import ObservationError, observation
-from harness_policy.stream import ChunkStream, PolicyRun, hold_ticks
+from harness_policy.stream import ChunkStream, PolicyRun, hold_ticks, metadata_problem
 from harness_types.prediction import Prediction
 
 MODEL_NAME = (
@@ -135,6 +135,10 @@ class _PolicyRows:
         self.step = model.worker.step
         connection = model.connect(policy.endpoint, policy.timeout_s)
         self.stream = ChunkStream(connection, hold, policy.name, policy.endpoint)
+        problem = metadata_problem(getattr(connection, 'metadata', None), policy)
+        if problem:
+            connection.close()
+            raise WorldModelError(problem)
 
     def __iter__(self):
         return self
