@@ -18,18 +18,19 @@ stopped keeps its target.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 from arx_x5_description.embodiment import Embodiment
-from harness_policy.observation import joints_of, state_of
+from harness_policy.observation import joints_of
 from harness_types.execution import BLOCKED, COMPLETED, Execution, skill_error
 from harness_types.robot_state import ARMS, RobotState, arm_slice, gripper_index
-from harness_types.transforms import matrix_to_quat, quat_to_matrix
+from harness_types.transforms import quat_to_matrix
 from harness_worker.kinematics import StationKinematics
+
+from harness_expert.observed import robot_state, start_command
 
 # Joints a settled arm may be from its target before the move counts as stopped short: the
 # skill server's BLOCKED threshold (harness_skills.execution.BLOCKED_JOINT_RAD).
@@ -62,30 +63,6 @@ def slerp(r0: np.ndarray, r1: np.ndarray, t: float) -> np.ndarray:
     return r0 @ pin.exp3(t * pin.log3(r0.T @ r1))
 
 
-def robot_state(obs: dict, kinematics: StationKinematics, emb: Embodiment) -> RobotState:
-    """The RobotState a policy can know from an observation: joints, gripper openings, TCP
-    and link6 poses by FK, and the finger joints from the openings (perception removes the
-    fingers' points from the views at those joints). Forces and velocities read zero."""
-
-    def fk(arm: str, joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        pose = kinematics.arms[arm].fk(joints)
-        return pose.position, matrix_to_quat(pose.rotation)
-
-    state = state_of(obs, fk)
-    arms = {}
-    for arm in ARMS:
-        a = state.arm(arm)
-        link6 = kinematics.arms[arm].fk(a.joints, 'link6')
-        q7 = float(np.clip(emb.gripper.target(a.gripper), emb.gripper.lower, emb.gripper.upper))
-        arms[arm] = dataclasses.replace(
-            a,
-            link6_position=link6.position,
-            link6_quat=matrix_to_quat(link6.rotation),
-            fingers=(q7, q7),
-        )
-    return dataclasses.replace(state, left=arms['left'], right=arms['right'])
-
-
 class Actuation:
     """Skill calls -> rows of 14 joint targets, sent `chunk` rows at a time.
 
@@ -110,11 +87,8 @@ class Actuation:
         self.hz = emb.rates.control_hz
         self.table_z = emb.table_top_z
         self.closed_below = emb.gripper.closed_below
-        # The hold command starts as the measured start pose (grippers as measured).
-        self.command = joints_of(obs).copy()
-        self.command[[gripper_index(a) for a in ARMS]] = np.clip(
-            self.command[[gripper_index(a) for a in ARMS]], 0.0, 1.0
-        )
+        # The hold command starts as the measured start pose.
+        self.command = start_command(obs)
         self._pending: list[np.ndarray] = []
         self.ticks = 0  # rows sent so far
 
@@ -324,12 +298,14 @@ class Actuation:
             q = path[-1][0]
         over = np.array([end[0], end[1], max(safe, end[2])])
         tilted = self._tilted(arm, over, rotation, q)
-        if tilted is None:
-            over, tilted = end, rotation  # nothing reaches up there: across and down at once
+        direct = tilted is None  # nothing reaches up there: across and down at once
+        if direct:
+            over, tilted = end, rotation
         path += self._free(arm, q, over, tilted)
-        q = path[-1][0]
-        if over[2] - end[2] > 0.002 or over is not end:
-            path += self._line(arm, q, end, rotation)
+        if not direct:
+            # Straight down from above the end, turning from the tilt to `rotation` (also when
+            # the end is at the safe height or above: then only the turn remains).
+            path += self._line(arm, path[-1][0], end, rotation)
         return path
 
     def _free(

@@ -7,7 +7,12 @@ project's pixel perception) and the measured joints; it knows the robot's own mo
 (embodiment, URDF, kinematics) and nothing of the simulator. One instance serves one
 connection, that is one policy run: `infer` answers each observation with the next chunk of
 absolute joint targets, and with done=True (a chunk holding the pose, and a sentence) once its
-script is over or gave up.
+script is over, gave up, or did not understand the instruction; every later observation is
+answered the same way, with the same sentence.
+
+What is not a normal end raises from `infer`, so that the policy server answers with an error
+and the harness ends the run naming the policy: an observation out of protocol raises
+ObservationError, a fault of the script itself (a bug) RuntimeError naming its cause.
 """
 
 from __future__ import annotations
@@ -17,8 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from arx_x5_description.embodiment import Embodiment, load_embodiment
 from harness_kernel.contact import ContactSkills
-from harness_policy.observation import PROMPT, joints_of, reply
-from harness_types.robot_state import ARMS, gripper_index
+from harness_policy.observation import PROMPT, ObservationError, reply
 from harness_worker.kinematics import StationKinematics
 
 from arx_x5_description.urdf import station_urdf
@@ -26,6 +30,7 @@ from harness_expert.actuation import Actuation
 from harness_expert.handoff import Handoff
 from harness_expert.instruction import InstructionError, parse
 from harness_expert.locating import LocateError, Locator
+from harness_expert.observed import check_observation, start_command
 from harness_expert.scripts import ScriptError, TaskScript, checked, fail
 
 
@@ -62,19 +67,25 @@ class ScriptedExpert:
         self.info = ''
 
     def infer(self, obs: dict) -> dict:
-        """The next chunk of targets (H x 14), or done with a chunk holding the pose."""
-        if self._hold is None:
+        """The next chunk of targets (H x 14), or done with a chunk holding the pose.
+        ObservationError: `obs` is out of protocol; RuntimeError: the script failed."""
+        first = self._hold is None
+        check_observation(obs, first)
+        if first:
             # Until the script commands anything, holding means the measured start pose.
-            self._hold = joints_of(obs).copy()
-            grippers = [gripper_index(a) for a in ARMS]
-            self._hold[grippers] = np.clip(self._hold[grippers], 0.0, 1.0)
-        turn = self._handoff.turn(obs)
+            self._hold = start_command(obs)
+        try:
+            turn = self._handoff.turn(obs)
+        except ObservationError:
+            raise  # what the script read later was out of protocol: the caller's to hear
+        except Exception as exc:
+            raise RuntimeError(f'the scripted expert failed: {type(exc).__name__}: {exc}') from exc
         if not turn.done:
             self._hold = np.asarray(turn.rows[-1], dtype=float).copy()
             return reply(turn.rows)
         if self._actuation is not None:
             self._hold = self._actuation.command.copy()
-        self.info = turn.info or self.info
+        self.info = turn.info
         return reply(np.repeat(self._hold[None, :], self.chunk, axis=0), True, self.info)
 
     def close(self) -> None:
@@ -83,9 +94,10 @@ class ScriptedExpert:
             self._handoff.close()
 
     def _script(self, obs: dict, send: Callable[[np.ndarray], dict]) -> str:
-        """The whole run, in the script's thread: read the instruction, look, act."""
+        """The whole run, in the script's thread: read the instruction, look, act. What the
+        expert cannot do ends the run with a sentence; anything else raises (infer re-raises)."""
         try:
-            plan = parse(str(obs.get(PROMPT, '')))
+            plan = parse(obs[PROMPT])  # infer checked that the first observation has one
         except InstructionError as exc:
             return str(exc)
         act = Actuation(self.emb, self.kinematics, send, obs, self.chunk)

@@ -4,15 +4,20 @@ Each script looks once from the start pose (objects it will move later are looke
 when their turn comes), acts with harness_kernel.contact's ContactSkills over this package's
 actuation, and leaves the scene as the task wants it judged: lifting and hand-over end with
 the object held up; the other kinds end with both arms home and every gripper open. A step
-that cannot be done raises ScriptError, whose sentence is the policy's last `info`.
+that cannot be done raises ScriptError, whose sentence is the policy's last `info`. Objects the
+instruction said to leave (`TaskPlan.avoid`) are never picked as a target; a qualifier the
+expert cannot read (`TaskPlan.unread`) is owned up to in the last sentence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 from harness_kernel.contact import ContactSkills
+from harness_kernel.perception.measure import SHAPE_WORDS
+from harness_kernel.perception.query import Query
 from harness_types.execution import SKILL_ERROR, Execution
 from harness_types.robot_state import ARMS, gripper_index
 from harness_types.scene import Grip, LocatedObject
@@ -23,9 +28,11 @@ from harness_expert.locating import Locator
 
 LIFT_MARGIN_M = 0.05  # above the height asked, so that a small sag still counts
 PUSH_CLOSE_ENOUGH_M = 0.025  # the cube this near the zone's centre needs no second push
-PUSH_OVERSHOOT_M = 0.035  # the pusher stops short of the goal by the clearance behind the cube
+PUSH_CLEARANCE_M = 0.03  # the pusher starts this far behind the cube (ContactSkills.push)
+# A push runs this much longer than the cube's way to the zone's centre: the pusher first
+# closes the PUSH_CLEARANCE_M gap behind the cube, then carries it 5 mm past the centre.
+PUSH_OVERSHOOT_M = 0.035
 MAX_PUSHES = 3
-PUSH_CLEARANCE_M = 0.03  # ContactSkills.push's default clearance behind the cube
 PUSH_REFIND_M = 0.12  # a pushed cube may end this far from where it should
 REFIND_M = 0.05  # an object seen again this near where it should be is that object
 FIXTURES = ('zone', 'bowl', 'button')  # shapes (last word of a label) that are no block to move
@@ -35,7 +42,7 @@ class ScriptError(RuntimeError):
     """A step of the script that could not be done; the message says which and why."""
 
 
-def fail(skill: str, arm: str, detail: str) -> Execution:
+def fail(skill: str, arm: str, detail: str) -> NoReturn:
     """ContactSkills' `fail`: the expert has no handlers, a failed step ends the script."""
     raise ScriptError(detail)
 
@@ -59,6 +66,13 @@ def side(position: np.ndarray) -> str:
     return 'left' if position[0] < 0 else 'right'
 
 
+def words_of(label: str) -> set[str]:
+    """Every word a query may use for an object perception labelled `label` ('red cube'): its
+    label's words and its shape's synonyms, as perception's own matching has them."""
+    words = label.split()
+    return set(words) | set(SHAPE_WORDS.get(words[-1], ()) if words else ())
+
+
 class TaskScript:
     """Runs one TaskPlan; `run()` returns what it did in one sentence."""
 
@@ -69,22 +83,45 @@ class TaskScript:
         self.act = act
         self.contact = contact
         self.locator = locator
+        self.scripts: dict[str, Callable[[], str]] = {
+            'lift': self.lift,
+            'place': self.place,
+            'stack': self.stack,
+            'press': self.press,
+            'push': self.push,
+            'sort': self.sort,
+            'handover': self.handover,
+        }
 
     def run(self) -> str:
-        return getattr(self, self.plan.kind)()
+        script = self.scripts.get(self.plan.kind)
+        if script is None:
+            raise ScriptError(f'I learned no task of the kind {self.plan.kind!r}')
+        said = script()
+        if self.plan.unread:
+            named = self.plan.target or ', '.join(self.plan.order)
+            said += f' (I cannot read "{self.plan.unread}": I picked the first {named} I saw)'
+        return said
 
     # Looking ------------------------------------------------------------------------------
 
+    def avoided(self, obj: LocatedObject) -> bool:
+        """Whether the instruction said to leave `obj` ("not the blue one")."""
+        words = words_of(obj.label)
+        return any(Query.parse(q).matches(words) for q in self.plan.avoid)
+
     def find(self, query: str, exclude: tuple[str, ...] = ()) -> LocatedObject:
         """The first object matching `query` the cameras show now (none of the `exclude`d
-        shapes)."""
-        found = [
+        shapes, none the instruction said to leave)."""
+        seen = [
             o
             for o in self.locator.locate(self.act.obs, query)
             if o.label.split()[-1] not in exclude
         ]
+        found = [o for o in seen if not self.avoided(o)]
         if not found:
-            raise ScriptError(f'I see no {query}')
+            left = f' other than the {seen[0].label} I was told to leave' if seen else ''
+            raise ScriptError(f'I see no {query}{left}')
         return found[0]
 
     def again(
@@ -131,15 +168,12 @@ class TaskScript:
         lift = max(0.12, self.plan.lift_m + LIFT_MARGIN_M - bottom)
         grip = self._grip(self.contact.pick(obj, self.plan.arm, lift=lift))
         self.act.hold(self.act.chunk)
-        said = f'holding the {obj.label} with the {grip.arm} arm, lifted {lift * 100:.0f} cm'
-        if self.plan.unread:
-            said += f' (I cannot read "{self.plan.unread}": I picked the first {obj.label} I saw)'
-        return said
+        return f'holding the {obj.label} with the {grip.arm} arm, lifted {lift * 100:.0f} cm'
 
     def place(self) -> str:
         obj = self.find(self.plan.target, FIXTURES)
         container = self.find(self.plan.destination)
-        self._grip(self.contact.pick(obj))
+        self._grip(self.contact.pick(obj, self.plan.arm))
         self.contact.place(into=container)
         self.wrap_up()
         return f'put the {obj.label} into the {container.label}'
@@ -149,7 +183,7 @@ class TaskScript:
         blocks = [self.find(q, FIXTURES) for q in order]
         if len({b.id for b in blocks}) < len(blocks):
             raise ScriptError(f'I see fewer distinct blocks than {", ".join(order)}')
-        arm = side(blocks[0].position)
+        arm = self.plan.arm or side(blocks[0].position)
         lower = blocks[0]
         for upper in blocks[1:]:
             upper = self.again(upper)
@@ -163,12 +197,10 @@ class TaskScript:
         return 'stacked ' + ', '.join(b.label for b in blocks) + ' (bottom to top)'
 
     def press(self) -> str:
-        button = self.find(self.plan.target)
-        if button.label.split()[0] in self.plan.avoid:
-            raise ScriptError(f'the {self.plan.target} I see is {button.label}')
+        button = self.find(self.plan.target)  # never one it was told to leave
         # No force reaches a policy: press a fixed depth below the top (the button is fixed;
         # the arm stops on it and the position error presses).
-        self.contact.press(button, depth=0.012)
+        self.contact.press(button, self.plan.arm, depth=0.012)
         self.wrap_up()
         return f'pressed the {button.label}'
 
@@ -180,9 +212,9 @@ class TaskScript:
         while np.linalg.norm(gap) > PUSH_CLOSE_ENOUGH_M and pushes < MAX_PUSHES:
             distance = float(min(0.3, np.linalg.norm(gap) + PUSH_OVERSHOOT_M))
             direction = gap / np.linalg.norm(gap)
-            self.contact.push(cube, direction, distance)
+            self.contact.push(cube, direction, distance, self.plan.arm, clearance=PUSH_CLEARANCE_M)
             pushes += 1
-            # The pusher starts PUSH_CLEARANCE_M behind the cube: it moves that much less.
+            # The pusher starts PUSH_CLEARANCE_M behind the cube: the cube moves that much less.
             moved = cube.position[:2] + direction * (distance - PUSH_CLEARANCE_M)
             cube = self.again(cube, np.r_[moved, cube.position[2]], PUSH_REFIND_M)
             gap = zone.position[:2] - cube.position[:2]
@@ -190,7 +222,7 @@ class TaskScript:
         return f'pushed the {cube.label} into the {zone.label} in {pushes} pushes'
 
     def sort(self) -> str:
-        things = self.locator.locate(self.act.obs, '')
+        things = [o for o in self.locator.locate(self.act.obs, '') if not self.avoided(o)]
         bins = [o for o in things if o.label.split()[-1] == 'bowl']
         blocks = [o for o in things if o.label.split()[-1] not in FIXTURES + ('bar',)]
         if not bins or not blocks:
@@ -203,10 +235,13 @@ class TaskScript:
             if not target:
                 continue  # a block of a colour without a bin stays where it is
             block = self.again(block)
-            self._grip(self.contact.pick(block))
+            self._grip(self.contact.pick(block, self.plan.arm))
             self.contact.place(into=target[0])
             self.act.home()
             done.append(f'{block.label} into the {target[0].label}')
+        if not done:
+            colours = ', '.join(dict.fromkeys(b.label.split()[0] for b in blocks))
+            raise ScriptError(f'I see no bin for any block I see (blocks: {colours})')
         self.wrap_up()
         return 'sorted: ' + '; '.join(done)
 

@@ -4,7 +4,8 @@ shield's limits, lines are straight, grippers ramp and report what they hold."""
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_expert.actuation import Actuation, robot_state
+from harness_expert.actuation import Actuation
+from harness_expert.observed import robot_state
 from harness_policy.observation import PROMPT, STATE, TIME
 from harness_types.execution import BLOCKED, COMPLETED, SKILL_ERROR
 from harness_types.transforms import quat_to_matrix, tool_quat

@@ -3,6 +3,7 @@
 import threading
 
 import numpy as np
+import pytest
 from harness_expert.handoff import Handoff
 
 
@@ -22,18 +23,23 @@ def test_turns_alternate_and_the_script_sees_each_observation():
     assert [t.rows[0, 0] for t in turns[:3]] == [0, 1, 2]
     assert turns[-1].info == 'three chunks'
     assert seen == [0, 1, 2, 3]
-    assert handoff.turn({'n': 4}).done  # over is over
+    again = handoff.turn({'n': 4})  # over is over, with the same last sentence
+    assert again.done and again.info == 'three chunks'
+    assert seen == [0, 1, 2, 3]
 
 
-def test_an_exception_ends_the_run_with_its_sentence():
+def test_an_exception_ends_the_run_and_is_raised_to_the_caller():
     def script(obs, send):
         send(np.zeros((1, 14)))
-        raise RuntimeError('I see no red cube')
+        raise KeyError('a bug')
 
     handoff = Handoff(script)
     assert not handoff.turn({}).done
-    end = handoff.turn({})
-    assert end.done and end.info == 'the script failed: RuntimeError: I see no red cube'
+    with pytest.raises(KeyError, match='a bug'):
+        handoff.turn({})
+    assert handoff.finished
+    with pytest.raises(KeyError, match='a bug'):  # and on every later turn
+        handoff.turn({})
 
 
 def test_close_stops_a_script_waiting_for_an_observation():
@@ -51,3 +57,4 @@ def test_close_stops_a_script_waiting_for_an_observation():
     handoff.close()
     assert finished.wait(2.0)
     assert handoff.turn({}).done
+    assert handoff.turn({}).info == 'the run was closed'
