@@ -1,6 +1,6 @@
 """Success of the scripted expert on the bench: every task x layouts x seeds, one line each,
 then the table. Not a test (it takes minutes): `python src/harness_expert/test/measure_expert.py
-[--tasks a,b] [--layouts 0,1,2] [--seeds 0,1] [--json out.json]`."""
+[--tasks a,b] [--layouts 0 1 2] [--seeds 0,1] [--json out.json]` (lists by commas or spaces)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,23 @@ from arx_x5_description.urdf import station_urdf
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument('--tasks', default=','.join(TASKS))
-    parser.add_argument('--layouts', default='0,1,2')
-    parser.add_argument('--seeds', default='0,1')
+    # Lists as '0,1,2' or '0 1 2'.
+    parser.add_argument('--tasks', nargs='+', default=list(TASKS))
+    parser.add_argument('--layouts', nargs='+', default=['0', '1', '2'])
+    parser.add_argument('--seeds', nargs='+', default=['0', '1'])
     parser.add_argument('--json', default='')
     args = parser.parse_args()
+    tasks = [t for item in args.tasks for t in item.split(',') if t]
+    layouts = [int(n) for item in args.layouts for n in item.split(',') if n]
+    seeds = [int(n) for item in args.seeds for n in item.split(',') if n]
     emb, urdf = load_embodiment(), station_urdf()
     worker = Worker(emb, urdf)
     expert = ScriptedExpert(emb, urdf)
     rows = []
     start = time.perf_counter()
-    for task in args.tasks.split(','):
-        for layout in map(int, args.layouts.split(',')):
-            for seed in map(int, args.seeds.split(',')):
+    for task in tasks:
+        for layout in layouts:
+            for seed in seeds:
                 r = rollout(worker, expert, task, layout, seed)
                 row = dict(
                     task=task,

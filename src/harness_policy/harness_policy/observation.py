@@ -137,7 +137,7 @@ def state_of(obs: dict, fk=None) -> RobotState:
     `fk(arm, joints) -> (tcp_position, tcp_quat)`, the TCP poses); forces and velocities are
     not sent and read zero, and so do the finger joints and link6 poses: a user that needs them
     (pixel perception finds the fingers by their joints) fills them from its robot model, as
-    harness_expert.actuation.robot_state does."""
+    harness_expert.observed.robot_state does."""
     q = joints_of(obs)
     arms = {}
     for arm, base in (('left', 0), ('right', 7)):
