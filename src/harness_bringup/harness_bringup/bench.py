@@ -41,9 +41,11 @@ def run_bench(
     jobs: int,
     say: Callable[[str], None] = print,
     extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict:
-    """Run every episode with `harness run` in a subprocess (its own ROS domain); write
-    bench.json and bench.md under `out`; return the tables."""
+    """Run every episode with `harness run` in a subprocess (its own ROS domain; `env`: its
+    environment, default this process's); write bench.json and bench.md under `out`; return
+    the tables."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
@@ -56,7 +58,7 @@ def run_bench(
         command += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
         command += ['--model', model, '--out', str(folder), *(extra or [])]
         with open(folder / 'harness.log', 'w') as log:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
         runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
         if not runs:
             return {

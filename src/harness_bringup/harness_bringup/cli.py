@@ -201,10 +201,10 @@ def _with_policies(config, work, logs: Path | None = None) -> int:
     from harness_bringup.run import UsageError
 
     try:
-        broker = None if os.environ.get(BROKERED) else _broker(config, logs)
+        broker = _broker(config, logs)  # the catalogue is checked either way
     except UsageError as exc:
         return _fail(str(exc))
-    if broker is None:
+    if broker is None or os.environ.get(BROKERED):
         return work()
     with broker:
         try:
@@ -253,8 +253,11 @@ def _bench(args: argparse.Namespace) -> int:
     def bench() -> int:
         from harness_bringup.policy_broker import BROKERED
 
-        os.environ[BROKERED] = '1'  # the episodes use this bench's servers and start none
-        tables.update(run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra))
+        # the episodes use this bench's servers and start none
+        env = {**os.environ, BROKERED: '1'} if config.kernel.policies else None
+        tables.update(
+            run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra, env)
+        )
         return 0
 
     status = _with_policies(config, bench, out)
