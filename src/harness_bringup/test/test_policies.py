@@ -296,22 +296,15 @@ def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_pat
 
 def test_harness_up_keeps_the_local_servers_up_until_it_is_stopped(tmp_path):
     import signal
-    import socket
     import subprocess
     import sys
 
     from harness_bringup.policy_broker import answers
 
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
-    file = tmp_path / 'policies.yaml'
-    file.write_text(shipped.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
-    endpoint = f'ws://127.0.0.1:{port}'
+    file, endpoint = shipped_catalogue(tmp_path)
     up = subprocess.Popen(
         [sys.executable, '-m', 'harness_bringup.cli', '--config', CONFIG, 'up']
-        + ['--policies', str(file)],
+        + ['--policies', file],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -339,25 +332,18 @@ def test_harness_up_keeps_the_local_servers_up_until_it_is_stopped(tmp_path):
 
 
 def test_a_broker_killed_without_its_clean_up_leaves_no_server(tmp_path):
-    import socket
     import subprocess
     import sys
     import time
 
     from harness_bringup.policy_broker import healthy
 
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    shipped = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
-    file = tmp_path / 'policies.yaml'
-    file.write_text(shipped.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
-    endpoint = f'ws://127.0.0.1:{port}'
+    file, endpoint = shipped_catalogue(tmp_path)
     script = (
         'import os\n'
         'from harness_bringup.policy_broker import PolicyBroker\n'
         'from harness_policy.catalog import load_catalog\n'
-        f'broker = PolicyBroker(load_catalog({str(file)!r}), log=print)\n'
+        f'broker = PolicyBroker(load_catalog({file!r}), log=print)\n'
         'assert broker.ensure() == ["scripted_expert"]\n'
         'os._exit(9)  # no clean-up: as if killed\n'
     )
