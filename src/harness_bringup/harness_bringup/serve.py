@@ -25,6 +25,7 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     try:
         worker = WorkerNode()
         skills = SkillServer()
+        skills.station.use_local(worker)
     except (BackendError, ValueError) as exc:
         print(f'harness: {exc}')
         rclpy.try_shutdown()

@@ -82,9 +82,7 @@ class StationGraph:
                 self.__exit__()
                 raise GraphStartError(f'the station did not start: {exc}') from exc
             nodes = [self.worker, self.skills]
-            # The skill server calls the worker beside it directly (one tick: 4 ms -> 1 ms);
-            # the worker's services still serve every other client.
-            self.skills.station.local = self.worker.call_local
+            self.skills.station.use_local(self.worker)
         self.client = Node(self.client_name, context=self.context)
         for node in (*nodes, self.client):
             self.executor.add_node(node)

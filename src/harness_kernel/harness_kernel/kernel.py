@@ -63,12 +63,36 @@ HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least 
 INTERRUPT_GRACE_S = 2.0  # after a timeout signal, how long the program may take to stop
 
 
+class Pump(Protocol):
+    """What the kernel does while a skill runs (its channel loop)."""
+
+    def serve(self, wait_s: float) -> None:
+        """Relay reactive steps, read output, watch the program and the cell's time; block at
+        most `wait_s` seconds for one of them."""
+
+    def wake(self) -> None:
+        """End a blocked serve() now (thread-safe: the skill's done-callback calls it)."""
+
+
+class _Idle:
+    """The pump of an execution the program takes no part in (the wrap-up, policy-to-end):
+    nothing to relay; serve() waits for the skill's end."""
+
+    def __init__(self) -> None:
+        self._woken = threading.Event()
+
+    def serve(self, wait_s: float) -> None:
+        if self._woken.wait(wait_s):
+            self._woken.clear()
+
+    def wake(self) -> None:
+        self._woken.set()
+
+
 class RobotPort(Protocol):
     """What the kernel needs of the robot side (the skill server's interfaces)."""
 
-    def execute(
-        self, skill: str, args: dict, reactive: bool, between: Callable[[], None]
-    ) -> Execution: ...
+    def execute(self, skill: str, args: dict, reactive: bool, pump: Pump) -> Execution: ...
 
     def state(self) -> RobotState: ...
 
@@ -206,6 +230,8 @@ class Kernel:
         self._jobs: queue.Queue[_ReactiveJob] = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._closed = False
         self._calls: dict[str, Callable[..., Any]] = {
             'state': lambda: robot.state(),
             'look': self._look,
@@ -236,6 +262,7 @@ class Kernel:
         return sandbox
 
     def close(self) -> None:
+        self._closed = True
         self.host.stop()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -376,7 +403,7 @@ class Kernel:
                     region=None,
                     **self.learned.policy_arguments(strategy.policy, instruction, to_end=True),
                 )
-                e = self.robot.execute('run_policy', args, False, lambda: None)
+                e = self.robot.execute('run_policy', args, False, _Idle())
                 cell.executions.append(e)
                 self._log_execution(e)
                 cell.output.write(
@@ -402,7 +429,7 @@ class Kernel:
             )
 
     def _wrap_up_step(self, cell: _Cell, skill: str, args: dict) -> None:
-        e = self.robot.execute(skill, args, False, lambda: None)
+        e = self.robot.execute(skill, args, False, _Idle())
         cell.executions.append(e)
         self._log_execution(e)
         if e.event == EPISODE_ENDED:  # e.g. homing with the cube lifted it high enough
@@ -454,14 +481,15 @@ class Kernel:
                 ),
             )
 
-    def _pump(self) -> None:
-        """While a skill runs: relay reactive steps, read output, watch the program and the
-        cell's time. The program may not call the API now (one call at a time)."""
+    def serve(self, wait_s: float) -> None:
+        """While a skill runs (Pump.serve): relay reactive steps, read output, watch the
+        program and the cell's time. The program may not call the API now (one call at a
+        time)."""
         cell = self._cell
         now = time.monotonic()
         self._check_deadlines(cell, now, None)
         channel = self.host.channel
-        ready = self._ready(0)
+        ready = self._ready(wait_s)
         if self.host.output_fd in ready:
             cell.output.write(self.host.read_output())
         if self._wake_r in ready:
@@ -596,7 +624,7 @@ class Kernel:
         reactive = cell.reactive or SKILLS[skill].reactive
         shadow = self._shadow_predict(args) if skill == 'run_policy' else None
         try:
-            e = self.robot.execute(skill, args, reactive, self._pump)
+            e = self.robot.execute(skill, args, reactive, self)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f'{skill}(): {exc}') from None
         if shadow is not None:
@@ -642,13 +670,21 @@ class Kernel:
 
     # The reactive step, from the skill server's thread ---------------------------------------
 
+    def wake(self) -> None:
+        """End a blocked serve() (Pump.wake), from any thread."""
+        if self._closed:  # a late done-callback: the descriptor may be another file's now
+            return
+        # A full pipe already holds a wake-up.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._wake_w, b'x')
+
     def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
         """The program's guards, until and controller for one tick (thread-safe)."""
         if self._cell is None:
             return ReactiveResult(fault='no cell is running: program code runs only in cells')
         job = _ReactiveJob(obs, call_controller)
         self._jobs.put(job)
-        os.write(self._wake_w, b'x')
+        self.wake()
         if not job.done.wait(self.reactive_deadline + INTERRUPT_GRACE_S + 5.0):
             return ReactiveResult(fault='the program did not answer the reactive step')
         return job.result

@@ -24,6 +24,7 @@ import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
+from harness_skills.reactive_lane import ReactiveLane
 from harness_skills.skill_table import SKILLS
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
@@ -41,7 +42,7 @@ from harness_types.markers import located_marks
 from harness_types.prediction import Prediction
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
-from harness_types.wait import wait_future
+from harness_types.wait import wait_future, wait_future_serving
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
@@ -49,7 +50,7 @@ from rclpy.node import Node
 from rclpy.utilities import get_default_context
 from visualization_msgs.msg import MarkerArray
 
-from harness_kernel.kernel import Kernel
+from harness_kernel.kernel import Kernel, Pump
 from harness_kernel.perception import make_perception
 from harness_kernel.program_api import enabled_names
 from harness_kernel.program_host import ProgramHost
@@ -89,7 +90,7 @@ class RosRobot:
         except TimeoutError:
             raise RuntimeError(f'{client.srv_name} did not answer') from None
 
-    def execute(self, skill: str, args: dict, reactive: bool, between) -> Execution:
+    def execute(self, skill: str, args: dict, reactive: bool, pump: Pump) -> Execution:
         spec = SKILLS[skill]
         client = self.actions[skill]
         if not client.server_is_ready() and not client.wait_for_server(timeout_sec=DISCOVERY_S):
@@ -99,13 +100,17 @@ class RosRobot:
         goal.options.reactive = bool(reactive or spec.reactive)
         goal.options.execution_id = f'{skill}-{self.counter}'
         try:
-            handle = wait_future(client.send_goal_async(goal), self.wait_s, between)
+            handle = wait_future_serving(
+                client.send_goal_async(goal), self.wait_s, pump.serve, pump.wake
+            )
         except TimeoutError:
             raise RuntimeError(f'the skill server did not take the {skill} goal') from None
         if not handle.accepted:
             raise RuntimeError(f'{names.skill_action(skill)} refused the goal')
         try:
-            result = wait_future(handle.get_result_async(), self.wait_s, between).result
+            result = wait_future_serving(
+                handle.get_result_async(), self.wait_s, pump.serve, pump.wake
+            ).result
         except TimeoutError:
             handle.cancel_goal_async()
             raise RuntimeError(
@@ -212,13 +217,20 @@ class KernelNode(Node):
             config.world_model_shadow,
             emb.rates.control_hz,
         )
-        group = ReentrantCallbackGroup()
-        self.create_service(
-            ReactiveStep, names.REACTIVE_STEP, self._reactive_step, callback_group=group
+        # Served on a node of its own: called every tick of an execution with program code
+        # (reactive_lane.py says why).
+        self.reactive_lane = ReactiveLane(names.KERNEL_REACTIVE, self, serve=True)
+        self.reactive_lane.node.create_service(
+            ReactiveStep, names.REACTIVE_STEP, self._reactive_step
         )
+        group = ReentrantCallbackGroup()
         ActionServer(
             self, RunCell, names.RUN_CELL, self._run_cell, callback_group=group, result_timeout=10
         )
+
+    def destroy_node(self) -> None:
+        self.reactive_lane.close()
+        super().destroy_node()
 
     def _show_located(self, objects) -> None:
         self.markers.publish(marker_array_msg(located_marks(objects)))

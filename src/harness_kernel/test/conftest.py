@@ -1,6 +1,5 @@
 import os
 import threading
-import time
 
 # CPython 3.11.7 raises SystemError ("AST constructor recursion depth mismatch",
 # python/cpython#106905) when code is compiled while another thread compiles; hypothesis'
@@ -48,7 +47,7 @@ class ScriptedRobot:
         self.kernel = None
         self.reactive_results = []
 
-    def execute(self, skill, args, reactive, between):
+    def execute(self, skill, args, reactive, pump):
         self.calls.append((skill, dict(args), reactive))
         name = self.events.pop(0) if self.events else 'COMPLETED'
         if self.ticks and reactive:
@@ -64,8 +63,7 @@ class ScriptedRobot:
 
             threading.Thread(target=ticker, daemon=True).start()
             while not done.is_set():
-                between()
-                time.sleep(0.001)
+                pump.serve(0.001)
             last = self.reactive_results[-1]
             if last.fault:
                 name = 'REACTIVE_FAULT'

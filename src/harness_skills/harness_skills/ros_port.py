@@ -28,6 +28,7 @@ from rclpy.node import Node
 from harness_msgs.msg import Command
 from harness_msgs.srv import Fk, Ik, Observe, Plan, Predict, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
+from harness_skills.reactive_lane import ReactiveLane
 from harness_types import names
 
 
@@ -60,9 +61,8 @@ WORKER_CLIENTS = {
 
 
 class RosStationPort:
-    """The worker's services. Whoever starts the worker in this process beside the skill
-    server (harness_bringup's StationGraph) may set `local` to the worker node's call_local:
-    the same handlers, without the round trip."""
+    """The worker's services; `use_local(worker)` when the worker node runs in this process
+    beside the skill server (`harness run`, `harness serve`)."""
 
     def __init__(self, node: Node, timeout: float) -> None:
         group = ReentrantCallbackGroup()
@@ -72,6 +72,14 @@ class RosStationPort:
             for name, kind in WORKER_CLIENTS.items()
         }
         self.local: Callable[[str, Any], Any] | None = None
+        self.local_tick: Callable[[np.ndarray], Any] | None = None
+
+    def use_local(self, worker: Any) -> None:
+        """Call the worker node beside us directly: its `call_local` (the service's own handler
+        under its lock, without the round trip through two executors and the middleware) and
+        its `tick_local` (a tick without the messages). Its services still serve everyone
+        else."""
+        self.local, self.local_tick = worker.call_local, worker.tick_local
 
     def call(self, service: str, request):
         if self.local is not None:
@@ -79,6 +87,9 @@ class RosStationPort:
         return call(self.clients[service], request, self.timeout)
 
     def tick(self, command: np.ndarray) -> TickOutcome:
+        if self.local_tick is not None:
+            r = self.local_tick(command)
+            return TickOutcome(r.accepted, list(r.reasons), r.state, r.episode_ended)
         r = self.call('tick', Tick.Request(command=Command(positions=[float(v) for v in command])))
         return TickOutcome(
             r.accepted, list(r.reasons), robot_state_of(r.state), bool(r.episode_ended)
@@ -117,10 +128,9 @@ class RosReactivePort:
     """The kernel's reactive_step, called once per tick while program code is active. While a
     controller with cameras runs, their views go with the calls that are due."""
 
-    def __init__(self, node: Node, station: RosStationPort, timeout: float) -> None:
-        self._client = node.create_client(
-            ReactiveStep, names.REACTIVE_STEP, callback_group=ReentrantCallbackGroup()
-        )
+    def __init__(self, lane: ReactiveLane, station: RosStationPort, timeout: float) -> None:
+        self._lane = lane
+        self._client = lane.node.create_client(ReactiveStep, names.REACTIVE_STEP)
         self.station = station
         self.timeout = timeout
         self.cameras: list[str] = []
@@ -143,10 +153,13 @@ class RosReactivePort:
                 r = self.station.call('observe', Observe.Request(cameras=self.cameras, depth=True))
                 req.views = list(r.views)
             self._calls += 1
+        future = self._client.call_async(req)
         try:
-            r = call(self._client, req, self.timeout)
-        except ServiceError as exc:
-            return ReactiveResult(fault=str(exc))
+            r = self._lane.wait(future, self.timeout)
+        except TimeoutError:
+            self._client.remove_pending_request(future)
+            detail = f'{self._client.srv_name} did not answer within {self.timeout:g} s'
+            return ReactiveResult(fault=detail)
         targets, k = {}, 0
         for key, n in zip(r.target_keys, r.target_lengths, strict=True):
             targets[key] = np.array(r.target_values[k : k + n])

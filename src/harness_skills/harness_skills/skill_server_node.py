@@ -4,9 +4,9 @@ skills/observe, skills/ik), served from the worker's services. Programs reach th
 through these.
 
 Every execution ticks the worker through worker/tick; while the goal asks for reactive code
-it calls kernel/reactive_step once per tick. Each result is one ExecutionTrace: the event and
-every tick. Each execution's start and end go out on skills/executions (JSON); one bounded by
-a region shows it on harness/markers while it runs.
+it calls kernel/reactive_step once per tick (from a node of its own: reactive_lane.py). Each
+result is one ExecutionTrace: the event and every tick. Each execution's start and end go out
+on skills/executions (JSON); one bounded by a region shows it on harness/markers while it runs.
 Parameters: harness_types.config.SkillServerConfig.
 """
 
@@ -33,6 +33,7 @@ from visualization_msgs.msg import MarkerArray
 
 from harness_msgs.srv import Ik, Observe, Predict, State
 from harness_skills.execution import Engine
+from harness_skills.reactive_lane import ReactiveLane
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_skills.skill_table import SKILLS, SkillSpec, options_of
 from harness_skills.skills import Skills
@@ -54,7 +55,8 @@ class SkillServer(Node):
         emb = load_embodiment()
         timeout = self.config.service_timeout_seconds
         self.station = RosStationPort(self, timeout)
-        self.reactive = RosReactivePort(self, self.station, timeout)
+        self.reactive_lane = ReactiveLane(names.SKILL_SERVER_REACTIVE, self, serve=False)
+        self.reactive = RosReactivePort(self.reactive_lane, self.station, timeout)
         engine = Engine(self.station, emb.rates.control_hz, self.reactive)
         self.skills = Skills(
             engine,
@@ -85,6 +87,10 @@ class SkillServer(Node):
                 callback_group=group,
             )
 
+    def destroy_node(self) -> None:
+        self.reactive_lane.close()
+        super().destroy_node()
+
     def _announce(self, record: dict) -> None:
         """An execution's start or end on skills/executions (one JSON object)."""
         self.executions.publish(String(data=json.dumps(record)))
@@ -108,10 +114,13 @@ class SkillServer(Node):
             goal_handle.abort()
             return result
 
+        every = self.config.feedback_every_ticks
+
         def feedback(tick, obs):
-            msg = spec.action.Feedback()
-            msg.tick = tick
-            goal_handle.publish_feedback(msg)
+            if tick % every == 0:
+                msg = spec.action.Feedback()
+                msg.tick = tick
+                goal_handle.publish_feedback(msg)
 
         self._announce(
             {'phase': 'start', 'id': options.execution_id, 'skill': spec.name}

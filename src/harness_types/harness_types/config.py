@@ -49,6 +49,9 @@ class SkillServerConfig:
 
     service_timeout_seconds: float = field(default=30.0, metadata=_at_least(0, strict=True))
     result_timeout_seconds: int = field(default=10, metadata=_at_least(1))
+    # An execution's action feedback (its tick) goes out every this many ticks (5: 5 Hz of
+    # simulated time); one publish a tick cost a tenth of a tick's wall time.
+    feedback_every_ticks: int = field(default=5, metadata=_at_least(1))
 
 
 @dataclass(frozen=True)

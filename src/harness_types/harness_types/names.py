@@ -8,6 +8,9 @@ from __future__ import annotations
 WORKER = 'worker'
 SKILL_SERVER = 'skill_server'
 KERNEL = 'kernel'
+# kernel/reactive_step's own nodes at its two ends (harness_skills.reactive_lane)
+SKILL_SERVER_REACTIVE = f'{SKILL_SERVER}_reactive'
+KERNEL_REACTIVE = f'{KERNEL}_reactive'
 DRIVER = 'driver'
 RECORDER = 'recorder'
 

@@ -29,3 +29,21 @@ def wait_future(
             raise TimeoutError(f'no answer within {timeout:g} s')
         time.sleep(poll)
     return future.result()
+
+
+def wait_future_serving(
+    future, timeout: float, serve: Callable[[float], None], wake: Callable[[], None]
+) -> Any:
+    """The future's result, serving meanwhile: `serve(s)` does what is due and blocks at most
+    `s` seconds for more; the future's done-callback calls `wake()` (from the executor's thread)
+    to end that wait. TimeoutError when it is not done within `timeout` seconds. No polling:
+    the kernel relays a reactive step the moment it arrives, and returns the moment the skill
+    ends."""
+    future.add_done_callback(lambda _f: wake())
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f'no answer within {timeout:g} s')
+        serve(min(left, 0.05))
+    return future.result()

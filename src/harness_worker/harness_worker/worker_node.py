@@ -35,6 +35,7 @@ from harness_types.convert import (
     pose_msg,
     quat_of,
     robot_state_msg,
+    robot_state_of,
     stamp,
 )
 from harness_types.markers import rejection_marks
@@ -68,7 +69,7 @@ from harness_msgs.srv import (
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.station import BackendError, make_station
-from harness_worker.worker import Worker, WorkerError
+from harness_worker.worker import TickResult, Worker, WorkerError
 from harness_worker.world_model import SimulatedFuture, WorldModelError
 
 
@@ -177,6 +178,22 @@ class WorkerNode(Node):
         kind, handler = self._handlers[service]
         return self._locked(handler, request, kind.Response())
 
+    def tick_local(self, command: np.ndarray) -> TickResult:
+        """worker/tick for a client in this process, without the messages: converting the
+        state to a message and back cost as much as the physics of a tick (perf/skills.py).
+        Under the same lock, publishing the same topics; a worker error (no episode) is a
+        refusal that says it, as the service answers."""
+        with self._core:
+            try:
+                return self._tick_core(np.asarray(command, dtype=float))
+            except Exception as exc:
+                detail = str(exc)
+                if not isinstance(exc, WorkerError):
+                    detail = f'the worker failed: {type(exc).__name__}: {exc}'
+                    self.get_logger().error(f'{detail}\n{traceback.format_exc()}')
+                # the state the service's refusal carries: an empty one
+                return TickResult(False, [detail], robot_state_of(Tick.Response().state), False)
+
     # Topics -------------------------------------------------------------------------------
 
     def _publish_state(self, state: RobotState | None = None) -> None:
@@ -265,13 +282,18 @@ class WorkerNode(Node):
 
     def _tick(self, request: Tick.Request, response: Tick.Response) -> Tick.Response:
         try:
-            result = self.worker.tick(np.asarray(request.command.positions, dtype=float))
+            result = self._tick_core(np.asarray(request.command.positions, dtype=float))
         except WorkerError as exc:
             response.accepted, response.reasons = False, [str(exc)]
             return response
         response.accepted, response.reasons = result.accepted, result.reasons
         response.state = robot_state_msg(result.state)
         response.episode_ended = result.episode_ended
+        return response
+
+    def _tick_core(self, command: np.ndarray) -> TickResult:
+        """One tick and what it publishes (state, or the shield's rejection)."""
+        result = self.worker.tick(command)
         if result.accepted:
             self._publish_state(result.state)
         elif not result.episode_ended:
@@ -279,12 +301,12 @@ class WorkerNode(Node):
                 ShieldRejection(
                     step=result.state.step,
                     sim_time=result.state.time,
-                    command=[float(v) for v in request.command.positions],
+                    command=[float(v) for v in command],
                     reasons=result.reasons,
                 )
             )
             self._mark_rejection(result)
-        return response
+        return result
 
     def _mark_rejection(self, result) -> None:
         """A marker at each rejected arm's TCP (both when no arm is named), with the reason."""
