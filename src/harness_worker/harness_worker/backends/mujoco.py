@@ -12,6 +12,7 @@ import contextlib
 import copy
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import mujoco
 import numpy as np
@@ -47,6 +48,7 @@ class MujocoStation:
         self.data: mujoco.MjData | None = None
         self.objects: list[ObjectSpec] = []
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._views: dict[str, tuple[tuple, CameraView]] = {}  # camera -> (scene, its last view)
         # Cameras see what a real camera would: no sites (the TCP markers are for viewers).
         self._camera_option = mujoco.MjvOption()
         self._camera_option.sitegroup[:] = 0
@@ -59,6 +61,7 @@ class MujocoStation:
     def load(self, objects: list[ObjectSpec]) -> None:
         """Build the station with `objects`, arms at zero and grippers open."""
         self.close_renderers()  # they belong to the old model
+        self._views.clear()
         spec = station_spec(self.emb, self.urdf)
         add_objects(spec, objects, self.emb.table_top_z)
         self.model = spec.compile()
@@ -366,8 +369,43 @@ class MujocoStation:
     # Rendering ----------------------------------------------------------------------------
 
     def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraView:
-        """RGB (and depth, segmentation) of one camera at its configured resolution."""
-        return self._gl.submit(self._render, camera, depth, segmentation).result()
+        """RGB (and depth, segmentation) of one camera at its configured resolution.
+
+        A camera asked again while the scene is as it was (the turn report's images and
+        locate()'s views of one tick) gets the render it had, not a new one: each camera's
+        last view is kept with what a render depends on, and its arrays are read-only."""
+        scene = self._scene_key()
+        kept = self._views.get(camera)
+        if kept is not None and kept[0] == scene:
+            view = kept[1]
+            if (view.depth is not None or not depth) and (
+                view.segmentation is not None or not segmentation
+            ):
+                return replace(
+                    view,
+                    depth=view.depth if depth else None,
+                    segmentation=view.segmentation if segmentation else None,
+                )
+        view = self._gl.submit(self._render, camera, depth, segmentation).result()
+        for array in (view.rgb, view.depth, view.segmentation):
+            if array is not None:
+                array.flags.writeable = False
+        self._views[camera] = (scene, view)
+        return view
+
+    def _scene_key(self) -> tuple:
+        """Everything a render depends on that can change: the time a view carries, the geoms'
+        and cameras' poses (as the last step or forward pass left them) and the colours (a
+        latched button turns green). Equal keys, equal images."""
+        d = self.data
+        return (
+            d.time,
+            d.geom_xpos.tobytes(),
+            d.geom_xmat.tobytes(),
+            d.cam_xpos.tobytes(),
+            d.cam_xmat.tobytes(),
+            self.model.geom_rgba.tobytes(),
+        )
 
     def _render(self, camera: str, depth: bool, segmentation: bool) -> CameraView:
         if camera not in self.emb.cameras:
