@@ -105,24 +105,32 @@ class PixelPerception:
         height = p[:, 2] - (p[:, :2] @ self.plane[:2] + self.plane[2])
         on_plane = np.abs(height) <= ON_PLANE_M
         # Something drawn on the table differs from it in chromaticity and in colour name
-        # (shadows and the lighting's gradient change neither).
-        fam = families(c)
-        step = max(1, int(on_plane.sum()) // 20000)
-        table, table_fam = c[on_plane][::step], fam[on_plane][::step]
+        # (shadows and the lighting's gradient change neither). Colours are named only where
+        # a name is read: most points are plain table.
+        on = np.nonzero(on_plane)[0]
+        step = max(1, len(on) // 20000)
+        table = c[on[::step]]
         foreign = np.zeros(len(c), dtype=bool)
         if len(table):
-            table_family = np.bincount(table_fam + 1).argmax() - 1
-            chroma = np.linalg.norm(_chroma(c) - np.median(_chroma(table), 0), axis=1)
-            foreign = (chroma > FOREIGN_CHROMA) & (fam != table_family) & (fam >= 0)
+            table_family = np.bincount(families(table) + 1).argmax() - 1
+            chroma = np.linalg.norm(_chroma(c[on]) - np.median(_chroma(table), 0), axis=1)
+            odd = on[chroma > FOREIGN_CHROMA]
+            odd_fam = families(c[odd])
+            foreign[odd[(odd_fam != table_family) & (odd_fam >= 0)]] = True
         candidate = (height > ON_PLANE_M) | (on_plane & foreign)
-        p, c, cam, fam = p[candidate], c[candidate], cam[candidate], fam[candidate]
+        p, c, cam = p[candidate], c[candidate], cam[candidate]
+        fam = families(c)
         boxes = self.body.boxes_at(state) if state is not None else []
         robot = self.body.contains(p, boxes)
         p, c, cam, fam = p[~robot], c[~robot], cam[~robot], fam[~robot]
         labels = components(p, CLUSTER_VOXEL_M)
         parts: list[np.ndarray] = []
-        for k in range(int(labels.max()) + 1 if len(labels) else 0):
-            members = np.nonzero(labels == k)[0]
+        # Each cluster's points in ascending order, from one stable sort (not a pass over all
+        # points per cluster: depth edges make hundreds of small clusters).
+        order = np.argsort(labels, kind='stable')
+        start = 0
+        for count in np.bincount(labels).tolist() if len(labels) else []:
+            members, start = order[start : start + count], start + count
             if len(members) >= MIN_POINTS:
                 parts += [q for q in self._by_colour(members, fam, p) if len(q) >= MIN_POINTS]
         hands = [self.body.near_hand(p[q], boxes, HELD_M) for q in parts]
