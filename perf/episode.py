@@ -2,11 +2,12 @@
 
 Runs scripted-baseline episodes (`harness run TASK --model scripted`, the real graph: worker,
 skill server, kernel process, driver) and prints JSON: wall seconds per phase (graph start,
-episode start-up, model, cells, verify, wrap-up, outcome) and, for every model request, its
-reason, characters of text, number of images and PNG bytes. The scripted model answers at once,
-so `model` is ~0 here: with Claude add its latency per call. Each task runs twice, without and
-with the rosbag2 recording, and `bag_cost_ratio` is their wall-time ratio (same run, same
-machine).
+episode start-up, model, cells, verify, wrap-up, outcome), how many times faster than their
+simulated time the cells ran (`cells_x_real_time`; the target is 10) and, for every model
+request, its reason, characters of text, number of images and PNG bytes. The scripted model
+answers at once, so `model` is ~0 here: with Claude add its latency per call. Each task runs
+twice, without and with the rosbag2 recording, and `bag_cost_ratio` is their wall-time ratio
+(same run, same machine).
 
     python perf/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
 """
@@ -18,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from arx_x5_description.embodiment import load_embodiment
 from harness_bringup.run import prepare, run_episode
 from harness_types.config import load_config, with_overrides
 
@@ -31,6 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault('MUJOCO_GL', 'egl')
     config_file = ROOT / 'config' / 'harness.yaml'
+    control_hz = load_embodiment().rates.control_hz
     episodes = []
     with tempfile.TemporaryDirectory() as out:
         for task, record_bag in ((t, b) for t in args.tasks for b in (False, True)):
@@ -50,6 +53,7 @@ def main() -> None:
                 if e['type'] == 'model_request'
             ]
             phases = s['phases_seconds']
+            sim = s['env_steps'] / control_hz
             episodes.append(
                 {
                     'task': task,
@@ -58,8 +62,11 @@ def main() -> None:
                     'status': s['status'],
                     'success': (s.get('outcome') or {}).get('success'),
                     'env_steps': s['env_steps'],
-                    'sim_seconds': round(s['env_steps'] / 25.0, 2),
+                    'sim_seconds': round(sim, 2),
                     'wall_seconds': round(total, 2),
+                    'cells_x_real_time': round(sim / phases['cells'], 1)
+                    if phases['cells']
+                    else None,
                     'phases_seconds': phases,
                     'unaccounted_seconds': round(total - sum(phases.values()), 3),
                     'requests': requests,
@@ -81,6 +88,7 @@ def main() -> None:
                 'benchmark': 'episode',
                 'model': 'scripted',
                 'bag_cost_ratio': ratios,
+                'target_cells_x_real_time': 10,
                 'episodes': episodes,
             },
             indent=2,
