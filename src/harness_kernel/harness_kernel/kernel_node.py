@@ -24,7 +24,7 @@ import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
-from harness_skills.reactive_lane import ReactiveLane
+from harness_skills.reactive_lane import LaneService
 from harness_skills.skill_table import SKILLS
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
@@ -219,9 +219,8 @@ class KernelNode(Node):
         )
         # Served on a node of its own: called every tick of an execution with program code
         # (reactive_lane.py says why).
-        self.reactive_lane = ReactiveLane(names.KERNEL_REACTIVE, self, serve=True)
-        self.reactive_lane.node.create_service(
-            ReactiveStep, names.REACTIVE_STEP, self._reactive_step
+        self.reactive_lane = LaneService(
+            names.KERNEL_REACTIVE, self, ReactiveStep, names.REACTIVE_STEP, self._reactive_step
         )
         group = ReentrantCallbackGroup()
         ActionServer(

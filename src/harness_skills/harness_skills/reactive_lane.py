@@ -1,73 +1,139 @@
-"""kernel/reactive_step's own lane at both ends: a node with one entity and a single-threaded
-executor in a thread of its own (the skill server's client, the kernel's service).
+"""kernel/reactive_step's own lane at both ends: a node with one entity, waited on directly with
+an rcl wait set instead of an executor (`LaneClient` in the skill server, `LaneService` in the
+kernel).
 
 The call is made every tick while program code is active, so its round trip is the tick's
 largest cost. On the multi-threaded executor of a node with dozens of entities (the skill
 server has an action server per skill, the kernel an action client per skill) every wake-up
 rebuilds a large wait set in Python and hands the callback to a pool thread: 3.2 ms went from
-the kernel's answer to the skill server's waiting thread, 1.8 ms from the request to the
-kernel's callback (perf/skills.py's tick, timed in both processes). Here the wait set is one
-entity and the callback runs on the spinning thread. rclpy's EventsExecutor was tried first: in
-this rclpy a service round trip between two processes on it did not complete (the spinning
-thread at 100% CPU).
+the kernel's answer to the skill server's waiting thread and 1.8 ms from the request to the
+kernel's callback (perf/skills.py's guarded tick, timed in both processes). A single-threaded
+executor on a node of its own took that to 0.5 and 0.7 ms; most of what was left was the
+executor's own machinery (a wait set rebuilt from the node's entities, a task per callback, a
+done-callback scheduled as another task). Here each end waits on a wait set of its one entity
+and takes the request or response itself, as rclpy's executors do inside
+(`_rclpy.WaitSet`, `take_response`, `service_take_request`; `rclpy.wait_for_message` waits the
+same way). rclpy's EventsExecutor was tried first: in this rclpy a service round trip between
+two processes on it did not complete (the spinning thread at 100% CPU).
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from typing import Any
 
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
-from rclpy.task import Future
+from rclpy.parameter import Parameter
+
+WAIT_SLICE_S = 0.1  # a wait is cut into slices this long, to notice shutdown and close()
 
 
-class ReactiveLane:
-    """A node named `name` in `owner`'s namespace and context with a single-threaded executor
-    of its own. A serving lane (the kernel's service) spins it in a thread of its own; a calling
-    lane (the skill server's client) is spun by the thread that waits for the answer
-    (`wait`), so the response completes the call on that thread: rclpy schedules a future's
-    done-callbacks as executor tasks, which would cost another executor round before the
-    waiting thread heard of it. `close()` stops it."""
+def _lane_node(name: str, owner: Node) -> Node:
+    """A bare node in `owner`'s namespace and context. Not the process's global arguments: a
+    launch file's `name=` is a global node-name remap that would give it its owner's name.
+    Nothing spins it, so it offers no services of its own (parameters, type descriptions)."""
+    return Node(
+        name,
+        namespace=owner.get_namespace(),
+        context=owner.context,
+        use_global_arguments=False,
+        start_parameter_services=False,
+        parameter_overrides=[Parameter('start_type_description_service', value=False)],
+    )
 
-    def __init__(self, name: str, owner: Node, serve: bool) -> None:
-        # Not the process's global arguments: a launch file's `name=` is a global node-name
-        # remap that would give this node its owner's name too.
-        self.node = Node(
-            name,
-            namespace=owner.get_namespace(),
-            context=owner.context,
-            use_global_arguments=False,
-            start_parameter_services=False,
-        )
-        self._executor = SingleThreadedExecutor(context=owner.context)
-        self._executor.add_node(self.node)
-        self._waiting = threading.Lock()
-        self._thread: threading.Thread | None = None
-        if serve:
-            self._thread = threading.Thread(target=self._spin, name=name, daemon=True)
-            self._thread.start()
 
-    def _spin(self) -> None:
-        with contextlib.suppress(ExternalShutdownException):  # the context was shut down
-            self._executor.spin()
+class LaneClient:
+    """A service client on a node of its own; `call` sends a request and waits for its answer
+    on the calling thread. One call at a time (others queue)."""
 
-    def wait(self, future: Future, timeout: float) -> Any:
-        """A calling lane: spin here until `future` is done; its result. TimeoutError after
-        `timeout` seconds. One waiting thread at a time (others queue)."""
+    def __init__(self, name: str, owner: Node, srv_type: Any, srv_name: str) -> None:
+        self.node = _lane_node(name, owner)
+        self.client = self.node.create_client(srv_type, srv_name)
+        self.srv_name = self.client.srv_name
+        self._response_type = srv_type.Response
+        self._calling = threading.Lock()
+
+    def service_is_ready(self) -> bool:
+        return self.client.service_is_ready()
+
+    def call(self, request: Any, timeout: float) -> Any:
+        """The response to `request`; TimeoutError after `timeout` seconds. A late answer to an
+        earlier call that timed out is dropped (its sequence number is not this call's)."""
         deadline = time.monotonic() + timeout
-        with self._waiting:
-            while not future.done():
+        context = self.node.context
+        with self._calling:
+            handle = self.client.handle
+            with handle:
+                sequence = handle.send_request(request)
+            while True:
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or not context.ok():
                     raise TimeoutError(f'no answer within {timeout:g} s')
-                self._executor.spin_once(timeout_sec=min(left, 0.1))
-        return future.result()
+                with handle, context.handle:
+                    wait_set = _rclpy.WaitSet(0, 0, 0, 1, 0, 0, context.handle)
+                    wait_set.clear_entities()
+                    wait_set.add_client(handle)
+                    wait_set.wait(int(min(left, WAIT_SLICE_S) * 1e9))
+                    if handle.pointer not in wait_set.get_ready_entities('client'):
+                        continue
+                    header, response = handle.take_response(self._response_type)
+                if header is not None and header.request_id.sequence_number == sequence:
+                    return response
 
     def close(self) -> None:
-        self._executor.shutdown(timeout_sec=2.0)
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        self.node.destroy_node()
+
+
+class LaneService:
+    """A service on a node of its own, served by a thread of its own: each request is taken,
+    answered by `callback(request, response)` on that thread, and its response sent."""
+
+    def __init__(
+        self,
+        name: str,
+        owner: Node,
+        srv_type: Any,
+        srv_name: str,
+        callback: Callable[[Any, Any], Any],
+    ) -> None:
+        self.node = _lane_node(name, owner)
+        self._srv_type = srv_type
+        self._callback = callback
+        self.service = self.node.create_service(srv_type, srv_name, callback)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        context, service = self.node.context, self.service
+        handle = service.handle
+        while not self._stopping.is_set() and context.ok():
+            try:
+                with handle, context.handle:
+                    wait_set = _rclpy.WaitSet(0, 0, 0, 0, 1, 0, context.handle)
+                    wait_set.clear_entities()
+                    wait_set.add_service(handle)
+                    wait_set.wait(int(WAIT_SLICE_S * 1e9))
+                    if handle.pointer not in wait_set.get_ready_entities('service'):
+                        continue
+                    request, header = handle.service_take_request(self._srv_type.Request)
+            except Exception:  # the node or the context went away: the lane ends
+                return
+            if header is None:
+                continue
+            try:
+                response = self._callback(request, self._srv_type.Response())
+                service.send_response(response, header)
+            except Exception:  # a bug in the callback: say it, keep serving
+                self.node.get_logger().error(
+                    f'{service.srv_name} failed:\n{traceback.format_exc()}'
+                )
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=2 * WAIT_SLICE_S + 1.0)
         self.node.destroy_node()

@@ -28,7 +28,7 @@ from rclpy.node import Node
 from harness_msgs.msg import Command
 from harness_msgs.srv import Fk, Ik, Observe, Plan, Predict, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
-from harness_skills.reactive_lane import ReactiveLane
+from harness_skills.reactive_lane import LaneClient
 from harness_types import names
 
 
@@ -128,9 +128,8 @@ class RosReactivePort:
     """The kernel's reactive_step, called once per tick while program code is active. While a
     controller with cameras runs, their views go with the calls that are due."""
 
-    def __init__(self, lane: ReactiveLane, station: RosStationPort, timeout: float) -> None:
+    def __init__(self, lane: LaneClient, station: RosStationPort, timeout: float) -> None:
         self._lane = lane
-        self._client = lane.node.create_client(ReactiveStep, names.REACTIVE_STEP)
         self.station = station
         self.timeout = timeout
         self.cameras: list[str] = []
@@ -140,8 +139,8 @@ class RosReactivePort:
     def step(
         self, execution_id: str, skill: str, obs: RobotState, call_controller: bool
     ) -> ReactiveResult:
-        if not self._client.service_is_ready():
-            return ReactiveResult(fault=f'{self._client.srv_name} is not available')
+        if not self._lane.service_is_ready():
+            return ReactiveResult(fault=f'{self._lane.srv_name} is not available')
         req = ReactiveStep.Request(
             execution_id=execution_id,
             skill=skill,
@@ -153,12 +152,10 @@ class RosReactivePort:
                 r = self.station.call('observe', Observe.Request(cameras=self.cameras, depth=True))
                 req.views = list(r.views)
             self._calls += 1
-        future = self._client.call_async(req)
         try:
-            r = self._lane.wait(future, self.timeout)
+            r = self._lane.call(req, self.timeout)
         except TimeoutError:
-            self._client.remove_pending_request(future)
-            detail = f'{self._client.srv_name} did not answer within {self.timeout:g} s'
+            detail = f'{self._lane.srv_name} did not answer within {self.timeout:g} s'
             return ReactiveResult(fault=detail)
         targets, k = {}, 0
         for key, n in zip(r.target_keys, r.target_lengths, strict=True):

@@ -31,9 +31,9 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from harness_msgs.srv import Ik, Observe, Predict, State
+from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State
 from harness_skills.execution import Engine
-from harness_skills.reactive_lane import ReactiveLane
+from harness_skills.reactive_lane import LaneClient
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_skills.skill_table import SKILLS, SkillSpec, options_of
 from harness_skills.skills import Skills
@@ -55,7 +55,9 @@ class SkillServer(Node):
         emb = load_embodiment()
         timeout = self.config.service_timeout_seconds
         self.station = RosStationPort(self, timeout)
-        self.reactive_lane = ReactiveLane(names.SKILL_SERVER_REACTIVE, self, serve=False)
+        self.reactive_lane = LaneClient(
+            names.SKILL_SERVER_REACTIVE, self, ReactiveStep, names.REACTIVE_STEP
+        )
         self.reactive = RosReactivePort(self.reactive_lane, self.station, timeout)
         engine = Engine(self.station, emb.rates.control_hz, self.reactive)
         self.skills = Skills(
