@@ -9,6 +9,10 @@ from typing import Any
 
 import yaml
 
+# libyaml's parser where PyYAML has it (the same documents, 8x faster): every node of every
+# process of an episode reads this file.
+YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+
 ARMS = ('left', 'right')
 
 
@@ -173,7 +177,7 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
     """Read and check the embodiment YAML; every problem names the file and the key."""
     path = Path(path) if path else default_config_path()
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.load(path.read_text(), Loader=YAML_LOADER)
     except OSError as exc:
         raise EmbodimentError(f'cannot read embodiment config {path}: {exc.strerror}') from exc
     except yaml.YAMLError as exc:

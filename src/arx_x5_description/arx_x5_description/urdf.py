@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 from pathlib import Path
 
 ROS2_CONTROL_CHOICES = ('none', 'mock', 'gazebo', 'real')
@@ -14,7 +18,12 @@ def station_xacro_path() -> Path:
 
 
 def station_urdf(ros2_control: str = 'none', config: Path | str | None = None) -> str:
-    """The station's URDF; `ros2_control` selects the hardware block (none, mock, gazebo, real)."""
+    """The station's URDF; `ros2_control` selects the hardware block (none, mock, gazebo, real).
+
+    Each expansion is kept in the user's cache (`$XDG_CACHE_HOME/harness`, else
+    `~/.cache/harness`) under a hash of everything it reads: xacro's version, the xacro files,
+    the embodiment file and the arguments. Every process of an episode needs the URDF, and
+    xacro takes ~0.1 s; a cache that cannot be written is skipped."""
     import xacro
 
     if ros2_control not in ROS2_CONTROL_CHOICES:
@@ -24,5 +33,36 @@ def station_urdf(ros2_control: str = 'none', config: Path | str | None = None) -
     mappings = {'ros2_control': ros2_control}
     if config is not None:
         mappings['config'] = str(config)
-    doc = xacro.process_file(str(station_xacro_path()), mappings=mappings)
-    return doc.toxml()
+    xacro_path = station_xacro_path()
+    cached = _cache_dir() / f'station-{_inputs_hash(xacro_path, config, mappings)}.urdf'
+    with contextlib.suppress(OSError):
+        return cached.read_text()
+    text = xacro.process_file(str(xacro_path), mappings=mappings).toxml()
+    with contextlib.suppress(OSError):
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f'.{os.getpid()}.partial')
+        partial.write_text(text)
+        partial.replace(cached)  # atomic: a reader never sees half a file
+    return text
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
+    return Path(base) / 'harness'
+
+
+def _inputs_hash(xacro_path: Path, config: Path | str | None, mappings: dict) -> str:
+    """What the expansion reads: the xacro files beside the station's, the embodiment file
+    (the default one is in the package's config folder), the arguments, xacro's version."""
+    from importlib.metadata import version
+
+    share = xacro_path.parents[1]
+    digest = hashlib.sha256()
+    digest.update(json.dumps([str(xacro_path), mappings, version('xacro')]).encode())
+    files = sorted((share / 'urdf').glob('*')) + sorted((share / 'config').glob('*.yaml'))
+    if config is not None:
+        files.append(Path(config))
+    for path in files:
+        digest.update(str(path).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:24]
