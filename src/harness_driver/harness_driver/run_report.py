@@ -14,7 +14,6 @@ bench's episodes. Pure: the run folder's files and its bag (rosbags), no ROS.
 from __future__ import annotations
 
 import base64
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,12 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness_driver.reply import FormatError, parse_reply
+from harness_driver.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
 NOMINAL = ('COMPLETED', 'PREDICATE_SATISFIED')
 LABEL_MIN_TICKS = 15  # executions this long get their skill's name in the joint plots
+ORANGE, RED = '#ff7f0e', '#d62728'  # an event other than COMPLETED; a shield rejection
 
 
 class ReportError(ValueError):
@@ -123,20 +124,10 @@ def read_series(bag: Path, control_hz: float = 25.0) -> Series:
     return series
 
 
-def _svg(figure) -> str:
-    out = io.StringIO()
-    figure.savefig(out, format='svg', bbox_inches='tight')
-    text = out.getvalue()
-    return text[text.index('<svg') :]  # drop the XML prolog: the SVG goes inline
-
-
 def plots(series: Series) -> list[tuple[str, str]]:
     """(title, inline SVG) of each arm's joints and of the grippers, over ticks."""
     if series.ticks.size == 0:
         return []
-    # Figures without pyplot: no GUI backend to pick, and a third of a second less to import.
-    from matplotlib.figure import Figure
-
     out = []
     panels = [(f'{arm} arm joints (rad)', series.joints[arm], arm) for arm in series.joints]
     every = np.concatenate([v.ravel() for v in series.joints.values()] or [np.zeros(1)])
@@ -147,44 +138,24 @@ def plots(series: Series) -> list[tuple[str, str]]:
         stacked = np.column_stack([series.grippers[a] * 1000 for a in series.grippers])
         panels.append(('gripper openings (finger joint, mm)', stacked, ''))
     for title, values, arm in panels:  # arm '' = the grippers' panel (every execution)
-        figure = Figure(figsize=(11, 2.8))
-        axes = figure.subplots()
         labels = [f'j{k + 1}' for k in range(values.shape[1])] if arm else list(series.grippers)
-        for k in range(values.shape[1]):
-            axes.plot(series.ticks, values[:, k], linewidth=1.2, label=labels[k])
+        plot = Plot(
+            title,
+            series.ticks,
+            [(labels[k], values[:, k]) for k in range(values.shape[1])],
+            # one scale for both arms; an arm at rest is a flat line
+            ylim=joint_limits if arm else None,
+        )
         mine = [e for e in series.executions if not arm or e.get('arm') in (arm, '', 'both')]
         for n, e in enumerate(mine):
             start, end = e.get('start_step', 0), e.get('end_step', 0)
-            axes.axvspan(start, end, color='0.92' if n % 2 else '0.85', zorder=0)
+            plot.spans.append((start, end, '#ebebeb' if n % 2 else '#d9d9d9'))
             if e.get('event') not in NOMINAL:
-                axes.axvline(end, color='tab:orange', linestyle='--', linewidth=1)
-                axes.annotate(
-                    e.get('event', ''),
-                    (end, 1.0),
-                    xycoords=('data', 'axes fraction'),
-                    fontsize=7,
-                    color='tab:orange',
-                    rotation=90,
-                    va='top',
-                )
+                plot.marks.append(Mark(end, ORANGE, e.get('event', ''), dashed=True))
             if end - start >= LABEL_MIN_TICKS and arm:
-                axes.annotate(
-                    e.get('skill', ''),
-                    ((start + end) / 2, 0.02),
-                    xycoords=('data', 'axes fraction'),
-                    fontsize=6,
-                    color='0.4',
-                    ha='center',
-                )
-        for r in series.rejections:
-            axes.axvline(r['step'], color='tab:red', linewidth=1.5)
-        if arm:  # one scale for both arms; an arm at rest is a flat line
-            axes.set_ylim(*joint_limits)
-        axes.set_title(title, fontsize=10)
-        axes.set_xlabel('tick')
-        axes.legend(loc='upper right', fontsize=7, ncol=values.shape[1])
-        axes.grid(alpha=0.3)
-        out.append((title, _svg(figure)))
+                plot.notes.append(((start + end) / 2, e.get('skill', '')))
+        plot.marks += [Mark(r['step'], RED) for r in series.rejections]
+        out.append((title, plot.svg()))
     return out
 
 
