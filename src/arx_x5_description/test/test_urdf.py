@@ -216,3 +216,21 @@ def test_gripper_mapping_round_trip():
     for o in (0.0, 0.25, 0.8, 1.0):
         assert g.open_fraction(g.target(o)) == pytest.approx(o)
     assert g.open_fraction(0.0) < g.closed_below  # fingers touching read as closed
+
+
+def test_the_urdf_is_kept_in_the_cache_under_what_it_reads(tmp_path, monkeypatch):
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    first = station_urdf()
+    cached = list((tmp_path / 'cache' / 'harness').glob('station-*.urdf'))
+    assert len(cached) == 1 and cached[0].read_text() == first
+    assert station_urdf() == first
+    assert station_urdf('mock') != first  # other arguments, another entry
+    assert len(list((tmp_path / 'cache' / 'harness').glob('station-*.urdf'))) == 2
+    # another embodiment file is another input: its own expansion, not the cached one
+    config = tmp_path / 'arx_x5.yaml'
+    text = load_embodiment().path.read_text()
+    config.write_text(text.replace('2.618', '2.6', 1))  # joint1's upper limit
+    assert station_urdf(config=config) != station_urdf(config=load_embodiment().path)
+    # a cache that cannot be written is skipped
+    monkeypatch.setenv('XDG_CACHE_HOME', '/proc/no-cache-here')
+    assert station_urdf() == first

@@ -195,3 +195,27 @@ def test_the_arms_may_not_cross(emb, urdf):
     rejected = commands_until_rejected(worker, 'right', right)
     assert rejected is not None, 'the right arm went through the left one'
     assert any('into each other' in r for r in rejected.reasons), rejected.reasons
+
+
+def test_a_camera_asked_again_at_the_same_tick_gets_the_same_render(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    station = worker.station
+    full = station.render('cam_head', depth=True, segmentation=True)
+    again = station.render('cam_head', depth=True, segmentation=False)
+    assert again.rgb is full.rgb and again.depth is full.depth and again.segmentation is None
+    assert not full.rgb.flags.writeable  # what several readers share cannot be changed
+    with pytest.raises(ValueError):
+        full.rgb[0, 0] = 0
+    rgb_only = station.render('cam_left_wrist', depth=False, segmentation=False)
+    with_depth = station.render('cam_left_wrist', depth=True, segmentation=False)
+    assert rgb_only.depth is None and with_depth.depth is not None  # rendered anew
+    # a tick moves the arm (and time): a new render, equal to a render from scratch
+    command = worker.measured()
+    command[0] += 0.2
+    assert worker.tick(command).accepted
+    after = station.render('cam_head', depth=True, segmentation=True)
+    assert after.rgb is not full.rgb and after.time > full.time
+    station._views.clear()
+    fresh = station.render('cam_head', depth=True, segmentation=True)
+    assert np.array_equal(fresh.rgb, after.rgb) and np.array_equal(fresh.depth, after.depth)

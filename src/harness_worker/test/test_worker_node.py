@@ -175,3 +175,34 @@ def test_a_failing_handler_answers_with_the_error_and_the_node_serves_on(graph, 
     assert not r.success
     assert r.message == 'the worker failed: RuntimeError: a bug in the core'
     assert call(clients['profile'], Profile.Request()).kind == 'robot'
+
+
+def test_tick_local_answers_as_the_service_does(monkeypatch):
+    """The skill server beside the worker ticks it without messages: the same checks, the same
+    refusals, a refusal (not an exception) when the core fails."""
+    claim = claim_domain_id()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    try:
+        worker = WorkerNode(context=context)
+        refused = worker.tick_local(np.zeros(14))
+        assert not refused.accepted and refused.reasons == ['no episode: call reset first']
+        worker.worker.reset('lift_cube', 0, 0)
+        short = worker.tick_local(np.zeros(13))
+        assert not short.accepted and '13 numbers' in short.reasons[0]
+        state = worker.worker.state()
+        result = worker.tick_local(state.measured)
+        assert result.accepted and result.state.step == state.step + 1
+
+        def broken(*args, **kwargs):
+            raise RuntimeError('boom')
+
+        monkeypatch.setattr(worker.worker, 'tick', broken)
+        failed = worker.tick_local(state.measured)
+        assert not failed.accepted and failed.reasons == ['the worker failed: RuntimeError: boom']
+        assert failed.state.step == 0  # the empty state the service's refusal carries
+        worker.worker.close()
+        worker.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+        claim.release()
