@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 ROS2_CONTROL_CHOICES = ('none', 'mock', 'gazebo', 'real')
@@ -34,16 +35,32 @@ def station_urdf(ros2_control: str = 'none', config: Path | str | None = None) -
     if config is not None:
         mappings['config'] = str(config)
     xacro_path = station_xacro_path()
-    cached = _cache_dir() / f'station-{_inputs_hash(xacro_path, config, mappings)}.urdf'
-    with contextlib.suppress(OSError):
-        return cached.read_text()
+    try:
+        cached = _cache_dir() / f'station-{_inputs_hash(xacro_path, config, mappings)}.urdf'
+    except Exception:  # inputs it cannot read or hash (xacro says what is wrong): no cache
+        cached = None
+    if cached is not None:
+        with contextlib.suppress(OSError):
+            return cached.read_text()
     text = xacro.process_file(str(xacro_path), mappings=mappings).toxml()
-    with contextlib.suppress(OSError):
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f'.{os.getpid()}.partial')
-        partial.write_text(text)
-        partial.replace(cached)  # atomic: a reader never sees half a file
+    if cached is not None:
+        _keep(cached, text)
     return text
+
+
+def _keep(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically (a reader never sees half a file); skipped when the
+    cache cannot be written."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix='.partial')
+        try:
+            with os.fdopen(fd, 'w') as out:
+                out.write(text)
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
 
 
 def _cache_dir() -> Path:
@@ -59,7 +76,8 @@ def _inputs_hash(xacro_path: Path, config: Path | str | None, mappings: dict) ->
     share = xacro_path.parents[1]
     digest = hashlib.sha256()
     digest.update(json.dumps([str(xacro_path), mappings, version('xacro')]).encode())
-    files = sorted((share / 'urdf').glob('*')) + sorted((share / 'config').glob('*.yaml'))
+    files = [p for p in sorted((share / 'urdf').glob('*')) if p.is_file()]
+    files += sorted((share / 'config').glob('*.yaml'))
     if config is not None:
         files.append(Path(config))
     for path in files:

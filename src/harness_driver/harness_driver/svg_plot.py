@@ -52,13 +52,15 @@ class Plot:
 
     def svg(self) -> str:
         x = np.asarray(self.x, dtype=float)
-        x0, x1 = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
+        finite_x = x[np.isfinite(x)]
+        x0, x1 = (float(finite_x.min()), float(finite_x.max())) if finite_x.size else (0.0, 1.0)
         x1 = x1 if x1 > x0 else x0 + 1.0
         if self.ylim is not None:
             y0, y1 = self.ylim
         else:
             every = np.concatenate([np.asarray(v, float).ravel() for _, v in self.lines] or [[0]])
-            y0, y1 = float(np.nanmin(every)), float(np.nanmax(every))
+            every = every[np.isfinite(every)]  # a NaN or inf is not drawn (nor scaled to)
+            y0, y1 = (float(every.min()), float(every.max())) if every.size else (0.0, 1.0)
             pad = max((y1 - y0) * 0.05, 1e-3)
             y0, y1 = y0 - pad, y1 + pad
         plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -83,6 +85,8 @@ class Plot:
                     f'<rect x="{a:.1f}" y="{TOP}" width="{b - a:.1f}" height="{plot_h}" '
                     f'fill="{fill}"/>'
                 )
+        if not (math.isfinite(y0) and math.isfinite(y1)) or y1 <= y0:
+            y0, y1 = 0.0, 1.0
         for value in _ticks(y0, y1):
             y = py(value)
             out.append(_hline(y, LEFT, LEFT + plot_w) + _label(LEFT - 6, y + 4, value, 'end'))
@@ -94,7 +98,11 @@ class Plot:
             )
         for k, (_label_text, values) in enumerate(self.lines):
             points = _thin(x, np.asarray(values, dtype=float))
-            path = ' '.join(f'{px(a):.1f},{py(b):.1f}' for a, b in points if math.isfinite(b))
+            path = ' '.join(
+                f'{px(a):.1f},{py(b):.1f}'
+                for a, b in points
+                if math.isfinite(a) and math.isfinite(b)
+            )
             out.append(
                 f'<polyline points="{path}" fill="none" stroke="{COLOURS[k % len(COLOURS)]}" '
                 'stroke-width="1.4"/>'
@@ -109,12 +117,12 @@ class Plot:
             if mark.label:
                 out.append(
                     f'<text transform="translate({xx + 3:.1f},{TOP + 4}) rotate(90)" '
-                    f'font-size="8" fill="{mark.colour}">{escape(mark.label)}</text>'
+                    f'font-size="8" fill="{mark.colour}">{escape(str(mark.label))}</text>'
                 )
         for where, text in self.notes:
             out.append(
                 f'<text x="{px(where):.1f}" y="{TOP + plot_h - 4}" font-size="7" fill="#666" '
-                f'text-anchor="middle">{escape(text)}</text>'
+                f'text-anchor="middle">{escape(str(text))}</text>'
             )
         out.append(
             f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
@@ -138,7 +146,7 @@ class Plot:
             items.append(
                 f'<line x1="{x:.1f}" y1="{TOP + 10}" x2="{x + 14:.1f}" y2="{TOP + 10}" '
                 f'stroke="{colour}" stroke-width="2"/>'
-                f'<text x="{x + 17:.1f}" y="{TOP + 13}" font-size="9">{escape(label)}</text>'
+                f'<text x="{x + 17:.1f}" y="{TOP + 13}" font-size="9">{escape(str(label))}</text>'
             )
         if not items:
             return ''

@@ -79,3 +79,12 @@ def test_the_report_plots_of_a_series():
     texts = [t.text for t in left.iter('{http://www.w3.org/2000/svg}text')]
     assert 'BLOCKED' in texts and 'pick' in texts and 'x' not in texts  # short: no label
     assert plots(Series()) == []
+
+
+def test_nan_and_inf_are_left_out_not_written():
+    x = np.arange(10.0)
+    values = np.array([0, 1, np.nan, 3, np.inf, 5, 6, -np.inf, 8, 9], dtype=float)
+    svg = Plot('p', x, [('a', values), ('b', np.full(10, np.nan))]).svg()
+    assert 'nan' not in svg and 'inf' not in svg
+    first, second = parse(svg).findall('s:polyline', NS)
+    assert len(first.get('points').split()) == 7 and second.get('points') == ''

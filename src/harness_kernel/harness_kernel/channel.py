@@ -125,7 +125,16 @@ class Codec:
             return self._value(header, buffers, 0)
         except ChannelError:
             raise
-        except (ValueError, TypeError, KeyError, struct.error, RecursionError) as exc:
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+            AttributeError,
+            struct.error,
+            RecursionError,
+        ) as exc:
             raise ChannelError(f'malformed frame: {type(exc).__name__}: {exc}') from None
 
     def _value(self, node: Any, buffers: list[bytes], depth: int) -> Any:

@@ -18,12 +18,14 @@ import signal
 import sys
 import tempfile
 import threading
+import traceback
 from pathlib import Path
 
 import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
+from harness_reactive.stage import ReactiveResult
 from harness_skills.reactive_lane import LaneService
 from harness_skills.skill_table import SKILLS
 from harness_types.config import KernelConfig, declare_section
@@ -246,8 +248,12 @@ class KernelNode(Node):
         return cell_result_msg(cell)
 
     def _reactive_step(self, request: ReactiveStep.Request, response: ReactiveStep.Response):
-        obs = robot_state_of(request.state, {v.name: camera_view_of(v) for v in request.views})
-        r = self.kernel.reactive_step(obs, bool(request.call_controller))
+        try:
+            obs = robot_state_of(request.state, {v.name: camera_view_of(v) for v in request.views})
+            r = self.kernel.reactive_step(obs, bool(request.call_controller))
+        except Exception as exc:  # a bug here: the execution ends with it, not with a timeout
+            self.get_logger().error(f'reactive_step failed:\n{traceback.format_exc()}')
+            r = ReactiveResult(fault=f'the kernel failed: {type(exc).__name__}: {exc}')
         response.fault = bool(r.fault)
         response.fault_reason = r.fault
         response.guard_fired, response.guard_action = r.guard_fired, r.guard_action

@@ -77,3 +77,28 @@ def test_a_closed_channel():
     raw.close()
     with pytest.raises(ChannelClosedError):
         y.recv()
+
+
+def _header_only(header: bytes) -> bytes:
+    return struct.pack('<I', len(header)) + header + struct.pack('<I', 0)
+
+
+@pytest.mark.parametrize(
+    'header',
+    [
+        b'{"__nd__": [300], "dtype": "uint8", "shape": [1]}',  # out of the dtype's range
+        b'{"__nd__": [1e999], "dtype": "int64", "shape": [1]}',
+        b'{"__nd__": 3, "dtype": "float64", "shape": [1]}',  # a buffer that is not there
+        b'{"__nd__": 1e400, "dtype": "float64", "shape": [1]}',
+        b'{"__nd__": [1, 2], "dtype": "float64", "shape": [5]}',  # the shape does not fit
+        b'{"__nd__": [1], "dtype": "float64", "shape": [-1]}',
+        b'{"__dc__": "RobotState", "fields": [1, 2]}',  # fields not a map
+        b'{"__map__": [[1]]}',
+    ],
+)
+def test_hostile_values_are_a_channel_error(header):
+    x, y, raw = pair()
+    frame = _header_only(header)
+    raw.sendall(struct.pack('<Q', len(frame)) + frame)
+    with pytest.raises(ChannelError):
+        y.recv()

@@ -121,14 +121,22 @@ class LaneService:
                     if handle.pointer not in wait_set.get_ready_entities('service'):
                         continue
                     request, header = handle.service_take_request(self._srv_type.Request)
-            except Exception:  # the node or the context went away: the lane ends
-                return
+            except Exception:
+                if self._stopping.is_set() or not context.ok():  # closed: the lane ends
+                    return
+                # A failed take must not end the lane: its service would stay in the graph and
+                # every later call would wait out its timeout.
+                self.node.get_logger().error(
+                    f'{service.srv_name}: taking a request failed:\n{traceback.format_exc()}'
+                )
+                time.sleep(WAIT_SLICE_S)
+                continue
             if header is None:
                 continue
             try:
                 response = self._callback(request, self._srv_type.Response())
                 service.send_response(response, header)
-            except Exception:  # a bug in the callback: say it, keep serving
+            except Exception:  # a bug in the callback: say it, keep serving (its caller times out)
                 self.node.get_logger().error(
                     f'{service.srv_name} failed:\n{traceback.format_exc()}'
                 )

@@ -116,10 +116,10 @@ class SkillServer(Node):
             goal_handle.abort()
             return result
 
-        every = self.config.feedback_every_ticks
+        feedback_every = self.config.feedback_every_ticks
 
         def feedback(tick, obs):
-            if tick % every == 0:
+            if tick % feedback_every == 0:
                 msg = spec.action.Feedback()
                 msg.tick = tick
                 goal_handle.publish_feedback(msg)
@@ -135,8 +135,8 @@ class SkillServer(Node):
         run = dict(feedback=feedback, cancelled=lambda: goal_handle.is_cancel_requested)
         if spec.name == 'run_controller':
             hz = goal.camera_hz if goal.camera_hz > 0 else (goal.hz or self.skills.control_hz)
-            every = max(1, round((goal.hz or self.skills.control_hz) / hz))
-            self.reactive.use_cameras(list(goal.cameras), every)
+            camera_every = max(1, round((goal.hz or self.skills.control_hz) / hz))
+            self.reactive.use_cameras(list(goal.cameras), camera_every)
         try:
             execution = spec.run(self.skills, goal, options, run)
         except ServiceError as exc:
