@@ -232,6 +232,7 @@ class Kernel:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._closed = False
+        self._wake_lock = threading.Lock()  # a wake-up never writes to a descriptor being closed
         self._calls: dict[str, Callable[..., Any]] = {
             'state': lambda: robot.state(),
             'look': self._look,
@@ -262,7 +263,8 @@ class Kernel:
         return sandbox
 
     def close(self) -> None:
-        self._closed = True
+        with self._wake_lock:
+            self._closed = True
         self.host.stop()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -672,11 +674,12 @@ class Kernel:
 
     def wake(self) -> None:
         """End a blocked serve() (Pump.wake), from any thread."""
-        if self._closed:  # a late done-callback: the descriptor may be another file's now
-            return
-        # A full pipe already holds a wake-up.
-        with contextlib.suppress(BlockingIOError):
-            os.write(self._wake_w, b'x')
+        with self._wake_lock:
+            if self._closed:  # a late done-callback: the descriptor may be another file's now
+                return
+            # A full pipe already holds a wake-up.
+            with contextlib.suppress(BlockingIOError):
+                os.write(self._wake_w, b'x')
 
     def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
         """The program's guards, until and controller for one tick (thread-safe)."""
