@@ -14,8 +14,9 @@ def wait_future(
     """The future's result; TimeoutError when it is not done within `timeout` seconds.
 
     Without `between` the thread sleeps until the future's done-callback wakes it. With it,
-    `between()` is called every `poll` seconds while waiting (the kernel serves the program's
-    reactive requests on the waiting thread)."""
+    `between()` is called every `poll` seconds while waiting (the driver checks that the kernel
+    still runs). A waiting thread that has work of its own to serve uses
+    `wait_future_serving`."""
     if between is None:
         done = threading.Event()
         future.add_done_callback(lambda _f: done.set())
