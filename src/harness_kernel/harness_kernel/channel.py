@@ -59,8 +59,8 @@ class Codec:
         return b''.join(parts)
 
     def _plain(self, value: Any, buffers: list[bytes]) -> Any:
-        # Exact types first, the dataclasses known by their fields: a robot state goes each
-        # way every tick of a guarded execution, and isinstance chains were most of its cost.
+        # Exact types first, the dataclasses known by their fields: isinstance chains were most
+        # of a robot state's encoding.
         kind = type(value)
         if kind in _PLAIN:
             return value

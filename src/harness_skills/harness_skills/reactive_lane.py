@@ -46,6 +46,18 @@ def _lane_node(name: str, owner: Node) -> Node:
     )
 
 
+def _ready(context: Any, handle: Any, kind: str, seconds: float) -> bool:
+    """Whether the one client or service behind `handle` has something to take, waiting at
+    most `seconds` for it (`kind`: 'client' or 'service')."""
+    with handle, context.handle:
+        client = kind == 'client'
+        wait_set = _rclpy.WaitSet(0, 0, 0, int(client), int(not client), 0, context.handle)
+        wait_set.clear_entities()
+        (wait_set.add_client if client else wait_set.add_service)(handle)
+        wait_set.wait(int(seconds * 1e9))
+        return handle.pointer in wait_set.get_ready_entities(kind)
+
+
 class LaneClient:
     """A service client on a node of its own; `call` sends a request and waits for its answer
     on the calling thread. One call at a time (others queue)."""
@@ -54,7 +66,6 @@ class LaneClient:
         self.node = _lane_node(name, owner)
         self.client = self.node.create_client(srv_type, srv_name)
         self.srv_name = self.client.srv_name
-        self._response_type = srv_type.Response
         self._calling = threading.Lock()
 
     def service_is_ready(self) -> bool:
@@ -73,14 +84,10 @@ class LaneClient:
                 left = deadline - time.monotonic()
                 if left <= 0 or not context.ok():
                     raise TimeoutError(f'no answer within {timeout:g} s')
-                with handle, context.handle:
-                    wait_set = _rclpy.WaitSet(0, 0, 0, 1, 0, 0, context.handle)
-                    wait_set.clear_entities()
-                    wait_set.add_client(handle)
-                    wait_set.wait(int(min(left, WAIT_SLICE_S) * 1e9))
-                    if handle.pointer not in wait_set.get_ready_entities('client'):
-                        continue
-                    header, response = handle.take_response(self._response_type)
+                if not _ready(context, handle, 'client', min(left, WAIT_SLICE_S)):
+                    continue
+                with handle:
+                    header, response = handle.take_response(self.client.srv_type.Response)
                 if header is not None and header.request_id.sequence_number == sequence:
                     return response
 
@@ -101,8 +108,6 @@ class LaneService:
         callback: Callable[[Any, Any], Any],
     ) -> None:
         self.node = _lane_node(name, owner)
-        self._srv_type = srv_type
-        self._callback = callback
         self.service = self.node.create_service(srv_type, srv_name, callback)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
@@ -113,14 +118,10 @@ class LaneService:
         handle = service.handle
         while not self._stopping.is_set() and context.ok():
             try:
-                with handle, context.handle:
-                    wait_set = _rclpy.WaitSet(0, 0, 0, 0, 1, 0, context.handle)
-                    wait_set.clear_entities()
-                    wait_set.add_service(handle)
-                    wait_set.wait(int(WAIT_SLICE_S * 1e9))
-                    if handle.pointer not in wait_set.get_ready_entities('service'):
-                        continue
-                    request, header = handle.service_take_request(self._srv_type.Request)
+                if not _ready(context, handle, 'service', WAIT_SLICE_S):
+                    continue
+                with handle:
+                    request, header = handle.service_take_request(service.srv_type.Request)
             except Exception:
                 if self._stopping.is_set() or not context.ok():  # closed: the lane ends
                     return
@@ -134,7 +135,7 @@ class LaneService:
             if header is None:
                 continue
             try:
-                response = self._callback(request, self._srv_type.Response())
+                response = service.callback(request, service.srv_type.Response())
                 service.send_response(response, header)
             except Exception:  # a bug in the callback: say it, keep serving (its caller times out)
                 self.node.get_logger().error(

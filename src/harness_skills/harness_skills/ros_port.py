@@ -7,7 +7,6 @@ other threads (reentrant callback group), so an action's execute callback may ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,24 +70,23 @@ class RosStationPort:
             name: node.create_client(kind, names.worker_service(name), callback_group=group)
             for name, kind in WORKER_CLIENTS.items()
         }
-        self.local: Callable[[str, Any], Any] | None = None
-        self.local_tick: Callable[[np.ndarray], Any] | None = None
+        self._beside: Any = None  # the worker node in this process, once use_local names it
 
     def use_local(self, worker: Any) -> None:
         """Call the worker node beside us directly: its `call_local` (the service's own handler
         under its lock, without the round trip through two executors and the middleware) and
         its `tick_local` (a tick without the messages). Its services still serve everyone
         else."""
-        self.local, self.local_tick = worker.call_local, worker.tick_local
+        self._beside = worker
 
     def call(self, service: str, request):
-        if self.local is not None:
-            return self.local(service, request)
+        if self._beside is not None:
+            return self._beside.call_local(service, request)
         return call(self.clients[service], request, self.timeout)
 
     def tick(self, command: np.ndarray) -> TickOutcome:
-        if self.local_tick is not None:
-            r = self.local_tick(command)
+        if self._beside is not None:
+            r = self._beside.tick_local(command)
             return TickOutcome(r.accepted, list(r.reasons), r.state, r.episode_ended)
         r = self.call('tick', Tick.Request(command=Command(positions=[float(v) for v in command])))
         return TickOutcome(
