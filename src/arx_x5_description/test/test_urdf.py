@@ -231,6 +231,9 @@ def test_the_urdf_is_kept_in_the_cache_under_what_it_reads(tmp_path, monkeypatch
     text = load_embodiment().path.read_text()
     config.write_text(text.replace('2.618', '2.6', 1))  # joint1's upper limit
     assert station_urdf(config=config) != station_urdf(config=load_embodiment().path)
+    # the same file changed where it is: its contents are an input, not only its path
+    config.write_text(text.replace('2.618', '2.5', 1))
+    assert 'upper="2.5"' in station_urdf(config=config)
     # a cache that cannot be written is skipped
     monkeypatch.setenv('XDG_CACHE_HOME', '/proc/no-cache-here')
     assert station_urdf() == first
