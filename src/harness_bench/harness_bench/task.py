@@ -105,6 +105,9 @@ class Task(ABC):
     instruction: str = ''
     description: str = ''
     judged_after_wrap_up: bool = False
+    # The goal as the tiered verifier measures it (harness_bench.verifier claims): what tiers
+    # 1 and 2 check without the ground truth `check` reads.
+    goal: tuple = ()
 
     def __init__(self, conventions: Conventions | None = None) -> None:
         self.conventions = conventions or Conventions()

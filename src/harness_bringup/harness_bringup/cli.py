@@ -379,6 +379,75 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(config, args.ros_args, _say)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.mcp import McpOptions, serve_mcp
+
+    try:
+        config = _load(args)
+    except (FileNotFoundError, ConfigError) as exc:
+        return _fail(str(exc))
+    if config.kernel.policies:
+        return _fail(
+            'harness mcp does not run the learned half yet (kernel.policies is set): '
+            'run_policy and list_policies are not among its tools'
+        )
+    options = McpOptions(
+        args.task,
+        args.layout,
+        args.seed,
+        Path(args.out),
+        Path(args.journal) if args.journal else None,
+        args.new,
+        args.http,
+        args.host,
+    )
+
+    def say(message: str) -> None:  # stdout is the protocol's: everything else to stderr
+        print(f'[harness] {message}', file=sys.stderr, flush=True)
+
+    return serve_mcp(config, options, say)
+
+
+def _tickets(args: argparse.Namespace) -> int:
+    from harness_operator.budgets import OperatorBudgets
+    from harness_operator.journal import Journal, JournalError, resolve_ticket
+
+    path = Path(args.journal)
+    if not path.is_file():
+        return _fail(f'journal {path} does not exist')
+    try:
+        if args.resolve:
+            ticket = resolve_ticket(path, args.resolve, args.note)
+            _say(f'ticket {ticket.id} resolved: the {ticket.failure_class} budget starts again')
+            return 0
+        journal = Journal(path, OperatorBudgets({}))
+    except JournalError as exc:
+        return _fail(str(exc))
+    tickets = journal.budgets.tickets
+    if not tickets:
+        print('no tickets')
+    for t in tickets:
+        note = f' -> {t.resolution!r}' if t.resolution else ''
+        print(f'{t.id} {t.status:8} {t.failure_class}: {t.reason}{note}')
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from harness_driver.lerobot import ExportError, export_runs
+
+    try:
+        summary = export_runs([Path(r) for r in args.runs], Path(args.lerobot), _say)
+    except ExportError as exc:
+        return _fail(str(exc))
+    _say(
+        f'{summary["episodes"]} trials ({summary["frames"]} frames) in {args.lerobot}; '
+        f'{summary["demos"]} satisfied by tier 1-2 in {Path(args.lerobot) / "demos"}'
+    )
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from harness_driver.run_report import ReportError, write_report
 
@@ -686,6 +755,66 @@ def build_parser() -> argparse.ArgumentParser:
         help='the catalogue (default: kernel.policies, else policies.yaml beside the config file)',
     )
     policy_serve.set_defaults(func=_policy_serve)
+
+    mcp = sub.add_parser(
+        'mcp',
+        help='serve the station to a coding agent over MCP (stdio, or --http PORT)',
+        description='Start the node graph for TASK and serve it as an MCP server (the `mcp` '
+        'SDK) to an agent operator such as Claude Code: tools observe, do_action, run_batch, '
+        'estop, journal, tickets, budgets and finish. Every action returns executor_status '
+        "(what the motion did) and verdict (what the station's tiered verifier measured); the "
+        'same key twice returns the same trial. Budgets per failure class (config: operator) '
+        'open tickets when exhausted; `harness tickets` resolves them. The journal (--journal) '
+        'outlives the session: started again with it, the server resumes the run (in '
+        "simulation it runs the journal's actions again). Standard output carries the "
+        'protocol; logs go to standard error. Writes a run folder per session.',
+    )
+    mcp.add_argument('task', help='bench task, e.g. place_in_bowl')
+    mcp.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
+    mcp.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    mcp.add_argument(
+        '--out', default='runs/mcp', help='run folders and journals (default runs/mcp)'
+    )
+    mcp.add_argument(
+        '--journal',
+        metavar='FILE',
+        help='the run journal (default: OUT/TASK-lLAYOUT-sSEED.journal.jsonl); an existing one '
+        'is resumed',
+    )
+    mcp.add_argument(
+        '--new', action='store_true', help='start a fresh journal (the old one is kept, renamed)'
+    )
+    mcp.add_argument(
+        '--http', type=_port, metavar='PORT', help='serve streamable HTTP at PORT/mcp, not stdio'
+    )
+    mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
+    mcp.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    mcp.set_defaults(func=_mcp)
+
+    tickets = sub.add_parser(
+        'tickets',
+        help="list a run journal's tickets, or resolve one (the station owner's call)",
+        description='List the tickets of JOURNAL (opened when an agent operator exhausted a '
+        'budget), or resolve one with --resolve ID: its failure class gets its budget again; a '
+        'running `harness mcp` sees it at its next call.',
+    )
+    tickets.add_argument('journal', help='a run journal (harness mcp --journal)')
+    tickets.add_argument('--resolve', metavar='ID', help='the ticket to resolve, e.g. T1')
+    tickets.add_argument('--note', default='', help='what the owner did about it')
+    tickets.set_defaults(func=_tickets)
+
+    export = sub.add_parser(
+        'export',
+        help='convert run folders to a LeRobot v3 dataset',
+        description='Write the trials of RUN folders (episodes of harness run, program, bench '
+        'and mcp) as a LeRobot v3.0 dataset at DIR: parquet frames of state and action at the '
+        'control rate, MP4 videos of each camera, meta/ with tasks, episodes (layout, executor, '
+        'verdict, evidence, tier) and stats; DIR/demos holds the trials a tier 1-2 verifier '
+        'judged satisfied.',
+    )
+    export.add_argument('runs', nargs='+', metavar='RUN', help='run folders')
+    export.add_argument('--lerobot', required=True, metavar='DIR', help='the dataset to write')
+    export.set_defaults(func=_export)
 
     report = sub.add_parser(
         'report',

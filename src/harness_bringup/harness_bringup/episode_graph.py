@@ -108,11 +108,31 @@ class EpisodeGraph(StationGraph):
     def robot(self) -> RobotState:
         return self.driver.robot()
 
-    def cameras(self, names: list[str]) -> list[CameraView]:
-        return self.driver.cameras(names)
+    def cameras(
+        self, names: list[str], depth: bool = False, segmentation: bool = False
+    ) -> list[CameraView]:
+        return self.driver.cameras(names, depth, segmentation)
 
     def outcome(self) -> Outcome:
         return self.driver.outcome()
+
+    def estop(self, engage: bool) -> None:
+        """Engage or release the skill server's emergency stop (over skills/estop when the
+        station runs elsewhere)."""
+        if not self.attach:
+            self.skills.estop(engage)
+            return
+        from harness_types.wait import wait_future
+
+        from harness_msgs.srv import Estop
+
+        client = self.client.create_client(Estop, names.SKILL_ESTOP)
+        try:
+            if not client.wait_for_service(timeout_sec=5.0):
+                raise GraphError(f'{names.SKILL_ESTOP} is not available')
+            wait_future(client.call_async(Estop.Request(engage=engage)), 10.0)
+        finally:
+            self.client.destroy_client(client)
 
     def serve_verify(self, verify: Callable[[str], Verdict]) -> None:
         self.driver.serve_verify(verify)

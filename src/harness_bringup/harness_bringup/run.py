@@ -17,6 +17,7 @@ from harness_driver.baseline import strategy_cells
 from harness_driver.budgets import Budgets
 from harness_driver.driver_node import GraphError
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
+from harness_driver.evidence import EvidenceTaker, goal_verifier
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
@@ -184,6 +185,18 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
         log(f'the report could not be written: {type(exc).__name__}: {exc}')
 
 
+def verifier_eyes(station, config: GraphConfig) -> EvidenceTaker:
+    """The tiered verifier's own perception of `station` (the configured backend)."""
+    k = config.kernel
+    extra = {}
+    if k.perception == 'service':
+        extra = {
+            'service_url': k.perception_service_url,
+            'service_timeout_s': k.perception_service_timeout_seconds,
+        }
+    return EvidenceTaker(station, load_embodiment(), k.perception, **extra)
+
+
 def _run_graph(
     prepared: Prepared,
     episode: Episode,
@@ -205,6 +218,10 @@ def _run_graph(
                     f'live view: Foxglove, open a connection to ws://localhost:{graph.foxglove_port}'
                 )
             episode.station = graph
+            if config.driver.goal_verifier:
+                episode.goal_verifier = goal_verifier(
+                    verifier_eyes(graph, config), TASKS[spec.task].goal
+                )
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)
             graph.notes = episode.extra

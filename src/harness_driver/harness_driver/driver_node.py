@@ -91,8 +91,11 @@ class DriverNode(Node):
     def robot(self) -> RobotState:
         return robot_state_of(self._call('state', State.Request()).state)
 
-    def cameras(self, cameras: list[str]) -> list[CameraView]:
-        r = self._call('observe', Observe.Request(cameras=list(cameras)))
+    def cameras(
+        self, cameras: list[str], depth: bool = False, segmentation: bool = False
+    ) -> list[CameraView]:
+        request = Observe.Request(cameras=list(cameras), depth=depth, segmentation=segmentation)
+        r = self._call('observe', request)
         if not r.success:
             raise GraphError(r.message)
         return [camera_view_of(v) for v in r.views]

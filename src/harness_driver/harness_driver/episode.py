@@ -34,6 +34,7 @@ from harness_driver.models import (
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
+from harness_driver.trials import save_ticks
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
 VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
@@ -57,7 +58,9 @@ class Station(Protocol):
 
     def robot(self) -> RobotState: ...
 
-    def cameras(self, names: list[str]) -> list[CameraView]: ...
+    def cameras(
+        self, names: list[str], depth: bool = False, segmentation: bool = False
+    ) -> list[CameraView]: ...
 
     def start_kernel(self, workspace: Path, log: Path) -> None: ...
 
@@ -215,6 +218,12 @@ class Episode:
         self.extra: dict = {}  # more summary fields from whoever runs the episode
         self.deadline: float | None = None  # when the wall budget ends (time.monotonic)
         self.stop_detail = ''  # why a budget ended the episode
+        self.instruction = ''
+        # The tiered verifier on the task's goal (set by whoever runs the episode): returns its
+        # verdict as a dict; judged after the reset and at the end, beside the ground truth.
+        self.goal_verifier: Callable[[], dict] | None = None
+        self.goal_verdicts: dict[str, dict] = {}
+        self.ticks: list[str] = []  # the run's saved ticks, in order (harness_driver.trials)
 
     # The loop ----------------------------------------------------------------------------
 
@@ -244,6 +253,8 @@ class Episode:
             self.phases.add('outcome', since)
         except Exception as exc:  # the summary must still be written
             detail = detail or f'could not read the outcome: {exc}'
+        self._judge_goal('end', outcome)
+        self._trial_event(status)
         self.folder.event({'type': 'end', 'status': status, 'detail': detail})
         try:  # the end event closes the recording; the summary says whether it is complete
             self.extra.update(self.station.stop_recording())
@@ -259,6 +270,7 @@ class Episode:
         self.station.serve_verify(lambda claim: self.verify(claim, 'program'))
         self.station.start_kernel(self.folder.workspace, self.folder.kernel_log)
         start = self.station.reset(spec.task, spec.layout, spec.seed)
+        self.instruction = start.instruction
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
         images = self._camera_images(list(self.config.cameras))
@@ -272,6 +284,7 @@ class Episode:
             ),
             images,
         )
+        self._judge_goal('start', self._outcome_quietly())
         self.phases.add('start_up', since)
         # The wall-time budget counts from the first decision: start-up is the harness's.
         self.loop_started = time.monotonic()
@@ -405,6 +418,7 @@ class Episode:
         if cell.scene.measured:
             self.objects = cell.scene.objects
         self.folder.event(cell_record(cell, call, code))
+        self._save_ticks(f'cell-{call:03d}', cell)
         self._policy_events(cell, call)
         e = cell.stopped_by
         stopped = f', stopped by {e.event}: {e.detail}' if e else ''
@@ -498,6 +512,7 @@ class Episode:
             self.log(f'policy-to-end: {cell.traceback}')
         self.handover.after_cell(cell)
         self.folder.event({**cell_record(cell, 0, ''), 'type': 'policy_to_end'})
+        self._save_ticks('policy-to-end', cell)
         self._policy_events(cell, 0)
         if cell.status == 'episode_ended':
             return 'episode_ended', ''
@@ -540,9 +555,59 @@ class Episode:
             self.phases.add('wrap_up', since)
         record = cell_record(cell, 0, '')
         self.folder.event({**record, 'type': 'wrap_up'})
+        self._save_ticks('wrap-up', cell)
         if cell.status != 'ok':
             detail = cell.stopped_by.detail if cell.stopped_by else cell.traceback
             self.log(f'wrap-up {cell.status}: {detail}')
+
+    # The trial and its verdicts ------------------------------------------------------------
+
+    def _save_ticks(self, name: str, cell: CellResult) -> None:
+        try:
+            saved = save_ticks(self.folder, name, cell.executions)
+        except OSError as exc:  # the episode goes on without this part of its dataset
+            self.log(f'the ticks of {name} could not be saved: {exc}')
+            return
+        if saved:
+            self.ticks.append(saved)
+
+    def _outcome_quietly(self) -> Outcome | None:
+        try:
+            return self.station.outcome()
+        except Exception:
+            return None
+
+    def _judge_goal(self, phase: str, outcome: Outcome | None) -> None:
+        """The tiered verifier's verdict on the task's goal now, beside the ground truth (tier
+        4): one `goal_verdict` event; the summary keeps both phases (bench's report card)."""
+        if self.goal_verifier is None:
+            return
+        try:
+            verdict = self.goal_verifier()
+        except Exception as exc:  # a verifier that fails costs its verdict, not the episode
+            verdict = {'verdict': 'ambiguous', 'tier': 0, 'evidence': [f'failed: {exc}']}
+        verdict['ground_truth'] = None if outcome is None else bool(outcome.success)
+        self.goal_verdicts[phase] = verdict
+        self.folder.event({'type': 'goal_verdict', 'phase': phase, **verdict})
+
+    def _trial_event(self, status: str) -> None:
+        """The episode as one trial of the dataset (harness export --lerobot)."""
+        end = self.goal_verdicts.get('end', {})
+        self.folder.event(
+            {
+                'type': 'trial',
+                'dispatcher': 'scripted' if self.model.name == SCRIPTED else 'model',
+                'trial_id': 'episode',
+                'executor': self.model.name,
+                'executor_status': status,
+                'verdict': end.get('verdict', ''),
+                'tier': end.get('tier', 0),
+                'verifier_evidence': end.get('evidence', []),
+                'task': self.spec.task,
+                'instruction': self.instruction,
+                'ticks': list(self.ticks),
+            }
+        )
 
     # The summary -------------------------------------------------------------------------
 
@@ -588,6 +653,7 @@ class Episode:
             else {'success': outcome.success, 'score': outcome.score, 'detail': outcome.detail},
             'wall_seconds': round(time.monotonic() - self.started, 2),
             'phases_seconds': {k: round(v, 3) for k, v in self.phases.seconds.items()},
+            'goal_verdicts': self.goal_verdicts,
             **self.extra,
         }
 

@@ -142,7 +142,7 @@ class Engine:
         motion: Motion,
         options: Options,
         feedback: Callable[[int, RobotState], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
+        cancelled: Callable[[], bool | str] | None = None,
     ) -> Execution:
         """One execution: tick by tick until an ending; exactly one event."""
         obs = self.port.observe_state()
@@ -154,10 +154,11 @@ class Engine:
         motion.start(obs, run.command)
         limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
         for tick in range(max(1, int(round(limit_s * self.control_hz)))):
-            if cancelled is not None and cancelled():
+            why = cancelled() if cancelled is not None else ''
+            if why:
                 self._stop(run.obs, run.command)
-                detail = 'cancelled by the client; the arm holds its pose'
-                return self._end(result, run.obs, SKILL_ERROR, detail)
+                detail = why if isinstance(why, str) else 'cancelled by the client'
+                return self._end(result, run.obs, SKILL_ERROR, f'{detail}; the arm holds its pose')
             ended = (
                 self._before_tick(run, skill, tick)
                 or self._send(run)

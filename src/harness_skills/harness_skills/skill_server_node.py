@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import threading
 import traceback
 
 import rclpy
@@ -31,7 +32,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State
+from harness_msgs.srv import Estop, Ik, Observe, Predict, ReactiveStep, State
 from harness_skills.execution import Engine
 from harness_skills.reactive_lane import LaneClient
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
@@ -81,6 +82,8 @@ class SkillServer(Node):
                 # (900 s) slows every round trip (ROS_ON_PYPI.md).
                 result_timeout=self.config.result_timeout_seconds,
             )
+        self._estop = threading.Event()
+        self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         for name, (kind, worker_service) in READ_SERVICES.items():
             self.create_service(
                 kind,
@@ -88,6 +91,25 @@ class SkillServer(Node):
                 lambda request, response, s=worker_service: self._forward(s, request, response),
                 callback_group=group,
             )
+
+    def estop(self, engage: bool) -> None:
+        """Engage or release the emergency stop (skills/estop does the same over ROS)."""
+        if engage:
+            self._estop.set()
+        else:
+            self._estop.clear()
+        self.get_logger().warning('emergency stop ' + ('engaged' if engage else 'released'))
+
+    def _serve_estop(self, request: Estop.Request, response: Estop.Response) -> Estop.Response:
+        self.estop(bool(request.engage))
+        response.engaged = self._estop.is_set()
+        response.message = 'engaged: no execution runs' if response.engaged else 'released'
+        return response
+
+    def _cancelled(self, goal_handle) -> str:
+        if self._estop.is_set():
+            return 'stopped by the emergency stop'
+        return 'cancelled by the client' if goal_handle.is_cancel_requested else ''
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
@@ -132,7 +154,12 @@ class SkillServer(Node):
         if region is not None:  # shown in rviz while the execution is bounded by it
             marker_id = next(self._region_ids)
             self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
-        run = dict(feedback=feedback, cancelled=lambda: goal_handle.is_cancel_requested)
+        if self._estop.is_set():
+            detail = 'the emergency stop is engaged: release it to move'
+            result.execution = trace_msg(skill_error(spec.name, getattr(goal, 'arm', ''), detail))
+            goal_handle.abort()
+            return result
+        run = dict(feedback=feedback, cancelled=lambda: self._cancelled(goal_handle))
         if spec.name == 'run_controller':
             hz = goal.camera_hz if goal.camera_hz > 0 else (goal.hz or self.skills.control_hz)
             camera_every = max(1, round((goal.hz or self.skills.control_hz) / hz))

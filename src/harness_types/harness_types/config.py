@@ -114,10 +114,31 @@ class DriverConfig:
     # With policies: the model calls left once a task handed to a policy (A, C) has run;
     # then the policy runs to the episode's end and the driver finishes.
     post_policy_calls: int = field(default=4, metadata=_at_least(0))
+    # The tiered verifier judges the task's goal after the reset and at the end (beside the
+    # ground truth: harness bench's report card); the trial's verdict in the dataset.
+    goal_verifier: bool = True
 
     @property
     def verifier(self) -> str:
         return self.verifier_model or self.model
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """The agent operator (`operator`, read by `harness mcp`): budgets per failure class that
+    the agent cannot raise (an exhausted one opens a ticket), and one action's time bound."""
+
+    reobserve_budget: int = field(default=3, metadata=_at_least(0))
+    retry_budget: int = field(default=2, metadata=_at_least(0))
+    executor_switch_budget: int = field(default=1, metadata=_at_least(0))
+    action_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
+
+    def budget_limits(self) -> dict[str, int]:
+        return {
+            'reobserve': self.reobserve_budget,
+            'retry': self.retry_budget,
+            'executor_switch': self.executor_switch_budget,
+        }
 
 
 @dataclass(frozen=True)
@@ -128,6 +149,7 @@ class GraphConfig:
     skill_server: SkillServerConfig = field(default_factory=SkillServerConfig)
     kernel: KernelConfig = field(default_factory=KernelConfig)
     driver: DriverConfig = field(default_factory=DriverConfig)
+    operator: OperatorConfig = field(default_factory=OperatorConfig)
     path: Path | None = None
 
     def sections(self) -> dict[str, Any]:

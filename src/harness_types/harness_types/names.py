@@ -80,6 +80,7 @@ STANDIN = 'ros2_control_standin'
 # The skill server: one action per skill, and what programs read about the robot
 SKILL_STATE = 'skills/state'
 SKILL_OBSERVE = 'skills/observe'
+SKILL_ESTOP = 'skills/estop'  # harness_msgs/Estop: engage or release the emergency stop
 SKILL_IK = 'skills/ik'
 SKILL_PREDICT = 'skills/predict'
 

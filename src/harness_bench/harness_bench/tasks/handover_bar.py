@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Holding, Raised, Released
 
 _SPOTS = [(-0.15, 0.0), (-0.12, 0.05), (-0.18, -0.03)]
 
@@ -19,6 +20,8 @@ class HandoverBar(Task):
         'the table and the left gripper is open and holds nothing.'
     )
     HALF = (0.015, 0.08, 0.015)
+
+    goal = (Holding('right', 0.05), Released('left'), Raised('orange bar', 0.05))
 
     def objects(self, layout, rng):
         x, y = np.array(_SPOTS[layout]) + rng.uniform(-0.005, 0.005, 2)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Holding, Raised
 
 # Where cubes may stand per layout: reachable by the left arm, in view of the head camera.
 _SPOTS = [(-0.22, -0.02), (-0.15, 0.05), (-0.28, 0.08)]
@@ -20,6 +21,8 @@ class LiftCube(Task):
     )
     HALF = 0.02
     LIFT = 0.10
+
+    goal = (Holding('', 0.10), Raised('red cube', 0.10))
 
     def objects(self, layout, rng):
         x, y = np.array(_SPOTS[layout]) + rng.uniform(-0.005, 0.005, 2)

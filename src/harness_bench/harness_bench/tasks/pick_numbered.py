@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Holding, Raised
 
 # Where the three look-alike cubes stand, and which of them carries how many dots.
 _SPOTS = [(-0.22, 0.0), (-0.1, 0.06), (0.02, -0.01)]
@@ -27,6 +28,8 @@ class PickNumbered(Task):
     )
     HALF = 0.025
     LIFT = 0.10
+
+    goal = (Holding('', 0.10), Raised('white cube', 0.10))
 
     def objects(self, layout, rng):
         out = []

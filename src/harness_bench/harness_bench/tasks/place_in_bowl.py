@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Inside, Released
 
 _LAYOUTS = [
     ((-0.22, 0.0), (0.0, 0.05)),
@@ -25,6 +26,8 @@ class PlaceInBowl(Task):
     )
     HALF = 0.02
     BOWL_RADIUS = 0.08
+
+    goal = (Released(), Inside('green block', 'blue bowl'))
 
     def objects(self, layout, rng):
         (bx, by), (cx, cy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])

@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Absent, Present
 
 # (red button, blue button)
 _LAYOUTS = [
@@ -28,6 +29,8 @@ class PressButton(Task):
     )
     RADIUS = 0.03
     HALF_HEIGHT = 0.01
+
+    goal = (Absent('red button'), Present('blue button'), Present('green button'))
 
     def objects(self, layout, rng):
         out = []

@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Inside
 
 # (cube, zone centre)
 _LAYOUTS = [
@@ -26,6 +27,8 @@ class PushToZone(Task):
     )
     HALF = 0.02
     ZONE_HALF = 0.07
+
+    goal = (Inside('yellow cube', 'green zone'),)
 
     def objects(self, layout, rng):
         (cx, cy), (zx, zy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])

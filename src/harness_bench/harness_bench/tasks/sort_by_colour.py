@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Inside, Released
 
 # Blocks (red, blue, red) and bins (red, blue): each block's nearer arm reaches its bin.
 _LAYOUTS = [
@@ -28,6 +29,8 @@ class SortByColour(Task):
     )
     HALF = 0.02
     BIN_RADIUS = 0.08
+
+    goal = (Released(), Inside('red block', 'red bin'), Inside('blue block', 'blue bin'))
 
     def objects(self, layout, rng):
         blocks, bins = _LAYOUTS[layout]

@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import On, Released
 
 # (red base, green middle, blue top), all within the left or all within the right arm's reach.
 _LAYOUTS = [
@@ -31,6 +32,8 @@ class StackBlocksThree(Task):
         'gripper that holds nothing is open and both arms are home.'
     )
     HALF = 0.02
+
+    goal = (Released(), On('green block', 'red block'), On('blue block', 'green block'))
 
     def objects(self, layout, rng):
         out = []

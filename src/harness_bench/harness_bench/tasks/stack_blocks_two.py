@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import On, Released
 
 # (purple base, yellow top): both blocks within one arm's comfortable reach.
 _LAYOUTS = [
@@ -26,6 +27,8 @@ class StackBlocksTwo(Task):
         'height), every gripper that holds nothing is open and both arms are home.'
     )
     HALF = 0.02
+
+    goal = (Released(), On('yellow block', 'purple block'))
 
     def objects(self, layout, rng):
         (ax, ay), (bx, by) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])

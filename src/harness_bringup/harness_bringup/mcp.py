@@ -1,0 +1,150 @@
+"""`harness mcp`: the agent operator's MCP server over a live station. Composes the episode's
+graph (worker, skill server, the kernel in its own process, the recorder), the verifier's eyes,
+the journal and the session, serves the tools over stdio (or streamable HTTP), and at the end
+closes the run folder as an episode's: the end event, the ground truth, the bag, summary.json,
+the trials as a LeRobot dataset and report.html."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness_bench.tasks import TASKS
+from harness_types.config import GraphConfig
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    task: str
+    layout: int
+    seed: int
+    out: Path
+    journal: Path | None = None  # None: <out>/<task>-l<layout>-s<seed>.journal.jsonl
+    new: bool = False  # start a fresh journal (the old one is kept, renamed)
+    http_port: int | None = None  # None: stdio
+    host: str = '127.0.0.1'
+
+
+def journal_path(options: McpOptions) -> Path:
+    if options.journal is not None:
+        return options.journal
+    name = f'{options.task}-l{options.layout}-s{options.seed}.journal.jsonl'
+    return options.out / name
+
+
+def serve_mcp(config: GraphConfig, options: McpOptions, say: Callable[[str], None]) -> int:
+    """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input."""
+    from harness_driver.run_folder import RunFolder
+    from harness_operator.budgets import OperatorBudgets
+    from harness_operator.journal import Journal, JournalError
+    from harness_operator.mcp_server import SessionHolder, build_server
+    from harness_operator.session import OperatorSession, SessionSpec
+
+    from harness_bringup.episode_graph import EpisodeGraph
+    from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes
+
+    try:
+        check_task(options.task, options.layout)
+    except UsageError as exc:
+        say(f'error: {exc}')
+        return 2
+    path = journal_path(options)
+    if options.new and path.exists():
+        kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
+        path.rename(kept)
+        say(f'the old journal is kept as {kept}')
+    try:
+        journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
+        journal.check_goal({'task': options.task, 'layout': options.layout, 'seed': options.seed})
+    except JournalError as exc:
+        say(f'error: {exc}')
+        return 2
+    run = RunFolder(run_folder_path(options.out, options.task, options.layout, options.seed, 'mcp'))
+    params = config.write(run.path / 'params.yaml')
+    run.event(
+        {'type': 'episode', 'task': options.task, 'layout': options.layout}
+        | {'seed': options.seed, 'model': 'mcp', 'pid': os.getpid(), 'journal': str(path)}
+    )
+    opened: dict = {}
+
+    def open_session() -> OperatorSession:
+        bag = run.bag_path if config.driver.record_bag else None
+        graph = EpisodeGraph(params, bag).__enter__()
+        opened['graph'] = graph
+        run.publish_to(graph.publish_event, graph.publish_model_image)
+        task = TASKS[options.task]()
+        spec = SessionSpec(
+            options.task, options.layout, options.seed, config.operator.action_timeout_seconds
+        )
+        session = OperatorSession(
+            graph, verifier_eyes(graph, config), journal, task, spec, run, say
+        )
+        opened['session'] = session
+        return session
+
+    holder = SessionHolder(open_session)
+    server = build_server(holder)
+    say(f'journal: {path}; run folder: {run.path}')
+    started = time.monotonic()
+    try:
+        if options.http_port is None:
+            server.run()
+        else:
+            say(
+                f'serving MCP over streamable HTTP at http://{options.host}:{options.http_port}/mcp'
+            )
+            server.run('streamable-http', host=options.host, port=options.http_port)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        close_run(run, opened, holder, started, say)
+    return 0
+
+
+def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:
+    """The run folder of the session, complete whatever happened: the ground truth (tier 4,
+    never shown to the agent), the end event, the bag, summary.json, the dataset, the report."""
+    from harness_driver.lerobot import write_run_dataset
+
+    from harness_bringup.run import write_report_safely
+
+    graph, session = opened.get('graph'), opened.get('session')
+    summary: dict = {'model': 'mcp', 'agent': 'an agent operator over MCP', 'status': 'error'}
+    if session is not None:
+        s = session.spec
+        summary |= {'task': s.task, 'layout': s.layout, 'seed': s.seed}
+        summary |= {'journal': str(session.journal.path), 'trials': session._trials_this_session}
+        summary['status'] = 'finished' if session.finished else 'session_ended'
+    if holder.error:
+        summary['detail'] = holder.error
+    outcome = None
+    if graph is not None:
+        try:
+            graph.stop_kernel()
+            o = graph.outcome()
+            outcome = {'success': o.success, 'score': o.score, 'detail': o.detail}
+            summary['env_steps'] = graph.robot().step
+        except Exception as exc:
+            summary['detail'] = f'could not read the outcome: {exc}'
+    summary['outcome'] = outcome
+    run.event({'type': 'end', 'status': summary['status'], 'detail': summary.get('detail', '')})
+    if graph is not None:
+        try:
+            summary |= graph.stop_recording()
+        except Exception as exc:
+            summary['bag_error'] = f'the recording could not be closed: {exc}'
+        graph.__exit__(None, None, None)
+    summary['wall_seconds'] = round(time.monotonic() - started, 2)
+    run.summary(summary)
+    run.close()
+    try:
+        dataset = write_run_dataset(run.path)
+        if dataset is not None:
+            say(f'trials as a LeRobot dataset: {dataset}')
+    except Exception as exc:  # the run folder is complete without it
+        say(f'the LeRobot dataset could not be written: {type(exc).__name__}: {exc}')
+    write_report_safely(run.path, say)
+    say(f'run folder: {run.path}')

@@ -1,0 +1,99 @@
+"""The verifier's own eyes: fresh camera views of every camera, located by a perception of the
+verifier's own (not the program's: its tracks and ids stay the program's), and the robot state,
+made into `harness_bench.verifier.Evidence`. Pure: the station comes in as the episode's
+`Station`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from arx_x5_description.embodiment import Embodiment
+from harness_bench.verifier import (
+    Claim,
+    Evidence,
+    Judgement,
+    Verdict,
+    combine,
+    judge_tier,
+    verify,
+)
+from harness_kernel.perception import Perception, make_perception
+from harness_kernel.perception.query import Query
+from harness_types.scene import LocatedObject
+
+
+def finder(objects: list[LocatedObject], words: dict[str, set[str]]) -> Callable:
+    """find(query): the objects whose colour and shape words carry every word of `query`."""
+
+    def find(query: str) -> list[LocatedObject]:
+        q = Query.parse(query)
+        return [o for o in objects if q.matches(words[o.id])]
+
+    return find
+
+
+class EvidenceTaker:
+    """`take(last_motion_step, before)` measures the station now. `station` has robot() and
+    cameras(names, depth, segmentation); `backend` is a perception backend name
+    (kernel.perception)."""
+
+    def __init__(self, station, emb: Embodiment, backend: str = 'pixels', **perception) -> None:
+        self.station = station
+        self.emb = emb
+        self.perception: Perception = make_perception(backend, emb, **perception)
+        self.home_tcp: dict[str, np.ndarray] = {}
+
+    def mark_home(self) -> None:
+        """Remember each arm's TCP now (after a reset) as its home for AtHome claims."""
+        robot = self.station.robot()
+        self.home_tcp = {n: a.tcp_position.copy() for n, a in robot.arms.items()}
+
+    def take(self, last_motion_step: int = 0, before: Evidence | None = None) -> Evidence:
+        robot = self.station.robot()
+        views = self.station.cameras(
+            list(self.emb.cameras), depth=True, segmentation=self.perception.needs_segmentation
+        )
+        detections = self.perception.backend.detect(views, robot, '')
+        ids = self.perception.tracker.assign(detections)
+        objects = [
+            LocatedObject(
+                i, d.name, d.measured.position, d.measured.size, d.measured.top, d.cameras
+            )
+            for i, d in zip(ids, detections, strict=True)
+        ]
+        words = {o.id: d.words for o, d in zip(objects, detections, strict=True)}
+        return Evidence(
+            robot,
+            objects,
+            finder(objects, words),
+            observed_step=robot.step,  # the views are of this tick
+            last_motion_step=last_motion_step,
+            table_top_z=self.emb.table_top_z,
+            before=before,
+            home_tcp=self.home_tcp,
+        )
+
+    def judge(
+        self, claims, last_motion_step: int = 0, before: Evidence | None = None, extra=()
+    ) -> tuple[Verdict, Evidence]:
+        evidence = self.take(last_motion_step, before)
+        return verify(claims, evidence, extra), evidence
+
+
+def goal_verifier(taker: EvidenceTaker, claims) -> Callable[[], dict]:
+    """verify(): the task's goal judged now, as a dict: the combined verdict, its tier and
+    evidence, and each tier's own verdict (None where it cannot tell) for the report card."""
+
+    def verify_goal() -> dict:
+        evidence = taker.take()
+        per_tier = {t: judge_tier(claims, t, evidence) for t in (1, 2)}
+        verdict = combine([j for j in per_tier.values() if j is not None])
+        return verdict.as_dict() | {
+            'tiers': {str(t): (j.verdict if j else None) for t, j in per_tier.items()}
+        }
+
+    return verify_goal
+
+
+__all__ = ['Claim', 'EvidenceTaker', 'Judgement', 'finder']

@@ -1,0 +1,445 @@
+"""Trials as training data: a LeRobot v3.0 dataset written from run folders, with pyarrow and
+PyAV only (no lerobot, no torch).
+
+Each trial of a run (a `trial` line of events.jsonl: the episode of `harness run`, an action of
+`harness mcp`) is one dataset episode: its ticks (harness_driver.trials) are the frames at the
+control rate — `observation.state` the 14 measured joints and grippers, `action` the 14
+commanded (the command layout) — and each camera is an H.264 video of the JPEG frames the bag
+holds, each frame shown until the next (the bag records a frame every
+`worker.compressed_every_ticks`; 1 gives every tick). `meta/episodes` carries, beside
+LeRobot's columns, the run's task, layout, seed, dispatcher, executor and its version, and the
+verifier's verdict, tier and evidence. `demos/` is a second dataset of the trials a tier-1 or
+tier-2 verifier judged satisfied.
+
+Layout (LeRobot's v3.0 paths): meta/info.json, meta/stats.json, meta/tasks.parquet,
+meta/episodes/chunk-000/file-000.parquet, data/chunk-CCC/file-FFF.parquet (one file per
+episode), videos/observation.images.CAM/chunk-CCC/file-FFF.mp4 (one file per episode).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from arx_x5_description.embodiment import load_embodiment
+
+from harness_driver.trials import load_ticks
+
+CODEBASE_VERSION = 'v3.0'
+CHUNK_SIZE = 1000
+ROBOT_TYPE = 'arx_x5_dual'
+HARNESS_VERSION = '0.1.0'
+
+
+class ExportError(ValueError):
+    """A run folder cannot be exported; the message says which and why."""
+
+
+@dataclass
+class TrialData:
+    """One trial's frames and what the dataset says of it."""
+
+    task: str
+    state: np.ndarray  # N x 14 float32
+    action: np.ndarray  # N x 14 float32
+    time: np.ndarray  # N, s of episode time
+    images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def satisfied(self) -> bool:
+        return self.meta.get('verdict') == 'satisfied' and self.meta.get('tier') in (1, 2)
+
+
+def _events(run: Path) -> list[dict]:
+    path = run / 'events.jsonl'
+    if not path.is_file():
+        raise ExportError(f'{run} is not a run folder (no events.jsonl)')
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut off when the run died: the rest still counts
+    return out
+
+
+def camera_frames(run: Path) -> dict[str, list[tuple[float, np.ndarray]]]:
+    """Each camera's JPEG frames in the run's bag: (episode time s, H x W x 3), in order."""
+    bag = run / 'bag'
+    if not (bag / 'metadata.yaml').is_file():
+        return {}
+    from PIL import Image
+    from rosbags.rosbag2 import Reader
+
+    from harness_driver.bag import typestore
+
+    store = typestore()
+    out: dict[str, list] = {}
+    try:
+        with Reader(bag) as reader:
+            wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
+            for c, _, raw in reader.messages(connections=wanted):
+                msg = store.deserialize_cdr(raw, c.msgtype)
+                cam = c.topic.strip('/').split('/')[-3]
+                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+                rgb = np.asarray(Image.open(io.BytesIO(bytes(msg.data))).convert('RGB'))
+                out.setdefault(cam, []).append((t, rgb))
+    except Exception as exc:  # rosbags raises several kinds for a damaged bag
+        raise ExportError(f'the bag of {run} cannot be read: {exc}') from None
+    for frames in out.values():
+        frames.sort(key=lambda f: f[0])
+    return out
+
+
+def run_trials(run: Path) -> list[TrialData]:
+    """The trials of one run folder (ExportError when it is not one)."""
+    run = Path(run)
+    events = _events(run)
+    episode = next((e for e in events if e.get('type') == 'episode'), {})
+    trials = [e for e in events if e.get('type') == 'trial']
+    if not trials:
+        return []
+    frames = camera_frames(run)
+    out = []
+    for t in trials:
+        ticks = load_ticks(run, t.get('ticks') or [])
+        if not len(ticks['time']):
+            continue  # nothing moved: no frames
+        end = float(ticks['time'][-1])
+        images = {cam: [f for f in fs if f[0] <= end] or fs[:1] for cam, fs in frames.items()}
+        out.append(
+            TrialData(
+                task=t.get('instruction') or t.get('task') or episode.get('task', ''),
+                state=ticks['measured'].astype(np.float32),
+                action=ticks['command'].astype(np.float32),
+                time=ticks['time'],
+                images=images,
+                meta={
+                    'run': run.name,
+                    'task_name': episode.get('task', t.get('task', '')),
+                    'layout': episode.get('layout'),
+                    'seed': episode.get('seed'),
+                    'trial_id': t.get('trial_id', ''),
+                    'dispatcher': t.get('dispatcher', ''),
+                    'executor': t.get('executor', ''),
+                    'executor_version': HARNESS_VERSION,
+                    'executor_status': t.get('executor_status', ''),
+                    'verdict': t.get('verdict', ''),
+                    'tier': int(t.get('tier') or 0),
+                    'verifier_evidence': list(t.get('verifier_evidence') or []),
+                    'action': json.dumps(t.get('action')) if t.get('action') else '',
+                },
+            )
+        )
+    return out
+
+
+def _frame_at(frames: list[tuple[float, np.ndarray]], t: float) -> np.ndarray:
+    """The latest camera frame at or before `t` (the first one before any)."""
+    best = frames[0][1]
+    for ft, rgb in frames:
+        if ft > t + 1e-6:
+            break
+        best = rgb
+    return best
+
+
+def _write_video(path: Path, images: list[np.ndarray], fps: int) -> None:
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    h, w = images[0].shape[:2]
+    with av.open(str(path), mode='w') as container:
+        stream = container.add_stream('libx264', rate=fps)
+        stream.width, stream.height = w - w % 2, h - h % 2
+        stream.pix_fmt = 'yuv420p'
+        # A keyframe every 2 frames: LeRobot seeks to single frames; held frames cost little.
+        stream.options = {'preset': 'ultrafast', 'crf': '23', 'g': '2'}
+        for rgb in images:
+            frame = av.VideoFrame.from_ndarray(
+                np.ascontiguousarray(rgb[: stream.height, : stream.width]), format='rgb24'
+            )
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def _vector_stats(x: np.ndarray) -> dict:
+    return {
+        'min': x.min(axis=0).tolist(),
+        'max': x.max(axis=0).tolist(),
+        'mean': x.mean(axis=0).tolist(),
+        'std': x.std(axis=0).tolist(),
+        'count': [int(len(x))],
+    }
+
+
+def _image_stats(images: list[np.ndarray], count: int) -> dict:
+    """Per-channel stats of [0, 1] pixels, shaped (3, 1, 1) as LeRobot keeps them, from the
+    distinct camera frames (every 4th pixel); `count` frames of the episode show them."""
+    per = np.concatenate([im[::4, ::4].reshape(-1, 3) for im in images]).astype(np.float32)
+    per /= 255.0
+
+    def shaped(v):
+        return [[[float(c)]] for c in v]
+
+    return {
+        'min': shaped(per.min(axis=0)),
+        'max': shaped(per.max(axis=0)),
+        'mean': shaped(per.mean(axis=0)),
+        'std': shaped(per.std(axis=0)),
+        'count': [int(count)],
+    }
+
+
+def _merge_stats(parts: list[dict]) -> dict:
+    """Dataset stats from per-episode ones (count-weighted mean and variance)."""
+    counts = np.array([p['count'][0] for p in parts], dtype=float)
+    mean = [np.asarray(p['mean']) for p in parts]
+    std = [np.asarray(p['std']) for p in parts]
+    total = counts.sum()
+    m = sum(c * x for c, x in zip(counts, mean, strict=True)) / total
+    var = sum(c * (s**2 + (x - m) ** 2) for c, x, s in zip(counts, mean, std, strict=True)) / total
+    return {
+        'min': np.min([np.asarray(p['min']) for p in parts], axis=0).tolist(),
+        'max': np.max([np.asarray(p['max']) for p in parts], axis=0).tolist(),
+        'mean': m.tolist(),
+        'std': np.sqrt(var).tolist(),
+        'count': [int(total)],
+    }
+
+
+def _tasks_table(tasks: list[str]):
+    """meta/tasks.parquet as pandas writes a frame indexed by the task string (LeRobot reads
+    it with pandas: `tasks.loc[task].task_index`)."""
+    import pyarrow as pa
+
+    pandas_meta = {
+        'index_columns': ['__index_level_0__'],
+        'column_indexes': [
+            {
+                'name': None,
+                'field_name': None,
+                'pandas_type': 'unicode',
+                'numpy_type': 'object',
+                'metadata': {'encoding': 'UTF-8'},
+            }
+        ],
+        'columns': [
+            {
+                'name': 'task_index',
+                'field_name': 'task_index',
+                'pandas_type': 'int64',
+                'numpy_type': 'int64',
+                'metadata': None,
+            },
+            {
+                'name': None,
+                'field_name': '__index_level_0__',
+                'pandas_type': 'unicode',
+                'numpy_type': 'object',
+                'metadata': None,
+            },
+        ],
+        'creator': {'library': 'pyarrow', 'version': pa.__version__},
+        'pandas_version': '2.2.0',
+    }
+    schema = pa.schema(
+        [('task_index', pa.int64()), ('__index_level_0__', pa.string())],
+        metadata={b'pandas': json.dumps(pandas_meta).encode()},
+    )
+    return pa.table(
+        {'task_index': list(range(len(tasks))), '__index_level_0__': tasks}, schema=schema
+    )
+
+
+def write_dataset(
+    root: Path,
+    trials: list[TrialData],
+    say: Callable[[str], None] = lambda _m: None,
+    videos: dict | None = None,
+) -> dict:
+    """Write `trials` as a LeRobot v3.0 dataset at `root` (replacing what is there). `videos`
+    maps (id(trial), camera) to an encoded file: reused (copied), and filled with what this
+    call encodes. Returns {'episodes', 'frames', 'cameras'}."""
+    videos = {} if videos is None else videos
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    emb = load_embodiment()
+    fps = int(round(emb.rates.control_hz))
+    names = list(emb.command_layout)
+    root = Path(root)
+    if root.exists():
+        shutil.rmtree(root)
+    (root / 'meta').mkdir(parents=True)
+    cameras = sorted(set.intersection(*(set(t.images) for t in trials))) if trials else []
+    height = {c: trials[0].images[c][0][1].shape[0] for c in cameras}
+    width = {c: trials[0].images[c][0][1].shape[1] for c in cameras}
+    tasks: list[str] = []
+    episodes, stats_parts = [], {'observation.state': [], 'action': []}
+    for c in cameras:
+        stats_parts[f'observation.images.{c}'] = []
+    index = 0
+    vec = pa.list_(pa.float32(), 14)
+    for ep, trial in enumerate(trials):
+        n = len(trial.state)
+        if trial.task not in tasks:
+            tasks.append(trial.task)
+        task_index = tasks.index(trial.task)
+        chunk, file = divmod(ep, CHUNK_SIZE)
+        stamps = np.arange(n, dtype=np.float32) / fps
+        table = pa.table(
+            {
+                'observation.state': pa.array(list(trial.state), type=vec),
+                'action': pa.array(list(trial.action), type=vec),
+                'timestamp': pa.array(stamps, type=pa.float32()),
+                'frame_index': pa.array(np.arange(n), type=pa.int64()),
+                'episode_index': pa.array(np.full(n, ep), type=pa.int64()),
+                'index': pa.array(np.arange(index, index + n), type=pa.int64()),
+                'task_index': pa.array(np.full(n, task_index), type=pa.int64()),
+            }
+        )
+        data_path = root / f'data/chunk-{chunk:03d}/file-{file:03d}.parquet'
+        data_path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, data_path)
+        row = {
+            'episode_index': ep,
+            'tasks': [trial.task],
+            'length': n,
+            'data/chunk_index': chunk,
+            'data/file_index': file,
+            'dataset_from_index': index,
+            'dataset_to_index': index + n,
+        }
+        stats_parts['observation.state'].append(_vector_stats(trial.state))
+        stats_parts['action'].append(_vector_stats(trial.action))
+        for c in cameras:
+            key = f'observation.images.{c}'
+            video = root / f'videos/{key}/chunk-{chunk:03d}/file-{file:03d}.mp4'
+            encoded = videos.get((id(trial), c))
+            if encoded is not None:
+                video.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(encoded, video)
+            else:
+                frames = [_frame_at(trial.images[c], float(t)) for t in trial.time]
+                _write_video(video, frames, fps)
+                videos[(id(trial), c)] = video
+            shown = [rgb for t, rgb in trial.images[c]]
+            stats_parts[key].append(_image_stats(shown, n))
+            row |= {
+                f'videos/{key}/chunk_index': chunk,
+                f'videos/{key}/file_index': file,
+                f'videos/{key}/from_timestamp': 0.0,
+                f'videos/{key}/to_timestamp': n / fps,
+            }
+        row |= {'meta/episodes/chunk_index': 0, 'meta/episodes/file_index': 0}
+        row |= {f'harness/{k}': v for k, v in trial.meta.items() if k != 'verifier_evidence'}
+        row['harness/verifier_evidence'] = list(trial.meta.get('verifier_evidence', []))
+        episodes.append(row)
+        index += n
+        say(f'episode {ep}: {n} frames of {trial.meta.get("run")} {trial.meta.get("trial_id")}')
+    features = {
+        'observation.state': {'dtype': 'float32', 'shape': [14], 'names': names},
+        'action': {'dtype': 'float32', 'shape': [14], 'names': names},
+    }
+    for c in cameras:
+        h, w = height[c] - height[c] % 2, width[c] - width[c] % 2
+        features[f'observation.images.{c}'] = {
+            'dtype': 'video',
+            'shape': [h, w, 3],
+            'names': ['height', 'width', 'channels'],
+            'info': {
+                'video.height': h,
+                'video.width': w,
+                'video.codec': 'h264',
+                'video.pix_fmt': 'yuv420p',
+                'video.is_depth_map': False,
+                'video.fps': fps,
+                'video.channels': 3,
+                'has_audio': False,
+            },
+        }
+    for key, dtype in (
+        ('timestamp', 'float32'),
+        ('frame_index', 'int64'),
+        ('episode_index', 'int64'),
+        ('index', 'int64'),
+        ('task_index', 'int64'),
+    ):
+        features[key] = {'dtype': dtype, 'shape': [1], 'names': None}
+    info = {
+        'codebase_version': CODEBASE_VERSION,
+        'robot_type': ROBOT_TYPE,
+        'total_episodes': len(trials),
+        'total_frames': index,
+        'total_tasks': len(tasks),
+        'chunks_size': CHUNK_SIZE,
+        'data_files_size_in_mb': 100,
+        'video_files_size_in_mb': 200,
+        'fps': fps,
+        'splits': {'train': f'0:{len(trials)}'},
+        'data_path': 'data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet',
+        'video_path': (
+            'videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4'
+            if cameras
+            else None
+        ),
+        'features': features,
+    }
+    (root / 'meta/info.json').write_text(json.dumps(info, indent=2) + '\n')
+    stats = {k: _merge_stats(v) for k, v in stats_parts.items() if v}
+    (root / 'meta/stats.json').write_text(json.dumps(stats, indent=2) + '\n')
+    pq.write_table(_tasks_table(tasks), root / 'meta/tasks.parquet')
+    (root / 'meta/episodes/chunk-000').mkdir(parents=True)
+    if episodes:
+        pq.write_table(
+            pa.Table.from_pylist(episodes), root / 'meta/episodes/chunk-000/file-000.parquet'
+        )
+    return {'episodes': len(trials), 'frames': index, 'cameras': cameras}
+
+
+def write_datasets(root: Path, trials: list[TrialData], say=lambda _m: None) -> dict:
+    """`root` with every trial and `root/demos` with those a tier 1-2 verifier satisfied."""
+    videos: dict = {}
+    summary = write_dataset(root, trials, say, videos)
+    demos = [t for t in trials if t.satisfied]
+    summary['demos'] = write_dataset(root / 'demos', demos, say, videos)['episodes'] if demos else 0
+    return summary
+
+
+def write_run_dataset(run: Path) -> Path | None:
+    """<run>/lerobot from the run's own trials (None when it has none that moved)."""
+    trials = run_trials(Path(run))
+    if not trials:
+        return None
+    write_datasets(Path(run) / 'lerobot', trials)
+    return Path(run) / 'lerobot'
+
+
+def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print) -> dict:
+    """`harness export RUNS --lerobot OUT`: every trial of every run folder."""
+    trials: list[TrialData] = []
+    for run in runs:
+        if not Path(run).is_dir():
+            raise ExportError(f'{run} is not a folder')
+        found = run_trials(Path(run))
+        if not found:
+            say(
+                f'{run}: no trial with recorded ticks (runs from before trials were recorded, '
+                'or nothing moved)'
+            )
+        trials += found
+    if not trials:
+        raise ExportError('none of the run folders holds a trial with recorded ticks')
+    missing = [t.meta['run'] for t in trials if not t.images]
+    if missing:
+        say(f'{len(missing)} trials have no camera frames (no bag): the dataset has no videos')
+    return write_datasets(Path(out), trials, say)

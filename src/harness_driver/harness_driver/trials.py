@@ -1,0 +1,50 @@
+"""Trials on disk: every tick an action moved the robot (the executions' traces: sim time, the
+14 measured joints and grippers, the 14 commanded), saved beside the run's events as
+`ticks/<trial>.npz`, so a trial can become a dataset episode (harness_driver.lerobot) long
+after the run. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from harness_types.execution import Execution
+
+TICKS = 'ticks'
+
+
+def save_ticks(run, name: str, executions: Iterable[Execution]) -> str:
+    """Write the executions' ticks in order to <run>/ticks/<name>.npz; returns the path
+    relative to the run folder ('' when nothing moved)."""
+    rows = [t for e in executions for t in e.trace]
+    if not rows:
+        return ''
+    folder = Path(run.path) / TICKS
+    folder.mkdir(exist_ok=True)
+    path = folder / f'{name}.npz'
+    np.savez(
+        path,
+        time=np.array([t.time for t in rows], dtype=np.float64),
+        measured=np.array([t.measured for t in rows], dtype=np.float32),
+        command=np.array([t.command for t in rows], dtype=np.float32),
+    )
+    return f'{TICKS}/{name}.npz'
+
+
+def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndarray]:
+    """The ticks of one or more saved files, concatenated (time, measured, command)."""
+    parts = [relative] if isinstance(relative, str) else list(relative)
+    loaded = []
+    for rel in parts:
+        if not rel:
+            continue
+        with np.load(Path(run_folder) / rel) as data:
+            loaded.append({k: data[k] for k in ('time', 'measured', 'command')})
+    if not loaded:
+        return {
+            'time': np.zeros(0),
+            'measured': np.zeros((0, 14), np.float32),
+            'command': np.zeros((0, 14), np.float32),
+        }
+    return {k: np.concatenate([d[k] for d in loaded]) for k in ('time', 'measured', 'command')}

@@ -1,0 +1,219 @@
+"""An action: one unit step of a task, as the agent operator dispatches it. Either a skill call
+with its arguments (objects named by a locate() query or an id) or a short program cell.
+`parse_action` checks a JSON action against the skills' argument table and says what is wrong;
+`cell_source` writes the program cell the kernel runs for it (only program-API calls, with
+the arguments as Python literals). Pure."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+MAX_PROGRAM_CHARS = 20_000
+
+# argument: (kind, required). Kinds: 'object' (a query or id string), 'arm' ('', 'left',
+# 'right'), 'number', 'number?' (or null), 'point3', 'point3?', 'vector2', 'target' (an
+# object or a point).
+SKILL_ARGS: dict[str, dict[str, tuple[str, bool]]] = {
+    'pick': {
+        'object': ('object', True),
+        'arm': ('arm', False),
+        'approach': ('number?', False),
+        'grasp_height': ('number?', False),
+        'lift': ('number', False),
+        'along': ('number', False),
+    },
+    'place': {
+        'into': ('object', False),
+        'onto': ('object', False),
+        'position': ('point3', False),
+        'arm': ('arm', False),
+        'clearance': ('number', False),
+        'approach': ('number', False),
+    },
+    'release': {'arm': ('arm', False)},
+    'push': {
+        'object': ('object', True),
+        'direction': ('vector2', True),
+        'distance': ('number', True),
+        'arm': ('arm', False),
+        'height': ('number?', False),
+    },
+    'press': {
+        'target': ('target', True),
+        'arm': ('arm', False),
+        'force': ('number', False),
+        'depth': ('number', False),
+    },
+    'transfer': {'to_arm': ('arm', False), 'along': ('number', False), 'at': ('point3?', False)},
+    'move_eef': {
+        'position': ('point3', True),
+        'arm': ('arm', True),
+        'quat': ('quat?', False),
+        'speed': ('number', False),
+    },
+    'home': {'arm': ('arm', False)},
+}
+SKILLS = tuple(SKILL_ARGS)
+OBJECT_ARGS = {'object', 'into', 'onto', 'target'}
+
+
+class ActionError(ValueError):
+    """The action is malformed; the message says what is wrong and what is expected."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """`skill` (one of SKILLS, or 'program') and its checked `args`; `code` for a program."""
+
+    skill: str
+    args: dict = field(default_factory=dict)
+    code: str = ''
+
+    def canonical(self) -> str:
+        """The action as one JSON text with sorted keys: equal actions, equal texts."""
+        if self.skill == 'program':
+            return json.dumps({'program': self.code})
+        return json.dumps({'skill': self.skill, **self.args}, sort_keys=True)
+
+    def describe(self) -> str:
+        """A short task string for the trial's record (the dataset's task)."""
+        if self.skill == 'program':
+            first = next((ln for ln in self.code.splitlines() if ln.strip()), '')
+            return f'program: {first[:80]}'
+        parts = [f'{k}={v!r}' for k, v in self.args.items()]
+        return f'{self.skill}({", ".join(parts)})'
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ActionError(f'{name} must be a finite number, not {value!r}')
+    return float(value)
+
+
+def _vector(name: str, value, n: int) -> list[float]:
+    if not isinstance(value, list | tuple) or len(value) != n:
+        raise ActionError(f'{name} must be a list of {n} numbers, not {value!r}')
+    return [_number(f'{name}[{i}]', v) for i, v in enumerate(value)]
+
+
+def _checked(skill: str, name: str, kind: str, value):
+    where = f'{skill}.{name}'
+    if kind.endswith('?') and value is None:
+        return None
+    kind = kind.rstrip('?')
+    if kind == 'object':
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            raise ActionError(
+                f'{where} must name an object: a locate() query such as "red cube" or an id '
+                f'from observe, not {value!r}'
+            )
+        return value.strip()
+    if kind == 'arm':
+        if value not in ('', 'left', 'right'):
+            raise ActionError(f"{where} must be 'left', 'right' or '' (either), not {value!r}")
+        return value
+    if kind == 'number':
+        return _number(where, value)
+    if kind == 'point3':
+        return _vector(where, value, 3)
+    if kind == 'vector2':
+        return _vector(where, value, 2)
+    if kind == 'quat':
+        return _vector(where, value, 4)
+    if kind == 'target':
+        if isinstance(value, str):
+            return _checked(skill, name, 'object', value)
+        return _vector(where, value, 3)
+    raise AssertionError(kind)
+
+
+def parse_action(action) -> Action:
+    """An Action from its JSON form: {"skill": "pick", "object": "red cube", ...} or
+    {"program": "<python>"}. ActionError says what is wrong."""
+    if isinstance(action, str):
+        try:
+            action = json.loads(action)
+        except ValueError as exc:
+            raise ActionError(f'the action is not JSON: {exc}') from None
+    if not isinstance(action, dict):
+        raise ActionError(
+            'an action is an object: {"skill": "pick", "object": "red cube"} or '
+            '{"program": "<python cell>"}'
+        )
+    if 'program' in action:
+        extra = set(action) - {'program'}
+        if extra:
+            raise ActionError(f'a program action has only "program", not {sorted(extra)}')
+        code = action['program']
+        if not isinstance(code, str) or not code.strip():
+            raise ActionError('"program" must be the text of a Python cell')
+        if len(code) > MAX_PROGRAM_CHARS:
+            raise ActionError(f'a program action is at most {MAX_PROGRAM_CHARS} characters')
+        try:
+            compile(code, '<action>', 'exec')
+        except SyntaxError as exc:
+            raise ActionError(
+                f'the program does not compile: line {exc.lineno}: {exc.msg}'
+            ) from None
+        return Action('program', code=code)
+    skill = action.get('skill')
+    if skill not in SKILL_ARGS:
+        raise ActionError(
+            f'unknown skill {skill!r}; an action\'s "skill" is one of {", ".join(SKILLS)} '
+            '(or give {"program": ...})'
+        )
+    table = SKILL_ARGS[skill]
+    given = {k: v for k, v in action.items() if k != 'skill'}
+    unknown = sorted(set(given) - set(table))
+    if unknown:
+        raise ActionError(f'{skill} has no argument {unknown[0]!r}; it takes {", ".join(table)}')
+    missing = [n for n, (_, required) in table.items() if required and n not in given]
+    if missing:
+        raise ActionError(f'{skill} needs {", ".join(missing)}')
+    args = {n: _checked(skill, n, table[n][0], v) for n, v in given.items()}
+    if skill == 'place':
+        targets = [n for n in ('into', 'onto', 'position') if n in args]
+        if len(targets) != 1:
+            raise ActionError('place needs exactly one of into, onto or position')
+    if skill == 'push' and not 0 < args['distance'] <= 0.3:
+        raise ActionError(f'push.distance must be within (0, 0.3] m, not {args["distance"]}')
+    return Action(skill, dict(sorted(args.items())))
+
+
+# The cell that runs an action: objects are found again by query or id each time (an id from
+# observe() is the program's own if the program located it; otherwise the query decides).
+_PRELUDE = """\
+def _object(ref):
+    objects, _ = scene()
+    for o in objects:
+        if o.id == ref:
+            return o
+    found = locate(ref)
+    if not found:
+        raise LookupError(f'nothing in view matches {ref!r}')
+    return found[0]
+"""
+
+
+def cell_source(action: Action) -> str:
+    """The program cell for `action`: the program itself, or one API call whose object
+    arguments are found first (LookupError in the cell when nothing matches)."""
+    if action.skill == 'program':
+        return action.code
+    call = []
+    for name, value in action.args.items():
+        if name in OBJECT_ARGS and isinstance(value, str):
+            call.append(f'{name}=_object({value!r})')
+        else:
+            call.append(f'{name}={value!r}')
+    args = dict(action.args)
+    # pick/push take the object as their first positional parameter ('obj'); press 'target'
+    positional = {'pick': 'object', 'push': 'object'}.get(action.skill)
+    if positional:
+        value = args.pop(positional)
+        first = f'_object({value!r})'
+        rest = [c for c in call if not c.startswith(f'{positional}=')]
+        call = [first, *rest]
+    return f'{_PRELUDE}_result = {action.skill}({", ".join(call)})\nprint(repr(_result))\n'

@@ -1,0 +1,131 @@
+"""The run journal: one JSON object per line, appended, that outlives the MCP session. It holds
+the goal (task, layout, seed, instruction), every trial by its key, the budgets spent, the
+tickets and their resolutions, and the session's notable events (an emergency stop). A new
+session reads it back (`JournalState`) and resumes: keys stay idempotent, budgets stay spent,
+open tickets stay open. The owner's `harness tickets --resolve` appends to the same file while a
+server runs; the server reads what was appended before each call (`refresh`). Pure."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness_operator.budgets import OperatorBudgets, Ticket
+from harness_operator.trial import TrialRecord
+
+
+class JournalError(ValueError):
+    """The journal cannot be used (unreadable, or for another goal); the message says why."""
+
+
+@dataclass
+class JournalState:
+    goal: dict | None = None
+    trials: dict[str, TrialRecord] = field(default_factory=dict)  # by key, in order
+    events: list[dict] = field(default_factory=list)
+    sessions: int = 0
+
+
+class Journal:
+    """`Journal(path, budgets)`: reads what the file holds into `state` and `budgets`; `write`
+    appends a record and applies it. The journal is the only writer of both: what is in
+    memory is what a new session reads back."""
+
+    def __init__(self, path: Path, budgets: OperatorBudgets) -> None:
+        self.path = Path(path)
+        self.budgets = budgets
+        self.state = JournalState()
+        self._offset = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch(exist_ok=True)
+        self.refresh()
+
+    def refresh(self) -> list[dict]:
+        """Apply the records appended since the last read (by this or another process)."""
+        try:
+            with open(self.path, 'rb') as f:
+                f.seek(self._offset)
+                data = f.read()
+        except OSError as exc:
+            raise JournalError(f'the journal {self.path} cannot be read: {exc}') from None
+        end = data.rfind(b'\n') + 1  # a line still being written waits for the next read
+        records = []
+        for n, line in enumerate(data[:end].splitlines()):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict) or 'type' not in record:
+                    raise ValueError('not a record')
+            except ValueError as exc:
+                raise JournalError(
+                    f'the journal {self.path} has a malformed line after byte {self._offset} '
+                    f'(line {n + 1} of the new part): {exc}'
+                ) from None
+            self._apply(record)
+            records.append(record)
+        self._offset += end
+        return records
+
+    def _apply(self, r: dict) -> None:
+        s, kind = self.state, r['type']
+        if kind == 'goal':
+            s.goal = {k: v for k, v in r.items() if k not in ('type', 'time')}
+        elif kind == 'session':
+            s.sessions += 1
+        elif kind == 'trial':
+            record = TrialRecord.of(r['record'])
+            s.trials[record.key] = record
+        elif kind == 'charge':
+            self.budgets.spend(r['failure_class'])
+        elif kind == 'ticket':
+            self.budgets.add(Ticket(**r['ticket']))
+        elif kind == 'resolved':
+            # resolved twice (two owners at once): the first one counts
+            with contextlib.suppress(ValueError):
+                self.budgets.resolve(r['id'], r.get('note', ''))
+        elif kind == 'event':
+            s.events.append({k: v for k, v in r.items() if k != 'type'})
+
+    def write(self, record: dict) -> None:
+        """Append `record` (a dict with 'type') under an exclusive lock, then read it back."""
+        line = json.dumps({**record, 'time': round(time.time(), 3)}, default=str) + '\n'
+        with open(self.path, 'a') as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                f.write(line)
+                f.flush()
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+        self.refresh()
+
+    def check_goal(self, goal: dict) -> None:
+        """JournalError unless the journal is new or for the same task, layout and seed."""
+        old = self.state.goal
+        if old is None:
+            return
+        mine = {k: old.get(k) for k in ('task', 'layout', 'seed')}
+        asked = {k: goal.get(k) for k in ('task', 'layout', 'seed')}
+        if mine != asked:
+            raise JournalError(
+                f'the journal {self.path} is for {mine}, not {asked}: resume that run, or '
+                'start a new one with another --journal (or --new)'
+            )
+
+
+def resolve_ticket(path: Path, ticket_id: str, note: str) -> Ticket:
+    """The owner's resolution, from outside the server: checked against the journal's tickets,
+    appended to it; the running server grants the budget at its next call."""
+    journal = Journal(path, OperatorBudgets({}))
+    ticket = next((t for t in journal.budgets.tickets if t.id == ticket_id), None)
+    if ticket is None:
+        known = ', '.join(t.id for t in journal.budgets.tickets) or 'none'
+        raise JournalError(f'{path} has no ticket {ticket_id!r}; tickets: {known}')
+    if ticket.status != 'open':
+        raise JournalError(f'ticket {ticket_id} is already resolved: {ticket.resolution!r}')
+    journal.write({'type': 'resolved', 'id': ticket_id, 'note': note})
+    return ticket

@@ -1,0 +1,158 @@
+"""`harness mcp`'s tools: an MCP server (the `mcp` SDK's MCPServer) over one OperatorSession.
+The session (and with it the station) starts at the first tool call, after the stdio transport
+has taken the process's standard output for itself, and lives until the server stops, across
+HTTP sessions. Each tool's docstring is what the agent reads."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from harness_driver.images import outlined, png
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from harness_operator.actions import SKILL_ARGS
+from harness_operator.budgets import BudgetRefusedError
+from harness_operator.journal import JournalError
+from harness_operator.session import EXECUTORS, OperatorError, OperatorSession
+
+INSTRUCTIONS = (
+    'You operate a dual-arm ARX X5 robot station. Look with observe, act with do_action (one '
+    'unit step of the task: a skill call or a short program cell) under a key of your own, and '
+    'read both fields of every result: executor_status says what the motion did, verdict what '
+    "the station's verifier measured of the action's intended effect; only ok (done and "
+    'satisfied) means the step succeeded. Retry a lost reply with the same key: it returns the '
+    'same trial and moves nothing. Re-observing with nothing moved, retrying a failed action and '
+    'switching executors spend budgets you cannot raise; an exhausted budget opens a ticket for '
+    "the station's owner. Call finish when the task is done."
+)
+
+
+class SessionHolder:
+    """Starts the session once, on first use, from `open_session` (which may take seconds:
+    the station's graph starts); remembers a start-up failure and reports it on every call."""
+
+    def __init__(self, open_session: Callable[[], OperatorSession]) -> None:
+        self._open = open_session
+        self._lock = threading.Lock()
+        self.session: OperatorSession | None = None
+        self.start_info: dict = {}
+        self.error = ''
+
+    def get(self) -> OperatorSession:
+        with self._lock:
+            if self.session is None and not self.error:
+                try:
+                    self.session = self._open()
+                    self.start_info = self.session.start()
+                except (OperatorError, JournalError) as exc:
+                    self.error = str(exc)
+                except Exception as exc:  # the agent must learn why nothing works
+                    self.error = f'the station did not start: {type(exc).__name__}: {exc}'
+            if self.error:
+                raise ToolError(self.error)
+            return self.session
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except BudgetRefusedError as exc:
+        raise ToolError(f'refused, nothing moved: {exc}') from None
+    except OperatorError as exc:
+        raise ToolError(f'refused, nothing moved: {exc}') from None
+    except JournalError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _skills_text() -> str:
+    lines = []
+    for skill, table in SKILL_ARGS.items():
+        args = ', '.join(f'{n}{"" if required else "?"}' for n, (_, required) in table.items())
+        lines.append(f'  {skill}({args})')
+    return '\n'.join(lines)
+
+
+def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
+    """The MCP server with the operator's tools over `holder`'s session."""
+    server = MCPServer('harness', instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def observe() -> list:
+        """Look at the station now: the robot (each arm's TCP position in m, gripper opening 0-1,
+        finger force in N, joints) and every object the station's perception finds (id, label
+        such as 'red cube', position and size in m, world frame: x right, y forward, z up), as
+        JSON, with the head camera's view (objects outlined with their ids). Looking again
+        with nothing moved since the last look spends the re-observe budget."""
+        session = holder.get()
+        observation, views = _call(session.observe)
+        evidence = session.last_observed
+        image = outlined(views[0], evidence.objects) if views else None
+        out: list = [json.dumps(observation)]
+        if image is not None:
+            out.append(Image(data=png(image), format='png'))
+        return out
+
+    @server.tool(
+        description=(
+            'Dispatch one unit step of the task and wait for it. `action` is a skill call, '
+            '{"skill": NAME, ARG: VALUE, ...}, with objects named by a locate query ("green '
+            'block") or an id from observe; `?` marks optional arguments:\n'
+            + _skills_text()
+            + '\nor a short program cell {"program": "<python using the program API>"}. '
+            f'`executor`: {", ".join(EXECUTORS)}. `key`: your own unique name for this step; '
+            'the same key again returns the same trial and moves nothing (retry a lost reply '
+            'with it). Returns {trial_id, executor_status: done|timeout|clamped|error, '
+            'verdict: satisfied|violated|ambiguous|stale, verifier_evidence, tier (1 physical, '
+            '2 perception, 3 VLM), budgets_left, ok}. ok only when done and satisfied; '
+            'ambiguous or stale means observe again before deciding.'
+        )
+    )
+    def do_action(action: dict[str, Any], key: str, executor: str = 'auto') -> dict[str, Any]:
+        session = holder.get()
+        return _call(session.do_action, action, executor, key).as_dict()
+
+    @server.tool()
+    def run_batch(actions: list[dict[str, Any]]) -> dict[str, Any]:
+        """Dispatch several steps in order, each {"action": ..., "key": ..., "executor"?}, as
+        do_action would, stopping after the first that is not ok. Returns {"trials": [...]}:
+        one do_action result per step that ran."""
+        session = holder.get()
+        return {'trials': [t.as_dict() for t in _call(session.run_batch, actions)]}
+
+    @server.tool()
+    def estop(engage: bool = True) -> dict[str, Any]:
+        """Emergency stop: engage=true stops any motion at its next control tick (the arms hold
+        their pose) and refuses every action until estop(engage=false) releases it."""
+        session = holder.get()
+        return _call(session.estop, engage)
+
+    @server.tool()
+    def journal() -> dict[str, Any]:
+        """The run journal: the goal, every trial so far (also from earlier sessions), recent
+        events, open tickets and budgets left. A new session resumes from it."""
+        return _call(holder.get().journal_view)
+
+    @server.tool()
+    def tickets() -> dict[str, Any]:
+        """Tickets opened when a budget ran out: id, failure class, reason, status (open until
+        the station's owner resolves it) and the owner's resolution."""
+        return {'tickets': _call(holder.get().tickets)}
+
+    @server.tool()
+    def budgets() -> dict[str, Any]:
+        """The budgets per failure class (reobserve, retry, executor_switch): what is left and
+        the limits. You cannot raise them."""
+        return _call(holder.get().budgets_left)
+
+    @server.tool()
+    def finish() -> dict[str, Any]:
+        """End the run when the task is done (or cannot be done): the station opens idle
+        grippers and sends both arms home, and its verifier judges the task's goal. No action
+        runs after it."""
+        return _call(holder.get().finish)
+
+    return server

@@ -1,0 +1,358 @@
+"""The agent operator's session over a live station: what `harness mcp`'s tools do. Pure: the
+station comes in as the episode's `Station` (harness_bringup's EpisodeGraph over ROS), the
+verifier's eyes as an `EvidenceTaker`.
+
+The contract, against the ways agents fail:
+- every action returns two fields, `executor_status` (from the motion's events) and `verdict`
+  (the tiered verifier's measurement of the action's intended effect); ok needs both;
+- the same key twice returns the first trial's record and moves nothing;
+- looking again with nothing moved, repeating a failed action and switching executors each
+  spend a budget the agent cannot raise; an exhausted budget opens a ticket only the owner
+  resolves;
+- everything goes into the journal, and a new session resumes from it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from harness_bench.task import Task
+from harness_bench.verifier import Evidence, effect_claims, verify
+from harness_driver.evidence import EvidenceTaker
+from harness_driver.run_folder import RunFolder
+from harness_driver.trials import save_ticks
+from harness_types.cell import CellResult
+
+from harness_operator.actions import Action, ActionError, cell_source, parse_action
+from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
+from harness_operator.journal import Journal
+from harness_operator.trial import TrialRecord, executor_status
+
+EXECUTORS = ('auto', 'skill')
+
+
+class OperatorError(RuntimeError):
+    """A call the session refuses (nothing moved); the message says why."""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    task: str
+    layout: int
+    seed: int
+    action_timeout_s: float = 120.0
+
+
+class OperatorSession:
+    """`start()` resets the station (or resumes the journal's run), then the tools' methods.
+    Calls are serialised (one motion at a time) except `estop`, which is taken at once."""
+
+    def __init__(
+        self,
+        station,
+        eyes: EvidenceTaker,
+        journal: Journal,
+        task: Task,
+        spec: SessionSpec,
+        run: RunFolder,
+        log: Callable[[str], None] = print,
+    ) -> None:
+        self.station = station
+        self.eyes = eyes
+        self.journal = journal
+        self.budgets: OperatorBudgets = journal.budgets
+        self.task = task
+        self.spec = spec
+        self.run = run
+        self.log = log
+        self.instruction = ''
+        self.held: dict[str, str] = {}  # arm -> the query of what it picked
+        self.last_motion_step = 0
+        self.last_observed: Evidence | None = None
+        self.finished = False
+        self.estopped = False
+        self._lock = threading.Lock()
+        self._trials_this_session = 0
+
+    # Start and resume ---------------------------------------------------------------------
+
+    def start(self) -> dict:
+        """Reset the station; with a journal of earlier sessions, run their trials again in
+        order (the simulator is deterministic, so the world comes back as they left it) and
+        keep their records. Returns what the journal holds."""
+        s = self.spec
+        goal = {'task': s.task, 'layout': s.layout, 'seed': s.seed}
+        self.journal.check_goal(goal)
+        start = self.station.reset(s.task, s.layout, s.seed)
+        self.instruction = start.instruction
+        self.station.start_kernel(self.run.workspace, self.run.kernel_log)
+        self.eyes.mark_home()
+        if self.journal.state.goal is None:
+            self.journal.write(
+                {'type': 'goal', **goal, 'instruction': start.instruction}
+                | {'description': start.description}
+            )
+        resumed = list(self.journal.state.trials.values())
+        self.journal.write(
+            {'type': 'session', 'run_folder': str(self.run.path), 'resumed_trials': len(resumed)}
+        )
+        mismatches = []
+        for record in resumed:
+            action = parse_action(record.action)
+            cell = self._run(action)
+            status, _ = executor_status(cell)
+            self._track(action, cell, record.verdict)
+            if status != record.executor_status:
+                mismatches.append(f'{record.trial_id}: {record.executor_status} -> {status}')
+        if resumed:
+            self.run.event({'type': 'resumed', 'trials': len(resumed), 'mismatches': mismatches})
+            self.log(f'resumed {len(resumed)} trials from {self.journal.path}')
+        if self.finished_before():
+            self.finished = True
+        return {'instruction': self.instruction, 'resumed_trials': len(resumed)} | (
+            {'resume_mismatches': mismatches} if mismatches else {}
+        )
+
+    def finished_before(self) -> bool:
+        return any(e.get('what') == 'finish' for e in self.journal.state.events)
+
+    # Tools ---------------------------------------------------------------------------------
+
+    def observe(self) -> tuple[dict, list]:
+        """The robot and the objects the verifier's perception finds now, with the head
+        camera's view (objects outlined). Looking again with nothing moved since the last look
+        spends the re-observe budget."""
+        with self._lock:
+            self.journal.refresh()
+            now = self.station.robot().step
+            if self.last_observed is not None and self.last_observed.observed_step >= now:
+                self._charge('reobserve', 'observe again with nothing moved since the last look')
+            evidence = self.eyes.take(self.last_motion_step)
+            self.last_observed = evidence
+            views = self.station.cameras(['cam_head'])
+            self.journal.write({'type': 'event', 'what': 'observe', 'step': now})
+            return self._observation(evidence), views
+
+    def do_action(self, action, executor: str = 'auto', key: str = '') -> TrialRecord:
+        with self._lock:
+            return self._do(action, executor, key)
+
+    def run_batch(self, actions: list) -> list[TrialRecord]:
+        """Each of `actions` ({action, executor, key}) in order, stopping after the first that
+        is not ok."""
+        if not isinstance(actions, list) or not actions:
+            raise OperatorError('run_batch needs a non-empty list of {action, executor, key}')
+        with self._lock:
+            out = []
+            for n, item in enumerate(actions):
+                if not isinstance(item, dict) or 'action' not in item or 'key' not in item:
+                    raise OperatorError(
+                        f'batch item {n} must be an object with "action" and "key" '
+                        '(and optionally "executor")'
+                    )
+                record = self._do(item['action'], item.get('executor', 'auto'), item['key'])
+                out.append(record)
+                if not record.ok:
+                    break
+            return out
+
+    def estop(self, engage: bool = True) -> dict:
+        """Engage (or release) the emergency stop: a running motion stops at its next tick and
+        holds its pose; no motion starts while it is engaged."""
+        self.estopped = engage
+        self.station.estop(engage)
+        what = 'estop' if engage else 'estop_released'
+        self.journal.write({'type': 'event', 'what': what, 'step': self.station.robot().step})
+        self.run.event({'type': 'operator', 'what': what})
+        return {'estop': engage}
+
+    def finish(self) -> dict:
+        """End the run: the station opens idle grippers and sends the arms home; the verifier
+        judges the task's goal (tiers 1 and 2). The ground truth goes to the run folder only."""
+        with self._lock:
+            self._refuse_if_done()
+            cell = self.station.wrap_up(self.spec.action_timeout_s + 60.0)
+            self._after(cell)
+            verdict, _ = self.eyes.judge(self.task.goal, self.last_motion_step)
+            self.finished = True
+            self.journal.write({'type': 'event', 'what': 'finish', 'verdict': verdict.as_dict()})
+            self.run.event({'type': 'goal_verdict', 'phase': 'end', **verdict.as_dict()})
+            return {'goal_verdict': verdict.as_dict(), 'budgets_left': self.budgets.left()}
+
+    def journal_view(self) -> dict:
+        self.journal.refresh()
+        st = self.journal.state
+        return {
+            'goal': st.goal,
+            'sessions': st.sessions,
+            'progress': [
+                {'trial_id': t.trial_id, 'key': t.key, 'action': t.action}
+                | {'executor_status': t.executor_status, 'verdict': t.verdict, 'ok': t.ok}
+                for t in st.trials.values()
+            ],
+            'events': st.events[-50:],
+            'open_tickets': [t.as_dict() for t in self.budgets.tickets if t.status == 'open'],
+            'budgets_left': self.budgets.left(),
+            'finished': self.finished,
+        }
+
+    def tickets(self) -> list[dict]:
+        self.journal.refresh()
+        return [t.as_dict() for t in self.budgets.tickets]
+
+    def budgets_left(self) -> dict:
+        self.journal.refresh()
+        return {'left': self.budgets.left(), 'limits': self.budgets.limits}
+
+    # Inside --------------------------------------------------------------------------------
+
+    def _refuse_if_done(self) -> None:
+        if self.finished:
+            raise OperatorError('the run is finished: start a new one (harness mcp --new)')
+        if self.estopped:
+            raise OperatorError('the emergency stop is engaged: release it (estop engage=false)')
+
+    def _charge(self, failure_class: str, reason: str) -> None:
+        """Spend one of the class's budget, or refuse: an exhausted budget opens a ticket."""
+        ticket = self.budgets.decide(failure_class, reason)
+        if ticket is None:
+            self.journal.write({'type': 'charge', 'failure_class': failure_class})
+            return
+        if ticket not in self.budgets.tickets:  # a new one: the budget ran out now
+            self.journal.write({'type': 'ticket', 'ticket': ticket.as_dict()})
+            self.run.event({'type': 'ticket', **ticket.as_dict()})
+            self.log(f'ticket {ticket.id} opened: {failure_class} budget exhausted ({reason})')
+        raise BudgetRefusedError(ticket)
+
+    def _do(self, action_json, executor: str, key: str) -> TrialRecord:
+        self.journal.refresh()
+        if not isinstance(key, str) or not key.strip() or len(key) > 200:
+            raise OperatorError('key must be a non-empty string (at most 200 characters)')
+        known = self.journal.state.trials.get(key)
+        if known is not None:
+            return known  # the same key: the same trial, nothing moves
+        self._refuse_if_done()
+        if executor not in EXECUTORS:
+            raise OperatorError(f'executor must be one of {", ".join(EXECUTORS)}, not {executor!r}')
+        executor = 'skill' if executor == 'auto' else executor
+        try:
+            action = parse_action(action_json)
+        except ActionError as exc:
+            raise OperatorError(str(exc)) from None
+        same = [t for t in self.journal.state.trials.values() if t.action == _as_json(action)]
+        if any(t.executor != executor for t in same):
+            self._charge('executor_switch', f'{action.describe()} with {executor}')
+        if any(not t.ok for t in same):
+            self._charge('retry', f'{action.describe()} again after it did not succeed')
+        claims = (
+            effect_claims(action.skill, action.args, self.held)
+            if action.skill != 'program'
+            else self.task.goal
+        )
+        before = None
+        if any(type(c).__name__ in ('Moved', 'Turned') for c in claims):
+            before = self._fresh_evidence()
+        start_step = self.station.robot().step
+        cell = self._run(action)
+        status, detail = executor_status(cell)
+        verdict = verify(claims, self.eyes.take(self.last_motion_step, before))
+        self._track(action, cell, verdict.verdict)
+        self._trials_this_session += 1
+        trial_id = f'trial-{len(self.journal.state.trials) + 1:03d}'
+        record = TrialRecord(
+            trial_id=trial_id,
+            key=key,
+            action=_as_json(action),
+            executor=executor,
+            executor_status=status,
+            executor_detail=detail,
+            verdict=verdict.verdict,
+            verifier_evidence=verdict.evidence,
+            tier=verdict.tier,
+            budgets_left=self.budgets.left(),
+            start_step=start_step,
+            end_step=self.station.robot().step,
+            task=action.describe(),
+            executions=[
+                {'skill': e.skill, 'arm': e.arm, 'event': e.event, 'detail': e.detail}
+                for e in cell.executions
+            ],
+            output=cell.output[-2000:],
+        )
+        ticks = save_ticks(self.run, trial_id, cell.executions)
+        self.journal.write({'type': 'trial', 'record': record.as_dict()})
+        self.run.event(
+            {'type': 'trial', 'dispatcher': 'mcp', 'ticks': ticks}
+            | record.as_dict()
+            | {'instruction': self.instruction}
+        )
+        return record
+
+    def _fresh_evidence(self) -> Evidence:
+        if (
+            self.last_observed is not None
+            and self.last_observed.observed_step >= self.last_motion_step
+        ):
+            return self.last_observed
+        return self.eyes.take(self.last_motion_step)
+
+    def _run(self, action: Action) -> CellResult:
+        cell = self.station.run_cell(cell_source(action), self.spec.action_timeout_s + 60.0)
+        self._after(cell)
+        return cell
+
+    def _after(self, cell: CellResult) -> None:
+        if cell.executions:
+            self.last_motion_step = max(self.last_motion_step, self.station.robot().step)
+
+    def _track(self, action: Action, cell: CellResult, verdict: str) -> None:
+        """Which arm holds what, as far as the actions show (for the next place's claims)."""
+        arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
+        if action.skill == 'pick' and verdict == 'satisfied' and arm:
+            self.held[arm] = action.args['object']
+        elif action.skill in ('place', 'release') and arm:
+            self.held.pop(arm, None)
+        elif action.skill == 'transfer' and verdict == 'satisfied' and self.held:
+            giver, what = next(iter(self.held.items()))
+            self.held.pop(giver)
+            self.held[action.args.get('to_arm') or ('right' if giver == 'left' else 'left')] = what
+
+    def _observation(self, e: Evidence) -> dict:
+        return {
+            'step': e.observed_step,
+            'instruction': self.instruction,
+            'robot': {
+                name: {
+                    'tcp': np.round(a.tcp_position, 4).tolist(),
+                    'gripper_open': round(float(a.gripper), 3),
+                    'grip_force_n': round(float(a.grip_force), 2),
+                    'joints': np.round(a.joints, 4).tolist(),
+                }
+                for name, a in e.robot.arms.items()
+            },
+            'objects': [
+                {
+                    'id': o.id,
+                    'label': o.label,
+                    'position': np.round(o.position, 4).tolist(),
+                    'size': np.round(o.size, 4).tolist(),
+                    'top': round(float(o.top), 4),
+                }
+                for o in e.objects
+            ],
+            'at_rest': e.at_rest,
+            'budgets_left': self.budgets.left(),
+            'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
+        }
+
+
+def _as_json(action: Action) -> dict:
+    if action.skill == 'program':
+        return {'program': action.code}
+    return {'skill': action.skill, **action.args}
+
+
+__all__ = ['BudgetRefusedError', 'OperatorError', 'OperatorSession', 'SessionSpec']

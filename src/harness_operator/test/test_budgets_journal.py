@@ -1,0 +1,91 @@
+import json
+
+import pytest
+from harness_operator.budgets import OperatorBudgets
+from harness_operator.journal import Journal, JournalError, resolve_ticket
+from harness_operator.trial import TrialRecord
+
+
+def test_an_exhausted_budget_opens_one_ticket_and_refuses_until_it_is_resolved():
+    b = OperatorBudgets({'retry': 1})
+    assert b.decide('retry', 'again') is None
+    b.spend('retry')
+    ticket = b.decide('retry', 'again')
+    assert ticket.id == 'T1' and b.left()['retry'] == 0
+    b.add(ticket)
+    b.add(ticket)
+    assert b.tickets == [ticket]
+    assert b.decide('retry', 'and again') is ticket  # the open ticket, not a second one
+    b.resolve('T1', 'looked at it')
+    assert b.left()['retry'] == 1 and ticket.status == 'resolved'
+    assert b.decide('retry', 'again') is None
+    with pytest.raises(ValueError, match='already resolved'):
+        b.resolve('T1', '')
+    with pytest.raises(ValueError, match='no ticket'):
+        b.resolve('T9', '')
+
+
+def test_a_zero_budget_refuses_the_first_call():
+    ticket = OperatorBudgets({'reobserve': 0}).decide('reobserve', 'look')
+    assert ticket is not None and ticket.failure_class == 'reobserve'
+
+
+def test_unknown_failure_classes_are_refused():
+    with pytest.raises(ValueError, match='unknown failure classes'):
+        OperatorBudgets({'patience': 3})
+
+
+def _record(key: str) -> TrialRecord:
+    return TrialRecord(
+        'trial-001', key, {'skill': 'home'}, 'skill', 'done', '', 'satisfied', ['tier 1'], 1, {}
+    )
+
+
+def test_the_journal_comes_back_in_a_new_session(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    j = Journal(path, OperatorBudgets({'retry': 1}))
+    j.write({'type': 'goal', 'task': 'place_in_bowl', 'layout': 0, 'seed': 0})
+    j.write({'type': 'trial', 'record': _record('k1').as_dict()})
+    j.write({'type': 'charge', 'failure_class': 'retry'})
+    j.write({'type': 'ticket', 'ticket': {'id': 'T1', 'failure_class': 'retry', 'reason': 'r'}})
+    again = Journal(path, OperatorBudgets({'retry': 1}))
+    assert again.state.trials['k1'].verdict == 'satisfied'
+    assert again.budgets.used['retry'] == 1
+    assert again.budgets.open_ticket('retry').id == 'T1'
+    with pytest.raises(JournalError, match='is for'):
+        again.check_goal({'task': 'lift_cube', 'layout': 0, 'seed': 0})
+    again.check_goal({'task': 'place_in_bowl', 'layout': 0, 'seed': 0})
+
+
+def test_the_owner_resolves_a_ticket_while_the_server_runs(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    server = Journal(path, OperatorBudgets({'retry': 0}))
+    ticket = server.budgets.decide('retry', 'again')
+    server.write({'type': 'ticket', 'ticket': ticket.as_dict()})
+    assert [t.id for t in server.budgets.tickets] == ['T1']
+    resolve_ticket(path, 'T1', 'fixed the gripper')
+    server.refresh()
+    assert server.budgets.tickets[0].status == 'resolved'
+    assert server.budgets.tickets[0].resolution == 'fixed the gripper'
+    with pytest.raises(JournalError, match='already resolved'):
+        resolve_ticket(path, 'T1', '')
+    with pytest.raises(JournalError, match='no ticket'):
+        resolve_ticket(path, 'T7', '')
+
+
+def test_a_malformed_journal_line_is_an_error_that_names_the_file(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    path.write_text(json.dumps({'type': 'goal', 'task': 't'}) + '\n{oops\n')
+    with pytest.raises(JournalError, match='malformed line'):
+        Journal(path, OperatorBudgets({}))
+
+
+def test_a_line_still_being_written_waits_for_the_next_read(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    j = Journal(path, OperatorBudgets({}))
+    with open(path, 'a') as f:
+        f.write('{"type": "event", "what": "obs')
+    assert j.refresh() == []
+    with open(path, 'a') as f:
+        f.write('erve"}\n')
+    assert j.refresh()[0]['what'] == 'observe'
