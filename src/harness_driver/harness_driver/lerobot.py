@@ -111,8 +111,8 @@ def run_trials(run: Path) -> list[TrialData]:
         ticks = load_ticks(run, t.get('ticks') or [])
         if not len(ticks['time']):
             continue  # nothing moved: no frames
-        end = float(ticks['time'][-1])
-        images = {cam: [f for f in fs if f[0] <= end] or fs[:1] for cam, fs in frames.items()}
+        start, end = float(ticks['time'][0]), float(ticks['time'][-1])
+        images = {cam: _frames_within(fs, start, end) for cam, fs in frames.items()}
         out.append(
             TrialData(
                 task=t.get('instruction') or t.get('task') or episode.get('task', ''),
@@ -138,6 +138,13 @@ def run_trials(run: Path) -> list[TrialData]:
             )
         )
     return out
+
+
+def _frames_within(frames: list, start: float, end: float) -> list:
+    """The frames shown from `start` to `end`: the last one before `start` and those within."""
+    before = [f for f in frames if f[0] <= start + 1e-6]
+    within = [f for f in frames if start + 1e-6 < f[0] <= end + 1e-6]
+    return (before[-1:] or frames[:1]) + within
 
 
 def _frame_at(frames: list[tuple[float, np.ndarray]], t: float) -> np.ndarray:
@@ -171,49 +178,31 @@ def _write_video(path: Path, images: list[np.ndarray], fps: int) -> None:
             container.mux(packet)
 
 
-def _vector_stats(x: np.ndarray) -> dict:
-    return {
+QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
+
+
+def _stats(x: np.ndarray) -> dict:
+    """LeRobot's stats of samples `x` (N x D): min, max, mean, std, count and the quantiles
+    its normalisation modes use (q01, q10, q50, q90, q99)."""
+    out = {
         'min': x.min(axis=0).tolist(),
         'max': x.max(axis=0).tolist(),
         'mean': x.mean(axis=0).tolist(),
         'std': x.std(axis=0).tolist(),
         'count': [int(len(x))],
     }
+    for q in QUANTILES:
+        out[f'q{round(q * 100):02d}'] = np.quantile(x, q, axis=0).tolist()
+    return out
 
 
-def _image_stats(images: list[np.ndarray], count: int) -> dict:
+def _image_stats(images: list[np.ndarray], frames: int) -> dict:
     """Per-channel stats of [0, 1] pixels, shaped (3, 1, 1) as LeRobot keeps them, from the
-    distinct camera frames (every 4th pixel); `count` frames of the episode show them."""
-    per = np.concatenate([im[::4, ::4].reshape(-1, 3) for im in images]).astype(np.float32)
-    per /= 255.0
-
-    def shaped(v):
-        return [[[float(c)]] for c in v]
-
-    return {
-        'min': shaped(per.min(axis=0)),
-        'max': shaped(per.max(axis=0)),
-        'mean': shaped(per.mean(axis=0)),
-        'std': shaped(per.std(axis=0)),
-        'count': [int(count)],
-    }
-
-
-def _merge_stats(parts: list[dict]) -> dict:
-    """Dataset stats from per-episode ones (count-weighted mean and variance)."""
-    counts = np.array([p['count'][0] for p in parts], dtype=float)
-    mean = [np.asarray(p['mean']) for p in parts]
-    std = [np.asarray(p['std']) for p in parts]
-    total = counts.sum()
-    m = sum(c * x for c, x in zip(counts, mean, strict=True)) / total
-    var = sum(c * (s**2 + (x - m) ** 2) for c, x, s in zip(counts, mean, std, strict=True)) / total
-    return {
-        'min': np.min([np.asarray(p['min']) for p in parts], axis=0).tolist(),
-        'max': np.max([np.asarray(p['max']) for p in parts], axis=0).tolist(),
-        'mean': m.tolist(),
-        'std': np.sqrt(var).tolist(),
-        'count': [int(total)],
-    }
+    distinct camera frames (every 4th pixel); `frames` is how many frames show them."""
+    pixels = np.concatenate([im[::4, ::4].reshape(-1, 3) for im in images]).astype(np.float32)
+    stats = _stats(pixels / 255.0)
+    shaped = {k: [[[float(c)]] for c in v] for k, v in stats.items() if k != 'count'}
+    return shaped | {'count': [int(frames)]}
 
 
 def _tasks_table(tasks: list[str]):
@@ -284,9 +273,8 @@ def write_dataset(
     height = {c: trials[0].images[c][0][1].shape[0] for c in cameras}
     width = {c: trials[0].images[c][0][1].shape[1] for c in cameras}
     tasks: list[str] = []
-    episodes, stats_parts = [], {'observation.state': [], 'action': []}
-    for c in cameras:
-        stats_parts[f'observation.images.{c}'] = []
+    episodes: list[dict] = []
+    shown: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
     index = 0
     vec = pa.list_(pa.float32(), 14)
     for ep, trial in enumerate(trials):
@@ -319,8 +307,6 @@ def write_dataset(
             'dataset_from_index': index,
             'dataset_to_index': index + n,
         }
-        stats_parts['observation.state'].append(_vector_stats(trial.state))
-        stats_parts['action'].append(_vector_stats(trial.action))
         for c in cameras:
             key = f'observation.images.{c}'
             video = root / f'videos/{key}/chunk-{chunk:03d}/file-{file:03d}.mp4'
@@ -332,8 +318,7 @@ def write_dataset(
                 frames = [_frame_at(trial.images[c], float(t)) for t in trial.time]
                 _write_video(video, frames, fps)
                 videos[(id(trial), c)] = video
-            shown = [rgb for t, rgb in trial.images[c]]
-            stats_parts[key].append(_image_stats(shown, n))
+            shown[c] += [rgb for _, rgb in trial.images[c]]
             row |= {
                 f'videos/{key}/chunk_index': chunk,
                 f'videos/{key}/file_index': file,
@@ -395,7 +380,12 @@ def write_dataset(
         'features': features,
     }
     (root / 'meta/info.json').write_text(json.dumps(info, indent=2) + '\n')
-    stats = {k: _merge_stats(v) for k, v in stats_parts.items() if v}
+    stats = {}
+    if trials:
+        stats['observation.state'] = _stats(np.concatenate([t.state for t in trials]))
+        stats['action'] = _stats(np.concatenate([t.action for t in trials]))
+        for c in cameras:
+            stats[f'observation.images.{c}'] = _image_stats(shown[c], index)
     (root / 'meta/stats.json').write_text(json.dumps(stats, indent=2) + '\n')
     pq.write_table(_tasks_table(tasks), root / 'meta/tasks.parquet')
     (root / 'meta/episodes/chunk-000').mkdir(parents=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from harness_bench.task import Task
-from harness_bench.verifier import Evidence, effect_claims, verify
+from harness_bench.verifier import AT_REST_RAD_S, Evidence, effect_claims, verify
 from harness_driver.evidence import EvidenceTaker
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks
@@ -32,6 +32,15 @@ from harness_operator.journal import Journal
 from harness_operator.trial import TrialRecord, executor_status
 
 EXECUTORS = ('auto', 'skill')
+SETTLE_S = 2.0
+# Hold every target until no joint moves faster than the verifier's rest threshold.
+SETTLE_CELL = f'''\
+run_controller(
+    lambda obs: {{}},
+    until=lambda obs: all(abs(v) < {AT_REST_RAD_S} for a in (obs.left, obs.right) for v in a.velocities),
+    max_seconds={SETTLE_S},
+)
+'''
 
 
 class OperatorError(RuntimeError):
@@ -176,7 +185,7 @@ class OperatorSession:
             self._refuse_if_done()
             cell = self.station.wrap_up(self.spec.action_timeout_s + 60.0)
             self._after(cell)
-            verdict, _ = self.eyes.judge(self.task.goal, self.last_motion_step)
+            verdict = verify(self.task.goal, self._evidence_at_rest())
             self.finished = True
             self.journal.write({'type': 'event', 'what': 'finish', 'verdict': verdict.as_dict()})
             self.run.event({'type': 'goal_verdict', 'phase': 'end', **verdict.as_dict()})
@@ -258,7 +267,7 @@ class OperatorSession:
         start_step = self.station.robot().step
         cell = self._run(action)
         status, detail = executor_status(cell)
-        verdict = verify(claims, self.eyes.take(self.last_motion_step, before))
+        verdict = verify(claims, self._evidence_at_rest(before))
         self._track(action, cell, verdict.verdict)
         self._trials_this_session += 1
         trial_id = f'trial-{len(self.journal.state.trials) + 1:03d}'
@@ -291,6 +300,16 @@ class OperatorSession:
         )
         return record
 
+    def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
+        """Fresh evidence once the arms are still: perception judges only at rest, and a motion
+        ends within its tolerance, still moving a little; the arms hold their targets up to
+        SETTLE_S of simulated time first."""
+        evidence = self.eyes.take(self.last_motion_step, before)
+        if evidence.at_rest:
+            return evidence
+        self._run_code(SETTLE_CELL)
+        return self.eyes.take(self.last_motion_step, before)
+
     def _fresh_evidence(self) -> Evidence:
         if (
             self.last_observed is not None
@@ -300,7 +319,10 @@ class OperatorSession:
         return self.eyes.take(self.last_motion_step)
 
     def _run(self, action: Action) -> CellResult:
-        cell = self.station.run_cell(cell_source(action), self.spec.action_timeout_s + 60.0)
+        return self._run_code(cell_source(action))
+
+    def _run_code(self, code: str) -> CellResult:
+        cell = self.station.run_cell(code, self.spec.action_timeout_s + 60.0)
         self._after(cell)
         return cell
 

@@ -1,0 +1,147 @@
+"""End to end: `harness mcp place_in_bowl` driven by the `mcp` SDK's own client over stdio, through
+a whole task: observe, pick and place with verdicts, a lost reply retried with its key, a
+duplicated key, a budget exhausted into a ticket that the owner resolves, the emergency stop,
+and a second session that resumes from the journal and finishes. Then the run folders: the
+ground truth, the trials as a LeRobot dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+ROOT = Path(__file__).resolve().parents[3]
+TOOLS = {'observe', 'do_action', 'run_batch', 'estop', 'journal', 'tickets', 'budgets', 'finish'}
+
+
+def server(tmp: Path, journal: Path) -> StdioServerParameters:
+    config = tmp / 'harness.yaml'
+    if not config.exists():
+        text = (ROOT / 'config' / 'harness.yaml').read_text()
+        text = text.replace('reobserve_budget: 3', 'reobserve_budget: 1')
+        text = text.replace('prompts: ../prompts', f'prompts: {ROOT}/prompts')
+        text = text.replace('price_table: models.yaml', f'price_table: {ROOT}/config/models.yaml')
+        config.write_text(text)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=['-m', 'harness_bringup.cli', '--config', str(config), 'mcp', 'place_in_bowl']
+        + ['--out', str(tmp / 'runs'), '--journal', str(journal)],
+        env=dict(os.environ),
+        cwd=str(tmp),
+    )
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content[0].text if result.content else result
+    return result.structured_content
+
+
+def error_text(result) -> str:
+    assert result.is_error, result
+    return result.content[0].text
+
+
+async def first_session(tmp: Path, journal: Path) -> dict:
+    seen: dict = {}
+    async with Client(server(tmp, journal)) as c:
+        tools = {t.name for t in (await c.list_tools()).tools}
+        assert tools == TOOLS  # no run_policy/list_policies: the learned half is not enabled
+        looked = await c.call_tool('observe')
+        assert not looked.is_error, looked.content[0].text
+        observation = json.loads(looked.content[0].text)
+        assert looked.content[1].type == 'image'
+        labels = [o['label'] for o in observation['objects']]
+        assert any('green' in x for x in labels) and any('bowl' in x for x in labels), labels
+        # nothing moved: the second look spends the re-observe budget (1), the third is refused
+        assert not (await c.call_tool('observe')).is_error
+        refused = error_text(await c.call_tool('observe'))
+        assert 'reobserve budget is exhausted' in refused and 'T1' in refused
+        tickets = structured(await c.call_tool('tickets'))['tickets']
+        assert [(t['id'], t['status']) for t in tickets] == [('T1', 'open')]
+
+        pick = {'skill': 'pick', 'object': 'green block'}
+        r = structured(await c.call_tool('do_action', {'action': pick, 'key': 'pick-1'}))
+        assert r['executor_status'] == 'done', r
+        assert r['verdict'] == 'satisfied' and r['tier'] == 1 and r['ok'], r
+        assert r['verifier_evidence'] and 'budgets_left' in r
+        again = structured(await c.call_tool('do_action', {'action': pick, 'key': 'pick-1'}))
+        assert again == r  # the same key: the same trial, nothing moved
+
+        bad = error_text(await c.call_tool('do_action', {'action': {'skill': 'fly'}, 'key': 'x'}))
+        assert "unknown skill 'fly'" in bad
+
+        assert structured(await c.call_tool('estop', {'engage': True})) == {'estop': True}
+        place = {'skill': 'place', 'into': 'blue bowl'}
+        stopped = error_text(await c.call_tool('do_action', {'action': place, 'key': 'place-1'}))
+        assert 'emergency stop is engaged' in stopped
+        structured(await c.call_tool('estop', {'engage': False}))
+
+        # The reply is lost (the client stops waiting); the retry with the same key returns
+        # the one trial that ran.
+        with pytest.raises((MCPError, TimeoutError, anyio.get_cancelled_exc_class())):
+            await c.call_tool(
+                'do_action', {'action': place, 'key': 'place-1'}, read_timeout_seconds=0.5
+            )
+        r = structured(await c.call_tool('do_action', {'action': place, 'key': 'place-1'}))
+        assert r['executor_status'] == 'done' and r['verdict'] == 'satisfied', r
+        assert r['tier'] == 2, r
+        view = structured(await c.call_tool('journal'))
+        assert [t['key'] for t in view['progress']] == ['pick-1', 'place-1']
+        assert view['open_tickets'][0]['id'] == 'T1'
+        seen['place'] = r
+
+        # The owner resolves the ticket; the server grants the budget at the next call.
+        out = subprocess.run(
+            [sys.executable, '-m', 'harness_bringup.cli', 'tickets', str(journal)]
+            + ['--resolve', 'T1', '--note', 'checked the cameras'],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert structured(await c.call_tool('budgets'))['left']['reobserve'] == 1
+    return seen
+
+
+async def second_session(tmp: Path, journal: Path, seen: dict) -> None:
+    async with Client(server(tmp, journal)) as c:
+        view = structured(await c.call_tool('journal'))
+        assert view['sessions'] == 2 and view['goal']['task'] == 'place_in_bowl'
+        assert [t['key'] for t in view['progress']] == ['pick-1', 'place-1']
+        place = {'skill': 'place', 'into': 'blue bowl'}
+        r = structured(await c.call_tool('do_action', {'action': place, 'key': 'place-1'}))
+        assert r == seen['place']
+        done = structured(await c.call_tool('finish'))
+        assert done['goal_verdict']['verdict'] == 'satisfied', done
+        after = error_text(
+            await c.call_tool('do_action', {'action': {'skill': 'home'}, 'key': 'late'})
+        )
+        assert 'the run is finished' in after
+
+
+def test_an_agent_operates_place_in_bowl_over_mcp(tmp_path):
+    journal = tmp_path / 'runs' / 'place.journal.jsonl'
+    seen = anyio.run(first_session, tmp_path, journal)
+    anyio.run(second_session, tmp_path, journal, seen)
+
+    runs = sorted((tmp_path / 'runs').glob('*-place_in_bowl-l0-s0-mcp*'))
+    assert len(runs) == 2
+    first, second = (json.loads((r / 'summary.json').read_text()) for r in runs)
+    assert first['status'] == 'session_ended' and first['trials'] == 2
+    assert second['status'] == 'finished' and second['outcome']['success'], second
+    events = [json.loads(x) for x in (runs[0] / 'events.jsonl').read_text().splitlines()]
+    trials = [e for e in events if e['type'] == 'trial']
+    assert [t['key'] for t in trials] == ['pick-1', 'place-1']
+    info = json.loads((runs[0] / 'lerobot' / 'meta' / 'info.json').read_text())
+    assert info['codebase_version'] == 'v3.0' and info['total_episodes'] == 2
+    assert (runs[0] / 'lerobot' / 'demos' / 'meta' / 'info.json').is_file()
+    records = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert [r['type'] for r in records].count('session') == 2
+    assert any(r['type'] == 'resolved' and r['id'] == 'T1' for r in records)
