@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_driver.bench_table import bench_tables, markdown
+from harness_driver.report_card import markdown as report_card_markdown
+from harness_driver.report_card import report_card
 from harness_driver.run_report import write_bench_page
 
 
@@ -44,8 +46,8 @@ def run_bench(
     env: dict[str, str] | None = None,
 ) -> dict:
     """Run every episode with `harness run` in a subprocess (its own ROS domain; `env`: its
-    environment, default this process's); write bench.json and bench.md under `out`; return
-    the tables."""
+    environment, default this process's); write bench.json, bench.md and the verifier's
+    report card (report_card.json/md) under `out`; return the tables."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
@@ -91,5 +93,8 @@ def run_bench(
     tables['timing']['jobs'] = jobs
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     (out / 'bench.md').write_text(markdown(tables))
+    card = report_card(ordered)
+    (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
+    (out / 'report_card.md').write_text(report_card_markdown(card))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
     return tables

@@ -34,13 +34,15 @@ from harness_operator.trial import TrialRecord, executor_status
 EXECUTORS = ('auto', 'skill')
 SETTLE_S = 2.0
 # Hold every target until no joint moves faster than the verifier's rest threshold.
-SETTLE_CELL = f'''\
+SETTLE_CELL = f"""\
 run_controller(
     lambda obs: {{}},
-    until=lambda obs: all(abs(v) < {AT_REST_RAD_S} for a in (obs.left, obs.right) for v in a.velocities),
+    until=lambda obs: all(
+        abs(v) < {AT_REST_RAD_S} for a in (obs.left, obs.right) for v in a.velocities
+    ),
     max_seconds={SETTLE_S},
 )
-'''
+"""
 
 
 class OperatorError(RuntimeError):
