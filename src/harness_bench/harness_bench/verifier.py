@@ -27,8 +27,11 @@ SATISFIED, VIOLATED, AMBIGUOUS, STALE = 'satisfied', 'violated', 'ambiguous', 's
 VERDICTS = (SATISFIED, VIOLATED, AMBIGUOUS, STALE)
 TIERS = {1: 'physical', 2: 'perception', 3: 'vlm', 4: 'ground truth'}
 CLOSED_BELOW = 0.04  # an opening below this with force is the fingers squeezing each other
-AT_REST_RAD_S = 0.05  # joint speeds below this: the arms are still
+# Joint speeds below this: no arm is in mid-motion (a motion ends within its tolerance with
+# its joints still turning at up to ~0.25 rad/s; that moves no object).
+AT_REST_RAD_S = 0.5
 RESTING_M = 0.015  # how far a resting object's bottom may be from the surface under it
+MEASURE_M = 0.005  # perception's error on a position, which footprint tests allow for
 
 
 @dataclass(frozen=True)
@@ -203,9 +206,12 @@ class Raised:
 
 
 def _footprint_offset(o: LocatedObject, base: LocatedObject) -> tuple[float, float]:
-    """How far o's centre is from base's centre (xy) and the radius that counts as over it."""
+    """How far o's centre is from base's centre (xy) and the radius that counts as over it:
+    half the base's narrower side (or the object's: a base partly hidden under it measures
+    smaller than it is), plus perception's error."""
     offset = float(np.linalg.norm(o.position[:2] - base.position[:2]))
-    return offset, float(min(base.size[0], base.size[1])) / 2.0
+    half = max(min(base.size[0], base.size[1]), min(o.size[0], o.size[1])) / 2.0
+    return offset, float(half) + MEASURE_M
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def test_views_older_than_the_last_motion_are_stale():
 
 
 def test_perception_abstains_while_the_arms_move_and_nothing_judges():
-    e = evidence([obj('c', 'green block', 0, 0, 0.02)], left=arm('left', moving=0.5))
+    e = evidence([obj('c', 'green block', 0, 0, 0.02)], left=arm('left', moving=1.0))
     v = verify(TASKS['place_in_bowl'].goal, e)
     assert v.verdict == AMBIGUOUS and v.tier == 0
 

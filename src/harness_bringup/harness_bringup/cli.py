@@ -382,32 +382,30 @@ def _serve(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
-    from harness_bringup.mcp import McpOptions, serve_mcp
+    from harness_bringup.mcp import McpOptions, protocol_stdout, serve_mcp
 
-    try:
-        config = _load(args)
-    except (FileNotFoundError, ConfigError) as exc:
-        return _fail(str(exc))
-    if config.kernel.policies:
-        return _fail(
-            'harness mcp does not run the learned half yet (kernel.policies is set): '
-            'run_policy and list_policies are not among its tools'
+    # Standard output is the protocol's: until the server takes it, everything this process and
+    # its children (policy servers) print goes to standard error.
+    with protocol_stdout() as hand_over:
+        try:
+            config = _load(args)
+        except (FileNotFoundError, ConfigError) as exc:
+            return _fail(str(exc))
+        options = McpOptions(
+            args.task,
+            args.layout,
+            args.seed,
+            Path(args.out),
+            Path(args.journal) if args.journal else None,
+            args.new,
+            args.http,
+            args.host,
         )
-    options = McpOptions(
-        args.task,
-        args.layout,
-        args.seed,
-        Path(args.out),
-        Path(args.journal) if args.journal else None,
-        args.new,
-        args.http,
-        args.host,
-    )
 
-    def say(message: str) -> None:  # stdout is the protocol's: everything else to stderr
-        print(f'[harness] {message}', file=sys.stderr, flush=True)
+        def say(message: str) -> None:
+            print(f'[harness] {message}', file=sys.stderr, flush=True)
 
-    return serve_mcp(config, options, say)
+        return _with_policies(config, lambda: serve_mcp(config, options, say, hand_over))
 
 
 def _tickets(args: argparse.Namespace) -> int:
@@ -761,7 +759,8 @@ def build_parser() -> argparse.ArgumentParser:
         help='serve the station to a coding agent over MCP (stdio, or --http PORT)',
         description='Start the node graph for TASK and serve it as an MCP server (the `mcp` '
         'SDK) to an agent operator such as Claude Code: tools observe, do_action, run_batch, '
-        'estop, journal, tickets, budgets and finish. Every action returns executor_status '
+        'estop, journal, tickets, budgets and finish (with --policies also list_policies and '
+        'run_policy, and the executor policy:NAME). Every action returns executor_status '
         "(what the motion did) and verdict (what the station's tiered verifier measured); the "
         'same key twice returns the same trial. Budgets per failure class (config: operator) '
         'open tickets when exhausted; `harness tickets` resolves them. The journal (--journal) '
@@ -789,6 +788,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
     mcp.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    mcp.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
     mcp.set_defaults(func=_mcp)
 
     tickets = sub.add_parser(

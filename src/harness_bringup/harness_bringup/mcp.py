@@ -6,9 +6,11 @@ the trials as a LeRobot dataset and report.html."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,30 @@ class McpOptions:
     host: str = '127.0.0.1'
 
 
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[Callable[[], None]]:
+    """Send file descriptor 1 to standard error for the block; `hand_over()` gives it back
+    (the stdio transport takes it at once). Children started meanwhile keep writing to
+    standard error."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    handed = False
+
+    def hand_over() -> None:
+        nonlocal handed
+        if not handed:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            handed = True
+
+    try:
+        yield hand_over
+    finally:
+        hand_over()
+        os.close(saved)
+
+
 def journal_path(options: McpOptions) -> Path:
     if options.journal is not None:
         return options.journal
@@ -35,8 +61,14 @@ def journal_path(options: McpOptions) -> Path:
     return options.out / name
 
 
-def serve_mcp(config: GraphConfig, options: McpOptions, say: Callable[[str], None]) -> int:
-    """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input."""
+def serve_mcp(
+    config: GraphConfig,
+    options: McpOptions,
+    say: Callable[[str], None],
+    hand_over: Callable[[], None] = lambda: None,
+) -> int:
+    """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input.
+    `hand_over()` gives standard output back to the protocol just before serving."""
     from harness_driver.run_folder import RunFolder
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
@@ -80,17 +112,25 @@ def serve_mcp(config: GraphConfig, options: McpOptions, say: Callable[[str], Non
             options.task, options.layout, options.seed, config.operator.action_timeout_seconds
         )
         session = OperatorSession(
-            graph, verifier_eyes(graph, config), journal, task, spec, run, say
+            graph,
+            verifier_eyes(graph, config),
+            journal,
+            task,
+            spec,
+            run,
+            say,
+            policies=policy_names(config),
         )
         opened['session'] = session
         return session
 
     holder = SessionHolder(open_session)
-    server = build_server(holder)
+    server = build_server(holder, policies=bool(config.kernel.policies))
     say(f'journal: {path}; run folder: {run.path}')
     started = time.monotonic()
     try:
         if options.http_port is None:
+            hand_over()
             server.run()
         else:
             say(
@@ -102,6 +142,14 @@ def serve_mcp(config: GraphConfig, options: McpOptions, say: Callable[[str], Non
     finally:
         close_run(run, opened, holder, started, say)
     return 0
+
+
+def policy_names(config: GraphConfig) -> tuple[str, ...]:
+    """The catalogue's policies (none without kernel.policies)."""
+    from harness_bringup.run import policy_catalog
+
+    catalog = policy_catalog(config)
+    return tuple(catalog.policies) if catalog is not None else ()
 
 
 def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:

@@ -1,5 +1,6 @@
 """An action: one unit step of a task, as the agent operator dispatches it. Either a skill call
-with its arguments (objects named by a locate() query or an id) or a short program cell.
+with its arguments (objects named by a locate() query or an id), a short program cell, or a
+policy run ({"policy": NAME, "instruction": TEXT}).
 `parse_action` checks a JSON action against the skills' argument table and says what is wrong;
 `cell_source` writes the program cell the kernel runs for it (only program-API calls, with
 the arguments as Python literals). Pure."""
@@ -71,11 +72,36 @@ class Action:
     args: dict = field(default_factory=dict)
     code: str = ''
 
+    def as_json(self) -> dict:
+        """The action's JSON form (what parse_action reads)."""
+        if self.skill == 'program':
+            return {'program': self.code}
+        if self.skill == 'policy':
+            return dict(self.args)
+        return {'skill': self.skill, **self.args}
+
     def canonical(self) -> str:
         """The action as one JSON text with sorted keys: equal actions, equal texts."""
-        if self.skill == 'program':
-            return json.dumps({'program': self.code})
-        return json.dumps({'skill': self.skill, **self.args}, sort_keys=True)
+        return json.dumps(self.as_json(), sort_keys=True)
+
+    def spoken(self, task_instruction: str) -> str:
+        """The action as an instruction for a policy (a program: the task's instruction)."""
+        a = self.args
+        if self.skill == 'policy':
+            return a['instruction']
+        if self.skill == 'pick':
+            return f'pick up the {a["object"]}'
+        if self.skill == 'place':
+            where = a.get('into') or a.get('onto') or f'at {a.get("position")}'
+            word = 'into' if 'into' in a else 'onto' if 'onto' in a else ''
+            return f'put what you hold {word} the {where}'.replace('  ', ' ')
+        if self.skill == 'push':
+            return f'push the {a["object"]} {a["distance"]:g} m along {a["direction"]}'
+        if self.skill == 'press':
+            return f'press the {a["target"]}'
+        if self.skill == 'home':
+            return 'go back home'
+        return task_instruction
 
     def describe(self) -> str:
         """A short task string for the trial's record (the dataset's task)."""
@@ -142,6 +168,18 @@ def parse_action(action) -> Action:
             'an action is an object: {"skill": "pick", "object": "red cube"} or '
             '{"program": "<python cell>"}'
         )
+    if 'policy' in action:
+        extra = set(action) - {'policy', 'instruction'}
+        if extra:
+            raise ActionError(
+                f'a policy action has "policy" and "instruction", not {sorted(extra)}'
+            )
+        name, text = action['policy'], action.get('instruction', '')
+        if not isinstance(name, str) or not name.strip():
+            raise ActionError('"policy" must name a policy list_policies gives')
+        if not isinstance(text, str) or not text.strip() or len(text) > 2000:
+            raise ActionError('"instruction" must be a sentence for the policy (1-2000 characters)')
+        return Action('policy', {'policy': name.strip(), 'instruction': text.strip()})
     if 'program' in action:
         extra = set(action) - {'program'}
         if extra:
@@ -202,6 +240,8 @@ def cell_source(action: Action) -> str:
     arguments are found first (LookupError in the cell when nothing matches)."""
     if action.skill == 'program':
         return action.code
+    if action.skill == 'policy':
+        return policy_source(action.args['policy'], action.args['instruction'])
     call = []
     for name, value in action.args.items():
         if name in OBJECT_ARGS and isinstance(value, str):
@@ -217,3 +257,8 @@ def cell_source(action: Action) -> str:
         rest = [c for c in call if not c.startswith(f'{positional}=')]
         call = [first, *rest]
     return f'{_PRELUDE}_result = {action.skill}({", ".join(call)})\nprint(repr(_result))\n'
+
+
+def policy_source(policy: str, instruction: str) -> str:
+    """The cell that lets `policy` act on `instruction` (one bounded execution)."""
+    return f'_result = run_policy({policy!r}, {instruction!r})\nprint(repr(_result))\n'

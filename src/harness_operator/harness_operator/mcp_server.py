@@ -77,7 +77,8 @@ def _skills_text() -> str:
 
 
 def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
-    """The MCP server with the operator's tools over `holder`'s session."""
+    """The MCP server with the operator's tools over `holder`'s session; with `policies`
+    also list_policies and run_policy."""
     server = MCPServer('harness', instructions=INSTRUCTIONS)
 
     @server.tool()
@@ -103,7 +104,9 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             'block") or an id from observe; `?` marks optional arguments:\n'
             + _skills_text()
             + '\nor a short program cell {"program": "<python using the program API>"}. '
-            f'`executor`: {", ".join(EXECUTORS)}. `key`: your own unique name for this step; '
+            f'`executor`: {", ".join(EXECUTORS)}'
+            + (' or policy:NAME (the policy is sent the action in words)' if policies else '')
+            + '. `key`: your own unique name for this step; '
             'the same key again returns the same trial and moves nothing (retry a lost reply '
             'with it). Returns {trial_id, executor_status: done|timeout|clamped|error, '
             'verdict: satisfied|violated|ambiguous|stale, verifier_evidence, tier (1 physical, '
@@ -154,5 +157,22 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         grippers and sends both arms home, and its verifier judges the task's goal. No action
         runs after it."""
         return _call(holder.get().finish)
+
+    if policies:
+
+        @server.tool()
+        def list_policies() -> str:
+            """The station's policies, one line each: what it is, the task kinds it learned
+            and which of them it usually finishes, its action rate and cameras."""
+            return _call(holder.get().list_policies)
+
+        @server.tool()
+        def run_policy(policy: str, instruction: str, key: str) -> dict[str, Any]:
+            """Let a policy act on `instruction` as one bounded execution (every action
+            shielded; it ends when the policy says it is done, the arms stall, or its time
+            bound passes), judged against the task's goal. Returns what do_action returns;
+            the same key again returns the same trial."""
+            action = {'policy': policy, 'instruction': instruction}
+            return _call(holder.get().do_action, action, 'auto', key).as_dict()
 
     return server

@@ -26,7 +26,13 @@ from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks
 from harness_types.cell import CellResult
 
-from harness_operator.actions import Action, ActionError, cell_source, parse_action
+from harness_operator.actions import (
+    Action,
+    ActionError,
+    cell_source,
+    parse_action,
+    policy_source,
+)
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.journal import Journal
 from harness_operator.trial import TrialRecord, executor_status
@@ -70,7 +76,9 @@ class OperatorSession:
         spec: SessionSpec,
         run: RunFolder,
         log: Callable[[str], None] = print,
+        policies: tuple[str, ...] = (),
     ) -> None:
+        self.policies = policies  # the catalogue's policies (none: the learned half is off)
         self.station = station
         self.eyes = eyes
         self.journal = journal
@@ -101,6 +109,12 @@ class OperatorSession:
         self.instruction = start.instruction
         self.station.start_kernel(self.run.workspace, self.run.kernel_log)
         self.eyes.mark_home()
+        if self.policies:  # the strategy comes first: C lets policies and skills both act
+            kind = self.task.kind
+            self._run_code(
+                f"try:\n    print(start('C', {kind!r}))\nexcept ValueError:\n"
+                f"    print(start('B', {kind!r}))\n"
+            )
         if self.journal.state.goal is None:
             self.journal.write(
                 {'type': 'goal', **goal, 'instruction': start.instruction}
@@ -113,7 +127,7 @@ class OperatorSession:
         mismatches = []
         for record in resumed:
             action = parse_action(record.action)
-            cell = self._run(action)
+            cell = self._execute(action, record.executor)
             status, _ = executor_status(cell)
             self._track(action, cell, record.verdict)
             if status != record.executor_status:
@@ -126,6 +140,19 @@ class OperatorSession:
         return {'instruction': self.instruction, 'resumed_trials': len(resumed)} | (
             {'resume_mismatches': mismatches} if mismatches else {}
         )
+
+    def executors(self) -> tuple[str, ...]:
+        return (*EXECUTORS, *(f'policy:{p}' for p in self.policies))
+
+    def list_policies(self) -> str:
+        """The catalogue as list_policies() gives it to programs."""
+        if not self.policies:
+            raise OperatorError('policies are not enabled (harness mcp --policies)')
+        with self._lock:
+            cell = self._run_code('print(list_policies())')
+        if cell.status != 'ok':
+            raise OperatorError(f'list_policies failed: {cell.traceback or cell.output}')
+        return cell.output
 
     def finished_before(self) -> bool:
         return any(e.get('what') == 'finish' for e in self.journal.state.events)
@@ -246,28 +273,35 @@ class OperatorSession:
         if known is not None:
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
-        if executor not in EXECUTORS:
-            raise OperatorError(f'executor must be one of {", ".join(EXECUTORS)}, not {executor!r}')
-        executor = 'skill' if executor == 'auto' else executor
+        if executor not in self.executors():
+            raise OperatorError(
+                f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
+            )
         try:
             action = parse_action(action_json)
         except ActionError as exc:
             raise OperatorError(str(exc)) from None
-        same = [t for t in self.journal.state.trials.values() if t.action == _as_json(action)]
+        if action.skill == 'policy':
+            if action.args['policy'] not in self.policies:
+                known = ', '.join(self.policies) or 'none (harness mcp --policies)'
+                raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
+            executor = f'policy:{action.args["policy"]}'
+        executor = 'skill' if executor == 'auto' else executor
+        same = [t for t in self.journal.state.trials.values() if t.action == action.as_json()]
         if any(t.executor != executor for t in same):
             self._charge('executor_switch', f'{action.describe()} with {executor}')
         if any(not t.ok for t in same):
             self._charge('retry', f'{action.describe()} again after it did not succeed')
         claims = (
-            effect_claims(action.skill, action.args, self.held)
-            if action.skill != 'program'
-            else self.task.goal
+            self.task.goal
+            if action.skill in ('program', 'policy')
+            else effect_claims(action.skill, action.args, self.held)
         )
         before = None
         if any(type(c).__name__ in ('Moved', 'Turned') for c in claims):
             before = self._fresh_evidence()
         start_step = self.station.robot().step
-        cell = self._run(action)
+        cell = self._execute(action, executor)
         status, detail = executor_status(cell)
         verdict = verify(claims, self._evidence_at_rest(before))
         self._track(action, cell, verdict.verdict)
@@ -276,7 +310,7 @@ class OperatorSession:
         record = TrialRecord(
             trial_id=trial_id,
             key=key,
-            action=_as_json(action),
+            action=action.as_json(),
             executor=executor,
             executor_status=status,
             executor_detail=detail,
@@ -320,7 +354,11 @@ class OperatorSession:
             return self.last_observed
         return self.eyes.take(self.last_motion_step)
 
-    def _run(self, action: Action) -> CellResult:
+    def _execute(self, action: Action, executor: str) -> CellResult:
+        """Run `action` with `executor`: its own cell, or the policy sent the action in words."""
+        if executor.startswith('policy:') and action.skill != 'policy':
+            spoken = action.spoken(self.instruction)
+            return self._run_code(policy_source(executor.split(':', 1)[1], spoken))
         return self._run_code(cell_source(action))
 
     def _run_code(self, code: str) -> CellResult:
@@ -371,12 +409,6 @@ class OperatorSession:
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
-
-
-def _as_json(action: Action) -> dict:
-    if action.skill == 'program':
-        return {'program': action.code}
-    return {'skill': action.skill, **action.args}
 
 
 __all__ = ['BudgetRefusedError', 'OperatorError', 'OperatorSession', 'SessionSpec']

@@ -145,3 +145,93 @@ def test_an_agent_operates_place_in_bowl_over_mcp(tmp_path):
     records = [json.loads(x) for x in journal.read_text().splitlines()]
     assert [r['type'] for r in records].count('session') == 2
     assert any(r['type'] == 'resolved' and r['id'] == 'T1' for r in records)
+
+
+async def with_policies(tmp: Path, journal: Path) -> None:
+    params = server(tmp, journal)
+    params.args += ['--policies', str(ROOT / 'config' / 'policies.yaml')]
+    async with Client(params) as c:
+        tools = {t.name for t in (await c.list_tools()).tools}
+        assert tools == TOOLS | {'list_policies', 'run_policy'}
+        listed = await c.call_tool('list_policies')
+        assert 'scripted_expert' in listed.content[0].text
+        pick = {'skill': 'pick', 'object': 'green block'}
+        first = structured(
+            await c.call_tool(
+                'do_action', {'action': pick, 'key': 'p1', 'executor': 'policy:scripted_expert'}
+            )
+        )
+        assert first['executor'] == 'policy:scripted_expert'
+        assert first['executor_status'] in ('done', 'timeout', 'clamped', 'error')
+        assert first['verdict'] in ('satisfied', 'violated', 'ambiguous', 'stale')
+        # the same action with another executor spends the executor-switch budget (1) ...
+        second = structured(await c.call_tool('do_action', {'action': pick, 'key': 'p2'}))
+        assert second['executor'] == 'skill'
+        assert second['budgets_left']['executor_switch'] == 0
+        # ... and a second switch is refused into a ticket: nothing runs
+        third = await c.call_tool(
+            'do_action', {'action': pick, 'key': 'p3', 'executor': 'policy:scripted_expert'}
+        )
+        assert 'executor_switch budget is exhausted' in error_text(third)
+        view = structured(await c.call_tool('journal'))
+        assert [t['key'] for t in view['progress']] == ['p1', 'p2']
+        assert view['open_tickets'][0]['failure_class'] == 'executor_switch'
+
+
+def test_policies_are_an_executor_and_switching_to_one_is_budgeted(tmp_path):
+    anyio.run(with_policies, tmp_path, tmp_path / 'runs' / 'policies.journal.jsonl')
+
+
+async def over_http(url: str) -> None:
+    async with Client(url) as c:
+        looked = await c.call_tool('observe')
+        assert not looked.is_error, looked.content[0].text
+        r = structured(await c.call_tool('do_action', {'action': {'skill': 'home'}, 'key': 'h1'}))
+        assert r['executor_status'] == 'done' and r['verdict'] == 'satisfied', r
+    # a second HTTP session finds the same station and journal
+    async with Client(url) as c:
+        again = structured(
+            await c.call_tool('do_action', {'action': {'skill': 'home'}, 'key': 'h1'})
+        )
+        assert again == r
+        assert structured(await c.call_tool('journal'))['sessions'] == 1
+
+
+def test_the_server_speaks_streamable_http_too(tmp_path):
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    params = server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl')
+    log = open(tmp_path / 'server.log', 'w')  # noqa: SIM115
+    proc = subprocess.Popen(
+        [params.command, *params.args, '--http', str(port)],
+        env=params.env,
+        cwd=params.cwd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(('127.0.0.1', port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, (tmp_path / 'server.log').read_text()
+                assert time.monotonic() < deadline, 'the HTTP server did not listen'
+                time.sleep(0.2)
+        anyio.run(over_http, f'http://127.0.0.1:{port}/mcp')
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    runs = list((tmp_path / 'runs').glob('*-mcp'))
+    assert len(runs) == 1 and (runs[0] / 'summary.json').is_file()
