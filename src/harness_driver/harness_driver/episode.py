@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness_bench.task import Outcome
+from harness_bench.verifier import Judgement
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
@@ -221,7 +222,7 @@ class Episode:
         self.instruction = ''
         # The tiered verifier on the task's goal (set by whoever runs the episode): returns its
         # verdict as a dict; judged after the reset and at the end, beside the ground truth.
-        self.goal_verifier: Callable[[], dict] | None = None
+        self.goal_verifier: Callable[..., dict] | None = None
         self.goal_verdicts: dict[str, dict] = {}
         self.ticks: list[str] = []  # the run's saved ticks, in order (harness_driver.trials)
 
@@ -582,8 +583,13 @@ class Episode:
         4): one `goal_verdict` event; the summary keeps both phases (bench's report card)."""
         if self.goal_verifier is None:
             return
+        extra = ()
+        if phase == 'end' and self.config.goal_verifier_vlm and self.instruction:
+            said = self.verify(f'The task is done: {self.instruction}', 'goal')
+            if said.answered:
+                extra = (Judgement(3, 'satisfied' if said.yes else 'violated', said.sentence),)
         try:
-            verdict = self.goal_verifier()
+            verdict = self.goal_verifier(extra)
         except Exception as exc:  # a verifier that fails costs its verdict, not the episode
             verdict = {'verdict': 'ambiguous', 'tier': 0, 'evidence': [f'failed: {exc}']}
         verdict['ground_truth'] = None if outcome is None else bool(outcome.success)

@@ -81,13 +81,15 @@ class EvidenceTaker:
         return verify(claims, evidence, extra), evidence
 
 
-def goal_verifier(taker: EvidenceTaker, claims) -> Callable[[], dict]:
-    """verify(): the task's goal judged now, as a dict: the combined verdict, its tier and
-    evidence, and each tier's own verdict (None where it cannot tell) for the report card."""
+def goal_verifier(taker: EvidenceTaker, claims) -> Callable[..., dict]:
+    """verify(extra=()): the task's goal judged now, as a dict: the combined verdict, its tier
+    and evidence, and each tier's own verdict (None where it cannot tell) for the report card.
+    `extra`: judgements of other tiers (a VLM's, tier 3)."""
 
-    def verify_goal() -> dict:
+    def verify_goal(extra: tuple[Judgement, ...] = ()) -> dict:
         evidence = taker.take()
         per_tier = {t: judge_tier(claims, t, evidence) for t in (1, 2)}
+        per_tier |= {j.tier: j for j in extra}
         verdict = combine([j for j in per_tier.values() if j is not None])
         return verdict.as_dict() | {
             'tiers': {str(t): (j.verdict if j else None) for t, j in per_tier.items()}

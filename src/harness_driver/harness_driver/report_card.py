@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from harness_bench.verifier import SATISFIED, TIERS, VIOLATED
 
-ROWS = ('1', '2', 'combined')
+ROWS = ('1', '2', '3', 'combined')
 COLUMNS = ('judged', 'true_pos', 'true_neg', 'false_pos', 'false_neg', 'abstained')
 
 
@@ -46,7 +46,13 @@ def report_card(summaries: Iterable[dict]) -> dict:
         for tier, row in card.items():
             for k, v in row.items():
                 total[tier][k] += v
-    return {'tasks': cards, 'total': total, 'tier_3': 'not judged: no VLM in these episodes'}
+    judged_3 = total['3']['judged'] - total['3']['abstained']
+    note = (
+        f'{judged_3} verdicts, each counted in the combined verdict only beside a tier-2 one'
+        if judged_3
+        else 'not judged: no VLM verdict in these episodes (driver.goal_verifier_vlm, a model)'
+    )
+    return {'tasks': cards, 'total': total, 'tier_3': note}
 
 
 def _rate(n: int, d: int) -> str:

@@ -206,7 +206,7 @@ def test_the_server_speaks_streamable_http_too(tmp_path):
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
     params = server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl')
-    log = open(tmp_path / 'server.log', 'w')  # noqa: SIM115
+    log = open(tmp_path / 'server.log', 'w')
     proc = subprocess.Popen(
         [params.command, *params.args, '--http', str(port)],
         env=params.env,

@@ -117,6 +117,9 @@ class DriverConfig:
     # The tiered verifier judges the task's goal after the reset and at the end (beside the
     # ground truth: harness bench's report card); the trial's verdict in the dataset.
     goal_verifier: bool = True
+    # At the end also ask the VLM verifier (verifier_model; one model call of the budget): its
+    # answer is tier 3, counted only beside a tier-2 verdict.
+    goal_verifier_vlm: bool = False
 
     @property
     def verifier(self) -> str:
