@@ -155,9 +155,7 @@ def policy_names(config: GraphConfig) -> tuple[str, ...]:
 def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:
     """The run folder of the session, complete whatever happened: the ground truth (tier 4,
     never shown to the agent), the end event, the bag, summary.json, the dataset, the report."""
-    from harness_driver.lerobot import write_run_dataset
-
-    from harness_bringup.run import write_report_safely
+    from harness_bringup.run import write_dataset_safely, write_report_safely
 
     graph, session = opened.get('graph'), opened.get('session')
     summary: dict = {'model': 'mcp', 'agent': 'an agent operator over MCP', 'status': 'error'}
@@ -188,11 +186,6 @@ def close_run(run, opened: dict, holder, started: float, say: Callable[[str], No
     summary['wall_seconds'] = round(time.monotonic() - started, 2)
     run.summary(summary)
     run.close()
-    try:
-        dataset = write_run_dataset(run.path)
-        if dataset is not None:
-            say(f'trials as a LeRobot dataset: {dataset}')
-    except Exception as exc:  # the run folder is complete without it
-        say(f'the LeRobot dataset could not be written: {type(exc).__name__}: {exc}')
+    write_dataset_safely(run.path, say)
     write_report_safely(run.path, say)
     say(f'run folder: {run.path}')

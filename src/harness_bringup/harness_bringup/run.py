@@ -171,7 +171,21 @@ def run_episode(
     try:
         return _run_graph(prepared, episode, run, params, log, options)
     finally:
+        if config.driver.write_dataset:
+            write_dataset_safely(run.path, log)
         write_report_safely(run.path, log)
+
+
+def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:
+    """<run>/lerobot from the run's trials; a dataset that fails says so and loses nothing."""
+    from harness_driver.lerobot import write_run_dataset
+
+    try:
+        path = write_run_dataset(folder)
+        if path is not None:
+            log(f'trials as a LeRobot dataset: {path}')
+    except Exception as exc:  # the run folder is complete without it
+        log(f'the LeRobot dataset could not be written: {type(exc).__name__}: {exc}')
 
 
 def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:

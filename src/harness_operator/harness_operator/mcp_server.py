@@ -24,7 +24,8 @@ INSTRUCTIONS = (
     'unit step of the task: a skill call or a short program cell) under a key of your own, and '
     'read both fields of every result: executor_status says what the motion did, verdict what '
     "the station's verifier measured of the action's intended effect; only ok (done and "
-    'satisfied) means the step succeeded. Retry a lost reply with the same key: it returns the '
+    'satisfied) means the step succeeded; after ambiguous or stale, recheck it. Retry a lost '
+    'reply with the same key: it returns the '
     'same trial and moves nothing. Re-observing with nothing moved, retrying a failed action and '
     'switching executors spend budgets you cannot raise; an exhausted budget opens a ticket for '
     "the station's owner. Call finish when the task is done."
@@ -125,6 +126,13 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         one do_action result per step that ran."""
         session = holder.get()
         return {'trials': [t.as_dict() for t in _call(session.run_batch, actions)]}
+
+    @server.tool()
+    def recheck(key: str) -> dict[str, Any]:
+        """Judge an ambiguous or stale trial (by its key) again from fresh views: the way on
+        from such a verdict. Spends the re-observe budget. Returns {key, trial_id, verdict,
+        tier, evidence, ok, budgets_left}; the trial's own record does not change."""
+        return _call(holder.get().recheck, key)
 
     @server.tool()
     def estop(engage: bool = True) -> dict[str, Any]:

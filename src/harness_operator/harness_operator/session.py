@@ -197,6 +197,31 @@ class OperatorSession:
                     break
             return out
 
+    def recheck(self, key: str) -> dict:
+        """Judge an ambiguous or stale trial's intended effect again from fresh views (the arms
+        held still first): the one way on from such a verdict, and it spends the re-observe
+        budget. The trial's record stays what it was; the re-check is journaled beside it."""
+        with self._lock:
+            self.journal.refresh()
+            record = self.journal.state.trials.get(key)
+            if record is None:
+                raise OperatorError(f'no trial has the key {key!r}')
+            if record.verdict not in ('ambiguous', 'stale'):
+                raise OperatorError(
+                    f'trial {record.trial_id} is {record.verdict}: only an ambiguous or stale '
+                    'verdict is checked again'
+                )
+            self._charge('reobserve', f'recheck {record.trial_id}')
+            action = parse_action(record.action)
+            claims = self._claims(action)
+            verdict = verify(claims, self._evidence_at_rest())
+            out = {'key': key, 'trial_id': record.trial_id} | verdict.as_dict()
+            out |= {'ok': record.executor_status == 'done' and verdict.verdict == 'satisfied'}
+            out['budgets_left'] = self.budgets.left()
+            self.journal.write({'type': 'event', 'what': 'recheck', **out})
+            self.run.event({'type': 'recheck', **out})
+            return out
+
     def estop(self, engage: bool = True) -> dict:
         """Engage (or release) the emergency stop: a running motion stops at its next tick and
         holds its pose; no motion starts while it is engaged."""
@@ -292,11 +317,7 @@ class OperatorSession:
             self._charge('executor_switch', f'{action.describe()} with {executor}')
         if any(not t.ok for t in same):
             self._charge('retry', f'{action.describe()} again after it did not succeed')
-        claims = (
-            self.task.goal
-            if action.skill in ('program', 'policy')
-            else effect_claims(action.skill, action.args, self.held)
-        )
+        claims = self._claims(action)
         before = None
         if any(type(c).__name__ in ('Moved', 'Turned') for c in claims):
             before = self._fresh_evidence()
@@ -335,6 +356,13 @@ class OperatorSession:
             | {'instruction': self.instruction}
         )
         return record
+
+    def _claims(self, action: Action) -> tuple:
+        """What the verifier checks of `action`: a skill's intended effect; for a program or a
+        policy run (no declared effect), the task's goal."""
+        if action.skill in ('program', 'policy'):
+            return self.task.goal
+        return effect_claims(action.skill, action.args, self.held)
 
     def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
         """Fresh evidence once the arms are still: perception judges only at rest, and a motion

@@ -65,7 +65,6 @@ class TrialRecord:
     task: str = ''
     executions: list[dict] = field(default_factory=list)
     output: str = ''
-    ticket: str = ''  # the ticket a refusal opened or waits on ('' when none)
 
     @property
     def ok(self) -> bool:

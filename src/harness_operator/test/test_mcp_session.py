@@ -18,7 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[3]
-TOOLS = {'observe', 'do_action', 'run_batch', 'estop', 'journal', 'tickets', 'budgets', 'finish'}
+TOOLS = {'observe', 'do_action', 'run_batch', 'recheck', 'estop', 'journal', 'tickets', 'budgets'}
+TOOLS |= {'finish'}
 
 
 def server(tmp: Path, journal: Path) -> StdioServerParameters:
@@ -76,6 +77,8 @@ async def first_session(tmp: Path, journal: Path) -> dict:
 
         bad = error_text(await c.call_tool('do_action', {'action': {'skill': 'fly'}, 'key': 'x'}))
         assert "unknown skill 'fly'" in bad
+        final = error_text(await c.call_tool('recheck', {'key': 'pick-1'}))
+        assert 'only an ambiguous or stale verdict' in final
 
         assert structured(await c.call_tool('estop', {'engage': True})) == {'estop': True}
         place = {'skill': 'place', 'into': 'blue bowl'}

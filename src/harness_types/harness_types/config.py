@@ -120,6 +120,8 @@ class DriverConfig:
     # At the end also ask the VLM verifier (verifier_model; one model call of the budget): its
     # answer is tier 3, counted only beside a tier-2 verdict.
     goal_verifier_vlm: bool = False
+    # Write the run's trials as a LeRobot v3 dataset (<run>/lerobot, demos in lerobot/demos).
+    write_dataset: bool = True
 
     @property
     def verifier(self) -> str:

@@ -1,0 +1,207 @@
+"""The operator session's contract on a station made of fakes: what each call runs, spends and
+journals. (test_mcp_session.py drives the real one over MCP.)"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from harness_bench.tasks import TASKS
+from harness_bench.verifier import Evidence
+from harness_driver.run_folder import RunFolder
+from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
+from harness_operator.journal import Journal
+from harness_operator.session import OperatorError, OperatorSession, SessionSpec
+from harness_types.cell import CellResult
+from harness_types.execution import COMPLETED, SKILL_ERROR, Execution
+from harness_types.robot_state import ArmState, RobotState
+from harness_types.scene import LocatedObject
+
+
+def arm(name, gripper=1.0, force=0.0):
+    return ArmState(
+        name, np.zeros(6), gripper, np.array([0.0, 0.0, 0.3]), np.array([1.0, 0, 0, 0]),
+        np.zeros(3), grip_force=force,
+    )  # fmt: skip
+
+
+class FakeStation:
+    """Runs no physics: each cell advances the step by 10 and ends as `next_event` says."""
+
+    def __init__(self) -> None:
+        self.step = 0
+        self.cells: list[str] = []
+        self.next_event = COMPLETED
+        self.holding = False
+        self.estops: list[bool] = []
+
+    def reset(self, task, layout, seed):
+        return SimpleNamespace(
+            instruction='Put the green block into the blue bowl.', description=''
+        )
+
+    def start_kernel(self, workspace, log):
+        pass
+
+    def robot(self) -> RobotState:
+        left = arm('left', 0.45, 3.0) if self.holding else arm('left')
+        return RobotState(left, arm('right'), self.step, self.step / 25)
+
+    def cameras(self, names, depth=False, segmentation=False):
+        return []
+
+    def run_cell(self, code: str, timeout: float) -> CellResult:
+        self.cells.append(code)
+        if 'run_controller' in code or 'start(' in code:
+            return CellResult('ok')
+        self.step += 10
+        e = Execution('pick', 'left', self.next_event, 'it went so', start_step=self.step - 10)
+        e.end_step = self.step
+        if self.next_event == COMPLETED and 'pick(' in code:
+            self.holding = True
+        status = 'ok' if self.next_event == COMPLETED else 'escalated'
+        return CellResult(status, stopped_by=None if e.ok else e, executions=[e])
+
+    def wrap_up(self, timeout):
+        return CellResult('ok')
+
+    def estop(self, engage):
+        self.estops.append(engage)
+
+
+class FakeEyes:
+    """The verifier's eyes: the block is raised while the fake arm holds it."""
+
+    def __init__(self, station: FakeStation) -> None:
+        self.station = station
+        self.hidden = False
+
+    def mark_home(self):
+        pass
+
+    def take(self, last_motion_step=0, before=None) -> Evidence:
+        robot = self.station.robot()
+        z = 0.1 if self.station.holding else 0.02
+        objects = [] if self.hidden else [
+            LocatedObject('b', 'green block', np.array([0, 0, z]), np.full(3, 0.04), z + 0.02)
+        ]  # fmt: skip
+
+        def find(q):
+            return [o for o in objects if set(q.split()) <= set(o.label.split())]
+
+        return Evidence(robot, objects, find, robot.step, last_motion_step, 0.0, before)
+
+
+@pytest.fixture
+def session(tmp_path):
+    station = FakeStation()
+    journal = Journal(
+        tmp_path / 'j.jsonl', OperatorBudgets({'reobserve': 1, 'retry': 1, 'executor_switch': 1})
+    )
+    s = OperatorSession(
+        station, FakeEyes(station), journal, TASKS['place_in_bowl'](),
+        SessionSpec('place_in_bowl', 0, 0), RunFolder(tmp_path / 'run'), lambda _m: None,
+        policies=('expert',),
+    )  # fmt: skip
+    s.start()
+    return s
+
+
+PICK = {'skill': 'pick', 'object': 'green block'}
+
+
+def test_two_fields_and_the_same_key_moves_nothing(session):
+    r = session.do_action(PICK, 'auto', 'k1')
+    assert (r.executor_status, r.verdict, r.tier, r.ok) == ('done', 'satisfied', 1, True)
+    cells = len(session.station.cells)
+    assert session.do_action(PICK, 'auto', 'k1') == r
+    assert len(session.station.cells) == cells
+
+
+def test_a_failed_action_repeated_spends_the_retry_budget_then_opens_a_ticket(session):
+    session.station.next_event = SKILL_ERROR
+    first = session.do_action(PICK, 'auto', 'k1')
+    assert first.executor_status == 'error' and not first.ok
+    session.do_action(PICK, 'auto', 'k2')  # the one retry the budget allows
+    with pytest.raises(BudgetRefusedError, match='retry budget is exhausted') as refused:
+        session.do_action(PICK, 'auto', 'k3')
+    assert refused.value.ticket.id == 'T1'
+    assert 'k3' not in session.journal.state.trials  # nothing ran
+    # the owner's call (harness tickets --resolve), through the journal
+    session.journal.write({'type': 'resolved', 'id': 'T1', 'note': 'ok'})
+    assert session.do_action(PICK, 'auto', 'k3').trial_id == 'trial-003'
+
+
+def test_switching_executors_is_budgeted_and_a_policy_is_sent_the_action_in_words(session):
+    session.do_action(PICK, 'policy:expert', 'k1')
+    assert "run_policy('expert', 'pick up the green block')" in session.station.cells[-1]
+    session.station.holding = False
+    session.do_action(PICK, 'skill', 'k2')  # a switch: the budget's one
+    with pytest.raises(BudgetRefusedError, match='executor_switch'):
+        session.do_action(PICK, 'policy:expert', 'k3')
+    with pytest.raises(OperatorError, match='executor must be one of'):
+        session.do_action(PICK, 'policy:nobody', 'k4')
+
+
+def test_an_ambiguous_verdict_is_rechecked_at_the_cost_of_a_look(session):
+    session.eyes.hidden = True  # perception cannot see the block: the verdict rests on tier 1
+    session.station.next_event = COMPLETED
+    r = session.do_action({'skill': 'place', 'into': 'blue bowl'}, 'auto', 'k1')
+    assert r.verdict == 'ambiguous' and not r.ok
+    again = session.recheck('k1')
+    assert again['verdict'] == 'ambiguous' and again['budgets_left']['reobserve'] == 0
+    with pytest.raises(BudgetRefusedError, match='reobserve'):
+        session.recheck('k1')
+    with pytest.raises(OperatorError, match='no trial has the key'):
+        session.recheck('nope')
+
+
+def test_the_emergency_stop_refuses_actions_until_released(session):
+    session.estop(True)
+    with pytest.raises(OperatorError, match='emergency stop is engaged'):
+        session.do_action(PICK, 'auto', 'k1')
+    session.estop(False)
+    assert session.station.estops == [True, False]
+    assert session.do_action(PICK, 'auto', 'k1').ok
+
+
+def test_malformed_calls_are_refused_with_what_is_wrong(session):
+    with pytest.raises(OperatorError, match='key must be a non-empty string'):
+        session.do_action(PICK, 'auto', '')
+    with pytest.raises(OperatorError, match="pick has no argument 'speed'"):
+        session.do_action({**PICK, 'speed': 1}, 'auto', 'k')
+    with pytest.raises(OperatorError, match='no policy'):
+        session.do_action({'policy': 'ghost', 'instruction': 'do it'}, 'auto', 'k')
+    with pytest.raises(OperatorError, match='non-empty list'):
+        session.run_batch([])
+
+
+def test_a_batch_stops_after_the_first_step_that_is_not_ok(session):
+    session.station.next_event = SKILL_ERROR
+    out = session.run_batch(
+        [{'action': PICK, 'key': 'a'}, {'action': {'skill': 'home'}, 'key': 'b'}]
+    )
+    assert [r.key for r in out] == ['a']
+
+
+def test_finish_judges_the_goal_and_ends_the_run(session):
+    done = session.finish()
+    assert done['goal_verdict']['verdict'] in ('violated', 'ambiguous')
+    with pytest.raises(OperatorError, match='the run is finished'):
+        session.do_action(PICK, 'auto', 'late')
+
+
+def test_a_new_session_resumes_the_journal(session, tmp_path):
+    session.do_action(PICK, 'auto', 'k1')
+    station = FakeStation()
+    again = OperatorSession(
+        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
+        TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
+        RunFolder(tmp_path / 'run2'), lambda _m: None, policies=('expert',),
+    )  # fmt: skip
+    info = again.start()
+    assert info['resumed_trials'] == 1
+    assert any('pick(' in c for c in station.cells)  # the journal's action ran again
+    assert again.do_action(PICK, 'auto', 'k1').trial_id == 'trial-001'
+    assert again.held == {'left': 'green block'}
