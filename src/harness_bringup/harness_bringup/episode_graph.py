@@ -116,6 +116,13 @@ class EpisodeGraph(StationGraph):
     def outcome(self) -> Outcome:
         return self.driver.outcome()
 
+    def keep_camera_frames(self) -> None:
+        """Keep every camera's JPEG frames from now on (camera_frames gives them back)."""
+        self.driver.keep_camera_frames(list(load_embodiment().cameras))
+
+    def camera_frames(self, start: float, end: float) -> dict[str, list[tuple[float, bytes]]]:
+        return self.driver.camera_frames(start, end)
+
     def estop(self, engage: bool) -> None:
         """Engage or release the skill server's emergency stop (over skills/estop when the
         station runs elsewhere)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -61,6 +62,10 @@ def journal_path(options: McpOptions) -> Path:
     return options.out / name
 
 
+def _interrupt(*_) -> None:
+    raise KeyboardInterrupt  # SIGTERM (an MCP client closing the server) ends it as Ctrl-C does
+
+
 def serve_mcp(
     config: GraphConfig,
     options: McpOptions,
@@ -107,6 +112,7 @@ def serve_mcp(
         graph = EpisodeGraph(params, bag).__enter__()
         opened['graph'] = graph
         run.publish_to(graph.publish_event, graph.publish_model_image)
+        graph.keep_camera_frames()  # each trial's video, written when the trial returns
         task = TASKS[options.task]()
         spec = SessionSpec(
             options.task, options.layout, options.seed, config.operator.action_timeout_seconds
@@ -128,6 +134,7 @@ def serve_mcp(
     server = build_server(holder, policies=bool(config.kernel.policies))
     say(f'journal: {path}; run folder: {run.path}')
     started = time.monotonic()
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if options.http_port is None:
             hand_over()
@@ -155,14 +162,13 @@ def policy_names(config: GraphConfig) -> tuple[str, ...]:
 def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:
     """The run folder of the session, complete whatever happened: the ground truth (tier 4,
     never shown to the agent), the end event, the bag, summary.json, the dataset, the report."""
-    from harness_bringup.run import write_dataset_safely, write_report_safely
+    from harness_bringup.run import write_report_safely
 
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
     graph, session = opened.get('graph'), opened.get('session')
     summary: dict = {'model': 'mcp', 'agent': 'an agent operator over MCP', 'status': 'error'}
     if session is not None:
-        s = session.spec
-        summary |= {'task': s.task, 'layout': s.layout, 'seed': s.seed}
-        summary |= {'journal': str(session.journal.path), 'trials': session._trials_this_session}
+        summary = session.summary()
         summary['status'] = 'finished' if session.finished else 'session_ended'
     if holder.error:
         summary['detail'] = holder.error
@@ -186,6 +192,6 @@ def close_run(run, opened: dict, holder, started: float, say: Callable[[str], No
     summary['wall_seconds'] = round(time.monotonic() - started, 2)
     run.summary(summary)
     run.close()
-    write_dataset_safely(run.path, say)
+    # the trials are in <run>/lerobot already (each written when it returned)
     write_report_safely(run.path, say)
     say(f'run folder: {run.path}')

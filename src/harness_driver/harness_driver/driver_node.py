@@ -9,6 +9,7 @@ what the episode runs with).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from harness_bench.task import Outcome as TaskOutcome
@@ -142,6 +143,37 @@ class DriverNode(Node):
         return cell_result_of(result.result)
 
     # Events and the verifier ---------------------------------------------------------------------
+
+    def keep_camera_frames(self, cameras: list[str], limit: int = 4000) -> None:
+        """From now on keep each camera's JPEG frames (image_raw/compressed, at the worker's
+        compressed_every_ticks) in memory, the newest `limit` of each: `camera_frames()`."""
+        self._frames: dict[str, list[tuple[float, bytes]]] = {c: [] for c in cameras}
+        self._frames_lock = threading.Lock()
+
+        def keep(cam: str, msg: CompressedImage) -> None:
+            t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            with self._frames_lock:
+                frames = self._frames[cam]
+                frames.append((t, bytes(msg.data)))
+                del frames[:-limit]
+
+        for cam in cameras:
+            self.create_subscription(
+                CompressedImage,
+                names.camera_compressed(cam),
+                lambda msg, cam=cam: keep(cam, msg),
+                10,
+            )
+
+    def camera_frames(self, start: float, end: float) -> dict[str, list[tuple[float, bytes]]]:
+        """The kept JPEG frames shown from episode time `start` to `end`: per camera, the
+        last one before `start` and those within."""
+        out = {}
+        with self._frames_lock:
+            for cam, frames in self._frames.items():
+                before = [f for f in frames if f[0] <= start + 1e-6][-1:]
+                out[cam] = before + [f for f in frames if start + 1e-6 < f[0] <= end + 1e-6]
+        return out
 
     def publish_event(self, line: str) -> None:
         """One line of events.jsonl on harness/events (the recorder ends on the `end` event)."""

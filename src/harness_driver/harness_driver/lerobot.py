@@ -97,6 +97,16 @@ def camera_frames(run: Path) -> dict[str, list[tuple[float, np.ndarray]]]:
     return out
 
 
+def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
+    """JPEG frames (time, bytes) per camera as (time, H x W x 3) arrays."""
+    from PIL import Image
+
+    return {
+        cam: [(t, np.asarray(Image.open(io.BytesIO(data)).convert('RGB'))) for t, data in fs]
+        for cam, fs in frames.items()
+    }
+
+
 def run_trials(run: Path) -> list[TrialData]:
     """The trials of one run folder (ExportError when it is not one)."""
     run = Path(run)
@@ -196,11 +206,10 @@ def _stats(x: np.ndarray) -> dict:
     return out
 
 
-def _image_stats(images: list[np.ndarray], frames: int) -> dict:
-    """Per-channel stats of [0, 1] pixels, shaped (3, 1, 1) as LeRobot keeps them, from the
-    distinct camera frames (every 4th pixel); `frames` is how many frames show them."""
-    pixels = np.concatenate([im[::4, ::4].reshape(-1, 3) for im in images]).astype(np.float32)
-    stats = _stats(pixels / 255.0)
+def _image_stats(pixels: list[np.ndarray], frames: int) -> dict:
+    """Per-channel stats of [0, 1] pixels, shaped (3, 1, 1) as LeRobot keeps them, from rows of
+    sampled pixels of the distinct camera frames; `frames` is how many frames show them."""
+    stats = _stats(np.concatenate(pixels).astype(np.float32) / 255.0)
     shaped = {k: [[[float(c)]] for c in v] for k, v in stats.items() if k != 'count'}
     return shaped | {'count': [int(frames)]}
 
@@ -249,160 +258,212 @@ def _tasks_table(tasks: list[str]):
     )
 
 
-def write_dataset(
-    root: Path,
-    trials: list[TrialData],
-    say: Callable[[str], None] = lambda _m: None,
-    videos: dict | None = None,
-) -> dict:
-    """Write `trials` as a LeRobot v3.0 dataset at `root` (replacing what is there). `videos`
-    maps (id(trial), camera) to an encoded file: reused (copied), and filled with what this
-    call encodes. Returns {'episodes', 'frames', 'cameras'}."""
-    videos = {} if videos is None else videos
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class DatasetWriter:
+    """A LeRobot v3.0 dataset at `root`, written one trial at a time: `add(trial)` writes its
+    frames and videos and then the whole of meta/ again, so the dataset on disk is complete
+    after every trial. With `demos`, root/demos is a second dataset of the trials a tier-1 or
+    tier-2 verifier satisfied (their videos copied, not encoded again). The camera set is the
+    first trial's; a later trial without a camera's frames shows black for it."""
 
-    emb = load_embodiment()
-    fps = int(round(emb.rates.control_hz))
-    names = list(emb.command_layout)
-    root = Path(root)
-    if root.exists():
-        shutil.rmtree(root)
-    (root / 'meta').mkdir(parents=True)
-    cameras = sorted(set.intersection(*(set(t.images) for t in trials))) if trials else []
-    height = {c: trials[0].images[c][0][1].shape[0] for c in cameras}
-    width = {c: trials[0].images[c][0][1].shape[1] for c in cameras}
-    tasks: list[str] = []
-    episodes: list[dict] = []
-    shown: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
-    index = 0
-    vec = pa.list_(pa.float32(), 14)
-    for ep, trial in enumerate(trials):
-        n = len(trial.state)
-        if trial.task not in tasks:
-            tasks.append(trial.task)
-        task_index = tasks.index(trial.task)
+    def __init__(self, root: Path, demos: bool = False) -> None:
+        import pyarrow as pa
+
+        emb = load_embodiment()
+        self.fps = int(round(emb.rates.control_hz))
+        self.names = list(emb.command_layout)
+        self.root = Path(root)
+        if self.root.exists():
+            shutil.rmtree(self.root)
+        (self.root / 'meta/episodes/chunk-000').mkdir(parents=True)
+        self.demos = DatasetWriter(self.root / 'demos') if demos else None
+        self.cameras: list[str] | None = None
+        self.shapes: dict[str, tuple[int, int]] = {}
+        self.tasks: list[str] = []
+        self.episodes: list[dict] = []
+        self.states: list[np.ndarray] = []
+        self.actions: list[np.ndarray] = []
+        self.pixels: dict[str, list[np.ndarray]] = {}
+        self.frames = 0
+        self.vec = pa.list_(pa.float32(), 14)
+
+    def add(self, trial: TrialData, videos: dict[str, Path] | None = None) -> dict[str, Path]:
+        """Write `trial` as the next episode; returns its video files by camera (`videos`:
+        files to copy instead of encoding)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.cameras is None:
+            self.cameras = sorted(c for c, frames in trial.images.items() if frames)
+            for c in self.cameras:
+                h, w = trial.images[c][0][1].shape[:2]
+                self.shapes[c] = (h - h % 2, w - w % 2)
+                self.pixels[c] = []
+        ep, n = len(self.episodes), len(trial.state)
+        if trial.task not in self.tasks:
+            self.tasks.append(trial.task)
         chunk, file = divmod(ep, CHUNK_SIZE)
-        stamps = np.arange(n, dtype=np.float32) / fps
         table = pa.table(
             {
-                'observation.state': pa.array(list(trial.state), type=vec),
-                'action': pa.array(list(trial.action), type=vec),
-                'timestamp': pa.array(stamps, type=pa.float32()),
+                'observation.state': pa.array(list(trial.state), type=self.vec),
+                'action': pa.array(list(trial.action), type=self.vec),
+                'timestamp': pa.array(np.arange(n, dtype=np.float32) / self.fps, pa.float32()),
                 'frame_index': pa.array(np.arange(n), type=pa.int64()),
                 'episode_index': pa.array(np.full(n, ep), type=pa.int64()),
-                'index': pa.array(np.arange(index, index + n), type=pa.int64()),
-                'task_index': pa.array(np.full(n, task_index), type=pa.int64()),
+                'index': pa.array(np.arange(self.frames, self.frames + n), type=pa.int64()),
+                'task_index': pa.array(np.full(n, self.tasks.index(trial.task)), type=pa.int64()),
             }
         )
-        data_path = root / f'data/chunk-{chunk:03d}/file-{file:03d}.parquet'
-        data_path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, data_path)
+        data = self.root / f'data/chunk-{chunk:03d}/file-{file:03d}.parquet'
+        data.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, data)
         row = {
             'episode_index': ep,
             'tasks': [trial.task],
             'length': n,
             'data/chunk_index': chunk,
             'data/file_index': file,
-            'dataset_from_index': index,
-            'dataset_to_index': index + n,
+            'dataset_from_index': self.frames,
+            'dataset_to_index': self.frames + n,
         }
-        for c in cameras:
+        written: dict[str, Path] = {}
+        missing = []
+        for c in self.cameras:
             key = f'observation.images.{c}'
-            video = root / f'videos/{key}/chunk-{chunk:03d}/file-{file:03d}.mp4'
-            encoded = videos.get((id(trial), c))
-            if encoded is not None:
+            video = self.root / f'videos/{key}/chunk-{chunk:03d}/file-{file:03d}.mp4'
+            shown = trial.images.get(c) or []
+            if videos and c in videos:
                 video.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(encoded, video)
+                shutil.copyfile(videos[c], video)
             else:
-                frames = [_frame_at(trial.images[c], float(t)) for t in trial.time]
-                _write_video(video, frames, fps)
-                videos[(id(trial), c)] = video
-            shown[c] += [rgb for _, rgb in trial.images[c]]
+                h, w = self.shapes[c]
+                if not shown:
+                    missing.append(c)
+                    shown = [(0.0, np.zeros((h, w, 3), np.uint8))]
+                frames = [_frame_at(shown, float(t))[:h, :w] for t in trial.time]
+                _write_video(video, frames, self.fps)
+            written[c] = video
+            self.pixels[c] += [rgb[::4, ::4].reshape(-1, 3) for _, rgb in shown[:50]]
             row |= {
                 f'videos/{key}/chunk_index': chunk,
                 f'videos/{key}/file_index': file,
                 f'videos/{key}/from_timestamp': 0.0,
-                f'videos/{key}/to_timestamp': n / fps,
+                f'videos/{key}/to_timestamp': n / self.fps,
             }
         row |= {'meta/episodes/chunk_index': 0, 'meta/episodes/file_index': 0}
         row |= {f'harness/{k}': v for k, v in trial.meta.items() if k != 'verifier_evidence'}
-        row['harness/verifier_evidence'] = list(trial.meta.get('verifier_evidence', []))
-        episodes.append(row)
-        index += n
-        say(f'episode {ep}: {n} frames of {trial.meta.get("run")} {trial.meta.get("trial_id")}')
-    features = {
-        'observation.state': {'dtype': 'float32', 'shape': [14], 'names': names},
-        'action': {'dtype': 'float32', 'shape': [14], 'names': names},
-    }
-    for c in cameras:
-        h, w = height[c] - height[c] % 2, width[c] - width[c] % 2
-        features[f'observation.images.{c}'] = {
-            'dtype': 'video',
-            'shape': [h, w, 3],
-            'names': ['height', 'width', 'channels'],
-            'info': {
-                'video.height': h,
-                'video.width': w,
-                'video.codec': 'h264',
-                'video.pix_fmt': 'yuv420p',
-                'video.is_depth_map': False,
-                'video.fps': fps,
-                'video.channels': 3,
-                'has_audio': False,
-            },
+        row['harness/verifier_evidence'] = [str(x) for x in trial.meta.get('verifier_evidence', [])]
+        row['harness/missing_cameras'] = missing
+        self.episodes.append(row)
+        self.states.append(trial.state)
+        self.actions.append(trial.action)
+        self.frames += n
+        self._write_meta()
+        if self.demos is not None and trial.satisfied:
+            self.demos.add(trial, written)
+        return written
+
+    def _write_meta(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        features: dict = {
+            'observation.state': {'dtype': 'float32', 'shape': [14], 'names': self.names},
+            'action': {'dtype': 'float32', 'shape': [14], 'names': self.names},
         }
-    for key, dtype in (
-        ('timestamp', 'float32'),
-        ('frame_index', 'int64'),
-        ('episode_index', 'int64'),
-        ('index', 'int64'),
-        ('task_index', 'int64'),
-    ):
-        features[key] = {'dtype': dtype, 'shape': [1], 'names': None}
-    info = {
-        'codebase_version': CODEBASE_VERSION,
-        'robot_type': ROBOT_TYPE,
-        'total_episodes': len(trials),
-        'total_frames': index,
-        'total_tasks': len(tasks),
-        'chunks_size': CHUNK_SIZE,
-        'data_files_size_in_mb': 100,
-        'video_files_size_in_mb': 200,
-        'fps': fps,
-        'splits': {'train': f'0:{len(trials)}'},
-        'data_path': 'data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet',
-        'video_path': (
-            'videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4'
-            if cameras
-            else None
-        ),
-        'features': features,
-    }
-    (root / 'meta/info.json').write_text(json.dumps(info, indent=2) + '\n')
-    stats = {}
-    if trials:
-        stats['observation.state'] = _stats(np.concatenate([t.state for t in trials]))
-        stats['action'] = _stats(np.concatenate([t.action for t in trials]))
-        for c in cameras:
-            stats[f'observation.images.{c}'] = _image_stats(shown[c], index)
-    (root / 'meta/stats.json').write_text(json.dumps(stats, indent=2) + '\n')
-    pq.write_table(_tasks_table(tasks), root / 'meta/tasks.parquet')
-    (root / 'meta/episodes/chunk-000').mkdir(parents=True)
-    if episodes:
-        pq.write_table(
-            pa.Table.from_pylist(episodes), root / 'meta/episodes/chunk-000/file-000.parquet'
-        )
-    return {'episodes': len(trials), 'frames': index, 'cameras': cameras}
+        for c in self.cameras or []:
+            h, w = self.shapes[c]
+            features[f'observation.images.{c}'] = {
+                'dtype': 'video',
+                'shape': [h, w, 3],
+                'names': ['height', 'width', 'channels'],
+                'info': {
+                    'video.height': h,
+                    'video.width': w,
+                    'video.codec': 'h264',
+                    'video.pix_fmt': 'yuv420p',
+                    'video.is_depth_map': False,
+                    'video.fps': self.fps,
+                    'video.channels': 3,
+                    'has_audio': False,
+                },
+            }
+        for key, dtype in (
+            ('timestamp', 'float32'),
+            ('frame_index', 'int64'),
+            ('episode_index', 'int64'),
+            ('index', 'int64'),
+            ('task_index', 'int64'),
+        ):
+            features[key] = {'dtype': dtype, 'shape': [1], 'names': None}
+        n = len(self.episodes)
+        info = {
+            'codebase_version': CODEBASE_VERSION,
+            'robot_type': ROBOT_TYPE,
+            'total_episodes': n,
+            'total_frames': self.frames,
+            'total_tasks': len(self.tasks),
+            'chunks_size': CHUNK_SIZE,
+            'data_files_size_in_mb': 100,
+            'video_files_size_in_mb': 200,
+            'fps': self.fps,
+            'splits': {'train': f'0:{n}'},
+            'data_path': 'data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet',
+            'video_path': (
+                'videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4'
+                if self.cameras
+                else None
+            ),
+            'features': features,
+        }
+        stats = {}
+        if self.episodes:
+            stats['observation.state'] = _stats(np.concatenate(self.states))
+            stats['action'] = _stats(np.concatenate(self.actions))
+            for c in self.cameras or []:
+                if self.pixels[c]:
+                    stats[f'observation.images.{c}'] = _image_stats(self.pixels[c], self.frames)
+        # each file replaced whole, so a reader never sees half of one
+        _replace(self.root / 'meta/info.json', json.dumps(info, indent=2) + '\n')
+        _replace(self.root / 'meta/stats.json', json.dumps(stats, indent=2) + '\n')
+        pq.write_table(_tasks_table(self.tasks), self.root / 'meta/tasks.parquet.tmp')
+        (self.root / 'meta/tasks.parquet.tmp').replace(self.root / 'meta/tasks.parquet')
+        if self.episodes:
+            part = self.root / 'meta/episodes/chunk-000/file-000.parquet'
+            pq.write_table(pa.Table.from_pylist(self.episodes), part.with_suffix('.tmp'))
+            part.with_suffix('.tmp').replace(part)
+
+    def summary(self) -> dict:
+        return {
+            'episodes': len(self.episodes),
+            'frames': self.frames,
+            'cameras': list(self.cameras or []),
+            'demos': len(self.demos.episodes) if self.demos is not None else 0,
+        }
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + '.tmp')
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def write_dataset(
+    root: Path, trials: list[TrialData], say: Callable[[str], None] = lambda _m: None
+) -> dict:
+    """Write `trials` as a LeRobot v3.0 dataset at `root` (replacing what is there)."""
+    writer = DatasetWriter(root)
+    for trial in trials:
+        writer.add(trial)
+    return writer.summary()
 
 
 def write_datasets(root: Path, trials: list[TrialData], say=lambda _m: None) -> dict:
     """`root` with every trial and `root/demos` with those a tier 1-2 verifier satisfied."""
-    videos: dict = {}
-    summary = write_dataset(root, trials, say, videos)
-    demos = [t for t in trials if t.satisfied]
-    summary['demos'] = write_dataset(root / 'demos', demos, say, videos)['episodes'] if demos else 0
-    return summary
+    writer = DatasetWriter(root, demos=True)
+    for trial in trials:
+        writer.add(trial)
+        say(f'{trial.meta.get("run")} {trial.meta.get("trial_id")}: {len(trial.state)} frames')
+    return writer.summary()
 
 
 def write_run_dataset(run: Path) -> Path | None:

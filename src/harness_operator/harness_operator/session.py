@@ -22,6 +22,7 @@ import numpy as np
 from harness_bench.task import Task
 from harness_bench.verifier import AT_REST_RAD_S, Evidence, effect_claims, verify
 from harness_driver.evidence import EvidenceTaker
+from harness_driver.lerobot import HARNESS_VERSION, DatasetWriter, TrialData, decoded
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks
 from harness_types.cell import CellResult
@@ -95,6 +96,7 @@ class OperatorSession:
         self.estopped = False
         self._lock = threading.Lock()
         self._trials_this_session = 0
+        self.dataset: DatasetWriter | None = None  # <run>/lerobot, one episode per trial
 
     # Start and resume ---------------------------------------------------------------------
 
@@ -153,6 +155,24 @@ class OperatorSession:
         if cell.status != 'ok':
             raise OperatorError(f'list_policies failed: {cell.traceback or cell.output}')
         return cell.output
+
+    def summary(self) -> dict:
+        """summary.json of the session's run folder as it stands (written after every trial,
+        so a session killed between calls still leaves one)."""
+        s = self.spec
+        return {
+            'task': s.task,
+            'layout': s.layout,
+            'seed': s.seed,
+            'model': 'mcp',
+            'agent': 'an agent operator over MCP',
+            'status': 'finished' if self.finished else 'running',
+            'journal': str(self.journal.path),
+            'trials': self._trials_this_session,
+            'dataset': self.dataset.summary() if self.dataset is not None else None,
+            'budgets_left': self.budgets.left(),
+            'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
+        }
 
     def finished_before(self) -> bool:
         return any(e.get('what') == 'finish' for e in self.journal.state.events)
@@ -350,6 +370,8 @@ class OperatorSession:
         )
         ticks = save_ticks(self.run, trial_id, cell.executions)
         self.journal.write({'type': 'trial', 'record': record.as_dict()})
+        self._add_to_dataset(record, action, cell)
+        self.run.summary(self.summary())
         self.run.event(
             {'type': 'trial', 'dispatcher': 'mcp', 'ticks': ticks}
             | record.as_dict()
@@ -373,6 +395,45 @@ class OperatorSession:
             return evidence
         self._run_code(SETTLE_CELL)
         return self.eyes.take(self.last_motion_step, before)
+
+    def _add_to_dataset(self, record: TrialRecord, action: Action, cell: CellResult) -> None:
+        """The trial as the next episode of <run>/lerobot (and lerobot/demos when a tier-1 or
+        tier-2 verifier satisfied it), written before its result returns: a session killed
+        later loses none of it. A dataset that fails says so and costs nothing else."""
+        rows = [t for e in cell.executions for t in e.trace]
+        if not rows:
+            return
+        try:
+            times = np.array([t.time for t in rows])
+            frames = decoded(self.station.camera_frames(float(times[0]), float(times[-1])))
+            trial = TrialData(
+                task=action.spoken(self.instruction),
+                state=np.array([t.measured for t in rows], dtype=np.float32),
+                action=np.array([t.command for t in rows], dtype=np.float32),
+                time=times,
+                images=frames,
+                meta={
+                    'run': self.run.path.name,
+                    'task_name': self.spec.task,
+                    'layout': self.spec.layout,
+                    'seed': self.spec.seed,
+                    'trial_id': record.trial_id,
+                    'key': record.key,
+                    'dispatcher': 'mcp',
+                    'executor': record.executor,
+                    'executor_version': HARNESS_VERSION,
+                    'executor_status': record.executor_status,
+                    'verdict': record.verdict,
+                    'tier': record.tier,
+                    'verifier_evidence': record.verifier_evidence,
+                    'action': action.canonical(),
+                },
+            )
+            if self.dataset is None:
+                self.dataset = DatasetWriter(self.run.path / 'lerobot', demos=True)
+            self.dataset.add(trial)
+        except Exception as exc:
+            self.log(f'trial {record.trial_id} is not in the dataset: {type(exc).__name__}: {exc}')
 
     def _fresh_evidence(self) -> Evidence:
         if (

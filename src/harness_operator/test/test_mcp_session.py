@@ -22,6 +22,12 @@ TOOLS = {'observe', 'do_action', 'run_batch', 'recheck', 'estop', 'journal', 'ti
 TOOLS |= {'finish'}
 
 
+def pq_rows(path: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
 def server(tmp: Path, journal: Path) -> StdioServerParameters:
     config = tmp / 'harness.yaml'
     if not config.exists():
@@ -145,6 +151,24 @@ def test_an_agent_operates_place_in_bowl_over_mcp(tmp_path):
     info = json.loads((runs[0] / 'lerobot' / 'meta' / 'info.json').read_text())
     assert info['codebase_version'] == 'v3.0' and info['total_episodes'] == 2
     assert (runs[0] / 'lerobot' / 'demos' / 'meta' / 'info.json').is_file()
+    episodes = pq_rows(runs[0] / 'lerobot' / 'meta' / 'episodes' / 'chunk-000' / 'file-000.parquet')
+    assert [e['harness/key'] for e in episodes] == ['pick-1', 'place-1']
+    assert [e['tasks'] for e in episodes] == [
+        ['pick up the green block'],
+        ['put what you hold into the blue bowl'],
+    ]
+    assert episodes[0]['harness/verdict'] == 'satisfied' and episodes[0]['harness/tier'] == 1
+    # harness export: the run folders (from their bags) as one dataset
+    out = subprocess.run(
+        [sys.executable, '-m', 'harness_bringup.cli', 'export', *map(str, runs)]
+        + ['--lerobot', str(tmp_path / 'exported')],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    exported = json.loads((tmp_path / 'exported' / 'meta' / 'info.json').read_text())
+    assert exported['total_episodes'] == 2 and exported['features']['observation.images.cam_head']
     records = [json.loads(x) for x in journal.read_text().splitlines()]
     assert [r['type'] for r in records].count('session') == 2
     assert any(r['type'] == 'resolved' and r['id'] == 'T1' for r in records)

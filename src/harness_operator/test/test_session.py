@@ -69,6 +69,9 @@ class FakeStation:
     def estop(self, engage):
         self.estops.append(engage)
 
+    def camera_frames(self, start, end):
+        return {}
+
 
 class FakeEyes:
     """The verifier's eyes: the block is raised while the fake arm holds it."""
