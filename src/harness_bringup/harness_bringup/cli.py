@@ -386,7 +386,7 @@ def _mcp(args: argparse.Namespace) -> int:
 
     # Standard output is the protocol's: until the server takes it, everything this process and
     # its children (policy servers) print goes to standard error.
-    with protocol_stdout() as hand_over:
+    with protocol_stdout() as serving:
         try:
             config = _load(args)
         except (FileNotFoundError, ConfigError) as exc:
@@ -405,7 +405,7 @@ def _mcp(args: argparse.Namespace) -> int:
         def say(message: str) -> None:
             print(f'[harness] {message}', file=sys.stderr, flush=True)
 
-        return _with_policies(config, lambda: serve_mcp(config, options, say, hand_over))
+        return _with_policies(config, lambda: serve_mcp(config, options, say, serving))
 
 
 def _tickets(args: argparse.Namespace) -> int:

@@ -32,26 +32,29 @@ class McpOptions:
 
 
 @contextlib.contextmanager
-def protocol_stdout() -> Iterator[Callable[[], None]]:
-    """Send file descriptor 1 to standard error for the block; `hand_over()` gives it back
-    (the stdio transport takes it at once). Children started meanwhile keep writing to
-    standard error."""
+def protocol_stdout() -> Iterator[Callable[[], contextlib.AbstractContextManager]]:
+    """Send file descriptor 1 to standard error for the block; within `serving()` it is the
+    protocol's again (the stdio transport takes it at once). Children started outside it write
+    to standard error, and so does anything printed after the server stopped."""
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
-    handed = False
 
-    def hand_over() -> None:
-        nonlocal handed
-        if not handed:
+    @contextlib.contextmanager
+    def serving() -> Iterator[None]:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        try:
+            yield
+        finally:
             sys.stdout.flush()
-            os.dup2(saved, 1)
-            handed = True
+            os.dup2(2, 1)
 
     try:
-        yield hand_over
+        yield serving
     finally:
-        hand_over()
+        sys.stdout.flush()
+        os.dup2(saved, 1)
         os.close(saved)
 
 
@@ -70,10 +73,10 @@ def serve_mcp(
     config: GraphConfig,
     options: McpOptions,
     say: Callable[[str], None],
-    hand_over: Callable[[], None] = lambda: None,
+    serving: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
 ) -> int:
     """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input.
-    `hand_over()` gives standard output back to the protocol just before serving."""
+    `serving()` is the block in which standard output is the protocol's."""
     from harness_driver.run_folder import RunFolder
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
@@ -137,8 +140,8 @@ def serve_mcp(
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         if options.http_port is None:
-            hand_over()
-            server.run()
+            with serving():
+                server.run()
         else:
             say(
                 f'serving MCP over streamable HTTP at http://{options.host}:{options.http_port}/mcp'

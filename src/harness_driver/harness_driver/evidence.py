@@ -92,7 +92,12 @@ def goal_verifier(taker: EvidenceTaker, claims) -> Callable[..., dict]:
         per_tier |= {j.tier: j for j in extra}
         verdict = combine([j for j in per_tier.values() if j is not None])
         return verdict.as_dict() | {
-            'tiers': {str(t): (j.verdict if j else None) for t, j in per_tier.items()}
+            'tiers': {str(t): (j.verdict if j else None) for t, j in per_tier.items()},
+            'at_rest': evidence.at_rest,
+            'seen': [
+                {'id': o.id, 'label': o.label, 'position': np.round(o.position, 3).tolist()}
+                for o in evidence.objects
+            ],
         }
 
     return verify_goal

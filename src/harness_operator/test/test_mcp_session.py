@@ -203,6 +203,22 @@ async def with_policies(tmp: Path, journal: Path) -> None:
         view = structured(await c.call_tool('journal'))
         assert [t['key'] for t in view['progress']] == ['p1', 'p2']
         assert view['open_tickets'][0]['failure_class'] == 'executor_switch'
+        # the emergency stop in the middle of a motion: it stops at the next tick
+        results: dict = {}
+
+        async def move() -> None:
+            # a minute of simulated time holding still: seconds of wall time
+            action = {'program': 'run_controller(lambda obs: {}, max_seconds=60.0)'}
+            results['move'] = await c.call_tool('do_action', {'action': action, 'key': 'm1'})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(move)
+            await anyio.sleep(1.0)
+            results['estop'] = await c.call_tool('estop', {'engage': True})
+        moved = structured(results['move'])
+        assert moved['executor_status'] == 'error', moved
+        assert 'emergency stop' in moved['executor_detail'], moved
+        assert structured(results['estop'])['estop'] is not False
 
 
 def test_policies_are_an_executor_and_switching_to_one_is_budgeted(tmp_path):

@@ -28,7 +28,9 @@ class PushToZone(Task):
     HALF = 0.02
     ZONE_HALF = 0.07
 
-    goal = (Inside('yellow cube', 'green zone'),)
+    # The zone by its colour alone: with the cube on it, perception measures what it still sees
+    # of the flat zone as a block.
+    goal = (Inside('yellow cube', 'green'),)
 
     def objects(self, layout, rng):
         (cx, cy), (zx, zy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
