@@ -426,25 +426,23 @@ def judge_tier(claims: Sequence[Claim], tier: int, e: Evidence) -> Judgement | N
 def combine(judgements: Sequence[Judgement], stale: bool = False) -> Verdict:
     """The tiers' common verdict; a tier-3 answer counts only beside a tier-2 one."""
     if stale:
-        return Verdict(STALE, 0, ['the views are older than the last motion: observe again'])
+        return Verdict(STALE, 0, ['the views are older than the last motion: recheck it'])
     counted = [j for j in judgements if j.tier != 3 or any(k.tier == 2 for k in judgements)]
     counted.sort(key=lambda j: j.tier)
     lines = [f'tier {j.tier} ({TIERS[j.tier]}): {j.verdict}: {j.evidence}' for j in counted]
     if not counted:
-        return Verdict(AMBIGUOUS, 0, ['no tier could judge it: observe again'], tuple(judgements))
+        return Verdict(AMBIGUOUS, 0, ['no tier could judge it: recheck it'], tuple(judgements))
     answers = {j.verdict for j in counted}
     if len(answers) > 1:
         return Verdict(AMBIGUOUS, counted[0].tier, lines, tuple(counted))
     return Verdict(answers.pop(), counted[0].tier, lines, tuple(counted))
 
 
-def verify(
-    claims: Sequence[Claim], e: Evidence, extra: Sequence[Judgement] = (), tiers=(1, 2)
-) -> Verdict:
+def verify(claims: Sequence[Claim], e: Evidence, extra: Sequence[Judgement] = ()) -> Verdict:
     """Judge `claims` with tiers 1 and 2 (and `extra` judgements, e.g. a VLM's at tier 3)."""
     if e.stale:
         return combine([], stale=True)
-    found = [j for t in tiers if (j := judge_tier(claims, t, e)) is not None]
+    found = [j for t in (1, 2) if (j := judge_tier(claims, t, e)) is not None]
     return combine([*found, *extra])
 
 
@@ -467,10 +465,13 @@ def effect_claims(skill: str, args: dict, held: dict[str, str]) -> tuple[Claim, 
     if skill == 'push':
         return (Moved(str(args['object']), tuple(args['direction']), float(args['distance'])),)
     if skill == 'press':
-        target = str(args['target'])
-        return (Turned(target, 'green'),)
+        # the station's buttons latch green (press_button); a point names no object to watch
+        target = args['target']
+        return (Turned(target, 'green'),) if isinstance(target, str) else ()
     if skill == 'transfer':
-        return (Holding(str(args.get('to_arm') or '')),)
+        giver = next(iter(held), '')
+        to_arm = str(args.get('to_arm') or ('right' if giver == 'left' else 'left'))
+        return (Holding(to_arm), *((Released(giver),) if giver else ()))
     if skill == 'home':
         return (AtHome(),)
     if skill == 'move_eef':

@@ -99,6 +99,7 @@ def serve_mcp(
     try:
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
         journal.check_goal({'task': options.task, 'layout': options.layout, 'seed': options.seed})
+        journal.hold()
     except JournalError as exc:
         say(f'error: {exc}')
         return 2
@@ -129,6 +130,7 @@ def serve_mcp(
             run,
             say,
             policies=policy_names(config),
+            replay=graph.notes.get('backend') == 'mujoco',  # hardware keeps its world
         )
         opened['session'] = session
         return session
@@ -171,29 +173,38 @@ def close_run(run, opened: dict, holder, started: float, say: Callable[[str], No
     graph, session = opened.get('graph'), opened.get('session')
     summary: dict = {'model': 'mcp', 'agent': 'an agent operator over MCP', 'status': 'error'}
     if session is not None:
+        # a call still running (the client left mid-action): stop its motion, let it end
+        session.estopped = True
+        with contextlib.suppress(Exception):
+            graph.estop(True)
+        if session._lock.acquire(timeout=10.0):
+            session._lock.release()
         summary = session.summary()
         summary['status'] = 'finished' if session.finished else 'session_ended'
     if holder.error:
         summary['detail'] = holder.error
-    outcome = None
+    # What a client that kills the server soon after leaving must not lose comes first: the
+    # ground truth, the end event, summary.json; then the kernel, the bag, the report.
+    summary['outcome'] = None
     if graph is not None:
         try:
-            graph.stop_kernel()
             o = graph.outcome()
-            outcome = {'success': o.success, 'score': o.score, 'detail': o.detail}
+            summary['outcome'] = {'success': o.success, 'score': o.score, 'detail': o.detail}
             summary['env_steps'] = graph.robot().step
         except Exception as exc:
             summary['detail'] = f'could not read the outcome: {exc}'
-    summary['outcome'] = outcome
+    summary['wall_seconds'] = round(time.monotonic() - started, 2)
+    run.summary(summary)
     run.event({'type': 'end', 'status': summary['status'], 'detail': summary.get('detail', '')})
     if graph is not None:
+        with contextlib.suppress(Exception):
+            graph.stop_kernel()
         try:
             summary |= graph.stop_recording()
         except Exception as exc:
             summary['bag_error'] = f'the recording could not be closed: {exc}'
         graph.__exit__(None, None, None)
-    summary['wall_seconds'] = round(time.monotonic() - started, 2)
-    run.summary(summary)
+        run.summary(summary)  # with what became of the bag
     run.close()
     # the trials are in <run>/lerobot already (each written when it returned)
     write_report_safely(run.path, say)

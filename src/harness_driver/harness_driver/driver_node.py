@@ -32,6 +32,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 
+from harness_driver.lerobot import frames_within
 from harness_driver.recorder_node import EVENTS_QOS
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
@@ -168,12 +169,8 @@ class DriverNode(Node):
     def camera_frames(self, start: float, end: float) -> dict[str, list[tuple[float, bytes]]]:
         """The kept JPEG frames shown from episode time `start` to `end`: per camera, the
         last one before `start` and those within."""
-        out = {}
         with self._frames_lock:
-            for cam, frames in self._frames.items():
-                before = [f for f in frames if f[0] <= start + 1e-6][-1:]
-                out[cam] = before + [f for f in frames if start + 1e-6 < f[0] <= end + 1e-6]
-        return out
+            return {c: frames_within(f, start, end) for c, f in self._frames.items()}
 
     def publish_event(self, line: str) -> None:
         """One line of events.jsonl on harness/events (the recorder ends on the `end` event)."""

@@ -583,12 +583,13 @@ class Episode:
         4): one `goal_verdict` event; the summary keeps both phases (bench's report card)."""
         if self.goal_verifier is None:
             return
-        extra = ()
-        if phase == 'end' and self.config.goal_verifier_vlm and self.instruction:
-            said = self.verify(f'The task is done: {self.instruction}', 'goal')
-            if said.answered:
-                extra = (Judgement(3, 'satisfied' if said.yes else 'violated', said.sentence),)
         try:
+            extra = ()
+            if phase == 'end' and self.config.goal_verifier_vlm and self.instruction:
+                said = self.verify(f'The task is done: {self.instruction}', 'goal')
+                if said.answered:
+                    verdict = 'satisfied' if said.yes else 'violated'
+                    extra = (Judgement(3, verdict, said.sentence),)
             verdict = self.goal_verifier(extra)
         except Exception as exc:  # a verifier that fails costs its verdict, not the episode
             verdict = {'verdict': 'ambiguous', 'tier': 0, 'evidence': [f'failed: {exc}']}
@@ -611,6 +612,7 @@ class Episode:
                 'verifier_evidence': end.get('evidence', []),
                 'task': self.spec.task,
                 'instruction': self.instruction,
+                'dataset_task': self.instruction,
                 'ticks': list(self.ticks),
             }
         )

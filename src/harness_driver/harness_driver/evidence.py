@@ -13,10 +13,8 @@ from harness_bench.verifier import (
     Claim,
     Evidence,
     Judgement,
-    Verdict,
     combine,
     judge_tier,
-    verify,
 )
 from harness_kernel.perception import Perception, make_perception
 from harness_kernel.perception.query import Query
@@ -27,8 +25,11 @@ def finder(objects: list[LocatedObject], words: dict[str, set[str]]) -> Callable
     """find(query): the objects whose colour and shape words carry every word of `query`."""
 
     def find(query: str) -> list[LocatedObject]:
+        exact = [o for o in objects if o.id == query]  # an id from observe names one object
+        if exact:
+            return exact
         q = Query.parse(query)
-        return [o for o in objects if q.matches(words[o.id])]
+        return q.select([o for o in objects if q.matches(words[o.id])])
 
     return find
 
@@ -73,12 +74,6 @@ class EvidenceTaker:
             before=before,
             home_tcp=self.home_tcp,
         )
-
-    def judge(
-        self, claims, last_motion_step: int = 0, before: Evidence | None = None, extra=()
-    ) -> tuple[Verdict, Evidence]:
-        evidence = self.take(last_motion_step, before)
-        return verify(claims, evidence, extra), evidence
 
 
 def goal_verifier(taker: EvidenceTaker, claims) -> Callable[..., dict]:

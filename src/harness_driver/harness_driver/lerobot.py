@@ -31,6 +31,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_driver.trials import load_ticks
 
 CODEBASE_VERSION = 'v3.0'
+MAX_STATS_FRAMES = 200  # camera frames (their sampled pixels) the image stats keep
 CHUNK_SIZE = 1000
 ROBOT_TYPE = 'arx_x5_dual'
 HARNESS_VERSION = '0.1.0'
@@ -122,10 +123,10 @@ def run_trials(run: Path) -> list[TrialData]:
         if not len(ticks['time']):
             continue  # nothing moved: no frames
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])
-        images = {cam: _frames_within(fs, start, end) for cam, fs in frames.items()}
+        images = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
         out.append(
             TrialData(
-                task=t.get('instruction') or t.get('task') or episode.get('task', ''),
+                task=t.get('dataset_task') or t.get('instruction') or episode.get('task', ''),
                 state=ticks['measured'].astype(np.float32),
                 action=ticks['command'].astype(np.float32),
                 time=ticks['time'],
@@ -136,6 +137,7 @@ def run_trials(run: Path) -> list[TrialData]:
                     'layout': episode.get('layout'),
                     'seed': episode.get('seed'),
                     'trial_id': t.get('trial_id', ''),
+                    'key': t.get('key', ''),
                     'dispatcher': t.get('dispatcher', ''),
                     'executor': t.get('executor', ''),
                     'executor_version': HARNESS_VERSION,
@@ -143,14 +145,14 @@ def run_trials(run: Path) -> list[TrialData]:
                     'verdict': t.get('verdict', ''),
                     'tier': int(t.get('tier') or 0),
                     'verifier_evidence': list(t.get('verifier_evidence') or []),
-                    'action': json.dumps(t.get('action')) if t.get('action') else '',
+                    'action': json.dumps(t['action'], sort_keys=True) if t.get('action') else '',
                 },
             )
         )
     return out
 
 
-def _frames_within(frames: list, start: float, end: float) -> list:
+def frames_within(frames: list, start: float, end: float) -> list:
     """The frames shown from `start` to `end`: the last one before `start` and those within."""
     before = [f for f in frames if f[0] <= start + 1e-6]
     within = [f for f in frames if start + 1e-6 < f[0] <= end + 1e-6]
@@ -343,6 +345,7 @@ class DatasetWriter:
                 _write_video(video, frames, self.fps)
             written[c] = video
             self.pixels[c] += [rgb[::4, ::4].reshape(-1, 3) for _, rgb in shown[:50]]
+            del self.pixels[c][:-MAX_STATS_FRAMES]  # a long session's stats stay bounded
             row |= {
                 f'videos/{key}/chunk_index': chunk,
                 f'videos/{key}/file_index': file,
@@ -447,16 +450,6 @@ def _replace(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def write_dataset(
-    root: Path, trials: list[TrialData], say: Callable[[str], None] = lambda _m: None
-) -> dict:
-    """Write `trials` as a LeRobot v3.0 dataset at `root` (replacing what is there)."""
-    writer = DatasetWriter(root)
-    for trial in trials:
-        writer.add(trial)
-    return writer.summary()
-
-
 def write_datasets(root: Path, trials: list[TrialData], say=lambda _m: None) -> dict:
     """`root` with every trial and `root/demos` with those a tier 1-2 verifier satisfied."""
     writer = DatasetWriter(root, demos=True)
@@ -476,7 +469,20 @@ def write_run_dataset(run: Path) -> Path | None:
 
 
 def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print) -> dict:
-    """`harness export RUNS --lerobot OUT`: every trial of every run folder."""
+    """`harness export RUNS --lerobot OUT`: every trial of every run folder. OUT is replaced
+    only when it is a LeRobot dataset already (or empty), and never one that holds a RUN."""
+    out = Path(out)
+    if out.exists():
+        resolved = out.resolve()
+        if any(
+            resolved == Path(r).resolve() or resolved in Path(r).resolve().parents for r in runs
+        ):
+            raise ExportError(f'{out} holds a run folder being exported: choose another --lerobot')
+        if out.is_file() or (any(out.iterdir()) and not (out / 'meta' / 'info.json').is_file()):
+            raise ExportError(
+                f'{out} exists and is not a LeRobot dataset: it is not replaced (remove it, or '
+                'choose another --lerobot)'
+            )
     trials: list[TrialData] = []
     for run in runs:
         if not Path(run).is_dir():

@@ -16,6 +16,8 @@ COLUMNS = ('judged', 'true_pos', 'true_neg', 'false_pos', 'false_neg', 'abstaine
 
 def _verdicts(verdict: dict) -> dict[str, str | None]:
     tiers = dict(verdict.get('tiers') or {})
+    if tiers.get('2') is None:
+        tiers.pop('3', None)  # a VLM's verdict counts only beside a tier-2 one
     tiers['combined'] = verdict.get('verdict')
     return tiers
 

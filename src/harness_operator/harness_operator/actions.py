@@ -90,15 +90,18 @@ class Action:
         if self.skill == 'policy':
             return a['instruction']
         if self.skill == 'pick':
-            return f'pick up the {a["object"]}'
+            return f'pick up the {_named(a["object"])}'
         if self.skill == 'place':
-            where = a.get('into') or a.get('onto') or f'at {a.get("position")}'
-            word = 'into' if 'into' in a else 'onto' if 'onto' in a else ''
-            return f'put what you hold {word} the {where}'.replace('  ', ' ')
+            if 'into' in a:
+                return f'put what you hold into the {_named(a["into"])}'
+            if 'onto' in a:
+                return f'put what you hold onto the {_named(a["onto"])}'
+            return f'put what you hold down at {a["position"]}'
         if self.skill == 'push':
-            return f'push the {a["object"]} {a["distance"]:g} m along {a["direction"]}'
+            return f'push the {_named(a["object"])} {a["distance"]:g} m along {a["direction"]}'
         if self.skill == 'press':
-            return f'press the {a["target"]}'
+            target = a['target']
+            return f'press {target}' if isinstance(target, list) else f'press the {_named(target)}'
         if self.skill == 'home':
             return 'go back home'
         return task_instruction
@@ -110,6 +113,10 @@ class Action:
             return f'program: {first[:80]}'
         parts = [f'{k}={v!r}' for k, v in self.args.items()]
         return f'{self.skill}({", ".join(parts)})'
+
+
+def _named(ref) -> str:
+    return ref['label'] if isinstance(ref, dict) else ref
 
 
 def _number(name: str, value) -> float:
@@ -130,6 +137,10 @@ def _checked(skill: str, name: str, kind: str, value):
         return None
     kind = kind.rstrip('?')
     if kind == 'object':
+        if isinstance(value, dict) and set(value) == {'label', 'near'}:
+            # an id from observe, resolved by the session: the label nearest a position
+            label = _checked(skill, name, 'object', value['label'])
+            return {'label': label, 'near': _vector(f'{where}.near', value['near'], 3)}
         if not isinstance(value, str) or not value.strip() or len(value) > 200:
             raise ActionError(
                 f'{where} must name an object: a locate() query such as "red cube" or an id '
@@ -197,7 +208,7 @@ def parse_action(action) -> Action:
             ) from None
         return Action('program', code=code)
     skill = action.get('skill')
-    if skill not in SKILL_ARGS:
+    if not isinstance(skill, str) or skill not in SKILL_ARGS:
         raise ActionError(
             f'unknown skill {skill!r}; an action\'s "skill" is one of {", ".join(SKILLS)} '
             '(or give {"program": ...})'
@@ -224,6 +235,12 @@ def parse_action(action) -> Action:
 # observe() is the program's own if the program located it; otherwise the query decides).
 _PRELUDE = """\
 def _object(ref):
+    if isinstance(ref, dict):  # a label and where the station's verifier saw it
+        found = locate(ref['label'])
+        if not found:
+            raise LookupError(f'nothing in view matches {ref["label"]!r}')
+        near = ref['near']
+        return min(found, key=lambda o: sum((a - b) ** 2 for a, b in zip(o.position, near)))
     objects, _ = scene()
     for o in objects:
         if o.id == ref:
@@ -244,7 +261,7 @@ def cell_source(action: Action) -> str:
         return policy_source(action.args['policy'], action.args['instruction'])
     call = []
     for name, value in action.args.items():
-        if name in OBJECT_ARGS and isinstance(value, str):
+        if name in OBJECT_ARGS and isinstance(value, str | dict):
             call.append(f'{name}=_object({value!r})')
         else:
             call.append(f'{name}={value!r}')

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,36 +41,49 @@ class Journal:
         self.budgets = budgets
         self.state = JournalState()
         self._offset = 0
+        self._lock = threading.RLock()  # the MCP tools run in threads of their own
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch(exist_ok=True)
         self.refresh()
 
     def refresh(self) -> list[dict]:
         """Apply the records appended since the last read (by this or another process)."""
-        try:
-            with open(self.path, 'rb') as f:
-                f.seek(self._offset)
-                data = f.read()
-        except OSError as exc:
-            raise JournalError(f'the journal {self.path} cannot be read: {exc}') from None
-        end = data.rfind(b'\n') + 1  # a line still being written waits for the next read
-        records = []
-        for n, line in enumerate(data[:end].splitlines()):
-            if not line.strip():
-                continue
+        with self._lock:
             try:
-                record = json.loads(line)
-                if not isinstance(record, dict) or 'type' not in record:
-                    raise ValueError('not a record')
-            except ValueError as exc:
-                raise JournalError(
-                    f'the journal {self.path} has a malformed line after byte {self._offset} '
-                    f'(line {n + 1} of the new part): {exc}'
-                ) from None
-            self._apply(record)
-            records.append(record)
-        self._offset += end
-        return records
+                with open(self.path, 'rb') as f:
+                    f.seek(self._offset)
+                    data = f.read()
+            except OSError as exc:
+                raise JournalError(f'the journal {self.path} cannot be read: {exc}') from None
+            records = []
+            # line by line, the offset moving past each applied line: a failure applies
+            # nothing twice; a last line still being written waits for the next read
+            for line in data.splitlines(keepends=True):
+                if not line.endswith(b'\n'):
+                    break
+                if line.strip():
+                    record = self._parsed(line)
+                    try:
+                        self._apply(record)
+                    except (KeyError, TypeError, ValueError) as exc:
+                        raise JournalError(
+                            f'the journal {self.path} has a record that does not fit at byte '
+                            f'{self._offset}: {type(exc).__name__}: {exc}'
+                        ) from None
+                    records.append(record)
+                self._offset += len(line)
+            return records
+
+    def _parsed(self, line: bytes) -> dict:
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not isinstance(record.get('type'), str):
+                raise ValueError('not a record (an object with a "type")')
+        except ValueError as exc:
+            raise JournalError(
+                f'the journal {self.path} has a malformed line at byte {self._offset}: {exc}'
+            ) from None
+        return record
 
     def _apply(self, r: dict) -> None:
         s, kind = self.state, r['type']
@@ -81,6 +95,8 @@ class Journal:
             record = TrialRecord.of(r['record'])
             s.trials[record.key] = record
         elif kind == 'charge':
+            if r['failure_class'] not in self.budgets.used:
+                raise ValueError(f'unknown failure class {r["failure_class"]!r}')
             self.budgets.spend(r['failure_class'])
         elif kind == 'ticket':
             self.budgets.add(Ticket(**r['ticket']))
@@ -94,14 +110,37 @@ class Journal:
     def write(self, record: dict) -> None:
         """Append `record` (a dict with 'type') under an exclusive lock, then read it back."""
         line = json.dumps({**record, 'time': round(time.time(), 3)}, default=str) + '\n'
-        with open(self.path, 'a') as f:
+        with self._lock, open(self.path, 'a+b') as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
-                f.write(line)
+                f.seek(0)
+                data = f.read()
+                if data and not data.endswith(b'\n'):
+                    # every writer holds this lock: a last line without its end was cut off by
+                    # a crash; it is dropped (it could not be read) and the drop journaled
+                    cut = data.rfind(b'\n') + 1
+                    f.truncate(cut)
+                    dropped = {'type': 'event', 'what': 'dropped_cut_off_line'}
+                    line = json.dumps(dropped | {'bytes': len(data) - cut}) + '\n' + line
+                f.seek(0, 2)
+                f.write(line.encode())
                 f.flush()
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
         self.refresh()
+
+    def hold(self) -> None:
+        """Claim the journal for this server's lifetime (JournalError when another holds it):
+        two servers on one journal would give out the same trial ids and tickets."""
+        self._holder = open(self.path.with_name(self.path.name + '.lock'), 'w')  # noqa: SIM115
+        try:
+            fcntl.flock(self._holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._holder.close()
+            raise JournalError(
+                f'another harness mcp serves the journal {self.path}: stop it, or use another '
+                '--journal'
+            ) from None
 
     def check_goal(self, goal: dict) -> None:
         """JournalError unless the journal is new or for the same task, layout and seed."""

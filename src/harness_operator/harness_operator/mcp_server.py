@@ -6,6 +6,7 @@ HTTP sessions. Each tool's docstring is what the agent reads."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -42,13 +43,21 @@ class SessionHolder:
         self.session: OperatorSession | None = None
         self.start_info: dict = {}
         self.error = ''
+        self._starting: OperatorSession | None = None
+
+    def now(self) -> OperatorSession:
+        """The session even while it starts (a resume replays the journal's actions): the
+        emergency stop must not wait for that."""
+        starting = self._starting
+        return starting if starting is not None else self.get()
 
     def get(self) -> OperatorSession:
         with self._lock:
             if self.session is None and not self.error:
                 try:
-                    self.session = self._open()
-                    self.start_info = self.session.start()
+                    self._starting = self._open()
+                    self.start_info = self._starting.start()
+                    self.session = self._starting
                 except (OperatorError, JournalError) as exc:
                     self.error = str(exc)
                 except Exception as exc:  # the agent must learn why nothing works
@@ -59,14 +68,17 @@ class SessionHolder:
 
 
 def _call(fn, *args):
+    """fn(*args), its refusals and failures as tool errors that say what happened (the SDK
+    hides the text of any other exception from the client)."""
     try:
         return fn(*args)
-    except BudgetRefusedError as exc:
-        raise ToolError(f'refused, nothing moved: {exc}') from None
-    except OperatorError as exc:
+    except (BudgetRefusedError, OperatorError) as exc:
         raise ToolError(f'refused, nothing moved: {exc}') from None
     except JournalError as exc:
         raise ToolError(str(exc)) from None
+    except Exception as exc:  # the station failed under the call: say so, keep serving
+        logging.getLogger('harness.mcp').exception('tool call failed')
+        raise ToolError(f'the station failed: {type(exc).__name__}: {exc}') from None
 
 
 def _skills_text() -> str:
@@ -111,8 +123,8 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             'the same key again returns the same trial and moves nothing (retry a lost reply '
             'with it). Returns {trial_id, executor_status: done|timeout|clamped|error, '
             'verdict: satisfied|violated|ambiguous|stale, verifier_evidence, tier (1 physical, '
-            '2 perception, 3 VLM), budgets_left, ok}. ok only when done and satisfied; '
-            'ambiguous or stale means observe again before deciding.'
+            '2 perception; 0 when no tier could tell), budgets_left, ok}. ok only when done '
+            'and satisfied; after ambiguous or stale, recheck(key) before deciding.'
         )
     )
     def do_action(action: dict[str, Any], key: str, executor: str = 'auto') -> dict[str, Any]:
@@ -122,10 +134,12 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     @server.tool()
     def run_batch(actions: list[dict[str, Any]]) -> dict[str, Any]:
         """Dispatch several steps in order, each {"action": ..., "key": ..., "executor"?}, as
-        do_action would, stopping after the first that is not ok. Returns {"trials": [...]}:
-        one do_action result per step that ran."""
+        do_action would, stopping after the first that is not ok. Every step is checked before
+        the first runs. Returns {"trials": [...]}, one do_action result per step that ran, and
+        "refused" when a budget or the emergency stop refused a later step."""
         session = holder.get()
-        return {'trials': [t.as_dict() for t in _call(session.run_batch, actions)]}
+        trials, refused = _call(session.run_batch, actions)
+        return {'trials': [t.as_dict() for t in trials]} | ({'refused': refused} if refused else {})
 
     @server.tool()
     def recheck(key: str) -> dict[str, Any]:
@@ -138,8 +152,7 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     def estop(engage: bool = True) -> dict[str, Any]:
         """Emergency stop: engage=true stops any motion at its next control tick (the arms hold
         their pose) and refuses every action until estop(engage=false) releases it."""
-        session = holder.get()
-        return _call(session.estop, engage)
+        return _call(holder.now().estop, engage)
 
     @server.tool()
     def journal() -> dict[str, Any]:

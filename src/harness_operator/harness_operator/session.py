@@ -20,7 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from harness_bench.task import Task
-from harness_bench.verifier import AT_REST_RAD_S, Evidence, effect_claims, verify
+from harness_bench.verifier import (
+    AMBIGUOUS,
+    AT_REST_RAD_S,
+    Evidence,
+    Verdict,
+    effect_claims,
+    verify,
+)
 from harness_driver.evidence import EvidenceTaker
 from harness_driver.lerobot import HARNESS_VERSION, DatasetWriter, TrialData, decoded
 from harness_driver.run_folder import RunFolder
@@ -28,6 +35,7 @@ from harness_driver.trials import save_ticks
 from harness_types.cell import CellResult
 
 from harness_operator.actions import (
+    OBJECT_ARGS,
     Action,
     ActionError,
     cell_source,
@@ -78,8 +86,12 @@ class OperatorSession:
         run: RunFolder,
         log: Callable[[str], None] = print,
         policies: tuple[str, ...] = (),
+        replay: bool = True,
     ) -> None:
         self.policies = policies  # the catalogue's policies (none: the learned half is off)
+        # Resuming runs the journal's trials again: only in simulation, where the reset world
+        # is the same; on hardware the world is as the last session left it.
+        self.replay = replay
         self.station = station
         self.eyes = eyes
         self.journal = journal
@@ -97,6 +109,7 @@ class OperatorSession:
         self._lock = threading.Lock()
         self._trials_this_session = 0
         self.dataset: DatasetWriter | None = None  # <run>/lerobot, one episode per trial
+        self._before: dict[str, Evidence | None] = {}  # each trial's view before it, by key
 
     # Start and resume ---------------------------------------------------------------------
 
@@ -126,22 +139,49 @@ class OperatorSession:
         self.journal.write(
             {'type': 'session', 'run_folder': str(self.run.path), 'resumed_trials': len(resumed)}
         )
-        mismatches = []
-        for record in resumed:
-            action = parse_action(record.action)
-            cell = self._execute(action, record.executor)
-            status, _ = executor_status(cell)
-            self._track(action, cell, record.verdict)
-            if status != record.executor_status:
-                mismatches.append(f'{record.trial_id}: {record.executor_status} -> {status}')
+        mismatches = self._replay(resumed) if self.replay else []
         if resumed:
-            self.run.event({'type': 'resumed', 'trials': len(resumed), 'mismatches': mismatches})
+            self.run.event(
+                {'type': 'resumed', 'trials': len(resumed), 'replayed': self.replay}
+                | {'mismatches': mismatches}
+            )
             self.log(f'resumed {len(resumed)} trials from {self.journal.path}')
+        if self._estop_in_journal():
+            self.estop(True)  # an emergency stop outlives the session that engaged it
         if self.finished_before():
             self.finished = True
         return {'instruction': self.instruction, 'resumed_trials': len(resumed)} | (
             {'resume_mismatches': mismatches} if mismatches else {}
         )
+
+    def _replay(self, records: list[TrialRecord]) -> list[str]:
+        """Run the journal's trials again in order, settling after each as they did (the
+        simulator is deterministic); what comes out different is listed. An emergency stop
+        ends the replay."""
+        mismatches = []
+        for record in records:
+            if self.estopped:
+                mismatches.append(f'replay stopped by the emergency stop before {record.trial_id}')
+                break
+            action = parse_action(record.action)
+            cell = self._execute(action, record.executor)
+            self._settle()
+            status, _ = executor_status(cell)
+            arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
+            self._track(action, arm, record.verdict)
+            step = self.station.robot().step
+            if status != record.executor_status or step != record.end_step:
+                mismatches.append(
+                    f'{record.trial_id}: {record.executor_status} at step {record.end_step} '
+                    f'then, {status} at step {step} now'
+                )
+        return mismatches
+
+    def _estop_in_journal(self) -> bool:
+        stops = [
+            e['what'] for e in self.journal.state.events if e.get('what', '').startswith('estop')
+        ]
+        return bool(stops) and stops[-1] == 'estop'
 
     def executors(self) -> tuple[str, ...]:
         return (*EXECUTORS, *(f'policy:{p}' for p in self.policies))
@@ -198,24 +238,33 @@ class OperatorSession:
         with self._lock:
             return self._do(action, executor, key)
 
-    def run_batch(self, actions: list) -> list[TrialRecord]:
+    def run_batch(self, actions: list) -> tuple[list[TrialRecord], str]:
         """Each of `actions` ({action, executor, key}) in order, stopping after the first that
-        is not ok."""
+        is not ok. Every item is checked before the first runs; a refusal on the way (a budget,
+        the emergency stop) ends the batch and is returned beside the trials that ran."""
         if not isinstance(actions, list) or not actions:
             raise OperatorError('run_batch needs a non-empty list of {action, executor, key}')
+        for n, item in enumerate(actions):
+            if not isinstance(item, dict) or 'action' not in item or 'key' not in item:
+                raise OperatorError(
+                    f'batch item {n} must be an object with "action" and "key" '
+                    '(and optionally "executor")'
+                )
+            try:
+                self._checked(item['action'], item.get('executor', 'auto'))
+            except OperatorError as exc:
+                raise OperatorError(f'batch item {n}: {exc}') from None
         with self._lock:
-            out = []
+            out: list[TrialRecord] = []
             for n, item in enumerate(actions):
-                if not isinstance(item, dict) or 'action' not in item or 'key' not in item:
-                    raise OperatorError(
-                        f'batch item {n} must be an object with "action" and "key" '
-                        '(and optionally "executor")'
-                    )
-                record = self._do(item['action'], item.get('executor', 'auto'), item['key'])
+                try:
+                    record = self._do(item['action'], item.get('executor', 'auto'), item['key'])
+                except (OperatorError, BudgetRefusedError) as exc:
+                    return out, f'batch item {n} refused, nothing moved: {exc}'
                 out.append(record)
                 if not record.ok:
                     break
-            return out
+            return out, ''
 
     def recheck(self, key: str) -> dict:
         """Judge an ambiguous or stale trial's intended effect again from fresh views (the arms
@@ -231,10 +280,17 @@ class OperatorSession:
                     f'trial {record.trial_id} is {record.verdict}: only an ambiguous or stale '
                     'verdict is checked again'
                 )
+            if self.last_motion_step > record.end_step:
+                raise OperatorError(
+                    f'the robot moved since trial {record.trial_id}: its effect cannot be told '
+                    'apart from what came after (observe to see the scene)'
+                )
             self._charge('reobserve', f'recheck {record.trial_id}')
             action = parse_action(record.action)
-            claims = self._claims(action)
-            verdict = verify(claims, self._evidence_at_rest())
+            arm = next((e['arm'] for e in record.executions if e['arm'] in ('left', 'right')), '')
+            claims = self._claims(action, arm)
+            verdict = verify(claims, self._evidence_at_rest(self._before.get(key)))
+            self._track(action, arm, verdict.verdict)
             out = {'key': key, 'trial_id': record.trial_id} | verdict.as_dict()
             out |= {'ok': record.executor_status == 'done' and verdict.verdict == 'satisfied'}
             out['budgets_left'] = self.budgets.left()
@@ -298,11 +354,11 @@ class OperatorSession:
         if self.estopped:
             raise OperatorError('the emergency stop is engaged: release it (estop engage=false)')
 
-    def _charge(self, failure_class: str, reason: str) -> None:
-        """Spend one of the class's budget, or refuse: an exhausted budget opens a ticket."""
+    def _refuse_if_spent(self, failure_class: str, reason: str) -> None:
+        """BudgetRefusedError when the class has no budget left (an exhausted budget opens a
+        ticket now)."""
         ticket = self.budgets.decide(failure_class, reason)
         if ticket is None:
-            self.journal.write({'type': 'charge', 'failure_class': failure_class})
             return
         if ticket not in self.budgets.tickets:  # a new one: the budget ran out now
             self.journal.write({'type': 'ticket', 'ticket': ticket.as_dict()})
@@ -310,44 +366,42 @@ class OperatorSession:
             self.log(f'ticket {ticket.id} opened: {failure_class} budget exhausted ({reason})')
         raise BudgetRefusedError(ticket)
 
+    def _charge(self, failure_class: str, reason: str) -> None:
+        """Spend one of the class's budget, or refuse."""
+        self._refuse_if_spent(failure_class, reason)
+        self.journal.write({'type': 'charge', 'failure_class': failure_class})
+
     def _do(self, action_json, executor: str, key: str) -> TrialRecord:
         self.journal.refresh()
         if not isinstance(key, str) or not key.strip() or len(key) > 200:
             raise OperatorError('key must be a non-empty string (at most 200 characters)')
+        action, executor = self._checked(action_json, executor)
         known = self.journal.state.trials.get(key)
         if known is not None:
+            if known.action != action.as_json():
+                raise OperatorError(
+                    f'the key {key!r} was used for another action ({known.task}): a key names '
+                    'one step'
+                )
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
-        if executor not in self.executors():
-            raise OperatorError(
-                f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
-            )
-        try:
-            action = parse_action(action_json)
-        except ActionError as exc:
-            raise OperatorError(str(exc)) from None
-        if action.skill == 'policy':
-            if action.args['policy'] not in self.policies:
-                known = ', '.join(self.policies) or 'none (harness mcp --policies)'
-                raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
-            executor = f'policy:{action.args["policy"]}'
-        executor = 'skill' if executor == 'auto' else executor
-        same = [t for t in self.journal.state.trials.values() if t.action == action.as_json()]
-        if any(t.executor != executor for t in same):
-            self._charge('executor_switch', f'{action.describe()} with {executor}')
-        if any(not t.ok for t in same):
-            self._charge('retry', f'{action.describe()} again after it did not succeed')
-        claims = self._claims(action)
-        before = None
-        if any(type(c).__name__ in ('Moved', 'Turned') for c in claims):
-            before = self._fresh_evidence()
+        self._spend_budgets(action, executor)
+        before = self._fresh_evidence() if self._needs_before(action) else None
         start_step = self.station.robot().step
+        trial_id = f'trial-{len(self.journal.state.trials) + 1:03d}'
+        # Journaled before it moves: a resume knows a step ran even if nothing after it did.
+        self.journal.write({'type': 'dispatch', 'key': key, 'trial_id': trial_id})
         cell = self._execute(action, executor)
         status, detail = executor_status(cell)
-        verdict = verify(claims, self._evidence_at_rest(before))
-        self._track(action, cell, verdict.verdict)
+        arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
+        try:
+            claims = self._claims(action, arm)
+            verdict = verify(claims, self._evidence_at_rest(before))
+        except Exception as exc:  # the motion ran: its record must exist whatever failed here
+            self.log(f'the verifier failed on {trial_id}: {type(exc).__name__}: {exc}')
+            verdict = Verdict(AMBIGUOUS, 0, [f'the verifier failed: {type(exc).__name__}: {exc}'])
+        self._track(action, arm, verdict.verdict)
         self._trials_this_session += 1
-        trial_id = f'trial-{len(self.journal.state.trials) + 1:03d}'
         record = TrialRecord(
             trial_id=trial_id,
             key=key,
@@ -361,40 +415,77 @@ class OperatorSession:
             budgets_left=self.budgets.left(),
             start_step=start_step,
             end_step=self.station.robot().step,
-            task=action.describe(),
+            task=action.spoken(self.instruction),
             executions=[
                 {'skill': e.skill, 'arm': e.arm, 'event': e.event, 'detail': e.detail}
                 for e in cell.executions
             ],
             output=cell.output[-2000:],
         )
-        ticks = save_ticks(self.run, trial_id, cell.executions)
+        self._before[key] = before
+        try:
+            ticks = save_ticks(self.run, trial_id, cell.executions)
+        except OSError as exc:
+            self.log(f'the ticks of {trial_id} could not be saved: {exc}')
+            ticks = ''
         self.journal.write({'type': 'trial', 'record': record.as_dict()})
         self._add_to_dataset(record, action, cell)
         self.run.summary(self.summary())
         self.run.event(
             {'type': 'trial', 'dispatcher': 'mcp', 'ticks': ticks}
             | record.as_dict()
-            | {'instruction': self.instruction}
+            | {'instruction': self.instruction, 'dataset_task': record.task}
         )
         return record
 
-    def _claims(self, action: Action) -> tuple:
-        """What the verifier checks of `action`: a skill's intended effect; for a program or a
-        policy run (no declared effect), the task's goal."""
-        if action.skill in ('program', 'policy'):
-            return self.task.goal
-        return effect_claims(action.skill, action.args, self.held)
+    def _checked(self, action_json, executor: str) -> tuple[Action, str]:
+        """The parsed action and the executor that runs it; OperatorError says what is wrong."""
+        if executor not in self.executors():
+            raise OperatorError(
+                f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
+            )
+        try:
+            action = parse_action(action_json)
+        except ActionError as exc:
+            raise OperatorError(str(exc)) from None
+        if action.skill == 'policy':
+            if action.args['policy'] not in self.policies:
+                known = ', '.join(self.policies) or 'none (harness mcp --policies)'
+                raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
+            executor = f'policy:{action.args["policy"]}'
+        return self._by_position(action), 'skill' if executor == 'auto' else executor
 
-    def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
-        """Fresh evidence once the arms are still: perception judges only at rest, and a motion
-        ends within its tolerance, still moving a little; the arms hold their targets up to
-        SETTLE_S of simulated time first."""
-        evidence = self.eyes.take(self.last_motion_step, before)
-        if evidence.at_rest:
-            return evidence
-        self._run_code(SETTLE_CELL)
-        return self.eyes.take(self.last_motion_step, before)
+    def _spend_budgets(self, action: Action, executor: str) -> None:
+        """Decide every failure class the call falls in first, then spend: a call refused by
+        one class spends nothing of another."""
+        same = [t for t in self.journal.state.trials.values() if t.action == action.as_json()]
+        classes = []
+        if any(t.executor != executor for t in same):
+            classes.append(('executor_switch', f'{action.describe()} with {executor}'))
+        if any(not t.ok for t in same):
+            classes.append(('retry', f'{action.describe()} again after it did not succeed'))
+        for failure_class, reason in classes:
+            self._refuse_if_spent(failure_class, reason)
+        for failure_class, _ in classes:
+            self.journal.write({'type': 'charge', 'failure_class': failure_class})
+
+    def _by_position(self, action: Action) -> Action:
+        """An object named by an id from observe (the verifier's own ids, not the program's)
+        becomes its label and measured position: the cell takes the object of that label
+        nearest to it."""
+        if self.last_observed is None or action.skill in ('program', 'policy'):
+            return action
+        ids = {o.id: o for o in self.last_observed.objects}
+        args = dict(action.args)
+        for name, value in action.args.items():
+            if name in OBJECT_ARGS and isinstance(value, str) and value in ids:
+                o = ids[value]
+                args[name] = {'label': o.label, 'near': np.round(o.position, 4).tolist()}
+        return Action(action.skill, args, action.code)
+
+    @staticmethod
+    def _needs_before(action: Action) -> bool:
+        return action.skill in ('push', 'press')
 
     def _add_to_dataset(self, record: TrialRecord, action: Action, cell: CellResult) -> None:
         """The trial as the next episode of <run>/lerobot (and lerobot/demos when a tier-1 or
@@ -435,6 +526,26 @@ class OperatorSession:
         except Exception as exc:
             self.log(f'trial {record.trial_id} is not in the dataset: {type(exc).__name__}: {exc}')
 
+    def _claims(self, action: Action, arm: str = '') -> tuple:
+        """What the verifier checks of `action`, run by `arm` (the arm its executions moved):
+        a skill's intended effect; for a program or a policy run, the task's goal."""
+        if action.skill in ('program', 'policy'):
+            return self.task.goal
+        args = {k: _query(v) if k in OBJECT_ARGS else v for k, v in action.args.items()}
+        return effect_claims(action.skill, {**args, 'arm': arm}, self.held)
+
+    def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
+        """Fresh evidence once the arms are still (perception judges only at rest)."""
+        self._settle()
+        return self.eyes.take(self.last_motion_step, before)
+
+    def _settle(self) -> None:
+        """If an arm still moves, hold the targets until none does (at most SETTLE_S of
+        simulated time). Decided from the robot state alone, so a replay settles alike."""
+        robot = self.station.robot()
+        if any(float(np.abs(a.velocities).max()) >= AT_REST_RAD_S for a in robot.arms.values()):
+            self._run_code(SETTLE_CELL)
+
     def _fresh_evidence(self) -> Evidence:
         if (
             self.last_observed is not None
@@ -459,17 +570,18 @@ class OperatorSession:
         if cell.executions:
             self.last_motion_step = max(self.last_motion_step, self.station.robot().step)
 
-    def _track(self, action: Action, cell: CellResult, verdict: str) -> None:
-        """Which arm holds what, as far as the actions show (for the next place's claims)."""
-        arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
-        if action.skill == 'pick' and verdict == 'satisfied' and arm:
-            self.held[arm] = action.args['object']
-        elif action.skill in ('place', 'release') and arm:
+    def _track(self, action: Action, arm: str, verdict: str) -> None:
+        """Which arm holds what, as far as the verdicts show (for the next place's claims)."""
+        if not arm:
+            return
+        what = _query(action.args.get('object'))
+        if action.skill == 'pick' and verdict == 'satisfied':
+            self.held[arm] = what
+        elif action.skill in ('place', 'release') and verdict == 'satisfied':
             self.held.pop(arm, None)
         elif action.skill == 'transfer' and verdict == 'satisfied' and self.held:
-            giver, what = next(iter(self.held.items()))
-            self.held.pop(giver)
-            self.held[action.args.get('to_arm') or ('right' if giver == 'left' else 'left')] = what
+            giver = next(iter(self.held))
+            self.held[action.args.get('to_arm') or _other(giver)] = self.held.pop(giver)
 
     def _observation(self, e: Evidence) -> dict:
         return {
@@ -498,6 +610,15 @@ class OperatorSession:
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
+
+
+def _other(arm: str) -> str:
+    return 'right' if arm == 'left' else 'left'
+
+
+def _query(ref) -> str:
+    """An object argument as the verifier's query: its text, or the label an id stood for."""
+    return ref['label'] if isinstance(ref, dict) else str(ref or '')
 
 
 __all__ = ['BudgetRefusedError', 'OperatorError', 'OperatorSession', 'SessionSpec']

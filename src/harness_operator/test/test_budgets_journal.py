@@ -89,3 +89,37 @@ def test_a_line_still_being_written_waits_for_the_next_read(tmp_path):
     with open(path, 'a') as f:
         f.write('erve"}\n')
     assert j.refresh()[0]['what'] == 'observe'
+
+
+def test_a_record_that_does_not_fit_is_a_journal_error_and_nothing_applies_twice(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    path.write_text(
+        json.dumps({'type': 'charge', 'failure_class': 'retry'})
+        + '\n'
+        + json.dumps({'type': 'charge', 'failure_class': 'patience'})
+        + '\n'
+    )
+    budgets = OperatorBudgets({'retry': 3})
+    with pytest.raises(JournalError, match='does not fit'):
+        Journal(path, budgets)
+    assert budgets.used['retry'] == 1
+    with pytest.raises(JournalError, match='does not fit'):
+        j = Journal(tmp_path / 'k.jsonl', OperatorBudgets({}))
+        j.write({'type': 'trial', 'record': {'trial_id': 'x'}})
+
+
+def test_a_line_cut_off_by_a_crash_stays_apart_from_the_next_record(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    path.write_text('{"type": "goal", "task": "t", "layout": 0, "seed": 0}\n{"type": "ev')
+    j = Journal(path, OperatorBudgets({}))
+    j.write({'type': 'event', 'what': 'observe'})
+    again = Journal(path, OperatorBudgets({}))
+    assert [e['what'] for e in again.state.events] == ['dropped_cut_off_line', 'observe']
+    assert again.state.goal['task'] == 't'
+
+
+def test_one_server_holds_a_journal(tmp_path):
+    first = Journal(tmp_path / 'j.jsonl', OperatorBudgets({}))
+    first.hold()
+    with pytest.raises(JournalError, match='another harness mcp serves'):
+        Journal(tmp_path / 'j.jsonl', OperatorBudgets({})).hold()

@@ -182,10 +182,16 @@ def test_malformed_calls_are_refused_with_what_is_wrong(session):
 
 def test_a_batch_stops_after_the_first_step_that_is_not_ok(session):
     session.station.next_event = SKILL_ERROR
-    out = session.run_batch(
+    out, refused = session.run_batch(
         [{'action': PICK, 'key': 'a'}, {'action': {'skill': 'home'}, 'key': 'b'}]
     )
-    assert [r.key for r in out] == ['a']
+    assert [r.key for r in out] == ['a'] and not refused
+    with pytest.raises(OperatorError, match='batch item 1: unknown skill'):
+        session.run_batch([{'action': PICK, 'key': 'c'}, {'action': {'skill': 'x'}, 'key': 'd'}])
+    assert 'c' not in session.journal.state.trials  # checked before the first ran
+    session.estop(True)
+    out, refused = session.run_batch([{'action': PICK, 'key': 'e'}])
+    assert out == [] and 'emergency stop' in refused
 
 
 def test_finish_judges_the_goal_and_ends_the_run(session):
