@@ -70,12 +70,12 @@ def _events(run: Path) -> list[dict]:
     return out
 
 
-def camera_frames(run: Path) -> dict[str, list[tuple[float, np.ndarray]]]:
-    """Each camera's JPEG frames in the run's bag: (episode time s, H x W x 3), in order."""
+def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
+    """Each camera's JPEG frames in the run's bag: (episode time s, JPEG bytes), in order (a
+    trial decodes only the frames it shows)."""
     bag = run / 'bag'
     if not (bag / 'metadata.yaml').is_file():
         return {}
-    from PIL import Image
     from rosbags.rosbag2 import Reader
 
     from harness_driver.bag import typestore
@@ -89,8 +89,7 @@ def camera_frames(run: Path) -> dict[str, list[tuple[float, np.ndarray]]]:
                 msg = store.deserialize_cdr(raw, c.msgtype)
                 cam = c.topic.strip('/').split('/')[-3]
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-                rgb = np.asarray(Image.open(io.BytesIO(bytes(msg.data))).convert('RGB'))
-                out.setdefault(cam, []).append((t, rgb))
+                out.setdefault(cam, []).append((t, bytes(msg.data)))
     except Exception as exc:  # rosbags raises several kinds for a damaged bag
         raise ExportError(f'the bag of {run} cannot be read: {exc}') from None
     for frames in out.values():
@@ -123,7 +122,7 @@ def run_trials(run: Path) -> list[TrialData]:
         if not len(ticks['time']):
             continue  # nothing moved: no frames
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])
-        images = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
+        images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
         out.append(
             TrialData(
                 task=t.get('dataset_task') or t.get('instruction') or episode.get('task', ''),
