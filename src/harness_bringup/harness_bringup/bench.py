@@ -35,6 +35,54 @@ def default_jobs() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+@dataclass(frozen=True)
+class EpisodeJob:
+    """What one bench episode runs: `harness run` with these arguments, in its own process."""
+
+    episode: BenchEpisode
+    model: str
+    config: str | None
+    extra: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+
+    def command(self, folder: Path) -> list[str]:
+        e = self.episode
+        command = [sys.executable, '-m', 'harness_bringup.cli']
+        if self.config is not None:
+            command += ['--config', self.config]
+        command += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
+        return command + ['--model', self.model, '--out', str(folder), *self.extra]
+
+
+def run_episode_process(job: EpisodeJob, folder: Path) -> dict:
+    """Run `job` as a `harness run` subprocess writing under `folder` (its own ROS domain);
+    its summary, with `run_folder` (a summary saying why when no run folder came out)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / 'harness.log', 'w') as log:
+        code = subprocess.run(
+            job.command(folder), stdout=log, stderr=subprocess.STDOUT, env=job.env
+        ).returncode
+    runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
+    e = job.episode
+    if not runs:
+        return {
+            'task': e.task,
+            'layout': e.layout,
+            'seed': e.seed,
+            'model': job.model,
+            'status': 'error',
+            'detail': f'no run folder (exit {code}; see {folder / "harness.log"})',
+        }
+    summary = json.loads((runs[-1] / 'summary.json').read_text())
+    summary['run_folder'] = str(runs[-1])
+    return summary
+
+
+# A runner runs one episode job into a folder of this machine and returns its summary: here in
+# a subprocess (run_episode_process), or on a cluster (harness_bringup.bench_ray).
+Runner = Callable[[EpisodeJob, Path], dict]
+
+
 def run_bench(
     episodes: list[BenchEpisode],
     model: str,
@@ -44,36 +92,19 @@ def run_bench(
     say: Callable[[str], None] = print,
     extra: list[str] | None = None,
     env: dict[str, str] | None = None,
+    runner: Runner = run_episode_process,
 ) -> dict:
-    """Run every episode with `harness run` in a subprocess (its own ROS domain; `env`: its
-    environment, default this process's); write bench.json, bench.md and the verifier's
-    report card (report_card.json/md) under `out`; return the tables."""
+    """Run every episode with `harness run` in a process of its own (its own ROS domain; `env`:
+    its environment, default this process's) through `runner`, `jobs` at a time; write
+    bench.json, bench.md and the verifier's report card (report_card.json/md) under `out`;
+    return the tables."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    config_text = str(config) if config is not None else None
 
     def one(e: BenchEpisode) -> dict:
-        folder = out / 'episodes' / e.name
-        folder.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, '-m', 'harness_bringup.cli']
-        if config is not None:
-            command += ['--config', str(config)]
-        command += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
-        command += ['--model', model, '--out', str(folder), *(extra or [])]
-        with open(folder / 'harness.log', 'w') as log:
-            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
-        runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
-        if not runs:
-            return {
-                'task': e.task,
-                'layout': e.layout,
-                'seed': e.seed,
-                'model': model,
-                'status': 'error',
-                'detail': f'no run folder (exit {code}; see {folder / "harness.log"})',
-            }
-        summary = json.loads((runs[-1] / 'summary.json').read_text())
-        summary['run_folder'] = str(runs[-1])
-        return summary
+        job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
+        return runner(job, out / 'episodes' / e.name)
 
     summaries: dict[BenchEpisode, dict] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:

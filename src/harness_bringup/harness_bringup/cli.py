@@ -220,7 +220,7 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_bench.tasks import TASKS
     from harness_types.config import ConfigError
 
-    from harness_bringup.bench import BenchEpisode, default_jobs, run_bench
+    from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
     from harness_bringup.run import UsageError, prepare
 
     tasks = args.tasks or list(TASKS)
@@ -248,6 +248,15 @@ def _bench(args: argparse.Namespace) -> int:
     extra = ['--perception', args.perception] if args.perception else []
     if config.kernel.policies:
         extra += ['--policies', config.kernel.policies]
+    runner = run_episode_process
+    if args.ray:
+        from harness_bringup.bench_ray import RayUnavailableError, ray_runner
+
+        try:
+            runner = ray_runner(args.ray)
+        except RayUnavailableError as exc:
+            return _fail(str(exc))
+        _say(f'each episode a Ray task on the cluster at {args.ray}')
     tables = {}
 
     def bench() -> int:
@@ -255,8 +264,12 @@ def _bench(args: argparse.Namespace) -> int:
 
         # the episodes use this bench's servers and start none
         env = {**os.environ, BROKERED: '1'} if config.kernel.policies else None
+        if args.ray and env is None:
+            env = dict(os.environ)  # the nodes run this workspace at the same path
         tables.update(
-            run_bench(episodes, model, out, config_file, jobs, lambda m: _say(m), extra, env)
+            run_bench(
+                episodes, model, out, config_file, jobs, lambda m: _say(m), extra, env, runner
+            )
         )
         return 0
 
@@ -683,6 +696,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     bench.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    bench.add_argument(
+        '--ray',
+        nargs='?',
+        const='auto',
+        metavar='ADDRESS',
+        help='run each episode as a Ray task on the cluster at ADDRESS (default auto: the one '
+        '`ray start` runs here); --jobs episodes in flight; every node needs this workspace at '
+        'the same path (Ray is an optional extra: pip install -r requirements-ray.txt)',
     )
     bench.set_defaults(func=_bench)
 
