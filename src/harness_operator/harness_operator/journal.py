@@ -29,6 +29,7 @@ class JournalState:
     trials: dict[str, TrialRecord] = field(default_factory=dict)  # by key, in order
     events: list[dict] = field(default_factory=list)
     sessions: int = 0
+    dispatched: dict[str, str] = field(default_factory=dict)  # key -> trial id, before it ran
 
 
 class Journal:
@@ -104,6 +105,8 @@ class Journal:
             # resolved twice (two owners at once): the first one counts
             with contextlib.suppress(ValueError):
                 self.budgets.resolve(r['id'], r.get('note', ''))
+        elif kind == 'dispatch':
+            s.dispatched[r['key']] = r['trial_id']
         elif kind == 'event':
             s.events.append({k: v for k, v in r.items() if k != 'type'})
 

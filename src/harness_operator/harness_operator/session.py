@@ -140,6 +140,13 @@ class OperatorSession:
             {'type': 'session', 'run_folder': str(self.run.path), 'resumed_trials': len(resumed)}
         )
         mismatches = self._replay(resumed) if self.replay else []
+        # a step that started moving but has no record (its session died mid-motion): the
+        # world of the replay lacks it
+        mismatches += [
+            f'{trial_id} ({key}) started but was never recorded: the replay lacks it'
+            for key, trial_id in self.journal.state.dispatched.items()
+            if key not in self.journal.state.trials
+        ]
         if resumed:
             self.run.event(
                 {'type': 'resumed', 'trials': len(resumed), 'replayed': self.replay}
@@ -388,7 +395,7 @@ class OperatorSession:
         self._spend_budgets(action, executor)
         before = self._fresh_evidence() if self._needs_before(action) else None
         start_step = self.station.robot().step
-        trial_id = f'trial-{len(self.journal.state.trials) + 1:03d}'
+        trial_id = f'trial-{len(self.journal.state.dispatched) + 1:03d}'  # ids never reused
         # Journaled before it moves: a resume knows a step ran even if nothing after it did.
         self.journal.write({'type': 'dispatch', 'key': key, 'trial_id': trial_id})
         cell = self._execute(action, executor)
