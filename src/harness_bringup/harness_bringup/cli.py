@@ -781,14 +781,15 @@ def build_parser() -> argparse.ArgumentParser:
         help='serve the station to a coding agent over MCP (stdio, or --http PORT)',
         description='Start the node graph for TASK and serve it as an MCP server (the `mcp` '
         'SDK) to an agent operator such as Claude Code: tools observe, do_action, run_batch, '
-        'estop, journal, tickets, budgets and finish (with --policies also list_policies and '
-        'run_policy, and the executor policy:NAME). Every action returns executor_status '
-        "(what the motion did) and verdict (what the station's tiered verifier measured); the "
-        'same key twice returns the same trial. Budgets per failure class (config: operator) '
-        'open tickets when exhausted; `harness tickets` resolves them. The journal (--journal) '
-        'outlives the session: started again with it, the server resumes the run (in '
-        "simulation it runs the journal's actions again). Standard output carries the "
-        'protocol; logs go to standard error. Writes a run folder per session.',
+        'recheck, estop, journal, tickets, budgets and finish (with --policies also '
+        'list_policies and run_policy, and the executor policy:NAME). Every action returns '
+        "executor_status (what the motion did) and verdict (what the station's tiered verifier "
+        'measured); the same key twice returns the same trial. Budgets per failure class '
+        '(config: operator) open tickets when exhausted; `harness tickets` resolves them. The '
+        'journal (--journal) outlives the session: started again with it, the server resumes '
+        "the run (in simulation it runs the journal's trials again; on hardware nothing). "
+        'Standard output carries the protocol; logs go to standard error. Writes a run folder '
+        'per session, with its trials as a LeRobot dataset.',
     )
     mcp.add_argument('task', help='bench task, e.g. place_in_bowl')
     mcp.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
