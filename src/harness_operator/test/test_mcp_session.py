@@ -6,10 +6,14 @@ ground truth, the trials as a LeRobot dataset."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -240,15 +244,14 @@ async def over_http(url: str) -> None:
         assert structured(await c.call_tool('journal'))['sessions'] == 1
 
 
-def test_the_server_speaks_streamable_http_too(tmp_path):
-    import signal
-    import socket
-    import time
-
+@contextlib.contextmanager
+def http_server(tmp_path: Path, journal: Path, stop: int = signal.SIGINT):
+    """`harness mcp --http` in a subprocess until the block ends (then `stop` is sent); yields
+    (url, process)."""
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
-    params = server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl')
+    params = server(tmp_path, journal)
     log = open(tmp_path / 'server.log', 'w')
     proc = subprocess.Popen(
         [params.command, *params.args, '--http', str(port)],
@@ -267,14 +270,48 @@ def test_the_server_speaks_streamable_http_too(tmp_path):
                 assert proc.poll() is None, (tmp_path / 'server.log').read_text()
                 assert time.monotonic() < deadline, 'the HTTP server did not listen'
                 time.sleep(0.2)
-        anyio.run(over_http, f'http://127.0.0.1:{port}/mcp')
+        yield f'http://127.0.0.1:{port}/mcp', proc
     finally:
-        proc.send_signal(signal.SIGINT)
+        if proc.poll() is None:
+            proc.send_signal(stop)
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
         log.close()
+
+
+def test_the_server_speaks_streamable_http_too(tmp_path):
+    with http_server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl') as (url, _):
+        anyio.run(over_http, url)
     runs = list((tmp_path / 'runs').glob('*-mcp'))
     assert len(runs) == 1 and (runs[0] / 'summary.json').is_file()
+
+
+async def long_action(url: str) -> None:
+    action = {'program': 'run_controller(lambda obs: {}, max_seconds=60.0)'}
+    with contextlib.suppress(Exception):  # the server goes away under the call
+        async with Client(url) as c:
+            await c.call_tool('do_action', {'action': action, 'key': 'long'})
+
+
+def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
+    journal = tmp_path / 'runs' / 'term.journal.jsonl'
+    with http_server(tmp_path, journal, signal.SIGTERM) as (url, proc):
+
+        async def act_then_terminate() -> None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_action, url)
+                await anyio.sleep(2.0)
+                proc.send_signal(signal.SIGTERM)
+
+        anyio.run(act_then_terminate)
+        proc.wait(timeout=90)
+    (run,) = (tmp_path / 'runs').glob('*-mcp')
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'session_ended' and summary['outcome'] is not None, summary
+    events = [json.loads(x)['type'] for x in (run / 'events.jsonl').read_text().splitlines()]
+    assert events[-1] == 'end'
+    records = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert any(r['type'] == 'dispatch' and r['key'] == 'long' for r in records)
