@@ -618,6 +618,13 @@ PERCEPTION_HELP = (
 )
 
 
+def _task_arguments(parser: argparse.ArgumentParser, example: str) -> None:
+    """TASK, --layout and --seed: what one episode of a bench task is."""
+    parser.add_argument('task', help=f'bench task, e.g. {example}')
+    parser.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
+    parser.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='harness',
@@ -643,9 +650,7 @@ def build_parser() -> argparse.ArgumentParser:
         'episode ended, whatever its success; 1 on an error; 2 on bad input or an unreachable '
         'model.',
     )
-    run.add_argument('task', help='bench task, e.g. lift_cube')
-    run.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
-    run.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    _task_arguments(run, 'lift_cube')
     run.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
     run.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     run.add_argument(
@@ -715,10 +720,8 @@ def build_parser() -> argparse.ArgumentParser:
         'isolated kernel, read the outcome. Writes a run folder (summary.json, events.jsonl, '
         'kernel.log). Exits 0 when the episode ran, whatever its success.',
     )
-    program.add_argument('task', help='bench task, e.g. lift_cube')
+    _task_arguments(program, 'lift_cube')
     program.add_argument('file', help='Python program using the program API')
-    program.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
-    program.add_argument('--seed', type=int, default=0, help='seed (default 0)')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     program.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
@@ -791,9 +794,7 @@ def build_parser() -> argparse.ArgumentParser:
         'Standard output carries the protocol; logs go to standard error. Writes a run folder '
         'per session, with its trials as a LeRobot dataset.',
     )
-    mcp.add_argument('task', help='bench task, e.g. place_in_bowl')
-    mcp.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
-    mcp.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    _task_arguments(mcp, 'place_in_bowl')
     mcp.add_argument(
         '--out', default='runs/mcp', help='run folders and journals (default runs/mcp)'
     )

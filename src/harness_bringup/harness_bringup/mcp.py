@@ -166,7 +166,8 @@ def policy_names(config: GraphConfig) -> tuple[str, ...]:
 
 def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:
     """The run folder of the session, complete whatever happened: the ground truth (tier 4,
-    never shown to the agent), the end event, the bag, summary.json, the dataset, the report."""
+    never shown to the agent), the end event, summary.json, the bag, the report (the dataset
+    is written trial by trial, by the session)."""
     from harness_bringup.run import write_report_safely
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it

@@ -35,7 +35,7 @@ from harness_driver.models import (
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
-from harness_driver.trials import save_ticks
+from harness_driver.trials import save_ticks, ticks_of
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
 VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
@@ -564,11 +564,7 @@ class Episode:
     # The trial and its verdicts ------------------------------------------------------------
 
     def _save_ticks(self, name: str, cell: CellResult) -> None:
-        try:
-            saved = save_ticks(self.folder, name, cell.executions)
-        except OSError as exc:  # the episode goes on without this part of its dataset
-            self.log(f'the ticks of {name} could not be saved: {exc}')
-            return
+        saved = save_ticks(self.folder, name, ticks_of(cell.executions), self.log)
         if saved:
             self.ticks.append(saved)
 
@@ -588,8 +584,8 @@ class Episode:
             if phase == 'end' and self.config.goal_verifier_vlm and self.instruction:
                 said = self.verify(f'The task is done: {self.instruction}', 'goal')
                 if said.answered:
-                    verdict = 'satisfied' if said.yes else 'violated'
-                    extra = (Judgement(3, verdict, said.sentence),)
+                    answer = 'satisfied' if said.yes else 'violated'
+                    extra = (Judgement(3, answer, said.sentence),)
             verdict = self.goal_verifier(extra)
         except Exception as exc:  # a verifier that fails costs its verdict, not the episode
             verdict = {'verdict': 'ambiguous', 'tier': 0, 'evidence': [f'failed: {exc}']}

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 
+from harness_driver.run_folder import read_events
 from harness_driver.trials import load_ticks
 
 CODEBASE_VERSION = 'v3.0'
@@ -55,19 +56,6 @@ class TrialData:
     @property
     def satisfied(self) -> bool:
         return self.meta.get('verdict') == 'satisfied' and self.meta.get('tier') in (1, 2)
-
-
-def _events(run: Path) -> list[dict]:
-    path = run / 'events.jsonl'
-    if not path.is_file():
-        raise ExportError(f'{run} is not a run folder (no events.jsonl)')
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue  # a line cut off when the run died: the rest still counts
-    return out
 
 
 def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
@@ -107,10 +95,43 @@ def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
     }
 
 
+def trial_of(
+    event: dict, ticks: dict[str, np.ndarray], images: dict, episode: dict, run: str
+) -> TrialData:
+    """A `trial` line of events.jsonl (`event`), its `ticks`, the camera frames it shows and
+    the run's `episode` line (task, layout, seed) as one dataset episode: the one place a
+    trial's dataset columns are made, for the live MCP session and for an export alike."""
+    return TrialData(
+        task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
+        state=ticks['measured'].astype(np.float32),
+        action=ticks['command'].astype(np.float32),
+        time=ticks['time'],
+        images=images,
+        meta={
+            'run': run,
+            'task_name': episode.get('task', event.get('task', '')),
+            'layout': episode.get('layout'),
+            'seed': episode.get('seed'),
+            'trial_id': event.get('trial_id', ''),
+            'key': event.get('key', ''),
+            'dispatcher': event.get('dispatcher', ''),
+            'executor': event.get('executor', ''),
+            'executor_version': HARNESS_VERSION,
+            'executor_status': event.get('executor_status', ''),
+            'verdict': event.get('verdict', ''),
+            'tier': int(event.get('tier') or 0),
+            'verifier_evidence': list(event.get('verifier_evidence') or []),
+            'action': json.dumps(event['action'], sort_keys=True) if event.get('action') else '',
+        },
+    )
+
+
 def run_trials(run: Path) -> list[TrialData]:
     """The trials of one run folder (ExportError when it is not one)."""
     run = Path(run)
-    events = _events(run)
+    if not (run / 'events.jsonl').is_file():
+        raise ExportError(f'{run} is not a run folder (no events.jsonl)')
+    events = read_events(run)
     episode = next((e for e in events if e.get('type') == 'episode'), {})
     trials = [e for e in events if e.get('type') == 'trial']
     if not trials:
@@ -123,31 +144,7 @@ def run_trials(run: Path) -> list[TrialData]:
             continue  # nothing moved: no frames
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])
         images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
-        out.append(
-            TrialData(
-                task=t.get('dataset_task') or t.get('instruction') or episode.get('task', ''),
-                state=ticks['measured'].astype(np.float32),
-                action=ticks['command'].astype(np.float32),
-                time=ticks['time'],
-                images=images,
-                meta={
-                    'run': run.name,
-                    'task_name': episode.get('task', t.get('task', '')),
-                    'layout': episode.get('layout'),
-                    'seed': episode.get('seed'),
-                    'trial_id': t.get('trial_id', ''),
-                    'key': t.get('key', ''),
-                    'dispatcher': t.get('dispatcher', ''),
-                    'executor': t.get('executor', ''),
-                    'executor_version': HARNESS_VERSION,
-                    'executor_status': t.get('executor_status', ''),
-                    'verdict': t.get('verdict', ''),
-                    'tier': int(t.get('tier') or 0),
-                    'verifier_evidence': list(t.get('verifier_evidence') or []),
-                    'action': json.dumps(t['action'], sort_keys=True) if t.get('action') else '',
-                },
-            )
-        )
+        out.append(trial_of(t, ticks, images, episode, run.name))
     return out
 
 
@@ -158,14 +155,11 @@ def frames_within(frames: list, start: float, end: float) -> list:
     return (before[-1:] or frames[:1]) + within
 
 
-def _frame_at(frames: list[tuple[float, np.ndarray]], t: float) -> np.ndarray:
-    """The latest camera frame at or before `t` (the first one before any)."""
-    best = frames[0][1]
-    for ft, rgb in frames:
-        if ft > t + 1e-6:
-            break
-        best = rgb
-    return best
+def _frames_at(frames: list[tuple[float, np.ndarray]], times: np.ndarray) -> list[np.ndarray]:
+    """For each of `times`, the latest camera frame at or before it (the first one before
+    any); `frames` in time order."""
+    shown = np.searchsorted([ft for ft, _ in frames], np.asarray(times) + 1e-6, side='right')
+    return [frames[max(int(n) - 1, 0)][1] for n in shown]
 
 
 def _write_video(path: Path, images: list[np.ndarray], fps: int) -> None:
@@ -340,7 +334,7 @@ class DatasetWriter:
                 if not shown:
                     missing.append(c)
                     shown = [(0.0, np.zeros((h, w, 3), np.uint8))]
-                frames = [_frame_at(shown, float(t))[:h, :w] for t in trial.time]
+                frames = [rgb[:h, :w] for rgb in _frames_at(shown, trial.time)]
                 _write_video(video, frames, self.fps)
             written[c] = video
             self.pixels[c] += [rgb[::4, ::4].reshape(-1, 3) for _, rgb in shown[:50]]

@@ -18,6 +18,21 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def read_events(folder: Path) -> list[dict]:
+    """The lines of <folder>/events.jsonl ([] without one); a line cut short by a crash is
+    left out, the rest still reads."""
+    path = Path(folder) / 'events.jsonl'
+    if not path.is_file():
+        return []
+    events = []
+    for line in path.read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
 class RunFolder:
     """Created at once, so that an episode that fails early still leaves its folder."""
 

@@ -22,6 +22,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness_driver.reply import FormatError, parse_reply
+from harness_driver.run_folder import read_events
 from harness_driver.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
@@ -203,14 +204,7 @@ def render(folder: Path) -> str:
         summary = json.loads(summary_path.read_text())
     except ValueError as exc:
         raise ReportError(f'{summary_path} is not JSON: {exc}') from None
-    events = []
-    events_path = folder / 'events.jsonl'
-    if events_path.is_file():
-        for line in events_path.read_text().splitlines():
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut short by a crash: the rest still reads
+    events = read_events(folder)
     decisions, wrap_up = _decisions(folder, events)
     series = read_series(folder / 'bag')
     environment = _environment()

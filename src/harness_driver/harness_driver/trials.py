@@ -5,7 +5,7 @@ after the run. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -14,21 +14,31 @@ from harness_types.execution import Execution
 TICKS = 'ticks'
 
 
-def save_ticks(run, name: str, executions: Iterable[Execution]) -> str:
-    """Write the executions' ticks in order to <run>/ticks/<name>.npz; returns the path
-    relative to the run folder ('' when nothing moved)."""
+def ticks_of(executions: Iterable[Execution]) -> dict[str, np.ndarray]:
+    """The executions' ticks in order: time (s), measured (N x 14), command (N x 14)."""
     rows = [t for e in executions for t in e.trace]
-    if not rows:
+    return {
+        'time': np.array([t.time for t in rows], dtype=np.float64),
+        'measured': np.array([t.measured for t in rows], dtype=np.float32).reshape(-1, 14),
+        'command': np.array([t.command for t in rows], dtype=np.float32).reshape(-1, 14),
+    }
+
+
+def save_ticks(
+    run, name: str, ticks: dict[str, np.ndarray], log: Callable[[str], None] = print
+) -> str:
+    """Write `ticks` to <run>/ticks/<name>.npz; returns the path relative to the run folder
+    ('' when nothing moved, or when it cannot be written: `log` says why, and the run goes on
+    without this part of its dataset)."""
+    if not len(ticks['time']):
         return ''
     folder = Path(run.path) / TICKS
-    folder.mkdir(exist_ok=True)
-    path = folder / f'{name}.npz'
-    np.savez(
-        path,
-        time=np.array([t.time for t in rows], dtype=np.float64),
-        measured=np.array([t.measured for t in rows], dtype=np.float32),
-        command=np.array([t.command for t in rows], dtype=np.float32),
-    )
+    try:
+        folder.mkdir(exist_ok=True)
+        np.savez(folder / f'{name}.npz', **ticks)
+    except OSError as exc:
+        log(f'the ticks of {name} could not be saved: {exc}')
+        return ''
     return f'{TICKS}/{name}.npz'
 
 

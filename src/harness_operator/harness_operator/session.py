@@ -29,9 +29,9 @@ from harness_bench.verifier import (
     verify,
 )
 from harness_driver.evidence import EvidenceTaker
-from harness_driver.lerobot import HARNESS_VERSION, DatasetWriter, TrialData, decoded
+from harness_driver.lerobot import DatasetWriter, decoded, trial_of
 from harness_driver.run_folder import RunFolder
-from harness_driver.trials import save_ticks
+from harness_driver.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 
 from harness_operator.actions import (
@@ -174,7 +174,7 @@ class OperatorSession:
             cell = self._execute(action, record.executor)
             self._settle()
             status, _ = executor_status(cell)
-            arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
+            arm = _moved_arm(e.arm for e in cell.executions)
             self._track(action, arm, record.verdict)
             step = self.station.robot().step
             if status != record.executor_status or step != record.end_step:
@@ -294,7 +294,7 @@ class OperatorSession:
                 )
             self._charge('reobserve', f'recheck {record.trial_id}')
             action = parse_action(record.action)
-            arm = next((e['arm'] for e in record.executions if e['arm'] in ('left', 'right')), '')
+            arm = _moved_arm(e['arm'] for e in record.executions)
             claims = self._claims(action, arm)
             verdict = verify(claims, self._evidence_at_rest(self._before.get(key)))
             self._track(action, arm, verdict.verdict)
@@ -400,7 +400,7 @@ class OperatorSession:
         self.journal.write({'type': 'dispatch', 'key': key, 'trial_id': trial_id})
         cell = self._execute(action, executor)
         status, detail = executor_status(cell)
-        arm = next((e.arm for e in cell.executions if e.arm in ('left', 'right')), '')
+        arm = _moved_arm(e.arm for e in cell.executions)
         try:
             claims = self._claims(action, arm)
             verdict = verify(claims, self._evidence_at_rest(before))
@@ -430,19 +430,17 @@ class OperatorSession:
             output=cell.output[-2000:],
         )
         self._before[key] = before
-        try:
-            ticks = save_ticks(self.run, trial_id, cell.executions)
-        except OSError as exc:
-            self.log(f'the ticks of {trial_id} could not be saved: {exc}')
-            ticks = ''
-        self.journal.write({'type': 'trial', 'record': record.as_dict()})
-        self._add_to_dataset(record, action, cell)
-        self.run.summary(self.summary())
-        self.run.event(
-            {'type': 'trial', 'dispatcher': 'mcp', 'ticks': ticks}
+        ticks = ticks_of(cell.executions)
+        event = (
+            {'type': 'trial', 'dispatcher': 'mcp'}
             | record.as_dict()
             | {'instruction': self.instruction, 'dataset_task': record.task}
+            | {'ticks': save_ticks(self.run, trial_id, ticks, self.log)}
         )
+        self.journal.write({'type': 'trial', 'record': record.as_dict()})
+        self._add_to_dataset(event, ticks)
+        self.run.summary(self.summary())
+        self.run.event(event)
         return record
 
     def _checked(self, action_json, executor: str) -> tuple[Action, str]:
@@ -494,44 +492,25 @@ class OperatorSession:
     def _needs_before(action: Action) -> bool:
         return action.skill in ('push', 'press')
 
-    def _add_to_dataset(self, record: TrialRecord, action: Action, cell: CellResult) -> None:
-        """The trial as the next episode of <run>/lerobot (and lerobot/demos when a tier-1 or
-        tier-2 verifier satisfied it), written before its result returns: a session killed
-        later loses none of it. A dataset that fails says so and costs nothing else."""
-        rows = [t for e in cell.executions for t in e.trace]
-        if not rows:
+    def _add_to_dataset(self, event: dict, ticks: dict[str, np.ndarray]) -> None:
+        """The trial (its `trial` event and ticks) as the next episode of <run>/lerobot (and
+        lerobot/demos when a tier-1 or tier-2 verifier satisfied it), written before its result
+        returns: a session killed later loses none of it. A dataset that fails says so and
+        costs nothing else."""
+        if not len(ticks['time']):
             return
         try:
-            times = np.array([t.time for t in rows])
-            frames = decoded(self.station.camera_frames(float(times[0]), float(times[-1])))
-            trial = TrialData(
-                task=action.spoken(self.instruction),
-                state=np.array([t.measured for t in rows], dtype=np.float32),
-                action=np.array([t.command for t in rows], dtype=np.float32),
-                time=times,
-                images=frames,
-                meta={
-                    'run': self.run.path.name,
-                    'task_name': self.spec.task,
-                    'layout': self.spec.layout,
-                    'seed': self.spec.seed,
-                    'trial_id': record.trial_id,
-                    'key': record.key,
-                    'dispatcher': 'mcp',
-                    'executor': record.executor,
-                    'executor_version': HARNESS_VERSION,
-                    'executor_status': record.executor_status,
-                    'verdict': record.verdict,
-                    'tier': record.tier,
-                    'verifier_evidence': record.verifier_evidence,
-                    'action': action.canonical(),
-                },
-            )
+            start, end = float(ticks['time'][0]), float(ticks['time'][-1])
+            frames = decoded(self.station.camera_frames(start, end))
+            s = self.spec
+            episode = {'task': s.task, 'layout': s.layout, 'seed': s.seed}
             if self.dataset is None:
                 self.dataset = DatasetWriter(self.run.path / 'lerobot', demos=True)
-            self.dataset.add(trial)
+            self.dataset.add(trial_of(event, ticks, frames, episode, self.run.path.name))
         except Exception as exc:
-            self.log(f'trial {record.trial_id} is not in the dataset: {type(exc).__name__}: {exc}')
+            self.log(
+                f'trial {event["trial_id"]} is not in the dataset: {type(exc).__name__}: {exc}'
+            )
 
     def _claims(self, action: Action, arm: str = '') -> tuple:
         """What the verifier checks of `action`, run by `arm` (the arm its executions moved):
@@ -617,6 +596,11 @@ class OperatorSession:
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
+
+
+def _moved_arm(arms) -> str:
+    """The first of `arms` (the executions' arms, in order) that is an arm ('' if none)."""
+    return next((a for a in arms if a in ('left', 'right')), '')
 
 
 def _other(arm: str) -> str:

@@ -214,3 +214,25 @@ def test_a_new_session_resumes_the_journal(session, tmp_path):
     assert any('pick(' in c for c in station.cells)  # the journal's action ran again
     assert again.do_action(PICK, 'auto', 'k1').trial_id == 'trial-001'
     assert again.held == {'left': 'green block'}
+
+
+def test_a_key_names_one_step(session):
+    session.do_action(PICK, 'auto', 'k1')
+    with pytest.raises(OperatorError, match='was used for another action'):
+        session.do_action({'skill': 'home'}, 'auto', 'k1')
+
+
+def test_a_step_that_started_but_was_never_recorded_is_a_resume_mismatch(session, tmp_path):
+    session.do_action(PICK, 'auto', 'k1')
+    session.journal.write({'type': 'dispatch', 'key': 'k2', 'trial_id': 'trial-002'})  # died
+    station = FakeStation()
+    again = OperatorSession(
+        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
+        TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
+        RunFolder(tmp_path / 'run2'), lambda _m: None,
+    )  # fmt: skip
+    info = again.start()
+    assert any(
+        'trial-002 (k2) started but was never recorded' in m for m in info['resume_mismatches']
+    )
+    assert again.do_action({'skill': 'home'}, 'auto', 'k3').trial_id == 'trial-003'
