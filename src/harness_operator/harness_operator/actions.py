@@ -66,7 +66,8 @@ class ActionError(ValueError):
 
 @dataclass(frozen=True)
 class Action:
-    """`skill` (one of SKILLS, or 'program') and its checked `args`; `code` for a program."""
+    """`skill` (one of SKILLS, 'program' or 'policy') and its checked `args` (a policy's:
+    policy and instruction); `code` for a program."""
 
     skill: str
     args: dict = field(default_factory=dict)
@@ -107,7 +108,7 @@ class Action:
         return task_instruction
 
     def describe(self) -> str:
-        """A short task string for the trial's record (the dataset's task)."""
+        """The action in one short line, for messages (a refusal's reason)."""
         if self.skill == 'program':
             first = next((ln for ln in self.code.splitlines() if ln.strip()), '')
             return f'program: {first[:80]}'

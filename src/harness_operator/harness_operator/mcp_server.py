@@ -41,7 +41,6 @@ class SessionHolder:
         self._open = open_session
         self._lock = threading.Lock()
         self.session: OperatorSession | None = None
-        self.start_info: dict = {}
         self.error = ''
         self._starting: OperatorSession | None = None
 
@@ -56,7 +55,7 @@ class SessionHolder:
             if self.session is None and not self.error:
                 try:
                     self._starting = self._open()
-                    self.start_info = self._starting.start()
+                    self._starting.start()
                     self.session = self._starting
                 except (OperatorError, JournalError) as exc:
                     self.error = str(exc)
@@ -157,7 +156,8 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     @server.tool()
     def journal() -> dict[str, Any]:
         """The run journal: the goal, every trial so far (also from earlier sessions), recent
-        events, open tickets and budgets left. A new session resumes from it."""
+        events, open tickets and budgets left; `this_session`: how many trials this session
+        resumed and any that came out different. A new session resumes from it."""
         return _call(holder.get().journal_view)
 
     @server.tool()

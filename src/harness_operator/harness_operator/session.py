@@ -110,6 +110,7 @@ class OperatorSession:
         self._trials_this_session = 0
         self.dataset: DatasetWriter | None = None  # <run>/lerobot, one episode per trial
         self._before: dict[str, Evidence | None] = {}  # each trial's view before it, by key
+        self.resumed: dict = {}  # what start() resumed, and what came out different
 
     # Start and resume ---------------------------------------------------------------------
 
@@ -157,9 +158,10 @@ class OperatorSession:
             self.estop(True)  # an emergency stop outlives the session that engaged it
         if self.finished_before():
             self.finished = True
-        return {'instruction': self.instruction, 'resumed_trials': len(resumed)} | (
+        self.resumed = {'resumed_trials': len(resumed)} | (
             {'resume_mismatches': mismatches} if mismatches else {}
         )
+        return {'instruction': self.instruction} | self.resumed
 
     def _replay(self, records: list[TrialRecord]) -> list[str]:
         """Run the journal's trials again in order, settling after each as they did (the
@@ -343,6 +345,7 @@ class OperatorSession:
             'open_tickets': [t.as_dict() for t in self.budgets.tickets if t.status == 'open'],
             'budgets_left': self.budgets.left(),
             'finished': self.finished,
+            'this_session': self.resumed,
         }
 
     def tickets(self) -> list[dict]:
