@@ -235,4 +235,6 @@ def test_a_step_that_started_but_was_never_recorded_is_a_resume_mismatch(session
     assert any(
         'trial-002 (k2) started but was never recorded' in m for m in info['resume_mismatches']
     )
+    view = again.journal_view()['this_session']
+    assert view == {k: v for k, v in info.items() if k != 'instruction'}
     assert again.do_action({'skill': 'home'}, 'auto', 'k3').trial_id == 'trial-003'
