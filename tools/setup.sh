@@ -73,3 +73,8 @@ if [[ $force == 1 || ! -f install/setup.bash || "$(cat "$build_stamp" 2>/dev/nul
 else
   say "workspace up to date"
 fi
+# Every episode starts five Python processes. Where PYTHONDONTWRITEBYTECODE is set (it is on
+# this project's machines) none keeps its compiled modules, and each compiled the workspace's
+# anew (~0.3 s of CPU a process). Compiled here (~0.1 s when nothing changed); Python reads
+# them whatever that variable says.
+python -m compileall -q -j 0 "${base_paths[@]}" >/dev/null

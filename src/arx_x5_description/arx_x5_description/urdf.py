@@ -36,7 +36,7 @@ def station_urdf(ros2_control: str = 'none', config: Path | str | None = None) -
         mappings['config'] = str(config)
     xacro_path = station_xacro_path()
     try:
-        cached = _cache_dir() / f'station-{_inputs_hash(xacro_path, config, mappings)}.urdf'
+        cached = user_cache_dir() / f'station-{_inputs_hash(xacro_path, config, mappings)}.urdf'
     except Exception:  # inputs it cannot read or hash (xacro says what is wrong): no cache
         cached = None
     if cached is not None:
@@ -63,7 +63,10 @@ def _keep(path: Path, text: str) -> None:
                 os.unlink(partial)
 
 
-def _cache_dir() -> Path:
+def user_cache_dir() -> Path:
+    """The harness's folder in the user's cache (`$XDG_CACHE_HOME/harness`, else
+    `~/.cache/harness`): URDF expansions, compiled report templates. It may not exist or be
+    writable; every user of it works without it."""
     base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
     return Path(base) / 'harness'
 

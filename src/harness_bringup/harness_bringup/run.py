@@ -9,15 +9,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
 from harness_driver.baseline import strategy_cells
 from harness_driver.budgets import Budgets
-from harness_driver.driver_node import GraphError
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
-from harness_driver.evidence import EvidenceTaker, goal_verifier
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
@@ -25,6 +24,9 @@ from harness_driver.run_folder import RunFolder
 from harness_kernel.program_api import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
+
+if TYPE_CHECKING:
+    from harness_driver.evidence import EvidenceTaker
 
 
 class UsageError(ValueError):
@@ -201,6 +203,8 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
 
 def verifier_eyes(station, config: GraphConfig) -> EvidenceTaker:
     """The tiered verifier's own perception of `station` (the configured backend)."""
+    from harness_driver.evidence import EvidenceTaker
+
     k = config.kernel
     extra = {}
     if k.perception == 'service':
@@ -219,6 +223,11 @@ def _run_graph(
     log: Callable[[str], None],
     options: GraphOptions,
 ) -> EpisodeResult:
+    # Imported here: the supervisor process checks the inputs (prepare) and never starts a
+    # graph, and these bring in rclpy, MuJoCo's renderer and perception (~0.5 s of every run).
+    from harness_driver.driver_node import GraphError
+    from harness_driver.evidence import goal_verifier
+
     from harness_bringup.episode_graph import EpisodeGraph
 
     spec, config = prepared.spec, prepared.config

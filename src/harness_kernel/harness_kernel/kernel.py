@@ -328,7 +328,8 @@ class Kernel:
                 images=cell.images,
                 restored=restored,
                 events_handled=cell.events_handled,
-                scene=self._scene_report(),
+                # After the episode's end no decision reads the report: no perception pass.
+                scene=self._scene_report(measure=status != 'episode_ended'),
                 **self._strategy_fields(),
             )
 
@@ -376,7 +377,8 @@ class Kernel:
                 output=cell.output.text(),
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
-                scene=self._scene_report(),
+                # After the episode's end no decision reads the report: no perception pass.
+                scene=self._scene_report(measure=status != 'episode_ended'),
                 **self._strategy_fields(),
             )
 
@@ -426,7 +428,8 @@ class Kernel:
                 traceback=traceback,
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
-                scene=self._scene_report(),
+                # After the episode's end no decision reads the report: no perception pass.
+                scene=self._scene_report(measure=status != 'episode_ended'),
                 **self._strategy_fields(),
             )
 
@@ -853,7 +856,7 @@ class Kernel:
         """Every object now, with locate()'s ids but without moving its tracks (shadow mode
         must not change what the program's locate() answers)."""
         views = self.robot.views([], segmentation=self.perception.needs_segmentation)
-        detections = self.perception.backend.detect(views, self.robot.state(), '')
+        detections = self.perception.detect(views, self.robot.state(), '')
         ids = copy.deepcopy(self.perception.tracker).assign(detections)
         return [
             LocatedObject(
@@ -894,20 +897,24 @@ class Kernel:
 
     def measure_scene(self) -> SceneReport:
         """Every located object measured again and each arm's grip (the turn report)."""
-        held = {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
+        held = self._held()
         known = set(self.perception.known_ids())
         if not known:
             return SceneReport([], held, measured=False)
         objects = [o for o in self._locate() if o.id in known]
         return SceneReport(objects, held, measured=True)
 
-    def _scene_report(self) -> SceneReport:
+    def _held(self) -> dict[str, str | None]:
+        return {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
+
+    def _scene_report(self, measure: bool = True) -> SceneReport:
+        if not measure:
+            return SceneReport([], self._held(), measured=False)
         try:
             return self.measure_scene()
         except Exception as exc:  # the report must not lose the cell's result
             self.log({'call': '(kernel)', 'scene_error': f'{type(exc).__name__}: {exc}'})
-            held = {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
-            return SceneReport([], held, measured=False)
+            return SceneReport([], self._held(), measured=False)
 
     def _object(self, obj, what: str) -> LocatedObject:
         if not isinstance(obj, LocatedObject):

@@ -127,3 +127,44 @@ def test_ids_follow_objects_that_move_and_change_colour():
     (before,) = button.assign([detection('red', 'button', 0.0)])
     (after,) = button.assign([detection('green', 'button', 0.001)])  # it latched
     assert before == after == 'red_button'
+
+
+class CountingBackend:
+    """A backend that finds one red cube and counts its passes."""
+
+    name = 'counting'
+    needs_segmentation = False
+
+    def __init__(self, reads_query: bool) -> None:
+        self.reads_query = reads_query
+        self.passes = 0
+
+    def detect(self, views, state, query=''):
+        self.passes += 1
+        return [detection('red', 'cube', 0.1), detection('blue', 'cube', -0.1)]
+
+
+def view(rgb_value: int):
+    from harness_types.camera import CameraView
+
+    rgb = np.full((4, 4, 3), rgb_value, np.uint8)
+    depth = np.ones((4, 4), np.float32)
+    return CameraView('cam_head', rgb, 2.0, 2.0, 2.0, 2.0, np.zeros(3), np.eye(3), depth)
+
+
+def test_one_pass_serves_every_query_of_the_same_views():
+    from harness_kernel.perception import Perception
+
+    backend = CountingBackend(reads_query=False)
+    perception = Perception(backend)
+    assert [o.label for o in perception.locate([view(10)], None, 'red cube')] == ['red cube']
+    assert [o.label for o in perception.locate([view(10)], None, 'blue cube')] == ['blue cube']
+    assert backend.passes == 1
+    perception.locate([view(11)], None, 'red cube')  # one pixel value changed: a new pass
+    assert backend.passes == 2
+    asking = CountingBackend(reads_query=True)  # detections that depend on the query
+    perception = Perception(asking)
+    perception.locate([view(10)], None, 'red cube')
+    perception.locate([view(10)], None, 'blue cube')
+    perception.locate([view(10)], None, 'blue cube')
+    assert asking.passes == 2

@@ -18,6 +18,7 @@ MIN_PIXELS = 12  # fewer segmented pixels than this in a camera: not seen by it
 class OraclePerception:
     name = 'oracle'
     needs_segmentation = True
+    reads_query = False
 
     def __init__(self, table_top_z: float) -> None:
         self.table_top_z = table_top_z

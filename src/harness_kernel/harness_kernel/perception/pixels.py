@@ -70,6 +70,7 @@ class PixelPerception:
 
     name = 'pixels'
     needs_segmentation = False
+    reads_query = False
 
     def __init__(self, table: Table, body: RobotBody) -> None:
         self.table = table

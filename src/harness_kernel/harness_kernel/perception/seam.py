@@ -41,6 +41,7 @@ class Detection:
 class PerceptionBackend(Protocol):
     name: str
     needs_segmentation: bool  # whether views must carry the simulator's segmentation
+    reads_query: bool  # whether detections depend on the query (else one pass serves all)
 
     def detect(
         self, views: list[CameraView], state: RobotState | None, query: str = ''

@@ -79,6 +79,7 @@ def request_body(views: list[CameraView], query: str) -> dict:
 class ServicePerception:
     name = 'service'
     needs_segmentation = False
+    reads_query = True
 
     def __init__(self, url: str, table_top_z: float, timeout_s: float = 10.0) -> None:
         if not url.startswith(('http://', 'https://')):
