@@ -14,14 +14,15 @@ bench's episodes. Pure: the run folder's files and its bag (rosbags), no ROS.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from arx_x5_description.urdf import user_cache_dir
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, select_autoescape
 
+from arx_x5_description.urdf import user_cache_dir
 from harness_driver.reply import FormatError, parse_reply
 from harness_driver.run_folder import read_events
 from harness_driver.svg_plot import Mark, Plot
@@ -69,10 +70,8 @@ class _TemplateCache(FileSystemBytecodeCache):
     that cannot be written is skipped."""
 
     def dump_bytecode(self, bucket) -> None:
-        try:
+        with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
-        except OSError:
-            pass
 
 
 def _template_cache() -> _TemplateCache | None:

@@ -54,7 +54,8 @@ class Grip:
 class SceneReport:
     """The scene measured again: every object located so far (by id, at its new position) and
     which object each arm holds ({'left': id or None, 'right': ...}). `measured` is False when
-    nothing was located yet, and after a cell that ended the episode (nothing reads it then). `objects, held = scene()` unpacks it."""
+    nothing was located yet, and after a cell that ended the episode (nothing reads it then).
+    `objects, held = scene()` unpacks it."""
 
     objects: list[LocatedObject] = field(default_factory=list)
     held: dict[str, str | None] = field(default_factory=lambda: {'left': None, 'right': None})

@@ -1,0 +1,90 @@
+"""The whole scripted bench, this checkout against another one, side by side on this machine.
+
+Runs `harness bench --model scripted` in each checkout in turn (base, this, base, this, ...
+for --rounds rounds, so that both see the same machine), each with the same tasks, layouts,
+seed and --jobs, and prints JSON: each run's wall seconds (the bench's own figure), the ratio
+of the medians (base / this; the target of #23 is 3), and whether the results tables (bench.json
+without its timing) are identical within each checkout and between the two.
+
+The base checkout must be a clone or worktree of this repository at the revision to compare
+against (e.g. `git worktree add /tmp/base b0501de`); its `./harness` sets it up on first use.
+
+    python perf/bench.py --base-tree /tmp/base [--rounds 1] [--jobs 2] [--tasks lift_cube ...]
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
+    """One `harness bench` in `tree`; its bench.json."""
+    command = [str(tree / 'harness'), 'bench', '--model', 'scripted', '--jobs', str(args.jobs)]
+    command += ['--layouts', str(args.layouts), '--seed', str(args.seed), '--out', str(out)]
+    if args.tasks:
+        command += ['--tasks', *args.tasks]
+    print(f'[perf] {" ".join(command)}', file=sys.stderr, flush=True)
+    subprocess.run(command, cwd=tree, check=True, stdout=sys.stderr)
+    (found,) = out.glob('*/bench.json')
+    return json.loads(found.read_text())
+
+
+def results(tables: dict) -> str:
+    """The results tables (what must repeat exactly), as canonical JSON."""
+    return json.dumps({k: v for k, v in tables.items() if k != 'timing'}, sort_keys=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--base-tree', type=Path, required=True, help='the checkout to compare')
+    parser.add_argument('--rounds', type=int, default=1, help='bench runs of each checkout')
+    parser.add_argument('--jobs', type=int, default=2, help='episodes at a time (both runs)')
+    parser.add_argument('--layouts', type=int, default=3)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--tasks', nargs='+', default=None)
+    args = parser.parse_args()
+    base_tree = args.base_tree.resolve()
+    if not (base_tree / 'harness').is_file():
+        parser.error(f'{base_tree} is not a checkout of this repository (no ./harness)')
+    walls: dict[str, list[float]] = {'base': [], 'this': []}
+    tables: dict[str, list[str]] = {'base': [], 'this': []}
+    successes: dict[str, list[int]] = {'base': [], 'this': []}
+    with tempfile.TemporaryDirectory(prefix='perf-bench-') as scratch:
+        for n in range(args.rounds):
+            for name, tree in (('base', base_tree), ('this', ROOT)):
+                bench = run_bench(tree, Path(scratch) / f'{name}-{n}', args)
+                walls[name].append(bench['timing']['bench_wall_seconds'])
+                tables[name].append(results(bench))
+                successes[name].append(
+                    sum(1 for e in bench['episodes'] if (e.get('outcome') or {}).get('success'))
+                    if 'episodes' in bench
+                    else -1
+                )
+    medians = {k: statistics.median(v) for k, v in walls.items()}
+    print(
+        json.dumps(
+            {
+                'benchmark': 'bench',
+                'base_tree': str(base_tree),
+                'jobs': args.jobs,
+                'wall_seconds': walls,
+                'median_wall_seconds': medians,
+                'speedup_base_over_this': round(medians['base'] / medians['this'], 2),
+                'target_speedup': 3.0,
+                'successes': successes,
+                'results_identical_within_each': {k: len(set(v)) == 1 for k, v in tables.items()},
+                'results_identical_between': tables['base'][0] == tables['this'][0],
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == '__main__':
+    main()
