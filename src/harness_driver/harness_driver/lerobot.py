@@ -181,9 +181,7 @@ def _write_video(path: Path, images: list[np.ndarray], fps: int, size: tuple[int
         for pts, rgb in enumerate(images):
             if rgb is not previous:
                 crop = np.ascontiguousarray(rgb[: stream.height, : stream.width])
-                frame = av.VideoFrame.from_ndarray(crop, format='rgb24').reformat(
-                    format='yuv420p'
-                )
+                frame = av.VideoFrame.from_ndarray(crop, format='rgb24').reformat(format='yuv420p')
                 previous = rgb
             frame.pts = pts
             for packet in stream.encode(frame):
