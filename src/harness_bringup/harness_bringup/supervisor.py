@@ -46,26 +46,37 @@ def supervised(folder: Path, base: dict, argv: list[str]) -> int:
     def forward(signum, _frame) -> None:
         interrupts.append((signum, time.monotonic()))
         sig = signal.SIGINT if len(interrupts) == 1 else signal.SIGTERM
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, sig)
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    # The handlers stay until the summary is written: a second Ctrl-C that comes while the
+    # supervisor closes the run folder must not end it half-written.
     try:
-        while child.poll() is None:
-            if len(interrupts) > 1 and time.monotonic() - interrupts[-1][1] > GRACE_S:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-            time.sleep(0.05)
+        try:
+            while child.poll() is None:
+                if len(interrupts) > 1 and time.monotonic() - interrupts[-1][1] > GRACE_S:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(pid, signal.SIGKILL)
+                time.sleep(0.05)
+        finally:
+            # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        return _close(Path(folder), base, child.returncode, bool(interrupts))
     finally:
         for s, handler in previous.items():
-            signal.signal(s, handler)
-        # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-    how, code = _describe(child.returncode)
-    summary_path = Path(folder) / 'summary.json'
+            # After a Ctrl-C the episode is over: one more, pressed while this process exits,
+            # must not turn its exit code 130 into a death by SIGINT.
+            signal.signal(s, signal.SIG_IGN if interrupts else handler)
+
+
+def _close(folder: Path, base: dict, returncode: int, interrupted: bool) -> int:
+    """The supervisor's exit code; the summary (and the report) written for a child that ended
+    without one."""
+    how, code = _describe(returncode)
+    summary_path = folder / 'summary.json'
     if not summary_path.is_file():
-        interrupted = bool(interrupts)
         summary = {
             **base,
             'status': 'interrupted' if interrupted else 'error',
@@ -75,8 +86,8 @@ def supervised(folder: Path, base: dict, argv: list[str]) -> int:
             ),
             'written_by': 'supervisor',
         }
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        with open(Path(folder) / 'events.jsonl', 'a') as events:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / 'events.jsonl', 'a') as events:
             events.write(
                 json.dumps(
                     {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
@@ -87,6 +98,6 @@ def supervised(folder: Path, base: dict, argv: list[str]) -> int:
         print(f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}', flush=True)
         from harness_bringup.run import write_report_safely
 
-        write_report_safely(Path(folder), lambda line: print(f'[harness] {line}', flush=True))
+        write_report_safely(folder, lambda line: print(f'[harness] {line}', flush=True))
         return 130 if interrupted else 1
     return code
