@@ -55,16 +55,17 @@ def main() -> None:
     walls: dict[str, list[float]] = {'base': [], 'this': []}
     tables: dict[str, list[str]] = {'base': [], 'this': []}
     successes: dict[str, list[int]] = {'base': [], 'this': []}
+    incomplete: dict[str, list[int]] = {'base': [], 'this': []}  # episodes whose bag is not
     with tempfile.TemporaryDirectory(prefix='perf-bench-') as scratch:
         for n in range(args.rounds):
             for name, tree in (('base', base_tree), ('this', ROOT)):
                 bench = run_bench(tree, Path(scratch) / f'{name}-{n}', args)
                 walls[name].append(bench['timing']['bench_wall_seconds'])
                 tables[name].append(results(bench))
-                successes[name].append(
-                    sum(1 for e in bench['episodes'] if (e.get('outcome') or {}).get('success'))
-                    if 'episodes' in bench
-                    else -1
+                successes[name].append(sum(1 for e in bench['episodes'] if e.get('success')))
+                summaries = (Path(scratch) / f'{name}-{n}').glob('*/episodes/*/*/summary.json')
+                incomplete[name].append(
+                    sum(1 for f in summaries if json.loads(f.read_text()).get('bag_incomplete'))
                 )
     medians = {k: statistics.median(v) for k, v in walls.items()}
     print(
@@ -78,6 +79,7 @@ def main() -> None:
                 'speedup_base_over_this': round(medians['base'] / medians['this'], 2),
                 'target_speedup': 3.0,
                 'successes': successes,
+                'bags_incomplete': incomplete,
                 'results_identical_within_each': {k: len(set(v)) == 1 for k, v in tables.items()},
                 'results_identical_between': tables['base'][0] == tables['this'][0],
             },
