@@ -9,7 +9,7 @@ import numpy as np
 _OFFSETS = np.array(
     [o for o in itertools.product((-1, 0, 1), repeat=3) if o > (0, 0, 0)], dtype=np.int64
 )
-_SPAN = 1 << 20  # voxel coordinates are packed into one int64 (plenty for a table at mm voxels)
+PACK_SPAN = 1 << 20  # voxel coordinates are packed into one int64 (plenty for a table at mm voxels)
 
 
 def components(points: np.ndarray, voxel: float) -> np.ndarray:
@@ -18,13 +18,16 @@ def components(points: np.ndarray, voxel: float) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     keys = np.floor(points / voxel).astype(np.int64)
     keys -= keys.min(axis=0) - 1
-    codes = (keys[:, 0] * _SPAN + keys[:, 1]) * _SPAN + keys[:, 2]
+    codes = (keys[:, 0] * PACK_SPAN + keys[:, 1]) * PACK_SPAN + keys[:, 2]
     voxels, of_point = np.unique(codes, return_inverse=True)
-    grid = np.stack([voxels // (_SPAN * _SPAN), voxels // _SPAN % _SPAN, voxels % _SPAN], axis=1)
+    grid = np.stack(
+        [voxels // (PACK_SPAN * PACK_SPAN), voxels // PACK_SPAN % PACK_SPAN, voxels % PACK_SPAN],
+        axis=1,
+    )
     a_list, b_list = [], []
     for offset in _OFFSETS:
         n = grid + offset
-        neighbour = (n[:, 0] * _SPAN + n[:, 1]) * _SPAN + n[:, 2]
+        neighbour = (n[:, 0] * PACK_SPAN + n[:, 1]) * PACK_SPAN + n[:, 2]
         at = np.searchsorted(voxels, neighbour)
         at = np.minimum(at, len(voxels) - 1)
         hit = voxels[at] == neighbour

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness_kernel.perception.clusters import PACK_SPAN as _SPAN
+
 TOP_BAND_M = 0.006  # points this close below the highest count as the top surface
 RESTING_M = 0.015  # lowest point this close to the table: the object stands on it
 FLAT_M = 0.008  # an object lower than this is a flat zone drawn on the table
@@ -38,12 +40,21 @@ class Measured:
 
 
 def voxel_means(points: np.ndarray, voxel: float = VOXEL_M) -> np.ndarray:
-    """One point per occupied voxel: the mean of the points in it."""
+    """One point per occupied voxel (in the order of their x, y, z indices): the mean of the
+    points in it. The voxel indices are packed into one int64 (a row-wise unique sorts ~5x
+    slower) and summed with bincount, which adds in the points' order as np.add.at did: the
+    same means to the bit."""
+    if len(points) == 0:
+        return np.zeros((0, 3))
     keys = np.floor(points / voxel).astype(np.int64)
-    _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    sums = np.zeros((len(counts), 3))
-    np.add.at(sums, inverse.ravel(), points)
-    return sums / counts[:, None]
+    keys -= keys.min(axis=0)
+    codes = (keys[:, 0] * _SPAN + keys[:, 1]) * _SPAN + keys[:, 2]
+    _, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    sums = np.column_stack(
+        [np.bincount(inverse, weights=points[:, k], minlength=len(counts)) for k in range(3)]
+    )
+    return sums.reshape(len(counts), 3) / counts[:, None]
 
 
 def _hull(xy: np.ndarray) -> np.ndarray:

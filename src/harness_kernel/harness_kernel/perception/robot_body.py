@@ -74,11 +74,24 @@ class RobotBody:
         """Which of the world points (N x 3) lie within one of the boxes (plus the margin)."""
         margin = self.margin if margin is None else margin
         inside = np.zeros(len(points), dtype=bool)
+        columns = [points[:, k] for k in range(3)]
         for box in boxes:
-            local = np.abs((points - box.centre) @ box.rotation)
             limit = box.half + margin
+            # Only the points within the box's world-aligned bounds (padded by a micrometre
+            # against rounding) take the exact test: most of a view is far from any link.
+            reach = np.abs(box.rotation) @ limit + 1e-6
+            low, high = box.centre - reach, box.centre + reach
+            near = np.flatnonzero(
+                (columns[0] >= low[0])
+                & (columns[0] <= high[0])
+                & (columns[1] >= low[1])
+                & (columns[1] <= high[1])
+                & (columns[2] >= low[2])
+                & (columns[2] <= high[2])
+            )
+            local = np.abs((points[near] - box.centre) @ box.rotation)
             # per axis, not np.all(axis=1): a reduction along the short axis is the slow part
-            inside |= (
+            inside[near] |= (
                 (local[:, 0] <= limit[0]) & (local[:, 1] <= limit[1]) & (local[:, 2] <= limit[2])
             )
         return inside
