@@ -7,14 +7,16 @@ simulated time the cells ran (`cells_x_real_time`; the target is 10) and, for ev
 request, its reason, characters of text, number of images and PNG bytes. The scripted model
 answers at once, so `model` is ~0 here: with Claude add its latency per call. Each task runs
 twice, without and with the rosbag2 recording, and `bag_cost_ratio` is their wall-time ratio
-(same run, same machine).
+(same run, same machine). With `--repeats N` every pair runs N times, interleaved, and
+`cells_x_real_time_median` gives each task's median with and without the bag.
 
-    python perf/episode.py [--tasks lift_cube place_in_bowl] [--layout 0]
+    python perf/episode.py [--tasks lift_cube place_in_bowl] [--layout 0] [--repeats 1]
 """
 
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -30,18 +32,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--tasks', nargs='+', default=['lift_cube', 'place_in_bowl'])
     parser.add_argument('--layout', type=int, default=0)
+    parser.add_argument('--repeats', type=int, default=1, help='runs of each task and setting')
     args = parser.parse_args()
     os.environ.setdefault('MUJOCO_GL', 'egl')
     config_file = ROOT / 'config' / 'harness.yaml'
     control_hz = load_embodiment().rates.control_hz
     episodes = []
     with tempfile.TemporaryDirectory() as out:
-        for task, record_bag in ((t, b) for t in args.tasks for b in (False, True)):
+        runs = [(t, b, n) for n in range(args.repeats) for t in args.tasks for b in (False, True)]
+        for task, record_bag, n in runs:
             config = with_overrides(
                 load_config(config_file), 'driver', model='scripted', record_bag=record_bag
             )
             prepared = prepare(config, task, args.layout, 0)
-            folder = Path(out) / f'{task}-{record_bag}'
+            folder = Path(out) / f'{task}-{record_bag}-{n}'
             started = time.monotonic()
             result = run_episode(prepared, folder, log=lambda _m: None)
             total = time.monotonic() - started
@@ -72,14 +76,24 @@ def main() -> None:
                     'requests': requests,
                 }
             )
+
+    def median(task: str, record_bag: bool, key: str) -> float | None:
+        values = [
+            e[key]
+            for e in episodes
+            if e['task'] == task and e['record_bag'] == record_bag and e[key] is not None
+        ]
+        return round(statistics.median(values), 2) if values else None
+
     ratios = {
-        task: round(
-            next(e['wall_seconds'] for e in episodes if e['task'] == task and e['record_bag'])
-            / next(
-                e['wall_seconds'] for e in episodes if e['task'] == task and not e['record_bag']
-            ),
-            2,
-        )
+        task: round(median(task, True, 'wall_seconds') / median(task, False, 'wall_seconds'), 2)
+        for task in args.tasks
+    }
+    cells = {
+        task: {
+            'without_bag': median(task, False, 'cells_x_real_time'),
+            'with_bag': median(task, True, 'cells_x_real_time'),
+        }
         for task in args.tasks
     }
     print(
@@ -87,7 +101,9 @@ def main() -> None:
             {
                 'benchmark': 'episode',
                 'model': 'scripted',
+                'repeats': args.repeats,
                 'bag_cost_ratio': ratios,
+                'cells_x_real_time_median': cells,
                 'target_cells_x_real_time': 10,
                 'episodes': episodes,
             },
