@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from harness_driver.bench_table import bench_tables, markdown
 from harness_driver.report_card import markdown as report_card_markdown
 from harness_driver.report_card import report_card
 from harness_driver.run_report import write_bench_page
+
+from harness_bringup.supervisor import Interrupts, supervised
 
 
 @dataclass(frozen=True)
@@ -45,25 +46,40 @@ class EpisodeJob:
     extra: tuple[str, ...] = ()
     env: dict[str, str] | None = None
 
-    def command(self, folder: Path) -> list[str]:
+    def argv(self, folder: Path) -> list[str]:
+        """`harness` arguments of the episode (`harness run ...` writing under `folder`)."""
         e = self.episode
-        command = [sys.executable, '-m', 'harness_bringup.cli']
-        if self.config is not None:
-            command += ['--config', self.config]
-        command += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
-        return command + ['--model', self.model, '--out', str(folder), *self.extra]
+        argv = ['--config', self.config] if self.config is not None else []
+        argv += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
+        return argv + ['--model', self.model, '--out', str(folder), *self.extra]
+
+    def command(self, folder: Path) -> list[str]:
+        return [sys.executable, '-m', 'harness_bringup.cli', *self.argv(folder)]
 
 
-def run_episode_process(job: EpisodeJob, folder: Path) -> dict:
-    """Run `job` as a `harness run` subprocess writing under `folder` (its own ROS domain);
-    its summary, with `run_folder` (a summary saying why when no run folder came out)."""
+def run_episode_process(
+    job: EpisodeJob, folder: Path, interrupts: Interrupts | None = None
+) -> dict:
+    """Run `job` as the episode's process, supervised from here as `harness run` supervises
+    it (the bench checked every input before the first episode, so no `harness run` process
+    checks them again for each: ~0.5 s of CPU an episode), writing under `folder` (its own
+    ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
+    out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode."""
+    from harness_bringup.run import run_folder_path
+
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / 'harness.log', 'w') as log:
-        code = subprocess.run(
-            job.command(folder), stdout=log, stderr=subprocess.STDOUT, env=job.env
-        ).returncode
-    runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
     e = job.episode
+    run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
+    base = {
+        'task': e.task,
+        'layout': e.layout,
+        'seed': e.seed,
+        'model': job.model,
+        'baseline': job.model == 'scripted',
+    }
+    with open(folder / 'harness.log', 'w') as log:
+        code = supervised(run, base, job.argv(folder), log, interrupts or Interrupts(), job.env)
+    runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
     if not runs:
         return {
             'task': e.task,
@@ -79,8 +95,9 @@ def run_episode_process(job: EpisodeJob, folder: Path) -> dict:
 
 
 # A runner runs one episode job into a folder of this machine and returns its summary: here in
-# a subprocess (run_episode_process), or on a cluster (harness_bringup.bench_ray).
-Runner = Callable[[EpisodeJob, Path], dict]
+# a subprocess (run_episode_process), or on a cluster (harness_bringup.bench_ray); the bench's
+# interrupts are passed to it.
+Runner = Callable[[EpisodeJob, Path, Interrupts], dict]
 
 
 def run_bench(
@@ -102,22 +119,38 @@ def run_bench(
     started = time.monotonic()
     config_text = str(config) if config is not None else None
 
+    interrupts = Interrupts()
+
     def one(e: BenchEpisode) -> dict:
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
-        return runner(job, out / 'episodes' / e.name)
+        return runner(job, out / 'episodes' / e.name, interrupts)
 
     summaries: dict[BenchEpisode, dict] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(one, e): e for e in episodes}
-        for done, future in enumerate(as_completed(futures), 1):
-            e = futures[future]
-            s = summaries[e] = future.result()
-            outcome = s.get('outcome') or {}
-            verdict = 'SUCCESS' if outcome.get('success') else 'no success'
-            say(
-                f'{done}/{len(episodes)} {e.name}: {s.get("status")}, {verdict}, '
-                f'{s.get("model_calls", 0)} calls, {s.get("wall_seconds", "?")} s'
-            )
+        pending = set(futures)
+        while pending:
+            try:
+                finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            except KeyboardInterrupt:  # sent on to the running episodes; none more starts
+                interrupts.add()
+                for future in pending:
+                    future.cancel()
+                say('interrupted: the running episodes end and write their run folders')
+                continue
+            for future in finished:
+                if future.cancelled():
+                    continue
+                e = futures[future]
+                s = summaries[e] = future.result()
+                outcome = s.get('outcome') or {}
+                verdict = 'SUCCESS' if outcome.get('success') else 'no success'
+                say(
+                    f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {verdict}, '
+                    f'{s.get("model_calls", 0)} calls, {s.get("wall_seconds", "?")} s'
+                )
+    if interrupts.times():
+        raise KeyboardInterrupt
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
     tables['timing']['bench_wall_seconds'] = round(time.monotonic() - started, 1)

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from harness_bringup.bench import EpisodeJob, Runner, run_episode_process
+from harness_bringup.supervisor import Interrupts
 
 CPUS_PER_EPISODE = 2  # the simulator and the kernel process: what a local job takes
 
@@ -74,7 +75,8 @@ def ray_runner(address: str) -> Runner:
             raise RayUnavailableError(f'no Ray cluster at {address!r}: {exc}') from None
     remote = ray.remote(num_cpus=CPUS_PER_EPISODE, max_retries=0)(_episode_on_node)
 
-    def run(job: EpisodeJob, folder: Path) -> dict:
+    def run(job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
+        # A Ctrl-C stops waiting for the task (ray.get raises), and Ray cancels it.
         try:
             summary, archive = ray.get(remote.remote(job))
         except Exception as exc:  # the task or its node died: the episode is an error

@@ -279,7 +279,11 @@ def _bench(args: argparse.Namespace) -> int:
         )
         return 0
 
-    status = _with_policies(config, bench, out)
+    try:
+        status = _with_policies(config, bench, out)
+    except KeyboardInterrupt:
+        _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}')
+        return 130
     if status:
         return status
     from harness_driver.bench_table import markdown

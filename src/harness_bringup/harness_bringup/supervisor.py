@@ -15,8 +15,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
@@ -30,48 +32,92 @@ def _describe(returncode: int) -> tuple[str, int]:
 SUPERVISED_FOLDER = 'HARNESS_SUPERVISED_FOLDER'
 
 
-def supervised(folder: Path, base: dict, argv: list[str]) -> int:
+class Interrupts:
+    """The Ctrl-Cs (and SIGTERMs) a supervising process has seen, when it supervises from
+    threads that cannot install signal handlers (the bench): each supervised episode is sent
+    them as `supervised` sends its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # a signal handler may add while its thread reads
+        self._times: list[float] = []
+
+    def add(self) -> None:
+        with self._lock:
+            self._times.append(time.monotonic())
+
+    def times(self) -> list[float]:
+        with self._lock:
+            return list(self._times)
+
+
+def supervised(
+    folder: Path,
+    base: dict,
+    argv: list[str],
+    output: IO[str] | None = None,
+    interrupts: Interrupts | None = None,
+    env: dict[str, str] | None = None,
+) -> int:
     """Run `harness argv` as the episode's child process; return its exit code. `base` holds
-    the summary fields known before the episode started (task, layout, seed, model)."""
+    the summary fields known before the episode started (task, layout, seed, model). The
+    child's output goes to `output` (default: this process's). Without `interrupts` this
+    process's SIGINT and SIGTERM are caught and sent on; with them (a thread of the bench),
+    the interrupts the caller records are. `env`: the child's environment (default this
+    process's)."""
     sys.stdout.flush()
     sys.stderr.flush()
     child = subprocess.Popen(
         [sys.executable, '-m', 'harness_bringup.cli', *argv],
-        env=dict(os.environ, **{SUPERVISED_FOLDER: str(folder)}),
+        env={**(os.environ if env is None else env), SUPERVISED_FOLDER: str(folder)},
         start_new_session=True,
+        stdout=output,
+        stderr=subprocess.STDOUT if output is not None else None,
     )
     pid = child.pid
-    interrupts = []
+    own = interrupts is None
+    seen = Interrupts() if own else interrupts
+    sent = 0  # interrupts passed on: the first as SIGINT, the others as SIGTERM
 
-    def forward(signum, _frame) -> None:
-        interrupts.append((signum, time.monotonic()))
-        sig = signal.SIGINT if len(interrupts) == 1 else signal.SIGTERM
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)
+    def send_new() -> list[float]:
+        nonlocal sent
+        times = seen.times()
+        for _ in times[sent:]:
+            sent += 1
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGINT if sent == 1 else signal.SIGTERM)
+        return times
 
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    def record(_signum, _frame) -> None:  # passed on by the loop below, within 50 ms
+        seen.add()
+
+    previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
     # The handlers stay until the summary is written: a second Ctrl-C that comes while the
     # supervisor closes the run folder must not end it half-written.
+    times: list[float] = []
     try:
         try:
             while child.poll() is None:
-                if len(interrupts) > 1 and time.monotonic() - interrupts[-1][1] > GRACE_S:
+                times = send_new()
+                if len(times) > 1 and time.monotonic() - times[-1] > GRACE_S:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
                 time.sleep(0.05)
+            times = seen.times()
         finally:
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-        return _close(Path(folder), base, child.returncode, bool(interrupts))
+        return _close(Path(folder), base, child.returncode, bool(times), output)
     finally:
         for s, handler in previous.items():
             # After a Ctrl-C the episode is over: one more, pressed while this process exits,
             # must not turn its exit code 130 into a death by SIGINT.
-            signal.signal(s, signal.SIG_IGN if interrupts else handler)
+            signal.signal(s, signal.SIG_IGN if times else handler)
 
 
-def _close(folder: Path, base: dict, returncode: int, interrupted: bool) -> int:
+def _close(
+    folder: Path, base: dict, returncode: int, interrupted: bool, output: IO[str] | None = None
+) -> int:
     """The supervisor's exit code; the summary (and the report) written for a child that ended
     without one."""
     how, code = _describe(returncode)
@@ -95,9 +141,15 @@ def _close(folder: Path, base: dict, returncode: int, interrupted: bool) -> int:
                 + '\n'
             )
         summary_path.write_text(json.dumps(summary, indent=2) + '\n')
-        print(f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}', flush=True)
+        print(
+            f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}',
+            file=output,
+            flush=True,
+        )
         from harness_bringup.run import write_report_safely
 
-        write_report_safely(folder, lambda line: print(f'[harness] {line}', flush=True))
+        write_report_safely(
+            folder, lambda line: print(f'[harness] {line}', file=output, flush=True)
+        )
         return 130 if interrupted else 1
     return code

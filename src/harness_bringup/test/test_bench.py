@@ -3,6 +3,10 @@ results table (deterministic simulation; wall times are kept apart)."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from harness_bringup.cli import main
@@ -117,3 +121,40 @@ def test_episodes_the_model_service_failed_are_not_run_not_failures():
     tables = bench_tables([summary('a', 0, True), failed])
     a = tables['tasks']['a']
     assert a['episodes'] == 1 and a['not_run'] == 1 and a['success_rate'] == 1.0
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of this machine's processes that mention `text`."""
+    found = []
+    for entry in Path('/proc').iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode()
+            except OSError:
+                continue
+            if text in cmd:
+                found.append(cmd)
+    return found
+
+
+def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path):
+    """The bench supervises its episodes itself: a Ctrl-C reaches the one running, which
+    writes its run folder as interrupted; the queued one never starts; nothing is left."""
+    config = str(ROOT / 'config' / 'harness.yaml')
+    command = [sys.executable, '-m', 'harness_bringup.cli', '--config', config]
+    command += ['bench', '--tasks', 'lift_cube']
+    command += ['--layouts', '2', '--jobs', '1', '--model', 'scripted', '--out', str(tmp_path)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob('*/episodes/*/*/events.jsonl')):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert 'bench interrupted' in out and 'Traceback' not in out, out
+    (episode,) = tmp_path.glob('*/episodes/*')  # the second layout never started
+    (summary_file,) = episode.glob('*/summary.json')
+    summary = json.loads(summary_file.read_text())
+    assert summary['status'] == 'interrupted' and summary['layout'] == 0, summary
+    assert not processes_mentioning(str(tmp_path))
