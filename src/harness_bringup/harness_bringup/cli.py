@@ -693,10 +693,11 @@ def build_parser() -> argparse.ArgumentParser:
         'bench',
         help='run the task suite and write result tables',
         description='Run episodes of every task (or --tasks) on its first --layouts layouts, '
-        'in parallel where the machine allows (each episode is its own `harness run` process in '
-        'its own ROS domain), then write per-task and overall tables (success rate, score, '
-        'model calls, decisions by reason, tokens, cost, env steps; wall time separately) as '
-        'Markdown and JSON under --out.',
+        'in parallel where the machine allows (each episode is its own process in its own ROS '
+        'domain, supervised as `harness run` supervises it), then write per-task and overall '
+        'tables (success rate, score, model calls, decisions by reason, tokens, cost, env '
+        'steps; wall time separately) as Markdown and JSON under --out. Ctrl-C ends the '
+        'running episodes (their run folders are written) and starts no other.',
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
     bench.add_argument(
