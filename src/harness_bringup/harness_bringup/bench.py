@@ -3,11 +3,14 @@ and ROS domain, summed up in tables."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,9 +67,12 @@ def run_episode_process(
     it (the bench checked every input before the first episode, so no `harness run` process
     checks them again for each: ~0.5 s of CPU an episode), writing under `folder` (its own
     ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
-    out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode."""
+    out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode (None: this
+    process's own SIGINT and SIGTERM, as on a Ray node)."""
     from harness_bringup.run import run_folder_path
 
+    if interrupts is not None and interrupts.times():
+        return _not_run(job, 'interrupted', 'not started: the bench was interrupted')
     folder.mkdir(parents=True, exist_ok=True)
     e = job.episode
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
@@ -78,26 +84,50 @@ def run_episode_process(
         'baseline': job.model == 'scripted',
     }
     with open(folder / 'harness.log', 'w') as log:
-        code = supervised(run, base, job.argv(folder), log, interrupts or Interrupts(), job.env)
-    runs = sorted(p for p in folder.iterdir() if (p / 'summary.json').is_file())
-    if not runs:
-        return {
-            'task': e.task,
-            'layout': e.layout,
-            'seed': e.seed,
-            'model': job.model,
-            'status': 'error',
-            'detail': f'no run folder (exit {code}; see {folder / "harness.log"})',
-        }
-    summary = json.loads((runs[-1] / 'summary.json').read_text())
-    summary['run_folder'] = str(runs[-1])
+        code = supervised(run, base, job.argv(folder), log, interrupts, job.env)
+    if not (run / 'summary.json').is_file():
+        return _not_run(job, 'error', f'no run folder (exit {code}; see {folder / "harness.log"})')
+    summary = json.loads((run / 'summary.json').read_text())
+    summary['run_folder'] = str(run)
     return summary
+
+
+def _not_run(job: EpisodeJob, status: str, detail: str) -> dict:
+    """The summary of an episode that left no run folder of its own."""
+    e = job.episode
+    return {
+        'task': e.task,
+        'layout': e.layout,
+        'seed': e.seed,
+        'model': job.model,
+        'status': status,
+        'detail': detail,
+    }
 
 
 # A runner runs one episode job into a folder of this machine and returns its summary: here in
 # a subprocess (run_episode_process), or on a cluster (harness_bringup.bench_ray); the bench's
 # interrupts are passed to it.
 Runner = Callable[[EpisodeJob, Path, Interrupts], dict]
+
+
+@contextlib.contextmanager
+def _recording(interrupts: Interrupts) -> Iterator[None]:
+    """SIGINT and SIGTERM only recorded in `interrupts` while the bench runs (on the main
+    thread; elsewhere signals cannot be caught): each episode's supervising thread sends them
+    on, and the bench's loop stops starting episodes. A KeyboardInterrupt raised anywhere in
+    the loop would instead leave the pool to run its whole queue."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        s: signal.signal(s, lambda *_: interrupts.add()) for s in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def run_bench(
@@ -123,32 +153,40 @@ def run_bench(
 
     def one(e: BenchEpisode) -> dict:
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
-        return runner(job, out / 'episodes' / e.name, interrupts)
+        try:
+            return runner(job, out / 'episodes' / e.name, interrupts)
+        except Exception as exc:  # one episode that cannot run is an error, not the bench's end
+            return _not_run(job, 'error', f'the episode could not run: {type(exc).__name__}: {exc}')
 
     summaries: dict[BenchEpisode, dict] = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(one, e): e for e in episodes}
-        pending = set(futures)
-        while pending:
-            try:
+    handled = 0  # interrupts acted on
+    with _recording(interrupts):
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            futures = {pool.submit(one, e): e for e in episodes}
+            pending = set(futures)
+            while pending:
                 finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:  # sent on to the running episodes; none more starts
-                interrupts.add()
-                for future in pending:
-                    future.cancel()
-                say('interrupted: the running episodes end and write their run folders')
-                continue
-            for future in finished:
-                if future.cancelled():
-                    continue
-                e = futures[future]
-                s = summaries[e] = future.result()
-                outcome = s.get('outcome') or {}
-                verdict = 'SUCCESS' if outcome.get('success') else 'no success'
-                say(
-                    f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {verdict}, '
-                    f'{s.get("model_calls", 0)} calls, {s.get("wall_seconds", "?")} s'
-                )
+                if len(interrupts.times()) > handled:
+                    if not handled:  # sent on to the running episodes; none more starts
+                        for future in pending:
+                            future.cancel()
+                        say('interrupted: the running episodes end and write their run folders')
+                    handled = len(interrupts.times())
+                for future in finished:
+                    if future.cancelled():
+                        continue
+                    e = futures[future]
+                    s = summaries[e] = future.result()
+                    outcome = s.get('outcome') or {}
+                    verdict = 'SUCCESS' if outcome.get('success') else 'no success'
+                    say(
+                        f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, '
+                        f'{verdict}, {s.get("model_calls", 0)} calls, '
+                        f'{s.get("wall_seconds", "?")} s'
+                    )
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():
         raise KeyboardInterrupt
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing

@@ -76,9 +76,16 @@ def ray_runner(address: str) -> Runner:
     remote = ray.remote(num_cpus=CPUS_PER_EPISODE, max_retries=0)(_episode_on_node)
 
     def run(job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
-        # A Ctrl-C stops waiting for the task (ray.get raises), and Ray cancels it.
+        ref = remote.remote(job)
+        cancelled = 0  # the bench's interrupts passed on to the task
         try:
-            summary, archive = ray.get(remote.remote(job))
+            while not ray.wait([ref], timeout=0.5)[0]:
+                if len(interrupts.times()) > cancelled:
+                    # The first reaches the episode's supervisor on the node as a SIGINT (the
+                    # episode ends interrupted and its folder comes back); a second kills it.
+                    cancelled = len(interrupts.times())
+                    ray.cancel(ref, force=cancelled > 1)
+            summary, archive = ray.get(ref)
         except Exception as exc:  # the task or its node died: the episode is an error
             e = job.episode
             return {

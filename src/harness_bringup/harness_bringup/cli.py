@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 from dataclasses import asdict
@@ -190,13 +191,18 @@ def _run(args: argparse.Namespace) -> int:
             code = episode()
         except KeyboardInterrupt:
             code = 130
-        # The run folder is complete and closed. Leave without the interpreter's teardown
-        # (~0.5 s of every episode: the renderer's GL context, the middleware, thousands of
-        # objects), as multiprocessing's children do; the supervisor reads the exit code.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return _with_policies(config, lambda: supervised(folder, base, args.argv), folder)
+        # The run folder is complete and closed, the graph left in order: no teardown.
+        from harness_types.process import leave
+
+        leave(code)
+    code = _with_policies(config, lambda: supervised(folder, base, args.argv), folder)
+    if code == 130:
+        # Interrupted, and the run folder closed: this process only exits now. Ignored, a
+        # Ctrl-C pressed meanwhile cannot turn 130 into a death by SIGINT (Python's own
+        # handlers are gone while the interpreter shuts down).
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+    return code
 
 
 def _with_policies(config, work, logs: Path | None = None) -> int:

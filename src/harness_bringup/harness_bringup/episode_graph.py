@@ -307,6 +307,8 @@ class EpisodeGraph(StationGraph):
             problems.append("it did not see the episode's end event")
         if not complete:
             problems.append('it did not finish in time')
+        if report is not None and report.get('write_errors'):
+            problems.append(f'{report["write_errors"]} messages could not be written')
         if problems:
             self.notes.pop('bag', None)
             self.notes['bag_incomplete'] = True

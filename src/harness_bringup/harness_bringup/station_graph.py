@@ -5,6 +5,7 @@ no station: it joins one started by `ros2 launch harness_bringup ...` in ROS_DOM
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -123,7 +124,17 @@ class StationGraph:
         worker = getattr(self, 'worker', None)
         if worker is not None:
             worker.worker.close()
+        nodes = list(self.executor.get_nodes())
         self.executor.shutdown()
+        # Leave the graph in order, as the kernel does: the nodes, then the context, whose
+        # destruction says goodbye to the other participants (the episode process ends
+        # without the interpreter's teardown, and a later graph in this domain must not see
+        # these endpoints for the DDS lease time).
+        for node in nodes:
+            with contextlib.suppress(Exception):
+                node.destroy_node()
         rclpy.shutdown(context=self.context)
+        with contextlib.suppress(Exception):
+            self.context.destroy()
         if self.claim is not None:
             self.claim.release()

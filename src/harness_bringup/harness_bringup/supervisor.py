@@ -61,58 +61,69 @@ def supervised(
     """Run `harness argv` as the episode's child process; return its exit code. `base` holds
     the summary fields known before the episode started (task, layout, seed, model). The
     child's output goes to `output` (default: this process's). Without `interrupts` this
-    process's SIGINT and SIGTERM are caught and sent on; with them (a thread of the bench),
-    the interrupts the caller records are. `env`: the child's environment (default this
-    process's)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = subprocess.Popen(
-        [sys.executable, '-m', 'harness_bringup.cli', *argv],
-        env={**(os.environ if env is None else env), SUPERVISED_FOLDER: str(folder)},
-        start_new_session=True,
-        stdout=output,
-        stderr=subprocess.STDOUT if output is not None else None,
-    )
-    pid = child.pid
-    own = interrupts is None
-    seen = Interrupts() if own else interrupts
-    sent = 0  # interrupts passed on: the first as SIGINT, the others as SIGTERM
-
-    def send_new() -> list[float]:
-        nonlocal sent
-        times = seen.times()
-        for _ in times[sent:]:
-            sent += 1
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGINT if sent == 1 else signal.SIGTERM)
-        return times
+    process's SIGINT and SIGTERM are caught (on the main thread) and sent on; with them (a
+    thread of the bench), the interrupts the caller records are. `env`: the child's
+    environment (default this process's)."""
+    # Signals can be caught on the main thread only; elsewhere nothing is caught.
+    own = interrupts is None and threading.current_thread() is threading.main_thread()
+    seen = interrupts if interrupts is not None else Interrupts()
 
     def record(_signum, _frame) -> None:  # passed on by the loop below, within 50 ms
         seen.add()
 
+    # The handlers come before the child, so no Ctrl-C can leave it unsupervised, and stay
+    # until the summary is written, so that one that comes while the supervisor closes the
+    # run folder does not end it half-written.
     previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
-    # The handlers stay until the summary is written: a second Ctrl-C that comes while the
-    # supervisor closes the run folder must not end it half-written.
-    times: list[float] = []
+    before = len(seen.times())  # a bench's interrupts from before this episode are not its
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
     try:
+        child = subprocess.Popen(
+            [sys.executable, '-m', 'harness_bringup.cli', *argv],
+            env={**(os.environ if env is None else env), SUPERVISED_FOLDER: str(folder)},
+            start_new_session=True,
+            stdout=output,
+            stderr=subprocess.STDOUT if output is not None else None,
+        )
+        pid, sent, escalated = child.pid, before, None  # escalated: when SIGTERM was sent
+
+        def send_new() -> None:
+            nonlocal sent, escalated
+            for _ in seen.times()[sent:]:
+                sent += 1
+                first = sent == before + 1
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGINT if first else signal.SIGTERM)
+                if not first:
+                    escalated = time.monotonic()
+
         try:
             while child.poll() is None:
-                times = send_new()
-                if len(times) > 1 and time.monotonic() - times[-1] > GRACE_S:
+                send_new()
+                if escalated is not None and time.monotonic() - escalated > GRACE_S:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
                 time.sleep(0.05)
-            times = seen.times()
         finally:
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-        return _close(Path(folder), base, child.returncode, bool(times), output)
+        interrupted = len(seen.times()) > before
+        code = _close(Path(folder), base, child.returncode, interrupted, output)
+        # An interrupt that came once the episode had ended still ends this process as one.
+        return 130 if interrupted and code == 0 else code
     finally:
         for s, handler in previous.items():
             # After a Ctrl-C the episode is over: one more, pressed while this process exits,
-            # must not turn its exit code 130 into a death by SIGINT.
-            signal.signal(s, signal.SIG_IGN if times else handler)
+            # must not turn its exit code 130 into a death by SIGINT. (A handler that does
+            # nothing, not SIG_IGN: processes started later would inherit that.)
+            signal.signal(s, _ignore if len(seen.times()) > before else handler)
+
+
+def _ignore(_signum, _frame) -> None:
+    """A signal handler that does nothing."""
 
 
 def _close(

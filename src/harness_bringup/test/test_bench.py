@@ -157,4 +157,7 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path):
     (summary_file,) = episode.glob('*/summary.json')
     summary = json.loads(summary_file.read_text())
     assert summary['status'] == 'interrupted' and summary['layout'] == 0, summary
+    deadline = time.monotonic() + 10  # SIGKILLed processes can take a moment to go
+    while processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not processes_mentioning(str(tmp_path))

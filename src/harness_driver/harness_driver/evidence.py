@@ -55,7 +55,7 @@ class EvidenceTaker:
         views = self.station.cameras(
             list(self.emb.cameras), depth=True, segmentation=self.perception.needs_segmentation
         )
-        detections = self.perception.backend.detect(views, robot, '')
+        detections = self.perception.detect(views, robot, '')
         ids = self.perception.tracker.assign(detections)
         objects = [
             LocatedObject(

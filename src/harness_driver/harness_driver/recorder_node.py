@@ -20,25 +20,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import signal
 import sys
 import threading
 import time
+import traceback
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
+from harness_types.process import leave
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
+from rclpy.utilities import get_default_context
 from std_msgs.msg import String
 
 from harness_driver.bag import KEPT, LATCHED, BagRecorder, episode_topics, message_class
 from harness_types import names
 
 DRAIN_S = 0.3  # after the end event, the longest wait for messages still on their way
-QUIET_S = 0.05  # ... which ends once no message came for this long
+QUIET_S = 0.05  # ... which ends once the recorder found nothing to take for this long
 STOP_GRACE_S = 5.0  # after a signal, how long to wait for the episode's end event
 # KEPT topics (the driver's events, the model's images): every message kept for a late
 # subscriber, so the recorder, which starts after the episode's first events, still gets them.
@@ -107,7 +109,8 @@ class Recorder(Node):
         self.ended = threading.Event()
         self.refused: dict[str, int] = {}
         self.malformed_events = 0
-        self.last_message = time.monotonic()  # when the last message arrived
+        self.quiet_since: float | None = None  # since when no subscription had a message
+        self.write_errors = 0  # messages that could not be written (the report counts them)
         self._trusted: dict[str, set[bytes]] = {topic: set() for topic in resolved}
         self._lock = threading.Lock()
         for topic, name in resolved.items():
@@ -131,13 +134,24 @@ class Recorder(Node):
                 if stop.is_set() or not context.ok():
                     return
                 raise
-            for sub in ready:
-                while True:
-                    with sub.handle:
-                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                    if taken is None:
-                        break
+            if not ready:
+                if self.quiet_since is None:
+                    self.quiet_since = time.monotonic()
+                continue
+            self.quiet_since = None
+            for sub in ready:  # one message of each ready topic a round: none starves another
+                with sub.handle:
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                if taken is None:
+                    continue
+                try:
                     sub.callback(*taken)
+                except Exception:  # one bad message must not end the recording
+                    self.write_errors += 1
+                    self.get_logger().error(
+                        f'{sub.topic_name}: a message could not be recorded:\n'
+                        f'{traceback.format_exc()}'
+                    )
 
     def _from_the_graph(self, topic: str, name: str, info) -> bool:
         allowed = PUBLISHERS.get(name, ANY_PUBLISHER)
@@ -162,7 +176,6 @@ class Recorder(Node):
             return False
 
     def _write(self, topic: str, name: str, data: bytes, info) -> None:
-        self.last_message = time.monotonic()
         if not self._from_the_graph(topic, name, info):
             return
         self.bag.write(topic, data, time.time_ns())
@@ -179,7 +192,13 @@ class Recorder(Node):
             self.malformed_events += 1
 
 
-WAIT_SLICE_S = 0.1  # a wait is cut into slices this long, to notice the stop
+WAIT_SLICE_S = 0.02  # a wait is cut into slices this long, to notice the stop and the quiet
+
+
+def _quiet(node: Recorder) -> bool:
+    """Whether the recorder's thread has found no message to take for QUIET_S."""
+    since = node.quiet_since
+    return since is not None and time.monotonic() - since >= QUIET_S
 
 
 def _ready(context, subscriptions: list, seconds: float) -> list:
@@ -224,27 +243,27 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.02)
     if node.ended.is_set():  # the last ticks' messages may still be on their way
         drained = time.monotonic() + DRAIN_S
-        while time.monotonic() < drained and time.monotonic() - node.last_message < QUIET_S:
+        while time.monotonic() < drained and not _quiet(node):
             time.sleep(0.01)
+    stop.set()  # nothing taken before this is lost: the bag closes after the thread ends
+    spinner.join(timeout=5)
     bag.close()
     report = {
         'counts': bag.counts,
         'refused': node.refused,
         'malformed_events': node.malformed_events,
+        'write_errors': node.write_errors,
         'ended': node.ended.is_set(),
     }
     print('recorded', json.dumps(report), flush=True)
-    stop.set()
-    spinner.join(timeout=5)
     node.destroy_node()
     rclpy.try_shutdown()
+    # The context's destruction says goodbye to the other participants: the process ends
+    # without the interpreter's teardown, which would otherwise do it.
+    with contextlib.suppress(Exception):
+        get_default_context().destroy()
     return 0
 
 
 if __name__ == '__main__':
-    code = main()
-    # The bag is closed and the node gone: leave without the interpreter's teardown (~0.3 s
-    # that the episode would wait for).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    leave(main())  # the bag closed, the node and the context gone: no teardown

@@ -66,19 +66,34 @@ class Decision:
 
 class _TemplateCache(FileSystemBytecodeCache):
     """Compiled templates kept between processes: compiling report.html.j2 took ~0.7 s of
-    every episode. Keyed by the template's source (an edited template compiles again); a cache
-    that cannot be written is skipped."""
+    every episode. Keyed by the template's source (an edited template compiles again) in a
+    folder named by jinja's version and the environment's options; a cache file that cannot be
+    read or written is skipped."""
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged file: compile anew
+            bucket.reset()
 
     def dump_bytecode(self, bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
 
 
+_OPTIONS = {'trim_blocks': True, 'lstrip_blocks': True}  # with autoescape for html and j2
+
+
 def _template_cache() -> _TemplateCache | None:
-    folder = user_cache_dir() / 'templates'
+    import hashlib
+
+    import jinja2
+
+    key = hashlib.sha256(repr((jinja2.__version__, sorted(_OPTIONS.items()))).encode())
     try:
+        folder = user_cache_dir() / f'templates-{key.hexdigest()[:12]}'
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    except (OSError, RuntimeError):  # no home folder, or none writable: no cache
         return None
     return _TemplateCache(str(folder))
 
@@ -87,9 +102,8 @@ def _environment() -> Environment:
     return Environment(
         loader=PackageLoader('harness_driver', 'templates'),
         autoescape=select_autoescape(['html', 'j2']),
-        trim_blocks=True,
-        lstrip_blocks=True,
         bytecode_cache=_template_cache(),
+        **_OPTIONS,
     )
 
 

@@ -871,7 +871,7 @@ class Kernel:
         objects: list[LocatedObject] = []
         if prediction.views and len(prediction.states):
             end = _state_at(self.robot.state(), prediction.states[-1])
-            detections = self.perception.backend.detect(prediction.views, end, '')
+            detections = self.perception.detect(prediction.views, end, '')
             # ids as locate() would give them, from a copy: a prediction changes no track
             ids = copy.deepcopy(self.perception.tracker).assign(detections)
             objects = [

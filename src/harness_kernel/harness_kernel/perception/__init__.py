@@ -30,12 +30,17 @@ class Perception:
     ) -> list[Detection]:
         """The backend's detections in `views`, one pass per distinct input: the locate()
         calls of one moment and the turn report's measurement right after it share the pass
-        (a pixels pass costs ~0.15 s). The input is the views' content, the robot's joints and,
-        for a backend whose detections depend on it, the query."""
-        key = _input_key(views, state, query if self.backend.reads_query else '')
-        if self._last is None or self._last[0] != key:
-            self._last = (key, list(self.backend.detect(views, state, query)))
-        return list(self._last[1])
+        (a pixels pass costs ~0.1 s). The input is the views' content, the robot's joints and,
+        for a backend whose detections depend on it, the query. Every pass of this backend goes
+        through here: one that holds state between passes (pixels refits its table plane)
+        then gives a repeated input the answer a fresh pass would."""
+        # A backend that does not say reads_query is taken to read it (a pass per query).
+        reads_query = getattr(self.backend, 'reads_query', True)
+        key = _input_key(views, state, query if reads_query else '')
+        last = self._last
+        if last is None or last[0] != key:
+            last = self._last = (key, list(self.backend.detect(views, state, query)))
+        return list(last[1])
 
     @property
     def needs_segmentation(self) -> bool:
