@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from harness_bringup.cli import main
 from harness_driver.bench_table import bench_tables, markdown
 
@@ -137,9 +138,11 @@ def processes_mentioning(text: str) -> list[str]:
     return found
 
 
-def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path):
-    """The bench supervises its episodes itself: a Ctrl-C reaches the one running, which
-    writes its run folder as interrupted; the queued one never starts; nothing is left."""
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
+    """The bench supervises its episodes itself: a Ctrl-C (or a SIGTERM) reaches the one
+    running, which writes its run folder as interrupted; the queued one never starts; nothing
+    is left."""
     config = str(ROOT / 'config' / 'harness.yaml')
     command = [sys.executable, '-m', 'harness_bringup.cli', '--config', config]
     command += ['bench', '--tasks', 'lift_cube']
@@ -149,7 +152,7 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path):
     while not list(tmp_path.glob('*/episodes/*/*/events.jsonl')):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
     assert 'bench interrupted' in out and 'Traceback' not in out, out
