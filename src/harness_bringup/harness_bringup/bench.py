@@ -72,37 +72,29 @@ def run_episode_process(
     from harness_bringup.run import run_folder_path
 
     if interrupts is not None and interrupts.times():
-        return _not_run(job, 'interrupted', 'not started: the bench was interrupted')
+        return not_run(job, 'interrupted', 'not started: the bench was interrupted')
     folder.mkdir(parents=True, exist_ok=True)
     e = job.episode
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
-    base = {
-        'task': e.task,
-        'layout': e.layout,
-        'seed': e.seed,
-        'model': job.model,
-        'baseline': job.model == 'scripted',
-    }
+    base = {**_fields(job), 'baseline': job.model == 'scripted'}
     with open(folder / 'harness.log', 'w') as log:
         code = supervised(run, base, job.argv(folder), log, interrupts, job.env)
     if not (run / 'summary.json').is_file():
-        return _not_run(job, 'error', f'no run folder (exit {code}; see {folder / "harness.log"})')
+        return not_run(job, 'error', f'no run folder (exit {code}; see {folder / "harness.log"})')
     summary = json.loads((run / 'summary.json').read_text())
     summary['run_folder'] = str(run)
     return summary
 
 
-def _not_run(job: EpisodeJob, status: str, detail: str) -> dict:
-    """The summary of an episode that left no run folder of its own."""
+def _fields(job: EpisodeJob) -> dict:
+    """The summary fields an episode has before it runs."""
     e = job.episode
-    return {
-        'task': e.task,
-        'layout': e.layout,
-        'seed': e.seed,
-        'model': job.model,
-        'status': status,
-        'detail': detail,
-    }
+    return {'task': e.task, 'layout': e.layout, 'seed': e.seed, 'model': job.model}
+
+
+def not_run(job: EpisodeJob, status: str, detail: str) -> dict:
+    """The summary of an episode that left no run folder of its own (here, or on a node)."""
+    return {**_fields(job), 'status': status, 'detail': detail}
 
 
 # A runner runs one episode job into a folder of this machine and returns its summary: here in
@@ -156,7 +148,7 @@ def run_bench(
         try:
             return runner(job, out / 'episodes' / e.name, interrupts)
         except Exception as exc:  # one episode that cannot run is an error, not the bench's end
-            return _not_run(job, 'error', f'the episode could not run: {type(exc).__name__}: {exc}')
+            return not_run(job, 'error', f'the episode could not run: {type(exc).__name__}: {exc}')
 
     summaries: dict[BenchEpisode, dict] = {}
     handled = 0  # interrupts acted on

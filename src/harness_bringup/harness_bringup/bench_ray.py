@@ -15,7 +15,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from harness_bringup.bench import EpisodeJob, Runner, run_episode_process
+from harness_bringup.bench import EpisodeJob, Runner, not_run, run_episode_process
 from harness_bringup.supervisor import Interrupts
 
 CPUS_PER_EPISODE = 2  # the simulator and the kernel process: what a local job takes
@@ -87,15 +87,7 @@ def ray_runner(address: str) -> Runner:
                     ray.cancel(ref, force=cancelled > 1)
             summary, archive = ray.get(ref)
         except Exception as exc:  # the task or its node died: the episode is an error
-            e = job.episode
-            return {
-                'task': e.task,
-                'layout': e.layout,
-                'seed': e.seed,
-                'model': job.model,
-                'status': 'error',
-                'detail': f'the Ray task failed: {type(exc).__name__}: {exc}',
-            }
+            return not_run(job, 'error', f'the Ray task failed: {type(exc).__name__}: {exc}')
         _unpacked(archive, folder.parent)
         if summary.get('run_folder'):
             summary['run_folder'] = str(folder.parent / summary['run_folder'])

@@ -176,8 +176,8 @@ def _write_video(path: Path, images: list[np.ndarray], fps: int, size: tuple[int
         stream.width, stream.height = w - w % 2, h - h % 2
         stream.pix_fmt = 'yuv420p'
         # A keyframe every 2 frames: LeRobot seeks to single frames; held frames cost little.
-        # One thread: x264's frame threads took ~25% more CPU for no shorter wall time here
-        # (episodes run side by side in a bench).
+        # One thread: x264's frame threads took 8-25% more CPU (two measurements) for no
+        # shorter wall time here (episodes run side by side in a bench).
         stream.options = {'preset': 'ultrafast', 'crf': '23', 'g': '2', 'threads': '1'}
         previous, frame = None, None
         for pts, rgb in enumerate(images):

@@ -7,9 +7,9 @@ drain); on SIGINT (a Ctrl-C to the episode's process group) it waits for that ev
 seconds more; on SIGTERM it stops at once. The bag is closed properly either way.
 
 Messages are taken on one thread that waits on a wait set of the node's subscriptions and
-takes each ready one's messages itself (`record`), as rclpy's executors do inside, without
+takes a message of each ready one itself (`record`), as rclpy's executors do inside, without
 their machinery (a wait set rebuilt from every entity of the node, a task per message): the
-worker publishes three messages a tick, and the executor cost ~0.5 ms of CPU each. Nothing
+worker publishes three messages a tick, and the executor cost ~0.4 ms of CPU each. Nothing
 else of the node is served (it offers no services: `start_parameter_services=False`).
 
     python -m harness_driver.recorder_node BAG_DIR [--ros-args ...]

@@ -328,8 +328,7 @@ class Kernel:
                 images=cell.images,
                 restored=restored,
                 events_handled=cell.events_handled,
-                # After the episode's end no decision reads the report: no perception pass.
-                scene=self._scene_report(measure=status != 'episode_ended'),
+                scene=self._scene_report(status),
                 **self._strategy_fields(),
             )
 
@@ -377,8 +376,7 @@ class Kernel:
                 output=cell.output.text(),
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
-                # After the episode's end no decision reads the report: no perception pass.
-                scene=self._scene_report(measure=status != 'episode_ended'),
+                scene=self._scene_report(status),
                 **self._strategy_fields(),
             )
 
@@ -428,8 +426,7 @@ class Kernel:
                 traceback=traceback,
                 stopped_by=cell.stop.execution if cell.stop else None,
                 executions=cell.executions,
-                # After the episode's end no decision reads the report: no perception pass.
-                scene=self._scene_report(measure=status != 'episode_ended'),
+                scene=self._scene_report(status),
                 **self._strategy_fields(),
             )
 
@@ -907,8 +904,10 @@ class Kernel:
     def _held(self) -> dict[str, str | None]:
         return {arm: getattr(self.contact.grips.get(arm), 'object_id', None) for arm in ARMS}
 
-    def _scene_report(self, measure: bool = True) -> SceneReport:
-        if not measure:
+    def _scene_report(self, status: str) -> SceneReport:
+        """The turn report of a cell that ended with `status`; after the episode's end no
+        decision reads it, so nothing is measured."""
+        if status == 'episode_ended':
             return SceneReport([], self._held(), measured=False)
         try:
             return self.measure_scene()
