@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness_bench.layout import SAMPLED, Feasibility, Region, sample_spots
+
 ARMS = ('left', 'right')
 
 
@@ -89,8 +91,18 @@ class Conventions:
     home_tolerance_rad: float = np.radians(20.0)
 
 
+Spots = dict[str, tuple[float, float]]  # object name -> its centre x, y in the world frame
+# The first word of a sampled layout's random stream: fixed layouts use their number (< this).
+SAMPLED_STREAM = 7919
+
+
 class Task(ABC):
-    """One bench task. Subclasses set the class attributes and implement the three methods.
+    """One bench task. Subclasses set the class attributes and implement `build` and `check`.
+
+    Layouts: `fixed` holds the development layouts 0..layouts-1 (each object's spot);
+    `regions` says where each object may stand in a layout sampled from a seed
+    (harness_bench.layout). `build` turns spots into objects; the seed's generator adds a few
+    millimetres of jitter and the objects' turns.
 
     The bench's rule (the reference benchmark's): the episode ends as soon as the task
     succeeds. A task whose success is only judged after the wrap-up (arms home, idle grippers
@@ -102,6 +114,9 @@ class Task(ABC):
     kind: str = ''
     step_limit: int = 0
     layouts: int = 3
+    fixed: tuple[Spots, ...] = ()
+    regions: dict[str, Region] = {}
+    mirror: bool = False  # sampled layouts may be mirrored at x = 0 (the other arm does the work)
     instruction: str = ''
     description: str = ''
     judged_after_wrap_up: bool = False
@@ -112,14 +127,26 @@ class Task(ABC):
     def __init__(self, conventions: Conventions | None = None) -> None:
         self.conventions = conventions or Conventions()
 
-    def scene(self, layout: int, seed: int) -> list[ObjectSpec]:
-        """The objects of a layout; `seed` jitters them a few millimetres, deterministically."""
+    def scene(
+        self, layout: int, seed: int, feasibility: Feasibility | None = None
+    ) -> list[ObjectSpec]:
+        """The objects of a fixed layout (`seed` jitters them a few millimetres), or of the
+        layout sampled from `seed` (layout `SAMPLED`), checked with `feasibility`;
+        deterministic either way."""
+        if seed < 0:
+            raise ValueError(f'a seed is a non-negative integer, not {seed}')
+        if layout == SAMPLED:
+            rng = np.random.default_rng([SAMPLED_STREAM, seed])
+            return self.build(sample_spots(self.regions, rng, feasibility, self.mirror), rng)
         if not 0 <= layout < self.layouts:
-            raise ValueError(f'{self.name} has layouts 0..{self.layouts - 1}, not {layout}')
-        return self.objects(layout, np.random.default_rng([layout, seed]))
+            raise ValueError(
+                f'{self.name} has layouts 0..{self.layouts - 1} (or random), not {layout}'
+            )
+        return self.build(self.fixed[layout], np.random.default_rng([layout, seed]))
 
     @abstractmethod
-    def objects(self, layout: int, rng: np.random.Generator) -> list[ObjectSpec]: ...
+    def build(self, spots: Spots, rng: np.random.Generator) -> list[ObjectSpec]:
+        """The objects standing at `spots`; `rng` jitters them and turns them."""
 
     @abstractmethod
     def check(self, world: WorldSnapshot) -> Outcome: ...

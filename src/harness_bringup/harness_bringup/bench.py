@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_bench.layout import layout_name
 from harness_driver.bench_table import bench_tables, markdown
 from harness_driver.report_card import markdown as report_card_markdown
 from harness_driver.report_card import report_card
@@ -31,7 +32,7 @@ class BenchEpisode:
 
     @property
     def name(self) -> str:
-        return f'{self.task}-l{self.layout}-s{self.seed}'
+        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}'
 
 
 def default_jobs() -> int:
@@ -53,7 +54,7 @@ class EpisodeJob:
         """`harness` arguments of the episode (`harness run ...` writing under `folder`)."""
         e = self.episode
         argv = ['--config', self.config] if self.config is not None else []
-        argv += ['run', e.task, '--layout', str(e.layout), '--seed', str(e.seed)]
+        argv += ['run', e.task, '--layout', layout_name(e.layout), '--seed', str(e.seed)]
         return argv + ['--model', self.model, '--out', str(folder), *self.extra]
 
     def command(self, folder: Path) -> list[str]:

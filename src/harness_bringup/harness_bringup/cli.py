@@ -1,8 +1,8 @@
 """The `harness` command.
 
-harness run TASK [--layout N] [--seed S] [--model NAME] [--out DIR]   one episode with a model
-harness bench [--tasks T ...] [--layouts N] [--model NAME] [--out DIR]  the task suite
-harness program TASK FILE [--layout N] [--seed S] [--out DIR]         a program, no model
+harness run TASK [--layout N|random] [--seed S] [--model NAME] [--out DIR]  one episode, a model
+harness bench [--tasks T ...] [--layouts N|random:N] [--model NAME] [--out DIR]  the task suite
+harness program TASK FILE [--layout N|random] [--seed S] [--out DIR]       a program, no model
 harness serve [--ros-args ...]                                        the worker alone
 harness up [--policies FILE]                                          the local policy servers
 harness policy serve NAME [--port P]                                  one policy server
@@ -229,6 +229,7 @@ def _with_policies(config, work, logs: Path | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from harness_bench.layout import SAMPLED
     from harness_bench.tasks import TASKS
     from harness_types.config import ConfigError
 
@@ -236,25 +237,34 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_bringup.run import UsageError, prepare
 
     tasks = args.tasks or list(TASKS)
+    count, sampled = args.layouts
     try:
         config_file = _config_path(args)
         config = _load(args, model=args.model)
         for task in tasks:  # every check that needs no graph, before the first episode
-            prepare(config, task, 0, args.seed)
-            if args.layouts > TASKS[task].layouts:
+            prepare(config, task, SAMPLED if sampled else 0, args.seed)
+            if not sampled and count > TASKS[task].layouts:
                 raise UsageError(
-                    f'{task} has {TASKS[task].layouts} layouts, fewer than --layouts {args.layouts}'
+                    f'{task} has {TASKS[task].layouts} fixed layouts, fewer than --layouts '
+                    f'{count} (random:{count} samples layouts)'
                 )
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
-    episodes = [
-        BenchEpisode(task, layout, args.seed) for task in tasks for layout in range(args.layouts)
-    ]
+    if sampled:
+        episodes = [
+            BenchEpisode(task, SAMPLED, args.seed_base + k) for task in tasks for k in range(count)
+        ]
+        what = f'{count} random layouts, seeds {args.seed_base}..{args.seed_base + count - 1}'
+    else:
+        episodes = [
+            BenchEpisode(task, layout, args.seed) for task in tasks for layout in range(count)
+        ]
+        what = f'{count} layouts'
     jobs = args.jobs or default_jobs()
     model = config.driver.model
     out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
     _say(
-        f'{len(episodes)} episodes ({len(tasks)} tasks x {args.layouts} layouts), model '
+        f'{len(episodes)} episodes ({len(tasks)} tasks x {what}), model '
         f'{model}, {jobs} at a time; each in its own process and ROS domain'
     )
     extra = ['--perception', args.perception] if args.perception else []
@@ -518,6 +528,35 @@ def _port(text: str) -> int:
     return value
 
 
+def _layout(text: str) -> int:
+    from harness_bench.layout import parse_layout
+
+    try:
+        return parse_layout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _layouts(text: str) -> tuple[int, bool]:
+    """--layouts: N (the first N fixed layouts) or random:N (N sampled ones)."""
+    sampled = text.strip().lower().startswith('random:')
+    count = text.split(':', 1)[1] if sampled else text
+    try:
+        value = int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected N or random:N, not {text!r}') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'expected at least 1 layout, not {value}')
+    return value, sampled
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'a seed is a non-negative integer, not {value}')
+    return value
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -637,8 +676,20 @@ PERCEPTION_HELP = (
 def _task_arguments(parser: argparse.ArgumentParser, example: str) -> None:
     """TASK, --layout and --seed: what one episode of a bench task is."""
     parser.add_argument('task', help=f'bench task, e.g. {example}')
-    parser.add_argument('--layout', type=int, default=0, help='task layout (default 0)')
-    parser.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    parser.add_argument(
+        '--layout',
+        type=_layout,
+        default=0,
+        help="task layout: a fixed one (0, 1, 2) or 'random', the layout sampled from --seed "
+        '(default 0)',
+    )
+    parser.add_argument(
+        '--seed',
+        type=_seed,
+        default=0,
+        help="seed (default 0): jitters a fixed layout's objects by millimetres, or samples the "
+        'random layout',
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -707,9 +758,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
     bench.add_argument(
-        '--layouts', type=_positive_int, default=3, help='layouts per task (default 3)'
+        '--layouts',
+        type=_layouts,
+        default=(3, False),
+        metavar='N|random:N',
+        help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
+        'layouts sampled from seeds --seed-base, --seed-base + 1, ... (every one feasible: the '
+        'task checks reach and view before it accepts a sample)',
     )
-    bench.add_argument('--seed', type=int, default=0, help='seed of every episode (default 0)')
+    bench.add_argument(
+        '--seed', type=_seed, default=0, help='seed of every fixed-layout episode (default 0)'
+    )
+    bench.add_argument(
+        '--seed-base',
+        type=_seed,
+        default=0,
+        help='the first seed of the random:N layouts (default 0)',
+    )
     bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
     bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
     bench.add_argument(

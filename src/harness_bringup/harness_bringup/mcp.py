@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_bench.layout import layout_name
 from harness_bench.tasks import TASKS
 from harness_types.config import GraphConfig
 
@@ -61,7 +62,7 @@ def protocol_stdout() -> Iterator[Callable[[], contextlib.AbstractContextManager
 def journal_path(options: McpOptions) -> Path:
     if options.journal is not None:
         return options.journal
-    name = f'{options.task}-l{options.layout}-s{options.seed}.journal.jsonl'
+    name = f'{options.task}-l{layout_name(options.layout)}-s{options.seed}.journal.jsonl'
     return options.out / name
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arx_x5_description.embodiment import load_embodiment
+from harness_bench.layout import SAMPLED, layout_name
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
 from harness_driver.baseline import strategy_cells
@@ -47,8 +48,13 @@ def check_task(task: str, layout: int) -> None:
     """UsageError unless `task` exists and has `layout`."""
     if task not in TASKS:
         raise UsageError(f'unknown task {task!r}; known tasks: {", ".join(sorted(TASKS))}')
-    if not 0 <= layout < TASKS[task].layouts:
-        raise UsageError(f'{task} has layouts 0..{TASKS[task].layouts - 1}, not {layout}')
+    if layout == SAMPLED:
+        if not TASKS[task].regions:
+            raise UsageError(f'{task} declares no regions: it has no random layouts')
+    elif not 0 <= layout < TASKS[task].layouts:
+        raise UsageError(
+            f'{task} has layouts 0..{TASKS[task].layouts - 1} and random, not {layout}'
+        )
 
 
 def doc_values(config: GraphConfig) -> dict:
@@ -117,7 +123,7 @@ def prepare(
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
     """A new folder under `out`, named by time, task, layout, seed and model."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
-    base = out / f'{stamp}-{task}-l{layout}-s{seed}-{model}'
+    base = out / f'{stamp}-{task}-l{layout_name(layout)}-s{seed}-{model}'
     path, n = base, 1
     while path.exists():
         n += 1

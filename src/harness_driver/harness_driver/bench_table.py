@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from harness_bench.layout import layout_name
+
 from harness_driver.episode import REASONS
 
 # Episodes the model service failed (overloaded past the wall budget, unreachable) were not
@@ -136,11 +138,15 @@ def markdown(tables: dict) -> str:
             lines.append(
                 f'| {strategy} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
             )
-    lines += ['', '| task | layout | status | success | score | calls | env steps | detail |']
-    lines.append('|---|---|---|---|---|---|---|---|')
+    lines += [
+        '',
+        '| task | layout | seed | status | success | score | calls | env steps | detail |',
+    ]
+    lines.append('|---|---|---|---|---|---|---|---|---|')
     for e in tables['episodes']:
         lines.append(
-            f'| {e["task"]} | {e["layout"]} | {e["status"]} | {"yes" if e["success"] else "no"} '
+            f'| {e["task"]} | {layout_name(e["layout"])} | {e["seed"]} | {e["status"]} '
+            f'| {"yes" if e["success"] else "no"} '
             f'| {_cell(e["score"])} | {_cell(e["model_calls"])} | {_cell(e["env_steps"])} '
             f'| {e["detail"]} |'
         )

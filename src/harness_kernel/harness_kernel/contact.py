@@ -15,9 +15,13 @@ import numpy as np
 from harness_types.execution import Execution
 from harness_types.robot_state import RobotState
 from harness_types.scene import Grip, LocatedObject
-from harness_types.transforms import matrix_to_quat, quat_to_matrix, tool_quat, yaw_quat
-
-PITCHES_DEG = tuple(range(90, 25, -5))  # steepest first: straight down is the best grasp
+from harness_types.transforms import (
+    GRASP_PITCHES_DEG,
+    matrix_to_quat,
+    quat_to_matrix,
+    tool_quat,
+    yaw_quat,
+)
 
 
 class ContactSkills:
@@ -46,7 +50,7 @@ class ContactSkills:
         return float(self.state().arm(arm).gripper)
 
     def _quat_for(self, arm: str, points: list[np.ndarray], yaw: float = 0.0) -> list[float] | None:
-        for pitch in PITCHES_DEG:
+        for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
             if all(self.reachable(arm, p, quat) for p in points):
                 return quat
@@ -306,7 +310,7 @@ class ContactSkills:
         # Now that the giver is there: an approach for the receiver clear of the giver's hand
         # (the arms collide), else the one found above.
         above = take + [0.0, 0.0, 0.08]
-        for pitch in PITCHES_DEG:
+        for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, 90.0 * toward)
             if self.reachable(receiver, above, quat, True) and self.reachable(receiver, take, quat):
                 quat_r = quat

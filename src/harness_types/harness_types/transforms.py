@@ -70,6 +70,11 @@ def yaw_quat(yaw: float) -> np.ndarray:
     return np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
 
 
+# The tool pitches a grasp from above may use, steepest first (straight down is the best grasp):
+# pick scans them, and a sampled layout is feasible only where one of them reaches.
+GRASP_PITCHES_DEG = tuple(range(90, 25, -5))
+
+
 def tool_rotation(pitch: float) -> np.ndarray:
     """TCP orientation of a gripper pointing along world +y, pitched down by `pitch` rad
     (pi/2 = straight down), jaws opening along world x."""

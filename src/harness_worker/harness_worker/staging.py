@@ -8,12 +8,11 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 from harness_bench.task import ObjectSpec
-from harness_types.transforms import quat_to_matrix, tool_rotation
+from harness_types.transforms import GRASP_PITCHES_DEG, quat_to_matrix, tool_rotation
 
 from harness_worker.worker import Worker
 
 MAX_STEP_RAD = 0.08  # per tick, well inside the shield's jump limit
-PITCHES_DEG = range(90, 25, -5)  # steepest first, as pick scans them
 
 
 def true_centre(station, spec: ObjectSpec) -> np.ndarray:
@@ -52,7 +51,7 @@ def move_joints(worker: Worker, arm: str, joints: np.ndarray, gripper: float) ->
 
 def tool_down(worker: Worker, arm: str, points) -> np.ndarray | None:
     """The steepest tool pitch whose rotation reaches every point, or None."""
-    for pitch in PITCHES_DEG:
+    for pitch in GRASP_PITCHES_DEG:
         rotation = tool_rotation(np.radians(pitch))
         if all(worker.ik(arm, np.asarray(p, float), rotation).ok for p in points):
             return rotation

@@ -21,6 +21,7 @@ from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState, arm_slice
 
 from harness_worker.kinematics import IKResult, Pose, StationKinematics
+from harness_worker.layout_feasibility import StationFeasibility
 from harness_worker.planner import PlanResult, plan_path
 from harness_worker.station import RobotNotAnswering, Station, make_station
 
@@ -73,6 +74,7 @@ class Worker:
         self.emb = emb
         self.urdf = urdf
         self.kinematics = StationKinematics(urdf, emb)
+        self.feasibility = StationFeasibility(self.kinematics, emb)
         self.station = station if station is not None else make_station('mujoco', emb, urdf)
         self.shield = Shield(
             shield_config(emb), self.kinematics.link6_positions, self.station.contacts
@@ -95,7 +97,7 @@ class Worker:
         except KeyError as exc:
             raise WorkerError(str(exc.args[0])) from None
         try:
-            objects = new_task.scene(layout, seed)
+            objects = new_task.scene(layout, seed, self.feasibility)
         except ValueError as exc:
             raise WorkerError(str(exc)) from None
         # A real world (ros2_control) has its own objects: nothing to build, arms to bring home.

@@ -2,10 +2,9 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Holding, Raised, Released
-
-_SPOTS = [(-0.15, 0.0), (-0.12, 0.05), (-0.18, -0.03)]
 
 
 class HandoverBar(Task):
@@ -13,6 +12,8 @@ class HandoverBar(Task):
     kind = 'handover'
     step_limit = 1500
     layouts = 3
+    fixed = ({'bar': (-0.15, 0.0)}, {'bar': (-0.12, 0.05)}, {'bar': (-0.18, -0.03)})
+    regions = {'bar': Region((-0.24, -0.08), (-0.06, 0.1), 0.08, 'left', 0.015)}
     instruction = 'Pick up the orange bar with the left arm and hand it to the right arm.'
     description = (
         'A 16 cm orange bar lies on the table in front of the left arm, pointing away '
@@ -23,8 +24,8 @@ class HandoverBar(Task):
 
     goal = (Holding('right', 0.05), Released('left'), Raised('orange bar', 0.05))
 
-    def objects(self, layout, rng):
-        x, y = np.array(_SPOTS[layout]) + rng.uniform(-0.005, 0.005, 2)
+    def build(self, spots, rng):
+        x, y = np.array(spots['bar']) + rng.uniform(-0.005, 0.005, 2)
         return [
             ObjectSpec(
                 'bar',

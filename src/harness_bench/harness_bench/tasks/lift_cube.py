@@ -2,11 +2,9 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Holding, Raised
-
-# Where cubes may stand per layout: reachable by the left arm, in view of the head camera.
-_SPOTS = [(-0.22, -0.02), (-0.15, 0.05), (-0.28, 0.08)]
 
 
 class LiftCube(Task):
@@ -14,6 +12,8 @@ class LiftCube(Task):
     kind = 'lift'
     step_limit = 750  # 30 s at 25 Hz
     layouts = 3
+    fixed = ({'cube': (-0.22, -0.02)}, {'cube': (-0.15, 0.05)}, {'cube': (-0.28, 0.08)})
+    regions = {'cube': Region((-0.34, -0.06), (-0.10, 0.14), 0.03, 'left')}
     instruction = 'Pick up the red cube and hold it at least 10 cm above the table.'
     description = (
         'A 4 cm red cube stands on the table in front of the left arm. Success: the '
@@ -24,8 +24,8 @@ class LiftCube(Task):
 
     goal = (Holding('', 0.10), Raised('red cube', 0.10))
 
-    def objects(self, layout, rng):
-        x, y = np.array(_SPOTS[layout]) + rng.uniform(-0.005, 0.005, 2)
+    def build(self, spots, rng):
+        x, y = np.array(spots['cube']) + rng.uniform(-0.005, 0.005, 2)
         return [
             ObjectSpec(
                 'cube',

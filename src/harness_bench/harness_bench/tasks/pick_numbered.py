@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Holding, Raised
 
@@ -16,6 +17,10 @@ class PickNumbered(Task):
     kind = 'pick_by_number'
     step_limit = 1250
     layouts = 3
+    fixed = tuple(
+        {f'cube_{dots}': xy for xy, dots in zip(_SPOTS, order, strict=True)} for order in _DOTS
+    )
+    regions = {f'cube_{dots}': Region((-0.28, 0.12), (-0.06, 0.1), 0.035) for dots in (1, 2, 3)}
     instruction = (
         f'Pick up the white cube that has {WANTED} dots on its top face and hold it at least '
         '10 cm above the table.'
@@ -31,13 +36,14 @@ class PickNumbered(Task):
 
     goal = (Holding('', 0.10), Raised('white cube', 0.10))
 
-    def objects(self, layout, rng):
+    def build(self, spots, rng):
         out = []
-        for xy, dots in zip(_SPOTS, _DOTS[layout], strict=True):
+        for name, xy in spots.items():
             x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
+            dots = int(name.removeprefix('cube_'))
             out.append(
                 ObjectSpec(
-                    f'cube_{dots}',
+                    name,
                     'white cube',
                     'box',
                     (self.HALF,) * 3,

@@ -2,14 +2,9 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Inside, Released
-
-_LAYOUTS = [
-    ((-0.22, 0.0), (0.0, 0.05)),
-    ((-0.15, 0.08), (0.05, -0.02)),
-    ((0.2, 0.02), (-0.02, 0.06)),
-]
 
 
 class PlaceInBowl(Task):
@@ -18,6 +13,17 @@ class PlaceInBowl(Task):
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
+    fixed = (
+        {'block': (-0.22, 0.0), 'bowl': (0.0, 0.05)},
+        {'block': (-0.15, 0.08), 'bowl': (0.05, -0.02)},
+        {'block': (0.2, 0.02), 'bowl': (-0.02, 0.06)},
+    )
+    # The arm that picks the block (the nearer one) carries it to the bowl.
+    regions = {
+        'block': Region((-0.34, -0.08), (-0.10, 0.14), 0.03, 'left'),
+        'bowl': Region((-0.34, 0.08), (-0.10, 0.16), 0.08, 'left', 0.1, 'block', (0.15, 0.28)),
+    }
+    mirror = True
     instruction = 'Put the green block into the blue bowl.'
     description = (
         'A 4 cm green block and a blue bowl (16 cm across) stand on the table. Success: '
@@ -29,8 +35,10 @@ class PlaceInBowl(Task):
 
     goal = (Released(), Inside('green block', 'blue bowl'))
 
-    def objects(self, layout, rng):
-        (bx, by), (cx, cy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
+    def build(self, spots, rng):
+        (bx, by), (cx, cy) = (
+            np.array(spots[k]) + rng.uniform(-0.005, 0.005, 2) for k in ('block', 'bowl')
+        )
         return [
             ObjectSpec(
                 'block',

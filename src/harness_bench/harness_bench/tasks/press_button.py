@@ -2,15 +2,10 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Absent, Present
 
-# (red button, blue button)
-_LAYOUTS = [
-    ((-0.18, 0.02), (0.12, 0.04)),
-    ((0.16, 0.06), (-0.1, 0.0)),
-    ((-0.08, 0.07), (0.05, -0.02)),
-]
 LATCH_N = 2.0
 
 
@@ -20,6 +15,17 @@ class PressButton(Task):
     step_limit = 750
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
+    fixed = (
+        {'red_button': (-0.18, 0.02), 'blue_button': (0.12, 0.04)},
+        {'red_button': (0.16, 0.06), 'blue_button': (-0.1, 0.0)},
+        {'red_button': (-0.08, 0.07), 'blue_button': (0.05, -0.02)},
+    )
+    # The blue button is never touched; the nearer arm presses the red one.
+    regions = {
+        'red_button': Region((-0.3, -0.02), (-0.08, 0.12), 0.03, 'left', 0.02),
+        'blue_button': Region((-0.3, 0.26), (-0.08, 0.12), 0.03, '', 0.02),
+    }
+    mirror = True
     instruction = 'Press the red button, not the blue one.'
     description = (
         'Two round buttons (6 cm across, 2 cm high) are fixed to the table, one red and one '
@@ -32,14 +38,14 @@ class PressButton(Task):
 
     goal = (Absent('red button'), Present('blue button'), Present('green button'))
 
-    def objects(self, layout, rng):
+    def build(self, spots, rng):
         out = []
         for (name, label, rgba), xy in zip(
             (
                 ('red_button', 'red button', (0.85, 0.1, 0.1, 1.0)),
                 ('blue_button', 'blue button', (0.1, 0.25, 0.85, 1.0)),
             ),
-            _LAYOUTS[layout],
+            spots.values(),
             strict=True,
         ):
             x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)

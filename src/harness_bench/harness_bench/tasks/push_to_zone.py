@@ -2,15 +2,9 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Inside
-
-# (cube, zone centre)
-_LAYOUTS = [
-    ((-0.2, -0.02), (-0.2, 0.12)),
-    ((0.18, 0.0), (0.05, 0.02)),
-    ((-0.22, 0.06), (-0.06, 0.06)),
-]
 
 
 class PushToZone(Task):
@@ -19,6 +13,20 @@ class PushToZone(Task):
     step_limit = 1000
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
+    fixed = (
+        {'cube': (-0.2, -0.02), 'zone': (-0.2, 0.12)},
+        {'cube': (0.18, 0.0), 'zone': (0.05, 0.02)},
+        {'cube': (-0.22, 0.06), 'zone': (-0.06, 0.06)},
+    )
+    # The zone 12-20 cm from the cube, away from the robot or to a side (the pushing arm stays
+    # behind the cube), and not under it at the start.
+    regions = {
+        'cube': Region((-0.3, -0.06), (-0.06, 0.1), 0.03, 'left'),
+        'zone': Region(
+            (-0.32, 0.1), (-0.08, 0.16), 0.05, 'left', 0.02, 'cube', (0.12, 0.2), (0.0, 3.1416)
+        ),
+    }
+    mirror = True
     instruction = 'Push the yellow cube into the green zone without grasping it.'
     description = (
         'A 4 cm yellow cube stands on the table; a 14 cm green square is drawn on the table. '
@@ -32,8 +40,10 @@ class PushToZone(Task):
     # of the flat zone as a block.
     goal = (Inside('yellow cube', 'green'),)
 
-    def objects(self, layout, rng):
-        (cx, cy), (zx, zy) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
+    def build(self, spots, rng):
+        (cx, cy), (zx, zy) = (
+            np.array(spots[k]) + rng.uniform(-0.005, 0.005, 2) for k in ('cube', 'zone')
+        )
         return [
             ObjectSpec(
                 'cube',

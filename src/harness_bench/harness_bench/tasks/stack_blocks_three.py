@@ -2,15 +2,10 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import On, Released
 
-# (red base, green middle, blue top), all within the left or all within the right arm's reach.
-_LAYOUTS = [
-    ((-0.2, 0.0), (-0.08, 0.07), (-0.06, -0.04)),
-    ((0.2, 0.03), (0.07, 0.08), (0.08, -0.03)),
-    ((-0.14, 0.07), (-0.24, -0.02), (-0.04, 0.0)),
-]
 TOLERANCE = np.array([0.025, 0.025, 0.012])
 _BLOCKS = (
     ('base_block', 'red block', (0.85, 0.15, 0.1, 1.0)),
@@ -25,6 +20,22 @@ class StackBlocksThree(Task):
     step_limit = 2500
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
+    # All within the left or all within the right arm's reach.
+    fixed = (
+        {'base_block': (-0.2, 0.0), 'middle_block': (-0.08, 0.07), 'top_block': (-0.06, -0.04)},
+        {'base_block': (0.2, 0.03), 'middle_block': (0.07, 0.08), 'top_block': (0.08, -0.03)},
+        {'base_block': (-0.14, 0.07), 'middle_block': (-0.24, -0.02), 'top_block': (-0.04, 0.0)},
+    )
+    regions = {
+        'base_block': Region((-0.32, -0.06), (-0.08, 0.12), 0.03, 'left'),
+        'middle_block': Region(
+            (-0.34, -0.02), (-0.10, 0.14), 0.03, 'left', 0.02, 'base_block', (0.08, 0.2)
+        ),
+        'top_block': Region(
+            (-0.34, -0.02), (-0.10, 0.14), 0.03, 'left', 0.02, 'base_block', (0.08, 0.2)
+        ),
+    }
+    mirror = True
     instruction = 'Build a tower: the green block on the red block, then the blue block on top.'
     description = (
         'Three 4 cm blocks, red, green and blue, stand on the table. Success: green rests on red '
@@ -35,10 +46,10 @@ class StackBlocksThree(Task):
 
     goal = (Released(), On('green block', 'red block'), On('blue block', 'green block'))
 
-    def objects(self, layout, rng):
+    def build(self, spots, rng):
         out = []
-        for (name, label, rgba), xy in zip(_BLOCKS, _LAYOUTS[layout], strict=True):
-            x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
+        for name, label, rgba in _BLOCKS:
+            x, y = np.array(spots[name]) + rng.uniform(-0.005, 0.005, 2)
             out.append(
                 ObjectSpec(
                     name,

@@ -2,15 +2,10 @@
 
 import numpy as np
 
+from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import On, Released
 
-# (purple base, yellow top): both blocks within one arm's comfortable reach.
-_LAYOUTS = [
-    ((-0.2, 0.0), (-0.05, 0.06)),
-    ((0.2, 0.05), (0.06, -0.02)),
-    ((-0.12, 0.08), (-0.03, -0.03)),
-]
 TOLERANCE = np.array([0.025, 0.025, 0.012])
 
 
@@ -20,6 +15,19 @@ class StackBlocksTwo(Task):
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
+    # Both blocks within one arm's comfortable reach.
+    fixed = (
+        {'base_block': (-0.2, 0.0), 'top_block': (-0.05, 0.06)},
+        {'base_block': (0.2, 0.05), 'top_block': (0.06, -0.02)},
+        {'base_block': (-0.12, 0.08), 'top_block': (-0.03, -0.03)},
+    )
+    regions = {
+        'base_block': Region((-0.32, -0.04), (-0.08, 0.12), 0.03, 'left'),
+        'top_block': Region(
+            (-0.34, -0.02), (-0.10, 0.14), 0.03, 'left', 0.02, 'base_block', (0.08, 0.2)
+        ),
+    }
+    mirror = True
     instruction = 'Stack the yellow block on top of the purple block.'
     description = (
         'Two 4 cm blocks, purple and yellow, stand on the table. Success: the yellow '
@@ -30,8 +38,10 @@ class StackBlocksTwo(Task):
 
     goal = (Released(), On('yellow block', 'purple block'))
 
-    def objects(self, layout, rng):
-        (ax, ay), (bx, by) = (np.array(p) + rng.uniform(-0.005, 0.005, 2) for p in _LAYOUTS[layout])
+    def build(self, spots, rng):
+        (ax, ay), (bx, by) = (
+            np.array(spots[k]) + rng.uniform(-0.005, 0.005, 2) for k in ('base_block', 'top_block')
+        )
         return [
             ObjectSpec(
                 'base_block',

@@ -1,0 +1,55 @@
+"""Whether a sampled layout is feasible on this station: the arms' kinematics and the head camera
+answer harness_bench.layout's `Feasibility` questions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from arx_x5_description.embodiment import Embodiment
+from harness_types.transforms import GRASP_PITCHES_DEG, rpy_to_matrix, tool_rotation
+
+from harness_worker.kinematics import StationKinematics
+
+APPROACH_M = 0.10  # a grasp comes down to its point from this much higher
+EDGE_PX = 40  # a point this close to the head image's edge does not count as seen
+
+
+class StationFeasibility:
+    """Answers for harness_bench.layout: points are x, y in the world and z above the table."""
+
+    def __init__(self, kinematics: StationKinematics, emb: Embodiment, camera: str = 'cam_head'):
+        self.kinematics = kinematics
+        self.table_top_z = emb.table_top_z
+        cam = emb.cameras[camera]
+        if cam.parent != 'world':
+            raise ValueError(f'camera {camera} must be fixed in the world, not on {cam.parent}')
+        body = rpy_to_matrix(*cam.rpy)  # x forward, z up
+        # The optical frame: z forward, x right, y down.
+        self._rotation = np.column_stack([-body[:, 1], -body[:, 2], body[:, 0]])
+        self._position = np.array(cam.xyz, dtype=float)
+        self._f = 0.5 * cam.height / math.tan(math.radians(cam.fovy_deg) / 2)
+        self._size = (cam.width, cam.height)
+
+    def _world(self, point: np.ndarray) -> np.ndarray:
+        return np.asarray(point, dtype=float) + [0.0, 0.0, self.table_top_z]
+
+    def reachable(self, arm: str, point: np.ndarray) -> bool:
+        """Some grasp pitch (as pick scans them) reaches the point and 10 cm above it."""
+        kin = self.kinematics.arms[arm]
+        p = self._world(point)
+        above = p + [0.0, 0.0, APPROACH_M]
+        for pitch in GRASP_PITCHES_DEG:
+            rotation = tool_rotation(math.radians(pitch))
+            if kin.ik(p, rotation).ok and kin.ik(above, rotation).ok:
+                return True
+        return False
+
+    def in_view(self, point: np.ndarray) -> bool:
+        local = (self._world(point) - self._position) @ self._rotation
+        if local[2] <= 0.05:
+            return False
+        width, height = self._size
+        u = self._f * local[0] / local[2] + width / 2
+        v = self._f * local[1] / local[2] + height / 2
+        return EDGE_PX <= u <= width - EDGE_PX and EDGE_PX <= v <= height - EDGE_PX
