@@ -36,6 +36,8 @@ class Region:
     near, distance, bearing: when `near` names an object placed before it, the centre lies
     `distance` (m, a range) from that object's centre, in a direction whose angle from world +x
     lies in `bearing` (rad, a range); it must still lie in x, y.
+    touch: the points (dx, dy from the centre, m) the arms must reach: the centre by default,
+    a long object's handles or ends otherwise.
     """
 
     x: tuple[float, float]
@@ -46,6 +48,7 @@ class Region:
     near: str = ''
     distance: tuple[float, float] = (0.0, 0.0)
     bearing: tuple[float, float] = (0.0, 2 * math.pi)
+    touch: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
 
     def __post_init__(self) -> None:
         if self.reach not in (*REACH, ''):
@@ -67,6 +70,7 @@ class Region:
             self.near,
             self.distance,
             (math.pi - self.bearing[1], math.pi - self.bearing[0]),
+            tuple((-dx, dy) for dx, dy in self.touch),
         )
 
     def arms(self, x: float) -> tuple[tuple[str, ...], bool]:
@@ -149,13 +153,14 @@ def _draw(
             return None, f'{name} overlaps {other}'
     if feasibility is None:
         return (float(x), float(y)), ''
-    point = np.array([x, y, region.height])
-    if not feasibility.in_view(point):
+    if not feasibility.in_view(np.array([x, y, region.height])):
         return None, f'{name} out of the head camera view'
     arms, every = region.arms(x)
-    reached = [feasibility.reachable(arm, point) for arm in arms]
-    if arms and not (all(reached) if every else any(reached)):
-        return None, f'{name} out of reach of the {"/".join(arms)} arm'
+    for dx, dy in region.touch:
+        point = np.array([x + dx, y + dy, region.height])
+        reached = [feasibility.reachable(arm, point) for arm in arms]
+        if arms and not (all(reached) if every else any(reached)):
+            return None, f'{name} out of reach of the {"/".join(arms)} arm'
     return (float(x), float(y)), ''
 
 

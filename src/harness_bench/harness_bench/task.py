@@ -23,7 +23,8 @@ class ObjectSpec:
     """An object a task adds to the station.
 
     shape: 'box' (size = half extents), 'cylinder' (size = radius, half height, -),
-    'bowl' (size = outer radius, height, wall thickness; open at the top).
+    'bowl' (size = outer radius, height, wall thickness; open at the top), 'tray' (size = half
+    extents with its handles: a plate with a 4 cm wide, 7 cm long handle at each y end).
     position: x, y in the world frame; z of the object's origin above the table top (a bowl's
     origin is its bottom, the others' their centre).
     """
@@ -150,6 +151,11 @@ class Task(ABC):
 
     @abstractmethod
     def check(self, world: WorldSnapshot) -> Outcome: ...
+
+    def claims(self, instruction: str) -> tuple:
+        """The goal the tiered verifier measures for an episode given `instruction` (the
+        same for every episode, unless the instruction says something the goal follows)."""
+        return self.goal
 
     # Shared conventions ---------------------------------------------------------------------
 

@@ -310,6 +310,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _program(args: argparse.Namespace) -> int:
+    from harness_driver.models import INSTRUCTION
     from harness_types.config import ConfigError
 
     from harness_bringup.run import (
@@ -369,8 +370,11 @@ def _program(args: argparse.Namespace) -> int:
                 _say(f'instruction: {start.instruction}')
                 graph.start_kernel(run.workspace, run.kernel_log)
                 _say(f'running {program}')
-                cell = graph.run_cell(code, config.kernel.cell_timeout_seconds + 60.0)
-                run.event(cell_record(cell, 1, code))
+                # A program may read the episode's instruction (a task whose instruction
+                # changes with the layout), as the scripted baseline's reference programs do.
+                given = f'{INSTRUCTION} = {start.instruction!r}\n{code}'
+                cell = graph.run_cell(given, config.kernel.cell_timeout_seconds + 60.0)
+                run.event(cell_record(cell, 1, given))
                 if cell.output:
                     print(cell.output.rstrip())
                 if cell.traceback:

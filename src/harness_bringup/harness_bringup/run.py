@@ -248,8 +248,9 @@ def _run_graph(
                 )
             episode.station = graph
             if config.driver.goal_verifier:
+                task = TASKS[spec.task]()
                 episode.goal_verifier = goal_verifier(
-                    verifier_eyes(graph, config), TASKS[spec.task].goal
+                    verifier_eyes(graph, config), lambda: task.claims(episode.instruction)
                 )
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)

@@ -76,12 +76,14 @@ class EvidenceTaker:
         )
 
 
-def goal_verifier(taker: EvidenceTaker, claims) -> Callable[..., dict]:
-    """verify(extra=()): the task's goal judged now, as a dict: the combined verdict, its tier
-    and evidence, and each tier's own verdict (None where it cannot tell) for the report card.
-    `extra`: judgements of other tiers (a VLM's, tier 3)."""
+def goal_verifier(taker: EvidenceTaker, goal: Callable[[], tuple]) -> Callable[..., dict]:
+    """verify(extra=()): the task's goal (the claims `goal()` gives now: a task's goal may
+    follow its instruction) judged now, as a dict: the combined verdict, its tier and evidence,
+    and each tier's own verdict (None where it cannot tell) for the report card. `extra`:
+    judgements of other tiers (a VLM's, tier 3)."""
 
     def verify_goal(extra: tuple[Judgement, ...] = ()) -> dict:
+        claims = goal()
         evidence = taker.take()
         per_tier = {t: judge_tier(claims, t, evidence) for t in (1, 2)}
         per_tier |= {j.tier: j for j in extra}

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlparse
 
+from harness_driver.report import instruction_in
+
 SCRIPTED = 'scripted'
+INSTRUCTION = 'INSTRUCTION'  # the name a reference program reads the instruction from
 
 
 class ModelError(RuntimeError):
@@ -201,7 +204,9 @@ def _retry_after(exc) -> float | None:
 class ScriptedModel:
     """The baseline without a model: it answers with the task's reference program, one cell
     per reply, and reacts to events like a careful user: a failed cell is run once more from the
-    home pose, a second failure ends the episode. It never reads the images."""
+    home pose, a second failure ends the episode. It never reads the images. A reference
+    program that names `INSTRUCTION` (a task whose instruction changes with the layout) gets
+    the start message's instruction as that string, as a model copies it into its program."""
 
     name = SCRIPTED
 
@@ -214,7 +219,11 @@ class ScriptedModel:
         self.retries = 0
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        return ModelReply(self._answer(request.decision), 0, 0)
+        text = self._answer(request.decision)
+        if request.decision.call == 1 and any(INSTRUCTION in cell for cell in self.cells):
+            given = f'{INSTRUCTION} = {instruction_in(request.messages)!r}\n'
+            text = text.replace('<python>\n', f'<python>\n{given}', 1)
+        return ModelReply(text, 0, 0)
 
     def _answer(self, d: Decision) -> str:
         n = len(self.cells)

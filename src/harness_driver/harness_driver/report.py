@@ -23,12 +23,29 @@ def robot_text(robot: RobotState) -> str:
     return '\n'.join(lines)
 
 
+TASK_PREFIX = 'Task: '  # the start message's first line: the instruction
+
+
+def instruction_in(messages: list[dict]) -> str:
+    """The instruction the start message of `messages` gives ('' when there is none)."""
+    content = messages[0]['content'] if messages else ''
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [b.get('text', '') for b in content if b.get('type') == 'text']
+    )
+    for text in texts:
+        if text.startswith(TASK_PREFIX):
+            return text[len(TASK_PREFIX) :].split('\n', 1)[0]
+    return ''
+
+
 def start_text(
     instruction: str, description: str, robot: RobotState, step_limit: int, calls: int
 ) -> str:
     return '\n'.join(
         [
-            f'Task: {instruction}',
+            f'{TASK_PREFIX}{instruction}',
             f'Description: {description}',
             robot_text(robot),
             f'Env steps: {robot.step} of {step_limit} used.',

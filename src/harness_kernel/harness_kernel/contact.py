@@ -39,7 +39,7 @@ class ContactSkills:
         closed_below: float,
     ) -> None:
         self.execute = execute  # (skill, arguments) -> Execution, through the handlers
-        self.reachable = reachable  # (arm, position, quat) -> bool
+        self.reachable = reachable  # (arm, position, quat, collision_free=False) -> bool
         self.fail = fail  # (skill, arm, detail) -> raises or returns a handled record
         self.state = state  # () -> RobotState (measured)
         self.table_top_z = table_top_z
@@ -49,9 +49,16 @@ class ContactSkills:
     def gripper_of(self, arm: str) -> float:
         return float(self.state().arm(arm).gripper)
 
-    def _quat_for(self, arm: str, points: list[np.ndarray], yaw: float = 0.0) -> list[float] | None:
+    def _quat_for(
+        self, arm: str, points: list[np.ndarray], yaw: float = 0.0, clear_above: bool = False
+    ) -> list[float] | None:
+        """The steepest tool orientation that reaches every point; with `clear_above`, the
+        first point (the one above, reached through free space) also without touching anything
+        (the other arm holding the far end of a tray is in the way of the steepest pitches)."""
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
+            if clear_above and not self.reachable(arm, points[0], quat, True):
+                continue
             if all(self.reachable(arm, p, quat) for p in points):
                 return quat
         return None
@@ -98,7 +105,7 @@ class ContactSkills:
         grasp = np.array([obj.position[0], obj.position[1] + along, grasp_z])
         above = grasp + [0.0, 0.0, approach]
         lifted = grasp + [0.0, 0.0, lift]
-        quat = self._quat_for(arm, [above, grasp, lifted])
+        quat = self._quat_for(arm, [above, grasp, lifted], clear_above=True)
         if quat is None:
             return self.fail(
                 'pick',
@@ -163,7 +170,7 @@ class ContactSkills:
                 return self.fail('place', arm, 'place: position must be [x, y, z]')
         release = center - grip.offset
         above = release + [0.0, 0.0, approach]
-        quat = self._quat_for(arm, [above, release])
+        quat = self._quat_for(arm, [above, release], clear_above=True)
         if quat is None:
             return self.fail(
                 'place',

@@ -14,6 +14,7 @@ OBJECT_FRICTION = [1.0, 0.01, 0.001]
 # (discardvisual), and the cameras would not see it either.
 NO_CONTACT = (8, 0)
 MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
+TRAY_HANDLE = (0.02, 0.035)  # half extents (x, y) of a tray's handles, at its two y ends
 # Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
 _MARK_LAYOUTS = {
     1: [(0.0, 0.0)],
@@ -104,4 +105,20 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
                 )
             )
         return geoms
-    raise ValueError(f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl)')
+    if obj.shape == 'tray':
+        half_x, half_y, half_z = obj.size
+        plate = half_y - TRAY_HANDLE[1] * 2
+        geoms = [dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=[half_x, plate, half_z], mass=obj.mass)]
+        for sign in (-1.0, 1.0):
+            geoms.append(
+                dict(
+                    type=mujoco.mjtGeom.mjGEOM_BOX,
+                    size=[TRAY_HANDLE[0], TRAY_HANDLE[1], half_z],
+                    pos=[0.0, sign * (plate + TRAY_HANDLE[1]), 0.0],
+                    mass=obj.mass / 10,
+                )
+            )
+        return geoms
+    raise ValueError(
+        f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl, tray)'
+    )

@@ -3,6 +3,7 @@
 from harness_bench.task import Conventions, Task
 from harness_bench.tasks.handover_bar import HandoverBar
 from harness_bench.tasks.lift_cube import LiftCube
+from harness_bench.tasks.lift_tray import LiftTray
 from harness_bench.tasks.pick_numbered import PickNumbered
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.press_button import PressButton
@@ -10,6 +11,7 @@ from harness_bench.tasks.push_to_zone import PushToZone
 from harness_bench.tasks.sort_by_colour import SortByColour
 from harness_bench.tasks.stack_blocks_three import StackBlocksThree
 from harness_bench.tasks.stack_blocks_two import StackBlocksTwo
+from harness_bench.tasks.stack_in_order import StackInOrder
 
 TASKS: dict[str, type[Task]] = {
     t.name: t
@@ -23,6 +25,8 @@ TASKS: dict[str, type[Task]] = {
         PickNumbered,
         SortByColour,
         PushToZone,
+        StackInOrder,
+        LiftTray,
     )
 }
 

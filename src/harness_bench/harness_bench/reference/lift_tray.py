@@ -1,0 +1,19 @@
+# Reference program for lift_tray (one contact per cell).
+# %% look, then grasp the far handle with the arm on the tray's side, the near one with the other
+tray = locate('purple tray')[0]
+print('found', tray)
+handle = tray.size[1] / 2 - 0.035  # a handle's centre from the tray's centre, along y
+far, near = ('left', 'right') if tray.position[0] < 0 else ('right', 'left')
+pick(tray, arm=far, along=handle, lift=0.0)
+pick(tray, arm=near, along=-handle, lift=0.0)
+objects, held = scene()
+print('holding:', held)
+# %% raise both ends in small steps, one arm after the other, so the tray stays level
+for _ in range(8):
+    for arm in ('left', 'right'):
+        tcp = getattr(state(), arm)
+        move_eef(tcp.tcp + [0.0, 0.0, 0.01], quat=tcp.tcp_quat, arm=arm)
+s = state()
+print('tcp heights', round(s.left.tcp[2], 3), round(s.right.tcp[2], 3))
+# %% finish
+finish('the tray is lifted with both arms')
