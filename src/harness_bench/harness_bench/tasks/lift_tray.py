@@ -32,9 +32,9 @@ class LiftTray(Task):
     instruction = 'Lift the purple tray with both arms, level, at least 5 cm above the table.'
     description = (
         'A purple tray, 12 cm wide and 32 cm long, lies on the table pointing away from the '
-        'robot, with a 4 cm wide, 7 cm long handle at each end; it is too wide for one gripper anywhere '
-        'but at a handle. Success: both grippers hold the tray, its bottom at least 5 cm above '
-        f'the table, tilted less than {MAX_TILT_DEG:.0f} degrees.'
+        'robot, with a 4 cm wide, 7 cm long handle at each end; it is too wide for one gripper '
+        'anywhere but at a handle. Success: both grippers hold the tray, its bottom at least '
+        f'5 cm above the table, tilted less than {MAX_TILT_DEG:.0f} degrees.'
     )
 
     goal = (Holding('left', LIFT), Holding('right', LIFT), Raised('purple tray', LIFT))
