@@ -24,7 +24,9 @@ class ObjectSpec:
 
     shape: 'box' (size = half extents), 'cylinder' (size = radius, half height, -),
     'bowl' (size = outer radius, height, wall thickness; open at the top), 'tray' (size = half
-    extents with its handles: a plate with a 4 cm wide, 7 cm long handle at each y end).
+    extents with its handles: a plate with a 4 cm wide, 7 cm long handle at each y end),
+    'socket' (size = outer half width, hole half width, half height: a square block with a
+    square hole through it).
     position: x, y in the world frame; z of the object's origin above the table top (a bowl's
     origin is its bottom, the others' their centre).
     """

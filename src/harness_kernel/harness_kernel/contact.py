@@ -23,6 +23,9 @@ from harness_types.transforms import (
     yaw_quat,
 )
 
+# The turns about the vertical place tries on the tool it picked with, nearest first.
+PLACE_YAWS_DEG = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0)
+
 
 class ContactSkills:
     """pick/place/release/push/press/transfer over the kernel's skill calls (so the program's
@@ -168,9 +171,20 @@ class ContactSkills:
             center = np.asarray(position, dtype=float)
             if center.shape != (3,) or not np.all(np.isfinite(center)):
                 return self.fail('place', arm, 'place: position must be [x, y, z]')
-        release = center - grip.offset
-        above = release + [0.0, 0.0, approach]
-        quat = self._quat_for(arm, [above, release], clear_above=True)
+        # The tool as it picked, turned about the vertical if need be: the held object keeps
+        # the tilt it was picked with (a peg stays upright) and its offset from the grasp turns
+        # with it. Another pitch only when no turn reaches.
+        for yaw in PLACE_YAWS_DEG:
+            turn = quat_to_matrix(yaw_quat(np.radians(yaw)))
+            quat = [float(v) for v in matrix_to_quat(turn @ quat_to_matrix(grip.quat))]
+            release = center - turn @ grip.offset
+            above = release + [0.0, 0.0, approach]
+            if self.reachable(arm, above, quat, True) and self.reachable(arm, release, quat):
+                break
+        else:
+            release = center - grip.offset
+            above = release + [0.0, 0.0, approach]
+            quat = self._quat_for(arm, [above, release], clear_above=True)
         if quat is None:
             return self.fail(
                 'place',

@@ -105,6 +105,19 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
                 )
             )
         return geoms
+    if obj.shape == 'socket':
+        outer, hole, half_z = obj.size
+        wall = (outer - hole) / 2
+        geoms = []
+        for sign in (-1.0, 1.0):  # four walls around a square hole: two along y, two along x
+            for size, pos in (
+                ([wall, outer, half_z], [sign * (outer - wall), 0.0, 0.0]),
+                ([hole, wall, half_z], [0.0, sign * (outer - wall), 0.0]),
+            ):
+                geoms.append(
+                    dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=size, pos=pos, mass=obj.mass / 4)
+                )
+        return geoms
     if obj.shape == 'tray':
         half_x, half_y, half_z = obj.size
         plate = half_y - TRAY_HANDLE[1] * 2
@@ -120,5 +133,5 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
             )
         return geoms
     raise ValueError(
-        f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl, tray)'
+        f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl, tray, socket)'
     )

@@ -2,6 +2,7 @@
 
 from harness_bench.task import Conventions, Task
 from harness_bench.tasks.handover_bar import HandoverBar
+from harness_bench.tasks.insert_peg import InsertPeg
 from harness_bench.tasks.lift_cube import LiftCube
 from harness_bench.tasks.lift_tray import LiftTray
 from harness_bench.tasks.pick_numbered import PickNumbered
@@ -27,6 +28,7 @@ TASKS: dict[str, type[Task]] = {
         PushToZone,
         StackInOrder,
         LiftTray,
+        InsertPeg,
     )
 }
 

@@ -23,7 +23,7 @@ SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     'bar': ('bar', 'block', 'box', 'stick', 'tray', 'plank'),
     'bowl': ('bowl', 'bin', 'container'),
     'button': ('button', 'cylinder', 'disc'),
-    'cylinder': ('cylinder', 'can', 'cup'),
+    'cylinder': ('cylinder', 'can', 'cup', 'peg'),
     'zone': ('zone', 'area', 'region', 'mat', 'patch'),
 }
 
