@@ -26,9 +26,14 @@ class ObjectSpec:
     'bowl' (size = outer radius, height, wall thickness; open at the top), 'tray' (size = half
     extents with its handles: a plate with a 4 cm wide, 7 cm long handle at each y end),
     'socket' (size = outer half width, hole half width, half height: a square block with a
-    square hole through it).
+    square hole through it), 'cabinet' (size = outer half extents: a shell of 1 cm walls, open
+    toward the robot, -y).
     position: x, y in the world frame; z of the object's origin above the table top (a bowl's
-    origin is its bottom, the others' their centre).
+    origin is its bottom, the others' their centre). With a `parent`, relative to the parent's
+    origin instead: the object is mounted on it and moves with it (the parent comes first in
+    the scene, and the two do not collide with each other).
+    slide: a movable object with a parent slides along this vector (m, in the parent's frame)
+    from where it stands, as far as the vector is long: a drawer, not a free body.
     """
 
     name: str
@@ -44,6 +49,8 @@ class ObjectSpec:
     latch_force: float = 0.0  # > 0: a button that latches once the robot presses it this hard (N)
     latched_rgba: tuple[float, float, float, float] | None = None  # its colour once latched
     marks: int = 0  # dark dots printed on the top face (a box's number, as on a die)
+    parent: str = ''
+    slide: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)

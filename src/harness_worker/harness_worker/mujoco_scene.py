@@ -15,6 +15,8 @@ OBJECT_FRICTION = [1.0, 0.01, 0.001]
 NO_CONTACT = (8, 0)
 MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
 TRAY_HANDLE = (0.02, 0.035)  # half extents (x, y) of a tray's handles, at its two y ends
+CABINET_WALL = 0.005  # half thickness of a cabinet's walls
+SLIDE_DAMPING = 5.0  # N s/m: a drawer glides, it does not coast
 # Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
 _MARK_LAYOUTS = {
     1: [(0.0, 0.0)],
@@ -27,13 +29,35 @@ _MARK_LAYOUTS = {
 
 
 def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: float) -> None:
-    """One body per object, named after it, with a free joint when it is movable."""
+    """One body per object, named after it: with a free joint when it is movable, a slide
+    joint when it slides in its parent, none when it is fixed (to the table or its parent)."""
+    placed: set[str] = set()
     for obj in objects:
         x, y, z = obj.position
-        body = spec.worldbody.add_body(
-            name=obj.name, pos=[x, y, table_top_z + z], quat=list(yaw_quat(obj.yaw))
-        )
-        if obj.movable:
+        if obj.parent:
+            if obj.parent not in placed:
+                raise ValueError(f'object {obj.name!r}: its parent {obj.parent!r} must come first')
+            body = spec.body(obj.parent).add_body(
+                name=obj.name, pos=[x, y, z], quat=list(yaw_quat(obj.yaw))
+            )
+        else:
+            body = spec.worldbody.add_body(
+                name=obj.name, pos=[x, y, table_top_z + z], quat=list(yaw_quat(obj.yaw))
+            )
+        placed.add(obj.name)
+        if obj.slide is not None:
+            travel = math.dist(obj.slide, (0.0, 0.0, 0.0))
+            if not (obj.parent and obj.movable and travel > 0):
+                raise ValueError(f'object {obj.name!r}: only a movable object in a parent slides')
+            joint = body.add_joint(
+                name=f'{obj.name}_slide',
+                type=mujoco.mjtJoint.mjJNT_SLIDE,
+                axis=[v / travel for v in obj.slide],
+                range=[0.0, travel],
+                damping=SLIDE_DAMPING,
+            )
+            joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+        elif obj.movable and not obj.parent:
             body.add_freejoint(name=f'{obj.name}_free')
         for geom in _geoms(obj):
             g = body.add_geom(**geom)
@@ -118,6 +142,20 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
                     dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=size, pos=pos, mass=obj.mass / 4)
                 )
         return geoms
+    if obj.shape == 'cabinet':
+        hx, hy, hz = obj.size
+        w = CABINET_WALL
+        walls = (  # (half extents, centre): top, bottom, left, right, back; open at -y
+            ((hx, hy, w), (0.0, 0.0, hz - w)),
+            ((hx, hy, w), (0.0, 0.0, -hz + w)),
+            ((w, hy, hz), (-hx + w, 0.0, 0.0)),
+            ((w, hy, hz), (hx - w, 0.0, 0.0)),
+            ((hx, w, hz), (0.0, hy - w, 0.0)),
+        )
+        return [
+            dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=list(s), pos=list(p), mass=obj.mass / 5)
+            for s, p in walls
+        ]
     if obj.shape == 'tray':
         half_x, half_y, half_z = obj.size
         plate = half_y - TRAY_HANDLE[1] * 2
@@ -133,5 +171,6 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
             )
         return geoms
     raise ValueError(
-        f'object {obj.name!r} has unknown shape {obj.shape!r} (box, cylinder, bowl, tray, socket)'
+        f'object {obj.name!r} has unknown shape {obj.shape!r} '
+        '(box, cylinder, bowl, tray, socket, cabinet)'
     )

@@ -5,6 +5,7 @@ from harness_bench.tasks.handover_bar import HandoverBar
 from harness_bench.tasks.insert_peg import InsertPeg
 from harness_bench.tasks.lift_cube import LiftCube
 from harness_bench.tasks.lift_tray import LiftTray
+from harness_bench.tasks.open_drawer import OpenDrawer
 from harness_bench.tasks.pick_numbered import PickNumbered
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.press_button import PressButton
@@ -29,6 +30,7 @@ TASKS: dict[str, type[Task]] = {
         StackInOrder,
         LiftTray,
         InsertPeg,
+        OpenDrawer,
     )
 }
 

@@ -20,7 +20,7 @@ VOXEL_M = 0.004  # points are averaged per voxel first, so a close camera does n
 SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     'cube': ('cube', 'block', 'box'),
     'block': ('block', 'box', 'brick'),
-    'bar': ('bar', 'block', 'box', 'stick', 'tray', 'plank'),
+    'bar': ('bar', 'block', 'box', 'stick', 'tray', 'plank', 'handle'),
     'bowl': ('bowl', 'bin', 'container'),
     'button': ('button', 'cylinder', 'disc'),
     'cylinder': ('cylinder', 'can', 'cup', 'peg'),

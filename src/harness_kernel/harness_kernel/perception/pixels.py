@@ -30,6 +30,9 @@ CLUSTER_VOXEL_M = 0.006  # voxels of this size that touch belong to one object
 MIN_POINTS = 40  # smaller clusters are noise (depth edges, link corners)
 MAJOR_SHARE = 0.03  # a colour with this share of a cluster (and MIN_MAJOR_POINTS) is an object
 MIN_MAJOR_POINTS = 40
+# ... or this many points, whatever its share: a small part of another colour on a big object
+# (a drawer's handle is ~1% of its cabinet's points; noise colours stay under ~20 points).
+ENOUGH_MAJOR_POINTS = 200
 HELD_M = 0.015  # an object piece this close to a hand is held by it
 MAX_HEIGHT_M = 0.6  # higher above the table is not on it (the arms' upper links, the room)
 EDGE_M = 0.01  # points this close to the table's edge are its rim, not objects
@@ -148,7 +151,7 @@ class PixelPerception:
         """The objects of one cluster: one per clear colour (a minor colour, e.g. a cube's
         printed dots or a shaded edge, stays with the cluster when it has one clear colour)."""
         counts = np.bincount(fam[members] + 1, minlength=len(CHROMATIC) + 2)[1:]
-        need = max(MIN_MAJOR_POINTS, MAJOR_SHARE * int(counts.sum()))
+        need = max(MIN_MAJOR_POINTS, min(ENOUGH_MAJOR_POINTS, MAJOR_SHARE * int(counts.sum())))
         major = [f for f in range(len(counts)) if counts[f] >= need]
         if len(major) <= 1:
             return [members]
