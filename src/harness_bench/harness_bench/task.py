@@ -32,8 +32,9 @@ class ObjectSpec:
     origin is its bottom, the others' their centre). With a `parent`, relative to the parent's
     origin instead: the object is mounted on it and moves with it (the parent comes first in
     the scene, and the two do not collide with each other).
-    slide: a movable object with a parent slides along this vector (m, in the parent's frame)
-    from where it stands, as far as the vector is long: a drawer, not a free body.
+    slide: a movable object slides along this vector (m, in its parent's frame or the world's)
+    from where it stands, as far as the vector is long: a drawer or a conveyor's sled, not a
+    free body. speed: its speed along the slide at the start (m/s); it glides on unhindered.
     """
 
     name: str
@@ -51,6 +52,7 @@ class ObjectSpec:
     marks: int = 0  # dark dots printed on the top face (a box's number, as on a die)
     parent: str = ''
     slide: tuple[float, float, float] | None = None
+    speed: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -47,14 +47,14 @@ def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: flo
         placed.add(obj.name)
         if obj.slide is not None:
             travel = math.dist(obj.slide, (0.0, 0.0, 0.0))
-            if not (obj.parent and obj.movable and travel > 0):
-                raise ValueError(f'object {obj.name!r}: only a movable object in a parent slides')
+            if not (obj.movable and travel > 0):
+                raise ValueError(f'object {obj.name!r}: only a movable object slides, some way')
             joint = body.add_joint(
                 name=f'{obj.name}_slide',
                 type=mujoco.mjtJoint.mjJNT_SLIDE,
                 axis=[v / travel for v in obj.slide],
                 range=[0.0, travel],
-                damping=SLIDE_DAMPING,
+                damping=0.0 if obj.speed else SLIDE_DAMPING,
             )
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
         elif obj.movable and not obj.parent:

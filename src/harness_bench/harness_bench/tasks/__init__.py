@@ -6,6 +6,7 @@ from harness_bench.tasks.insert_peg import InsertPeg
 from harness_bench.tasks.lift_cube import LiftCube
 from harness_bench.tasks.lift_tray import LiftTray
 from harness_bench.tasks.open_drawer import OpenDrawer
+from harness_bench.tasks.pick_moving import PickMoving
 from harness_bench.tasks.pick_numbered import PickNumbered
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.press_button import PressButton
@@ -31,6 +32,7 @@ TASKS: dict[str, type[Task]] = {
         LiftTray,
         InsertPeg,
         OpenDrawer,
+        PickMoving,
     )
 }
 

@@ -125,6 +125,9 @@ class MujocoStation:
             self.data.qpos[self._finger_qpos[a]] = g.upper
             self.data.qpos[self._mimic_qpos[a]] = g.upper
         self.data.ctrl[:] = self._ctrl_for(self.measured())
+        for o in objects:  # what moves at the start (a conveyor's sled)
+            if o.slide is not None and o.speed:
+                self.data.qvel[m.joint(f'{o.name}_slide').dofadr[0]] = o.speed
         mujoco.mj_forward(m, self.data)
         self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
         self._start_z = {
