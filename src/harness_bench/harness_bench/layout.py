@@ -18,8 +18,9 @@ from typing import Protocol
 import numpy as np
 
 SAMPLED = -1  # the layout number of a layout sampled from the seed (`--layout random`)
-CLEARANCE = 0.02  # m between two objects' footprints
-TRIES = 400  # layouts drawn before a task's regions are declared infeasible
+CLEARANCE = 0.04  # m between two footprints: room for the open fingers of a grasp between them
+TRIES = 400  # draws before a task's regions are declared infeasible
+TRIES_PER_OBJECT = 10  # draws of one object before the whole layout is drawn again
 REACH = ('nearer', 'left', 'right', 'both', 'any')
 
 
@@ -113,14 +114,17 @@ def sample_spots(
     if mirror and rng.uniform() < 0.5:
         regions = {name: region.mirrored() for name, region in regions.items()}
     why: dict[str, int] = {}
-    for _ in range(tries):
+    for _ in range(tries // TRIES_PER_OBJECT):
         spots: dict[str, tuple[float, float]] = {}
         for name, region in regions.items():
-            spot, problem = _draw(name, region, spots, regions, rng, feasibility)
-            if spot is None:
+            for _ in range(TRIES_PER_OBJECT):  # this object again, before the whole layout
+                spot, problem = _draw(name, region, spots, regions, rng, feasibility)
+                if spot is not None:
+                    spots[name] = spot
+                    break
                 why[problem] = why.get(problem, 0) + 1
+            else:
                 break
-            spots[name] = spot
         else:
             return spots
     worst = ', '.join(f'{k} ({n}x)' for k, n in sorted(why.items(), key=lambda kv: -kv[1])[:3])

@@ -106,6 +106,7 @@ def _broker(config, logs: Path | None = None):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from harness_bench.layout import layout_name
     from harness_driver.models import ModelError
     from harness_types.config import ConfigError
 
@@ -157,7 +158,8 @@ def _run(args: argparse.Namespace) -> int:
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
     if not child_folder:
         _say(
-            f'{args.task} layout {args.layout} seed {args.seed}, model {model}{label}; '
+            f'{args.task} layout {layout_name(args.layout)} seed {args.seed}, '
+            f'model {model}{label}; '
             + (
                 'joining the station in ROS domain '
                 f'{os.environ.get("ROS_DOMAIN_ID") or 0}, starting the kernel'
@@ -310,6 +312,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _program(args: argparse.Namespace) -> int:
+    from harness_bench.layout import layout_name
     from harness_driver.models import INSTRUCTION
     from harness_types.config import ConfigError
 
@@ -363,7 +366,7 @@ def _program(args: argparse.Namespace) -> int:
         try:
             _say(
                 f'starting the graph (worker, skill server, kernel) for {args.task} '
-                f'layout {args.layout}'
+                f'layout {layout_name(args.layout)}'
             )
             with EpisodeGraph(params, attach=args.attach) as graph:
                 start = graph.reset(args.task, args.layout, args.seed)

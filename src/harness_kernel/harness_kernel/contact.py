@@ -53,14 +53,15 @@ class ContactSkills:
         return float(self.state().arm(arm).gripper)
 
     def _quat_for(
-        self, arm: str, points: list[np.ndarray], yaw: float = 0.0, clear_above: bool = False
+        self, arm: str, points: list[np.ndarray], yaw: float = 0.0, clear: tuple[int, ...] = ()
     ) -> list[float] | None:
-        """The steepest tool orientation that reaches every point; with `clear_above`, the
-        first point (the one above, reached through free space) also without touching anything
-        (the other arm holding the far end of a tray is in the way of the steepest pitches)."""
+        """The steepest tool orientation that reaches every point; the points indexed by
+        `clear` also without touching anything (the other arm holding the far end of a tray is
+        in the way of the steepest pitches; at a shallow pitch open fingers hit what they are
+        about to grasp)."""
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
-            if clear_above and not self.reachable(arm, points[0], quat, True):
+            if not all(self.reachable(arm, points[k], quat, True) for k in clear):
                 continue
             if all(self.reachable(arm, p, quat) for p in points):
                 return quat
@@ -95,6 +96,7 @@ class ContactSkills:
         grasp_height: float | None = None,
         lift: float = 0.12,
         along: float = 0.0,
+        toward: LocatedObject | np.ndarray | None = None,
     ) -> Grip | Execution:
         arm = arm or ('left' if obj.position[0] < 0 else 'right')
         height = float(obj.size[2])
@@ -108,7 +110,12 @@ class ContactSkills:
         grasp = np.array([obj.position[0], obj.position[1] + along, grasp_z])
         above = grasp + [0.0, 0.0, approach]
         lifted = grasp + [0.0, 0.0, lift]
-        quat = self._quat_for(arm, [above, grasp, lifted], clear_above=True)
+        quat = None
+        if toward is not None:  # a tool that also reaches where the object goes next
+            quat = self._quat_for(
+                arm, [above, grasp, lifted, *self._put_points(toward, height)], clear=(0, 1)
+            )
+        quat = quat or self._quat_for(arm, [above, grasp, lifted], clear=(0, 1))
         if quat is None:
             return self.fail(
                 'pick',
@@ -139,6 +146,16 @@ class ContactSkills:
         grip = Grip(arm, obj.id, height, quat, obj.position - grasp, steps)
         self.grips[arm] = grip
         return grip
+
+    @staticmethod
+    def _put_points(toward: LocatedObject | np.ndarray, height: float) -> list[np.ndarray]:
+        """Where the TCP goes to put an object of `height` on or into `toward` (an object or a
+        point for the object's centre), and 8 cm above that."""
+        if isinstance(toward, LocatedObject):
+            at = np.array([toward.position[0], toward.position[1], toward.top + height / 2])
+        else:
+            at = np.asarray(toward, dtype=float)
+        return [at + [0.0, 0.0, 0.08], at]
 
     def place(
         self,
@@ -184,7 +201,7 @@ class ContactSkills:
         else:
             release = center - grip.offset
             above = release + [0.0, 0.0, approach]
-            quat = self._quat_for(arm, [above, release], clear_above=True)
+            quat = self._quat_for(arm, [above, release], clear=(0,))
         if quat is None:
             return self.fail(
                 'place',

@@ -926,7 +926,15 @@ class Kernel:
             str(obj.id), str(obj.label), position, size, float(obj.top), list(obj.cameras)
         )
 
-    def _pick(self, obj, arm='', approach=None, grasp_height=None, lift=0.12, along=0.0):
+    def _pick(
+        self, obj, arm='', approach=None, grasp_height=None, lift=0.12, along=0.0, toward=None
+    ):
+        if isinstance(toward, LocatedObject):
+            toward = self._object(toward, 'pick(toward=)')
+        elif toward is not None:
+            toward = np.asarray(toward, dtype=float)
+            if toward.shape != (3,) or not np.all(np.isfinite(toward)):
+                raise ValueError('pick(): toward must be an object from locate() or [x, y, z]')
         return self.contact.pick(
             self._object(obj, 'pick()'),
             _arm(arm),
@@ -934,6 +942,7 @@ class Kernel:
             _opt(grasp_height),
             float(lift),
             float(along),
+            toward,
         )
 
     def _place(self, position=None, onto=None, into=None, arm='', clearance=0.005, approach=0.08):

@@ -322,13 +322,16 @@ class ProgramApi:
         grasp_height=None,
         lift: float = 0.12,
         along: float = 0.0,
+        toward=None,
     ):
         """Grasp a located object from above and lift it: open, move above (approach m over
         the grasp), descend to grasp_height (default: just below the object's centre), close,
         lift by `lift` m. along: grasp this many m from the centre along world y (to hold one
-        end of a long object). Returns a Grip (.arm, .object_id). Nothing between the fingers
-        after closing, or an object out of reach, ends with SKILL_ERROR. arm '' = the nearer
-        arm."""
+        end of a long object). toward: where the object goes next (a located object to put it
+        on or into, or [x, y, z] for its centre): the tool is tilted so that it also reaches
+        there, and place() can keep the object as it was picked (upright). Returns a Grip
+        (.arm, .object_id). Nothing between the fingers after closing, or an object out of
+        reach, ends with SKILL_ERROR. arm '' = the nearer arm."""
         if not isinstance(obj, LocatedObject):
             raise TypeError('pick() needs an object from locate()')
         return self._call(
@@ -339,6 +342,7 @@ class ProgramApi:
             grasp_height=grasp_height,
             lift=lift,
             along=along,
+            toward=toward,
         )
 
     def place(

@@ -12,6 +12,9 @@ from harness_types.transforms import GRASP_PITCHES_DEG, rpy_to_matrix, tool_rota
 from harness_worker.kinematics import StationKinematics
 
 APPROACH_M = 0.10  # a grasp comes down to its point from this much higher
+# Below this pitch the open fingers of a grasp from above hit a 4 cm object (the steeper
+# pitches pick scans are the ones a layout may count on).
+MIN_PITCH_DEG = 50
 EDGE_PX = 40  # a point this close to the head image's edge does not count as seen
 
 
@@ -35,11 +38,12 @@ class StationFeasibility:
         return np.asarray(point, dtype=float) + [0.0, 0.0, self.table_top_z]
 
     def reachable(self, arm: str, point: np.ndarray) -> bool:
-        """Some grasp pitch (as pick scans them) reaches the point and 10 cm above it."""
+        """Some grasp pitch pick scans, from MIN_PITCH_DEG up, reaches the point and 10 cm
+        above it."""
         kin = self.kinematics.arms[arm]
         p = self._world(point)
         above = p + [0.0, 0.0, APPROACH_M]
-        for pitch in GRASP_PITCHES_DEG:
+        for pitch in (p for p in GRASP_PITCHES_DEG if p >= MIN_PITCH_DEG):
             rotation = tool_rotation(math.radians(pitch))
             if kin.ik(p, rotation).ok and kin.ik(above, rotation).ok:
                 return True

@@ -50,7 +50,12 @@ for cube in cubes:
     if last not in (None, arm):
         home(last)  # out of the other arm's way
     last = arm
-    move_eef(cube.position + [0.0, -0.06, 0.12], quat=LOOK_QUAT, arm=arm)
+    # The same view from a little nearer or higher where the first pose is out of reach.
+    on('SKILL_ERROR', lambda execution: True)
+    for offset in ([0.0, -0.06, 0.12], [0.0, -0.04, 0.13], [0.0, -0.08, 0.11]):
+        if move_eef(cube.position + offset, quat=LOOK_QUAT, arm=arm).ok:
+            break
+    on('SKILL_ERROR', None)
     dots[cube.id] = count_dots(look(f'cam_{arm}_wrist').rgb)
 home()  # both arms out of the way of the one that picks
 print('dots per cube:', dots)

@@ -3,7 +3,7 @@
 block = locate('green block')[0]
 bowl = locate('bowl')[0]
 print('found', block, bowl)
-pick(block)
+pick(block, toward=bowl)
 # %% put it into the bowl, go home, check
 place(into=bowl)
 home()

@@ -3,17 +3,17 @@
 todo = locate('block')
 bins = {b.label.split()[0]: b for b in locate('bin')}
 print('blocks', todo, 'bins', bins)
-pick(todo[0])
+pick(todo[0], toward=bins[todo[0].label.split()[0]])
 # %% put it into the bin of its colour
 place(into=bins[todo[0].label.split()[0]])
 todo.pop(0)
 # %% grasp the next block
-pick(todo[0])
+pick(todo[0], toward=bins[todo[0].label.split()[0]])
 # %% put it into the bin of its colour
 place(into=bins[todo[0].label.split()[0]])
 todo.pop(0)
 # %% grasp the last block
-pick(todo[0])
+pick(todo[0], toward=bins[todo[0].label.split()[0]])
 # %% put it into the bin of its colour, then home
 place(into=bins[todo[0].label.split()[0]])
 todo.pop(0)

@@ -5,13 +5,13 @@ green = locate('green block')[0]
 blue = locate('blue block')[0]
 arm = 'left' if red.position[0] < 0 else 'right'
 print('found', red, green, blue, 'using', arm)
-pick(green, arm=arm)
+pick(green, arm=arm, toward=red)
 # %% put it on the red block
 place(onto=red)
-# %% grasp the blue block
-pick(blue, arm=arm)
-# %% put it on the green block, measured again
+# %% grasp the blue block, for the green one, measured again
 green = locate('green block')[0]
+pick(blue, arm=arm, toward=green)
+# %% put it on the green block
 place(onto=green)
 home()
 print('tower:', [o.position.round(3) for o in locate('block')])

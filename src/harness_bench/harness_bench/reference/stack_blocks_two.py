@@ -4,7 +4,7 @@ top = locate('yellow block')[0]
 base = locate('purple block')[0]
 arm = 'left' if base.position[0] < 0 else 'right'
 print('found', top, base, 'using', arm)
-pick(top, arm=arm)
+pick(top, arm=arm, toward=base)
 # %% stack it on the purple block, go home, check
 place(onto=base)
 home()
