@@ -268,6 +268,28 @@ class On:
 
 
 @dataclass(frozen=True)
+class Apart:
+    """Tier 2: the centres of `query` and `other` lie at least `distance` m apart (xy): a
+    drawer's handle pulled away from its cabinet."""
+
+    query: str
+    other: str
+    distance: float
+    tier: int = 2
+    necessary: bool = False
+
+    def judge(self, e: Evidence) -> tuple[str, str] | None:
+        o, b = _one(e, self.query), _one(e, self.other)
+        if o is None or b is None:
+            return None
+        d = float(np.linalg.norm(o.position[:2] - b.position[:2]))
+        return (SATISFIED if d >= self.distance else VIOLATED), (
+            f'the {o.label} is {d * 100:.1f} cm from the {b.label} (at least '
+            f'{self.distance * 100:.0f} cm asked)'
+        )
+
+
+@dataclass(frozen=True)
 class Near:
     """Tier 2: the object `query` has its centre within `tolerance` m (xy) of `position`."""
 

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from harness_bench.layout import SAMPLED
 from harness_bench.task import ArmSnapshot, ObjectState, WorldSnapshot
 from harness_bench.tasks import TASKS, make_task
 
@@ -31,11 +32,12 @@ def world(objects, left=None, right=None):
 
 
 def test_registry_and_unknown_names():
-    assert len(TASKS) >= 8
+    assert len(TASKS) >= 14
+    assert {'stack_in_order', 'lift_tray', 'insert_peg', 'open_drawer', 'pick_moving'} <= set(TASKS)
     assert {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'stack_blocks_three'} <= set(TASKS)
     assert {'press_button', 'handover_bar', 'pick_numbered', 'sort_by_colour'} <= set(TASKS)
     assert 'push_to_zone' in TASKS
-    with pytest.raises(KeyError, match='known tasks: handover_bar, lift_cube'):
+    with pytest.raises(KeyError, match='known tasks: handover_bar, insert_peg, lift_cube'):
         make_task('lift_cubes')
 
 
@@ -49,6 +51,19 @@ def test_layouts_are_deterministic_and_distinct(name):
     assert len({tuple(o.position for o in s) for s in scenes}) == task.layouts
     with pytest.raises(ValueError, match='layouts 0..'):
         task.scene(task.layouts, seed=0)
+    assert len(task.fixed) == task.layouts and task.regions
+
+
+@pytest.mark.parametrize('name', sorted(TASKS))
+def test_sampled_layouts_are_deterministic_and_keep_the_objects(name):
+    fixed = make_task(name).scene(0, seed=0)
+    sampled = [make_task(name).scene(SAMPLED, seed) for seed in range(4)]
+    assert sampled[0] == make_task(name).scene(SAMPLED, 0)
+    assert len({tuple(o.position for o in s) for s in sampled}) == 4
+    for scene in sampled:
+        assert sorted(o.name for o in scene) == sorted(o.name for o in fixed)
+    with pytest.raises(ValueError, match='non-negative'):
+        make_task(name).scene(SAMPLED, -1)
 
 
 def lifted(z_above=0.12, held=True, **arm_args):
@@ -220,3 +235,106 @@ def test_pick_numbered():
         2,
         3,
     ]
+
+
+def in_order_world(task, order, offset=(0.0, 0.0, 0.0), grip=1.0, held=()):
+    base = np.array([-0.15, 0.02, TABLE + 0.02])
+    objects = [
+        obj(f'{colour}_block', base + [0.0, 0.0, 0.04 * k] + (np.array(offset) if k == 2 else 0))
+        for k, colour in enumerate(order)
+    ]
+    return world(objects, left=arm('left', grip, held))
+
+
+def test_stack_in_order_follows_the_order_its_layout_drew():
+    task = make_task('stack_in_order')
+    task.scene(0, seed=0)
+    order = task.order
+    assert task.instruction.endswith(f'bottom to top: {", ".join(order)}.')
+    assert task.check(in_order_world(task, order)).success
+    assert not task.check(in_order_world(task, order[::-1])).success
+    off = task.check(in_order_world(task, order, offset=(0.0, 0.03, 0.0)))
+    assert not off.success and f'the {order[2]} block is off' in off.detail
+    closed = task.check(in_order_world(task, order, grip=0.4))
+    assert not closed.success and 'holds nothing but is only 0.40 open' in closed.detail
+    # The goal the verifier measures follows the instruction.
+    claims = task.claims(task.instruction)
+    assert any(getattr(c, 'query', '') == f'{order[1]} block' for c in claims)
+    assert task.claims('something else') == task.goal
+    drawn = set()
+    for seed in range(12):
+        t = make_task('stack_in_order')
+        t.scene(0, seed)
+        drawn.add(t.order)
+    assert len(drawn) > 2  # the seed draws the order too
+
+
+def tray_world(holders=('left', 'right'), z_above=0.06, tilt_deg=0.0):
+    a = np.radians(tilt_deg) / 2
+    tray = ObjectState(
+        'tray',
+        'purple tray',
+        np.array([0.0, -0.08, TABLE + 0.012 + z_above]),
+        np.array([np.cos(a), np.sin(a), 0.0, 0.0]),
+        (0.06, 0.16, 0.012),
+    )
+    arms = {n: arm(n, 0.4, ('tray',)) if n in holders else arm(n) for n in HOME}
+    return world([tray], left=arms['left'], right=arms['right'])
+
+
+def test_lift_tray():
+    task = make_task('lift_tray')
+    assert task.check(tray_world()).success
+    one = task.check(tray_world(holders=('left',)))
+    assert not one.success and 'not by both arms' in one.detail
+    assert not task.check(tray_world(z_above=0.04)).success
+    tilted = task.check(tray_world(tilt_deg=15.0))
+    assert not tilted.success and 'tilted 15 degrees' in tilted.detail
+
+
+def peg_world(offset=0.0, depth=0.05, held=False):
+    socket = obj('socket', (-0.12, -0.08, TABLE + 0.025), 0.04)
+    top = TABLE + 0.05
+    peg = obj('peg', (-0.12 + offset, -0.08, top - depth + 0.04), 0.012)
+    return world([socket, peg], left=arm('left', 0.3 if held else 1.0, ('peg',) if held else ()))
+
+
+def test_insert_peg():
+    task = make_task('insert_peg')
+    assert task.check(peg_world()).success
+    assert task.check(peg_world(offset=0.004, depth=0.021)).success
+    beside = task.check(peg_world(offset=0.02))
+    assert not beside.success and 'from the centre of the hole' in beside.detail
+    assert not task.check(peg_world(depth=0.015)).success
+    assert 'still held' in task.check(peg_world(held=True)).detail
+
+
+def drawer_world(task, pulled=0.12, held=False):
+    closed = task.closed
+    drawer = obj('drawer', (closed[0], closed[1] - pulled, TABLE + 0.06), 0.09)
+    handle = obj('handle', (closed[0], closed[1] - pulled - 0.118, TABLE + 0.06), 0.01)
+    cabinet = obj('cabinet', (closed[0], closed[1] + 0.005, TABLE + 0.06), 0.1)
+    left = arm('left', 0.3, ('handle',)) if held else arm('left')
+    return world([cabinet, drawer, handle], left=left)
+
+
+def test_open_drawer():
+    task = make_task('open_drawer')
+    task.scene(0, seed=0)  # the closed drawer's place comes from the layout
+    assert task.check(drawer_world(task)).success
+    shut = task.check(drawer_world(task, pulled=0.08))
+    assert not shut.success and 'out 8.0 cm' in shut.detail
+    assert 'handle is still held' in task.check(drawer_world(task, held=True)).detail
+
+
+def moving_world(z_above=0.08, held=True):
+    cube = obj('cube', (0.0, 0.0, TABLE + 0.02 + z_above))
+    sled = obj('sled', (0.0, 0.0, TABLE + 0.006), 0.06)
+    return world([sled, cube], left=arm('left', 0.4, ('cube',) if held else ()))
+
+
+def test_pick_moving():
+    task = make_task('pick_moving')
+    assert task.check(moving_world()).success
+    assert not task.check(moving_world(z_above=0.04)).success
+    assert 'not held' in task.check(moving_world(held=False)).detail

@@ -16,16 +16,16 @@ ROOT = Path(__file__).resolve().parents[3]
     [
         (['program', 'lift_cubes', 'x.py'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
         (['program', 'lift_cube', 'missing.py'], 'program file missing.py does not exist'),
-        (['program', 'lift_cube', 'x.py', '--layout', '7'], 'lift_cube has layouts 0..2, not 7'),
+        (['program', 'lift_cube', 'x.py', '--layout', '7'], 'lift_cube has layouts 0..2 and random, not 7'),
         (
             ['--config', 'nope.yaml', 'program', 'lift_cube', __file__],
             'config file nope.yaml does not',
         ),
         (['run', 'lift_cubes'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
-        (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2, not 3'),
+        (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2 and random, not 3'),
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
         (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
-        (['bench', '--layouts', '4'], 'has 3 layouts, fewer than --layouts 4'),
+        (['bench', '--layouts', '4'], 'has 3 fixed layouts, fewer than --layouts 4 (random:4 samples'),
         (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",
@@ -56,6 +56,11 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['run', 'lift_cube', '--max-model-calls', '0'],
         ['run', 'lift_cube', '--max-cost-usd', '-1'],
         ['run', 'lift_cube', '--layout', 'two'],
+        ['run', 'lift_cube', '--layout', '-1'],
+        ['run', 'lift_cube', '--seed', '-3'],
+        ['bench', '--layouts', 'random:0'],
+        ['bench', '--layouts', 'random:many'],
+        ['bench', '--seed-base', '-2'],
     ],
 )
 def test_bad_flags_exit_2(argv, capsys):

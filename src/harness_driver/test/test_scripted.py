@@ -47,3 +47,22 @@ def test_request_size_counts_text_and_images():
         {'role': 'assistant', 'content': 'de'},
     ]
     assert request_size('sys', messages) == (8, 1, 3)
+
+
+def test_a_program_that_reads_the_instruction_is_given_it():
+    from harness_driver.report import TASK_PREFIX, instruction_in
+
+    text = 'Task: Stack the blocks in this order, bottom to top: blue, red, green.\nDescription: x'
+    messages = [{'role': 'user', 'content': [{'type': 'text', 'text': text}]}]
+    assert instruction_in(messages).endswith('blue, red, green.')
+    assert instruction_in([]) == '' and instruction_in([{'content': 'no task here'}]) == ''
+    assert text.startswith(TASK_PREFIX)  # what start_text writes first
+    model = ScriptedModel(["order = INSTRUCTION.split(': ')[1]\n", 'b = 2\n'])
+    first = model.complete(ModelRequest('', messages, 100, Decision('start', 1)))
+    body = parse_reply(first.text).body
+    assert body.startswith("INSTRUCTION = 'Stack the blocks in this order, bottom to top: blue")
+    second = model.complete(ModelRequest('', messages, 100, Decision('program_end', 2)))
+    assert 'INSTRUCTION =' not in second.text
+    plain = ScriptedModel(['a = 1\n'])  # a program that does not read it is not given it
+    reply = plain.complete(ModelRequest('', messages, 100, Decision('start', 1)))
+    assert 'INSTRUCTION' not in reply.text

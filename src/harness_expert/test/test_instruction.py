@@ -7,18 +7,29 @@ from harness_expert.instruction import InstructionError, mentions, parse, tokens
 
 
 def test_every_bench_instruction_is_understood_as_its_task_kind():
-    kinds = {name: parse(task.instruction).kind for name, task in TASKS.items()}
-    assert kinds == {
-        'lift_cube': 'lift',
-        'place_in_bowl': 'place',
-        'stack_blocks_two': 'stack',
-        'stack_blocks_three': 'stack',
-        'press_button': 'press',
-        'handover_bar': 'handover',
-        'pick_numbered': 'lift',  # it cannot read the dots: it lifts a white cube
-        'sort_by_colour': 'sort',
-        'push_to_zone': 'push',
-    }
+    learned = {
+        name: task for name, task in TASKS.items() if name in PARSED_KINDS
+    }  # the kinds the expert learned; it says it does not understand the others
+    kinds = {name: parse(task.instruction).kind for name, task in learned.items()}
+    assert kinds == PARSED_KINDS
+    for name in set(TASKS) - set(PARSED_KINDS):
+        with pytest.raises(InstructionError, match='I do not understand'):
+            parse(TASKS[name].instruction)
+
+
+PARSED_KINDS = {
+    'lift_cube': 'lift',
+    'place_in_bowl': 'place',
+    'stack_blocks_two': 'stack',
+    'stack_blocks_three': 'stack',
+    'press_button': 'press',
+    'handover_bar': 'handover',
+    'pick_numbered': 'lift',  # it cannot read the dots: it lifts a white cube
+    'sort_by_colour': 'sort',
+    'push_to_zone': 'push',
+    'lift_tray': 'lift',  # it lifts with one arm: the tray stays on the table
+    'pick_moving': 'lift',  # it reaches where the cube was
+}
 
 
 def test_bench_lift_and_pick_numbered():

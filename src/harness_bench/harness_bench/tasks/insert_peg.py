@@ -4,7 +4,7 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
-from harness_bench.verifier import Released
+from harness_bench.verifier import Inside, Released
 
 PEG = (0.012, 0.04)  # radius, half height: 2.4 cm across, 8 cm tall
 SOCKET = (0.04, 0.016, 0.025)  # outer half width, hole half width, half height
@@ -38,7 +38,7 @@ class InsertPeg(Task):
         "the block's top, let go; every gripper that holds nothing is open and both arms are home."
     )
 
-    goal = (Released(),)
+    goal = (Released(), Inside('red peg', 'yellow block'))
 
     def build(self, spots, rng):
         (px, py), (sx, sy) = (

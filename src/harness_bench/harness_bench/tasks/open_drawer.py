@@ -4,7 +4,7 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
-from harness_bench.verifier import Released
+from harness_bench.verifier import Apart, Released
 
 CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall
 DRAWER = (0.088, 0.093, 0.048)  # half extents, inside the cabinet, its front flush with it
@@ -44,7 +44,8 @@ class OpenDrawer(Task):
         'the handle, every gripper that holds nothing is open and both arms are home.'
     )
 
-    goal = (Released(),)
+    # Closed, the handle's centre is 12.3 cm from the cabinet's; open, 10 cm more.
+    goal = (Released(), Apart('red handle', 'white cabinet', 0.2))
 
     def build(self, spots, rng):
         x, y = np.array(spots['cabinet']) + rng.uniform(-0.005, 0.005, 2)

@@ -40,7 +40,7 @@ class StackInOrder(Task):
     instruction = (
         'Stack the blocks in this order, bottom to top: <a permutation of red, green, blue>.'
     )
-    goal = (Released(),)
+    goal = (Released(), On('block', 'block'))  # some block on another; claims() says which
     description = (
         'Three 4 cm blocks, red, green and blue, stand on the table. Success: the blocks form '
         'a tower in the stated order, bottom to top (each offset within 2.5 cm in x and y, '

@@ -1,0 +1,67 @@
+"""Sampled layouts on the station: the kinematics and the head camera answer the sampler, every
+task's sampled layouts load, and the new objects behave (a drawer slides in its cabinet, a
+conveyor's sled glides on)."""
+
+import numpy as np
+import pytest
+from arx_x5_description.embodiment import load_embodiment
+from harness_bench.layout import SAMPLED
+from harness_bench.tasks import TASKS
+from harness_worker.kinematics import StationKinematics
+from harness_worker.layout_feasibility import StationFeasibility
+from harness_worker.staging import settle
+from harness_worker.worker import Worker
+
+from arx_x5_description.urdf import station_urdf
+
+
+@pytest.fixture(scope='module')
+def worker():
+    w = Worker(load_embodiment(), station_urdf())
+    yield w
+    w.close()
+
+
+def test_reach_and_view():
+    emb = load_embodiment()
+    f = StationFeasibility(StationKinematics(station_urdf(), emb), emb)
+    assert f.reachable('left', np.array([-0.2, 0.0, 0.02]))
+    assert not f.reachable('left', np.array([0.45, 0.3, 0.02]))  # across the table
+    assert f.reachable('right', np.array([0.2, 0.0, 0.02]))
+    assert f.in_view(np.array([0.0, 0.0, 0.02]))
+    assert not f.in_view(np.array([0.0, -0.7, 0.02]))  # behind the camera
+    assert not f.in_view(np.array([1.2, 0.3, 0.02]))  # far to the side
+
+
+@pytest.mark.parametrize('task', sorted(TASKS))
+def test_every_task_loads_its_sampled_layouts(worker, task):
+    for seed in range(2):
+        reset = worker.reset(task, SAMPLED, seed, token=worker._token or '')
+        assert reset.instruction
+        names = {o.name for o in worker.station.objects}
+        assert names == {o.name for o in TASKS[task]().scene(0, 0)}
+
+
+def test_a_drawer_slides_out_of_its_cabinet_and_no_further(worker):
+    worker.reset('open_drawer', 0, 0, token=worker._token or '')
+    station = worker.station
+    joint = station.model.joint('drawer_slide')
+    assert tuple(joint.range) == pytest.approx((0.0, 0.15))
+    start = station.object_pose('drawer')[0]
+    handle = station.object_pose('handle')[0]
+    station.data.qpos[joint.qposadr[0]] = 0.12
+    settle(worker, 10)  # it stays where it was pulled (damped, no spring)
+    pulled = start - station.object_pose('drawer')[0]
+    assert pulled[1] == pytest.approx(0.12, abs=0.005) and abs(pulled[0]) < 1e-3
+    assert station.object_pose('handle')[0] - handle == pytest.approx(-pulled, abs=1e-3)
+
+
+def test_a_conveyor_sled_carries_its_cube(worker):
+    worker.reset('pick_moving', 0, 0, token=worker._token or '')
+    station = worker.station
+    sled, cube = (station.object_pose(n)[0] for n in ('sled', 'cube'))
+    settle(worker, 50)  # 2 s
+    moved_sled = station.object_pose('sled')[0] - sled
+    moved_cube = station.object_pose('cube')[0] - cube
+    assert moved_sled[0] == pytest.approx(0.03, abs=0.003)  # 1.5 cm/s
+    assert moved_cube[0] == pytest.approx(moved_sled[0], abs=0.005)
