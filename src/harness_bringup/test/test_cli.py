@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[3]
     [
         (['program', 'lift_cubes', 'x.py'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
         (['program', 'lift_cube', 'missing.py'], 'program file missing.py does not exist'),
-        (['program', 'lift_cube', 'x.py', '--layout', '7'], 'lift_cube has layouts 0..2 and random, not 7'),
+        (
+            ['program', 'lift_cube', 'x.py', '--layout', '7'],
+            'lift_cube has layouts 0..2 and random, not 7',
+        ),
         (
             ['--config', 'nope.yaml', 'program', 'lift_cube', __file__],
             'config file nope.yaml does not',
@@ -25,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
         (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2 and random, not 3'),
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
         (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
-        (['bench', '--layouts', '4'], 'has 3 fixed layouts, fewer than --layouts 4 (random:4 samples'),
+        (['bench', '--layouts', '4'], 'has 3 fixed layouts, fewer than --layouts 4 (random:4'),
         (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",

@@ -57,8 +57,8 @@ class ContactSkills:
     ) -> list[float] | None:
         """The steepest tool orientation that reaches every point; the points indexed by
         `clear` also without touching anything (the other arm holding the far end of a tray is
-        in the way of the steepest pitches; at a shallow pitch open fingers hit what they are
-        about to grasp)."""
+        in the way of the steepest pitches). The grasp itself is not asked: the scene it is
+        checked against is now's, and a moving object is not yet where it will be grasped."""
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
             if not all(self.reachable(arm, points[k], quat, True) for k in clear):
@@ -113,9 +113,9 @@ class ContactSkills:
         quat = None
         if toward is not None:  # a tool that also reaches where the object goes next
             quat = self._quat_for(
-                arm, [above, grasp, lifted, *self._put_points(toward, height)], clear=(0, 1)
+                arm, [above, grasp, lifted, *self._put_points(toward, height)], clear=(0,)
             )
-        quat = quat or self._quat_for(arm, [above, grasp, lifted], clear=(0, 1))
+        quat = quat or self._quat_for(arm, [above, grasp, lifted], clear=(0,))
         if quat is None:
             return self.fail(
                 'pick',
