@@ -16,6 +16,9 @@ import numpy as np
 from harness_bench.layout import SAMPLED, Feasibility, Region, sample_spots
 
 ARMS = ('left', 'right')
+# The camera name under which a task's picture is served (look(PICTURE) in a program; the
+# start message shows it to the model): the object it shows, alone, cut from the head camera.
+PICTURE = 'task_picture'
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ class Task(ABC):
     instruction: str = ''
     description: str = ''
     judged_after_wrap_up: bool = False
+    # The object a task shows as a picture rather than naming it ('' for none): the start
+    # message and look(PICTURE) give it.
+    picture: str = ''
     # The goal as the tiered verifier measures it (harness_bench.verifier claims): what tiers
     # 1 and 2 check without the ground truth `check` reads.
     goal: tuple = ()

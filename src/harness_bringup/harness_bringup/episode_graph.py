@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arx_x5_description.embodiment import load_embodiment
-from harness_bench.task import Outcome
+from harness_bench.task import PICTURE, Outcome
+from harness_bench.tasks import TASKS
 from harness_driver.bag import episode_topics
 from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode import EpisodeStart
@@ -103,7 +104,9 @@ class EpisodeGraph(StationGraph):
     # Station --------------------------------------------------------------------------------
 
     def reset(self, task: str, layout: int = 0, seed: int = 0) -> EpisodeStart:
-        return EpisodeStart(*self.driver.reset(task, layout, seed))
+        instruction, description = self.driver.reset(task, layout, seed)
+        pictures = (PICTURE,) if TASKS[task].picture else ()
+        return EpisodeStart(instruction, description, pictures)
 
     def robot(self) -> RobotState:
         return self.driver.robot()

@@ -50,6 +50,7 @@ NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
 class EpisodeStart:
     instruction: str
     description: str
+    pictures: tuple[str, ...] = ()  # cameras that serve the task's pictures (harness_bench PICTURE)
 
 
 class Station(Protocol):
@@ -274,7 +275,9 @@ class Episode:
         self.instruction = start.instruction
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
-        images = self._camera_images(list(self.config.cameras))
+        pictures = self.station.cameras(list(start.pictures)) if start.pictures else []
+        images = [TurnImage('the task picture', png(view.rgb)) for view in pictures]
+        images += self._camera_images(list(self.config.cameras))
         self.history.start(
             start_text(
                 start.instruction,

@@ -289,7 +289,8 @@ class ProgramApi:
         return self._call('state')
 
     def look(self, camera: str = 'cam_head'):
-        """A fresh view of a camera (cam_head, cam_left_wrist or cam_right_wrist): a
+        """A fresh view of a camera (cam_head, cam_left_wrist or cam_right_wrist; or
+        task_picture, the picture of a task that shows its target instead of naming it): a
         CameraView with .rgb (H x W x 3 uint8 array), .depth (H x W float32, m along the optical
         axis), .fx, .fy, .cx, .cy (pixels), .position and .rotation (the optical frame in the
         world: z forward, x right, y down), .project(points) and .back_project(mask)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
-from harness_bench.task import Conventions, Outcome, Task
+from harness_bench.task import PICTURE, Conventions, Outcome, Task
 from harness_bench.tasks import make_task
 from harness_shield.config import shield_config
 from harness_shield.shield import Shield
@@ -24,6 +24,8 @@ from harness_worker.kinematics import IKResult, Pose, StationKinematics
 from harness_worker.layout_feasibility import StationFeasibility
 from harness_worker.planner import PlanResult, plan_path
 from harness_worker.station import RobotNotAnswering, Station, make_station
+
+PICTURE_BACKGROUND = (200, 200, 200)  # a task picture's plain background
 
 
 class WorkerError(RuntimeError):
@@ -104,6 +106,7 @@ class Worker:
         with _answering():
             self.station.load(objects if self.station.simulated else [])
         self.task = new_task
+        self._picture = self._cut_picture(new_task.picture) if new_task.picture else None
         self.step = 0
         self.succeeded = False
         self.shield.reset()
@@ -209,8 +212,45 @@ class Worker:
         self, cameras: list[str], depth: bool = True, segmentation: bool = True
     ) -> list[CameraView]:
         self._require_episode()
+        if PICTURE in cameras and self._picture is None:
+            raise ValueError(f'this task shows no picture ({PICTURE})')
         with _answering():
-            return [self.station.render(c, depth, segmentation) for c in cameras]
+            return [
+                self._picture if c == PICTURE else self.station.render(c, depth, segmentation)
+                for c in cameras
+            ]
+
+    def _cut_picture(self, name: str, scale: int = 3, margin: int = 6) -> CameraView:
+        """The task's picture: the object `name` as the head camera sees it at the reset,
+        alone on a plain background, enlarged `scale` times."""
+        if not self.station.simulated:
+            raise WorkerError('a task picture needs the simulator (it is cut out of a render)')
+        with _answering():
+            view = self.station.render('cam_head', True, True)
+        index = [o.name for o in self.station.objects].index(name)
+        mask = view.segmentation == index
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if not len(rows):
+            raise WorkerError(f'the head camera does not see {name}: no picture of it')
+        r0, r1 = max(0, rows[0] - margin), min(mask.shape[0], rows[-1] + margin + 1)
+        c0, c1 = max(0, cols[0] - margin), min(mask.shape[1], cols[-1] + margin + 1)
+        rgb = np.where(mask[..., None], view.rgb, PICTURE_BACKGROUND).astype(np.uint8)[r0:r1, c0:c1]
+        rgb = np.repeat(np.repeat(rgb, scale, axis=0), scale, axis=1)
+        depth = np.repeat(np.repeat(view.depth[r0:r1, c0:c1], scale, axis=0), scale, axis=1)
+        return CameraView(
+            PICTURE,
+            rgb,
+            view.fx * scale,
+            view.fy * scale,
+            (view.cx - c0) * scale,
+            (view.cy - r0) * scale,
+            view.position,
+            view.rotation,
+            depth,
+            None,
+            (),
+            view.time,
+        )
 
     def close(self) -> None:
         self.station.close()

@@ -8,6 +8,7 @@ from harness_bench.tasks.lift_tray import LiftTray
 from harness_bench.tasks.open_drawer import OpenDrawer
 from harness_bench.tasks.pick_moving import PickMoving
 from harness_bench.tasks.pick_numbered import PickNumbered
+from harness_bench.tasks.pick_pictured import PickPictured
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.press_button import PressButton
 from harness_bench.tasks.push_to_zone import PushToZone
@@ -33,6 +34,7 @@ TASKS: dict[str, type[Task]] = {
         InsertPeg,
         OpenDrawer,
         PickMoving,
+        PickPictured,
     )
 }
 
