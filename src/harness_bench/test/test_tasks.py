@@ -32,8 +32,9 @@ def world(objects, left=None, right=None):
 
 
 def test_registry_and_unknown_names():
-    assert len(TASKS) >= 14
+    assert len(TASKS) >= 15
     assert {'stack_in_order', 'lift_tray', 'insert_peg', 'open_drawer', 'pick_moving'} <= set(TASKS)
+    assert 'pick_pictured' in TASKS
     assert {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'stack_blocks_three'} <= set(TASKS)
     assert {'press_button', 'handover_bar', 'pick_numbered', 'sort_by_colour'} <= set(TASKS)
     assert 'push_to_zone' in TASKS
@@ -338,3 +339,29 @@ def test_pick_moving():
     assert task.check(moving_world()).success
     assert not task.check(moving_world(z_above=0.04)).success
     assert 'not held' in task.check(moving_world(held=False)).detail
+
+
+def pictured_world(task, held=None, z_above=0.12):
+    objects = [
+        obj(name, (x, 0.0, TABLE + 0.03 + (z_above if name == held else 0.0)))
+        for name, x in (('cube', -0.2), ('cylinder', 0.0), ('bar', 0.2))
+    ]
+    return world(objects, left=arm('left', 0.4, (held,) if held else ()))
+
+
+def test_pick_pictured_wants_the_object_its_layout_shows():
+    task = make_task('pick_pictured')
+    task.scene(1, seed=0)
+    shown = task.picture
+    other = next(n for n in ('cube', 'cylinder', 'bar') if n != shown)
+    assert task.check(pictured_world(task, shown)).success
+    wrong = task.check(pictured_world(task, other))
+    assert not wrong.success and 'the wrong object is held' in wrong.detail
+    assert not task.check(pictured_world(task, shown, z_above=0.05)).success
+    assert 'is not held' in task.check(pictured_world(task)).detail
+    shown_by = set()
+    for seed in range(12):
+        t = make_task('pick_pictured')
+        t.scene(0, seed)
+        shown_by.add(t.picture)
+    assert shown_by == {'cube', 'cylinder', 'bar'}  # the seed chooses what the picture shows

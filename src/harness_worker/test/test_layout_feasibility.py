@@ -65,3 +65,20 @@ def test_a_conveyor_sled_carries_its_cube(worker):
     moved_cube = station.object_pose('cube')[0] - cube
     assert moved_sled[0] == pytest.approx(0.03, abs=0.003)  # 1.5 cm/s
     assert moved_cube[0] == pytest.approx(moved_sled[0], abs=0.005)
+
+
+def test_a_task_picture_shows_its_object_alone(worker):
+    from harness_bench.task import PICTURE
+    from harness_worker.worker import PICTURE_BACKGROUND
+
+    worker.reset('pick_pictured', 1, 0, token=worker._token or '')
+    (view,) = worker.observe([PICTURE])
+    assert view.name == PICTURE and view.rgb.shape[0] < 200  # a cut-out, enlarged
+    shown = np.abs(view.rgb.astype(int) - PICTURE_BACKGROUND).max(axis=2) > 10
+    assert 0.1 < shown.mean() < 0.9
+    colour = np.median(view.rgb[shown], axis=0)
+    wanted = {'cube': 0, 'cylinder': 2, 'bar': 1}[worker.task.picture]  # red, blue, yellow
+    assert int(np.argmax(colour)) == wanted or (wanted == 1 and colour[0] > colour[2])
+    worker.reset('lift_cube', 0, 0, token=worker._token)
+    with pytest.raises(ValueError, match='shows no picture'):
+        worker.observe([PICTURE])
