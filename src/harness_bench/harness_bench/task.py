@@ -87,6 +87,7 @@ class WorldSnapshot:
     step: int = 0
     contacts: frozenset[tuple[str, str]] = field(default_factory=frozenset)
     latched: frozenset[str] = field(default_factory=frozenset)  # buttons pressed so far
+    latch_order: tuple[str, ...] = ()  # the same buttons, in the order they latched
     grasped: frozenset[str] = field(default_factory=frozenset)  # objects held at any tick so far
 
 

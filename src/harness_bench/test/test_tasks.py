@@ -32,9 +32,9 @@ def world(objects, left=None, right=None):
 
 
 def test_registry_and_unknown_names():
-    assert len(TASKS) >= 15
+    assert len(TASKS) >= 16
     assert {'stack_in_order', 'lift_tray', 'insert_peg', 'open_drawer', 'pick_moving'} <= set(TASKS)
-    assert 'pick_pictured' in TASKS
+    assert {'pick_pictured', 'press_in_order'} <= set(TASKS)
     assert {'lift_cube', 'place_in_bowl', 'stack_blocks_two', 'stack_blocks_three'} <= set(TASKS)
     assert {'press_button', 'handover_bar', 'pick_numbered', 'sort_by_colour'} <= set(TASKS)
     assert 'push_to_zone' in TASKS
@@ -365,3 +365,31 @@ def test_pick_pictured_wants_the_object_its_layout_shows():
         t.scene(0, seed)
         shown_by.add(t.picture)
     assert shown_by == {'cube', 'cylinder', 'bar'}  # the seed chooses what the picture shows
+
+
+def pressed_world(order, grip=1.0):
+    objects = [
+        obj(f'{c}_button', (x, 0.0, TABLE + 0.01))
+        for c, x in zip(('red', 'blue', 'yellow'), (-0.2, 0.0, 0.2), strict=True)
+    ]
+    w = world(objects, left=arm('left', grip))
+    return replace(
+        w,
+        latched=frozenset(f'{c}_button' for c in order),
+        latch_order=tuple(f'{c}_button' for c in order),
+    )
+
+
+def test_press_in_order_wants_the_stated_order():
+    task = make_task('press_in_order')
+    task.scene(2, seed=0)
+    order = task.order
+    assert task.instruction == f'Press the buttons in this order: {", ".join(order)}.'
+    assert task.check(pressed_world(order)).success
+    swapped = (order[1], order[0], order[2])
+    wrong = task.check(pressed_world(swapped))
+    assert not wrong.success and f'not {", ".join(order)}' in wrong.detail
+    assert not task.check(pressed_world(order[:2])).success
+    assert not task.check(pressed_world(order, grip=0.3)).success
+    partial = task.check(pressed_world((order[0], order[2], order[1])))
+    assert partial.score == pytest.approx(0.5 / 3)

@@ -11,6 +11,7 @@ from harness_bench.tasks.pick_numbered import PickNumbered
 from harness_bench.tasks.pick_pictured import PickPictured
 from harness_bench.tasks.place_in_bowl import PlaceInBowl
 from harness_bench.tasks.press_button import PressButton
+from harness_bench.tasks.press_in_order import PressInOrder
 from harness_bench.tasks.push_to_zone import PushToZone
 from harness_bench.tasks.sort_by_colour import SortByColour
 from harness_bench.tasks.stack_blocks_three import StackBlocksThree
@@ -35,6 +36,7 @@ TASKS: dict[str, type[Task]] = {
         OpenDrawer,
         PickMoving,
         PickPictured,
+        PressInOrder,
     )
 }
 

@@ -120,6 +120,7 @@ class MujocoStation:
             [np.arange(7 * k, 7 * k + 6) for k in range(len(ARMS))]
         )
         self.latched: set[str] = set()
+        self.latch_order: list[str] = []
         self.grasped: set[str] = set()
         for a in ARMS:
             self.data.qpos[self._finger_qpos[a]] = g.upper
@@ -203,6 +204,7 @@ class MujocoStation:
             obj = self._buttons[body]
             if f >= obj.latch_force and obj.name not in self.latched:
                 self.latched.add(obj.name)
+                self.latch_order.append(obj.name)
                 if obj.latched_rgba is not None:
                     for g in range(m.ngeom):
                         if m.geom_bodyid[g] == body:
@@ -214,12 +216,14 @@ class MujocoStation:
         exit it is exactly as it was: MuJoCo's state, the latched buttons and their colours,
         what was ever grasped (the world-model stand-in)."""
         live, latched, grasped = self.data, set(self.latched), set(self.grasped)
+        order = list(self.latch_order)
         rgba = self.model.geom_rgba.copy()
         self.data = copy.copy(live)
         try:
             yield self
         finally:
             self.data, self.latched, self.grasped = live, latched, grasped
+            self.latch_order = order
             self.model.geom_rgba[:] = rgba
 
     @property
@@ -310,6 +314,7 @@ class MujocoStation:
             self.emb.table_top_z,
             step,
             latched=frozenset(self.latched),
+            latch_order=tuple(self.latch_order),
             grasped=frozenset(self.grasped),
         )
 
