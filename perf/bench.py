@@ -35,6 +35,14 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
     return json.loads(found.read_text())
 
 
+def shared_tasks(*trees: Path) -> list[str]:
+    """The tasks every checkout has (a task's module is named after it): a newer checkout's
+    extra tasks are not part of a side-by-side comparison."""
+    where = Path('src/harness_bench/harness_bench/tasks')
+    names = [{f.stem for f in (t / where).glob('*.py')} - {'__init__'} for t in trees]
+    return sorted(set.intersection(*names))
+
+
 def results(tables: dict) -> str:
     """The results tables (what must repeat exactly), as canonical JSON."""
     return json.dumps({k: v for k, v in tables.items() if k != 'timing'}, sort_keys=True)
@@ -47,11 +55,14 @@ def main() -> None:
     parser.add_argument('--jobs', type=int, default=2, help='episodes at a time (both runs)')
     parser.add_argument('--layouts', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--tasks', nargs='+', default=None)
+    parser.add_argument(
+        '--tasks', nargs='+', default=None, help='default: the tasks both checkouts have'
+    )
     args = parser.parse_args()
     base_tree = args.base_tree.resolve()
     if not (base_tree / 'harness').is_file():
         parser.error(f'{base_tree} is not a checkout of this repository (no ./harness)')
+    args.tasks = args.tasks or shared_tasks(base_tree, ROOT)
     walls: dict[str, list[float]] = {'base': [], 'this': []}
     tables: dict[str, list[str]] = {'base': [], 'this': []}
     successes: dict[str, list[int]] = {'base': [], 'this': []}
