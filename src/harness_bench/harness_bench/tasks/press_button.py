@@ -7,6 +7,25 @@ from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
 from harness_bench.verifier import Absent, Present
 
 LATCH_N = 2.0
+BUTTON_SIZE = (0.03, 0.01)  # radius, half height: 6 cm across, 2 cm high
+LATCHED_RGBA = (0.1, 0.85, 0.2, 1.0)  # a latched button turns green
+
+
+def button(colour: str, rgba: tuple, x: float, y: float) -> ObjectSpec:
+    """A round button fixed to the table at x, y that latches (turns green) once the robot
+    presses it with LATCH_N."""
+    radius, half = BUTTON_SIZE
+    return ObjectSpec(
+        f'{colour}_button',
+        f'{colour} button',
+        'cylinder',
+        (radius, half, 0.0),
+        rgba,
+        (x, y, half),
+        movable=False,
+        latch_force=LATCH_N,
+        latched_rgba=LATCHED_RGBA,
+    )
 
 
 class PressButton(Task):
@@ -33,35 +52,18 @@ class PressButton(Task):
         'Success: the red button latched, the blue one did not, every gripper that holds '
         'nothing is open and both arms are home.'
     )
-    RADIUS = 0.03
-    HALF_HEIGHT = 0.01
 
     goal = (Absent('red button'), Present('blue button'), Present('green button'))
 
     def build(self, spots, rng):
         out = []
-        for (name, label, rgba), xy in zip(
-            (
-                ('red_button', 'red button', (0.85, 0.1, 0.1, 1.0)),
-                ('blue_button', 'blue button', (0.1, 0.25, 0.85, 1.0)),
-            ),
+        for (colour, rgba), xy in zip(
+            (('red', (0.85, 0.1, 0.1, 1.0)), ('blue', (0.1, 0.25, 0.85, 1.0))),
             spots.values(),
             strict=True,
         ):
             x, y = np.array(xy) + rng.uniform(-0.005, 0.005, 2)
-            out.append(
-                ObjectSpec(
-                    name,
-                    label,
-                    'cylinder',
-                    (self.RADIUS, self.HALF_HEIGHT, 0.0),
-                    rgba,
-                    (float(x), float(y), self.HALF_HEIGHT),
-                    movable=False,
-                    latch_force=LATCH_N,
-                    latched_rgba=(0.1, 0.85, 0.2, 1.0),
-                )
-            )
+            out.append(button(colour, rgba, float(x), float(y)))
         return out
 
     def check(self, world: WorldSnapshot) -> Outcome:

@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 
 from harness_bench.layout import Region
-from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.task import Outcome, Task, WorldSnapshot
+from harness_bench.tasks.press_button import LATCH_N, button
 from harness_bench.verifier import Absent, Present
 
-LATCH_N = 2.0
 _RGBA = {
     'red': (0.85, 0.1, 0.1, 1.0),
     'blue': (0.1, 0.25, 0.85, 1.0),
@@ -37,8 +37,6 @@ class PressInOrder(Task):
         'Success: all three latched in the order the instruction states, every gripper that '
         'holds nothing is open and both arms are home.'
     )
-    RADIUS = 0.03
-    HALF_HEIGHT = 0.01
 
     goal = tuple(Absent(f'{c} button') for c in _RGBA) + (Present('green button'),)
 
@@ -48,19 +46,7 @@ class PressInOrder(Task):
         out = []
         for colour, rgba in _RGBA.items():
             x, y = np.array(spots[colour]) + rng.uniform(-0.005, 0.005, 2)
-            out.append(
-                ObjectSpec(
-                    f'{colour}_button',
-                    f'{colour} button',
-                    'cylinder',
-                    (self.RADIUS, self.HALF_HEIGHT, 0.0),
-                    rgba,
-                    (float(x), float(y), self.HALF_HEIGHT),
-                    movable=False,
-                    latch_force=LATCH_N,
-                    latched_rgba=(0.1, 0.85, 0.2, 1.0),
-                )
-            )
+            out.append(button(colour, rgba, float(x), float(y)))
         return out
 
     def check(self, world: WorldSnapshot) -> Outcome:
