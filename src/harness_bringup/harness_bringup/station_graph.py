@@ -87,7 +87,8 @@ class StationGraph:
         self.client = Node(self.client_name, context=self.context)
         for node in (*nodes, self.client):
             self.executor.add_node(node)
-        threading.Thread(target=self.executor.spin, daemon=True).start()
+        self._spinning = threading.Thread(target=self.executor.spin, daemon=True)
+        self._spinning.start()
         self._reset = self.client.create_client(Reset, names.worker_service('reset'))
         if not self._reset.wait_for_service(timeout_sec=ATTACH_WAIT_S if self.attach else 15):
             self.__exit__()
@@ -126,6 +127,11 @@ class StationGraph:
             worker.worker.close()
         nodes = list(self.executor.get_nodes())
         self.executor.shutdown()
+        # The spin thread must be out of the executor before its nodes and context go: one
+        # still checking the context would raise InvalidHandle as the process leaves.
+        spinning = getattr(self, '_spinning', None)
+        if spinning is not None:
+            spinning.join(timeout=2.0)
         # Leave the graph in order, as the kernel does: the nodes, then the context, whose
         # destruction says goodbye to the other participants (the episode process ends
         # without the interpreter's teardown, and a later graph in this domain must not see
