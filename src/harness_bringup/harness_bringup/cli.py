@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from harness_types.config import PERCEPTION_BACKENDS
+from harness_types.config import INTERFACES, PERCEPTION_BACKENDS
 
 EXIT_USAGE = 2
 
@@ -126,6 +126,7 @@ def _run(args: argparse.Namespace) -> int:
             max_model_calls=args.max_model_calls,
             max_cost_usd=args.max_cost_usd,
             max_wall_seconds=args.max_wall_seconds,
+            interface=args.interface,
         )
         prepared = prepare(config, args.task, args.layout, args.seed, _say)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
@@ -242,7 +243,7 @@ def _bench(args: argparse.Namespace) -> int:
     count, sampled = args.layouts
     try:
         config_file = _config_path(args)
-        config = _load(args, model=args.model)
+        config = _load(args, model=args.model, interface=args.interface)
         for task in tasks:  # every check that needs no graph, before the first episode
             prepare(config, task, SAMPLED if sampled else 0, args.seed)
             if not sampled and count > TASKS[task].layouts:
@@ -270,6 +271,8 @@ def _bench(args: argparse.Namespace) -> int:
         f'{model}, {jobs} at a time; each in its own process and ROS domain'
     )
     extra = ['--perception', args.perception] if args.perception else []
+    if args.interface:
+        extra += ['--interface', args.interface]
     if config.kernel.policies:
         extra += ['--policies', config.kernel.policies]
     runner = run_episode_process
@@ -673,6 +676,11 @@ def _up(args: argparse.Namespace) -> int:
             return 0
 
 
+INTERFACE_HELP = (
+    'what one model reply may do (overrides driver.interface): programs (a program per reply, '
+    'the harness), skills (R1: one API call per reply, as tool-calling agents work) or actions '
+    '(R0: one end-effector or joint target per reply)'
+)
 PERCEPTION_HELP = (
     'what locate() sees with (overrides kernel.perception): pixels (RGB-D images and '
     "calibration, what a real camera feeds), oracle (the simulator's segmentation, ground "
@@ -738,6 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    run.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
     run.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )
@@ -788,6 +797,7 @@ def build_parser() -> argparse.ArgumentParser:
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
     bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    bench.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
     bench.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

@@ -92,7 +92,9 @@ def prepare(
         if not driver.prompts:
             raise ConfigError('driver.prompts is not set: the config names no prompt folder')
         prompts = Prompts(
-            system_prompt(driver.prompts, names, doc_values(config), catalog is not None),
+            system_prompt(
+                driver.prompts, names, doc_values(config), catalog is not None, driver.interface
+            ),
             verifier_prompt(driver.prompts),
         )
     except (ConfigError, PromptError, ValueError) as exc:
@@ -107,7 +109,7 @@ def prepare(
             log(f'scripted baseline: strategy {strategy} for a {t.kind!r} task')
     timeout = driver.model_timeout_seconds
     try:
-        model = make_model(driver.model, cells, timeout, log)
+        model = make_model(driver.model, cells, timeout, log, driver.interface, names)
         verifier = (
             model
             if driver.verifier == driver.model
@@ -164,6 +166,7 @@ def run_episode(
         log,
         config.kernel.cell_timeout_seconds,
         policies=bool(config.kernel.policies),
+        api_names=enabled_names(config.kernel.api_names, bool(config.kernel.policies)),
     )
     spec = prepared.spec
     run.event(

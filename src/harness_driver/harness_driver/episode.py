@@ -24,6 +24,7 @@ from harness_driver.budgets import Budgets
 from harness_driver.handover import HandOver
 from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
+from harness_driver.interface import BLOCK, cell_of, format_help
 from harness_driver.models import (
     SCRIPTED,
     Decision,
@@ -37,7 +38,7 @@ from harness_driver.report import start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks, ticks_of
 
-REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format')
+REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format', 'action')
 VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
 CHARS_PER_TOKEN = 3  # a cautious estimate for the cost cap (English text is ~3.5-4)
 POLICY_TICK_WAIT_S = (
@@ -198,8 +199,13 @@ class Episode:
         log: Callable[[str], None] = print,
         cell_timeout_seconds: float = 120.0,
         policies: bool = False,
+        api_names: list[str] | None = None,
     ) -> None:
         self.config = config
+        # The rung of the interface ladder (harness_driver.interface) and the API names a
+        # one-call reply may call.
+        self.interface = config.interface
+        self.api_names = list(api_names or [])
         self.policies = policies  # the learned half is enabled (a policy catalogue)
         self.handover = HandOver(config.post_policy_calls)
         # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
@@ -324,10 +330,16 @@ class Episode:
                 problem = reply_problem(reply, self.config.max_tokens)
                 if problem:
                     raise FormatError(problem)
-                parsed = parse_reply(text)
+                parsed = parse_reply(text, (BLOCK[self.interface], 'verify', 'finish'))
+                code = (
+                    cell_of(self.interface, parsed, self.api_names)
+                    if parsed.kind not in ('verify', 'finish')
+                    else ''
+                )
             except FormatError as exc:
                 self.history.bad_reply(
-                    text or '(an empty reply)', self._noted(format_error_message(exc))
+                    text or '(an empty reply)',
+                    self._noted(format_error_message(exc, format_help(self.interface))),
                 )
                 self.log(f'format error: {exc}')
                 decision = Decision('format', decision.call + 1)
@@ -345,7 +357,7 @@ class Episode:
                 )
                 decision = Decision('verify', decision.call + 1)
                 continue
-            cell = self._run_cell(reply.body, decision.call)
+            cell = self._run_cell(code, decision.call)
             self.handover.after_cell(cell)
             if cell.status == 'finished':
                 self._wrap_up()
@@ -353,6 +365,8 @@ class Episode:
             if cell.status == 'episode_ended':
                 return 'episode_ended', ''
             reason = NEXT_REASON.get(cell.status, 'error')
+            if reason == 'program_end' and self.interface != 'programs':
+                reason = 'action'  # one call or one motion ran: the next one is asked for
             robot = self.station.robot()
             images = [
                 TurnImage(i.caption or 'shown by the program', png(i.rgb)) for i in cell.images
@@ -641,6 +655,7 @@ class Episode:
             'agent': "scripted baseline: the task's reference program, no model"
             if baseline
             else 'model writes programs',
+            'interface': self.interface,
             'strategy': {'policies': self.policies, **self.handover.summary()},
             'baseline': baseline,
             'status': status,

@@ -210,19 +210,23 @@ class ScriptedModel:
 
     name = SCRIPTED
 
-    def __init__(self, cells: list[str], retries_per_cell: int = 1) -> None:
+    def __init__(self, cells: list[str], retries_per_cell: int = 1, block: str = 'python') -> None:
         if not cells:
             raise ValueError('the scripted model needs at least one reference cell')
         self.cells = cells
         self.retries_per_cell = retries_per_cell
+        self.block = block  # python, or call for the one-call-per-reply rung (its steps)
         self.index = -1
         self.retries = 0
 
     def complete(self, request: ModelRequest) -> ModelReply:
+        needs = request.decision.call == 1 and any(INSTRUCTION in c for c in self.cells)
+        given = f'{INSTRUCTION} = {instruction_in(request.messages)!r}'
+        if needs and self.block != 'python':  # a statement of its own, one per reply
+            return ModelReply(f'The instruction, as given.\n{self._block(given)}', 0, 0)
         text = self._answer(request.decision)
-        if request.decision.call == 1 and any(INSTRUCTION in cell for cell in self.cells):
-            given = f'{INSTRUCTION} = {instruction_in(request.messages)!r}\n'
-            text = text.replace('<python>\n', f'<python>\n{given}', 1)
+        if needs:
+            text = text.replace('<python>\n', f'<python>\n{given}\n', 1)
         return ModelReply(text, 0, 0)
 
     def _answer(self, d: Decision) -> str:
@@ -247,15 +251,43 @@ class ScriptedModel:
                 'Every step of the reference program ran.\n<finish>reference program done</finish>'
             )
         cell = self.cells[self.index]
-        return f'Step {self.index + 1} of {n} of the reference program.\n<python>\n{cell}</python>'
+        return f'Step {self.index + 1} of {n} of the reference program.\n{self._block(cell)}'
+
+    def _block(self, body: str) -> str:
+        if self.block == 'python':
+            return f'<python>\n{body}</python>'
+        return f'<{self.block}>{body}</{self.block}>'
 
 
 def make_model(
-    name: str, cells: list[str] | None, timeout: float, log: Callable[[str], None] = print
+    name: str,
+    cells: list[str] | None,
+    timeout: float,
+    log: Callable[[str], None] = print,
+    interface: str = 'programs',
+    api_names: list[str] | None = None,
 ) -> ModelClient:
-    """`scripted` (needs the task's reference cells) or a Claude model by name."""
+    """`scripted` (needs the task's reference cells) or a Claude model by name. The scripted
+    baseline of the skills rung sends the reference program's statements one per reply
+    (interface.skills_steps); where a step cannot be one call it finishes at once, saying why.
+    The actions rung has no scripted baseline yet."""
     if name == SCRIPTED:
         if cells is None:
             raise ModelError('the scripted model needs a task with a reference program', setup=True)
+        if interface == 'skills':
+            from harness_driver.interface import skills_steps
+
+            try:
+                steps = skills_steps(cells, list(api_names or []))
+            except ValueError as exc:
+                why = f'the reference program cannot run one call per reply: {exc}'
+                steps = [f'finish({why!r})']
+            return ScriptedModel(steps, retries_per_cell=0, block='call')
+        if interface == 'actions':
+            raise ModelError(
+                'the scripted baseline has no actions rung (R0) yet: use a model, or '
+                '--interface programs or skills',
+                setup=True,
+            )
         return ScriptedModel(cells)
     return AnthropicModel(name, timeout, log)

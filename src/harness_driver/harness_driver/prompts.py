@@ -28,12 +28,16 @@ def system_prompt(
     api_names: list[str] | None = None,
     doc_values: dict | None = None,
     policies: bool = False,
+    interface: str = 'programs',
 ) -> str:
     """The main model's system prompt: role, method, (with policies) the learned half and the
     division of labour, the API reference of the enabled API names (their docstrings,
-    configured values rendered from `doc_values`), the reply format."""
+    configured values rendered from `doc_values`), the reply format of the interface's rung
+    (format_<interface>.md below the programs rung)."""
     folder = Path(folder)
     names = [*PARTS[:2], LEARNED, *PARTS[2:]] if policies else list(PARTS)
+    if interface != 'programs':
+        names[-1] = f'format_{interface}.md'
     parts = [_read(folder, name) for name in names]
     reference = api_reference(api_names, doc_values)
     values = {k: str(v) for k, v in (doc_values or {}).items()}

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-BLOCKS = ('python', 'verify', 'finish')
-_BLOCK = re.compile(r'<(python|verify|finish)>(.*?)</\1>', re.DOTALL)
-_OPEN = re.compile(r'<(python|verify|finish)>')
+BLOCKS = ('python', 'verify', 'finish')  # the harness's rung (programs)
+ALL_BLOCKS = (*BLOCKS, 'call', 'action')  # with the lower rungs' (harness_driver.interface)
 _FENCE = re.compile(r'^\s*```(?:python|py)?\s*\n(.*?)\n\s*```\s*$', re.DOTALL)
 
 FORMAT_HELP = (
@@ -27,14 +26,16 @@ class Reply:
     thought: str
 
 
-def parse_reply(text: str) -> Reply:
-    """The reply's block, or FormatError saying what is wrong."""
-    blocks = list(_BLOCK.finditer(text))
+def parse_reply(text: str, kinds: tuple[str, ...] = BLOCKS) -> Reply:
+    """The reply's block (one of `kinds`), or FormatError saying what is wrong."""
+    names = '|'.join(kinds)
+    blocks = list(re.finditer(rf'<({names})>(.*?)</\1>', text, re.DOTALL))
     if not blocks:
-        opened = _OPEN.search(text)
+        opened = re.search(rf'<({names})>', text)
         if opened:
             raise FormatError(f'<{opened.group(1)}> is never closed with </{opened.group(1)}>')
-        raise FormatError('the reply has no <python>, <verify> or <finish> block')
+        listed = ', '.join(f'<{k}>' for k in kinds[:-1]) + f' or <{kinds[-1]}>'
+        raise FormatError(f'the reply has no {listed} block')
     if len(blocks) > 1:
         kinds = ', '.join(f'<{b.group(1)}>' for b in blocks)
         raise FormatError(f'the reply has {len(blocks)} blocks ({kinds}); one block per reply')
@@ -46,11 +47,11 @@ def parse_reply(text: str) -> Reply:
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group(1)
-    if kind in ('python', 'verify') and not body.strip():
+    if kind != 'finish' and not body.strip():
         raise FormatError(f'the <{kind}> block is empty')
     return Reply(kind, body.strip() if kind != 'python' else body, text[: block.start()].strip())
 
 
-def format_error_message(error: FormatError) -> str:
+def format_error_message(error: FormatError, help_text: str = FORMAT_HELP) -> str:
     """What the model is told after a reply without a valid block."""
-    return f'Format error: {error}. Nothing ran. {FORMAT_HELP}'
+    return f'Format error: {error}. Nothing ran. {help_text}'

@@ -23,7 +23,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, select_autoescape
 
 from arx_x5_description.urdf import user_cache_dir
-from harness_driver.reply import FormatError, parse_reply
+from harness_driver.reply import ALL_BLOCKS, FormatError, parse_reply
 from harness_driver.run_folder import read_events
 from harness_driver.svg_plot import Mark, Plot
 
@@ -203,7 +203,7 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
         if e.get('type') == 'model_request':
             reply = str(e.get('reply', ''))
             try:
-                parsed = parse_reply(reply)
+                parsed = parse_reply(reply, ALL_BLOCKS)
                 thought, block, body = parsed.thought, parsed.kind, parsed.body
             except FormatError as error:
                 thought, block, body = reply, 'format error', str(error)

@@ -25,6 +25,8 @@ class ConfigError(ValueError):
 
 # locate()'s backends (harness_kernel.perception): the one list the config, CLI and kernel use.
 PERCEPTION_BACKENDS = ('pixels', 'oracle', 'service')
+# The interface ladder (harness_driver.interface): what one model reply may do.
+INTERFACES = ('programs', 'skills', 'actions')
 
 
 def _at_least(low: float, strict: bool = False) -> dict:
@@ -99,6 +101,9 @@ class DriverConfig:
     """The driver (`driver`): the model loop's budgets, history, prompts and recording."""
 
     model: str = 'scripted'  # scripted (reference programs, a baseline) or a Claude model name
+    # programs (a program per reply), skills (R1: one API call per reply) or actions (R0: one
+    # motion per reply)
+    interface: str = field(default='programs', metadata={'choices': INTERFACES})
     verifier_model: str = ''  # '' = the main model
     max_model_calls: int = field(default=30, metadata=_at_least(1))
     max_wall_seconds: float = field(default=1800.0, metadata=_at_least(0, strict=True))
