@@ -110,6 +110,11 @@ def skills_steps(cells: list[str], api_names: list[str]) -> list[str]:
     for cell in cells:
         for statement in ast.parse(cell).body:
             steps += _unrolled(statement, api)
+    for step in steps:  # each must pass as a reply of the rung
+        try:
+            call_cell(step, api_names)
+        except FormatError as exc:
+            raise ValueError(f'not one call per reply: {step} ({exc})') from None
     return steps
 
 
@@ -183,10 +188,10 @@ def action_cell(body: str) -> str:
         raise FormatError(f'the action needs "arm": "left" or "right", not {arm!r}')
     if 'position' in action and 'joints' in action:
         raise FormatError('an action moves to a "position" or to "joints", not both')
-    if not ({'position', 'joints', 'gripper'} & set(action)):
-        raise FormatError('an action needs "position", "joints" or "gripper"')
     if 'quat' in action and 'position' not in action:
         raise FormatError('"quat" goes with a "position"')
+    if not ({'position', 'joints', 'gripper'} & set(action)):
+        raise FormatError('an action needs "position", "joints" or "gripper"')
     lines = []
     if 'position' in action:
         position = _numbers(action['position'], 3, 'position')

@@ -7,7 +7,8 @@ first = locate('orange cube')[0]
 t0 = state().time
 arm = 'left' if first.position[0] < 0.05 else 'right'
 other = 'right' if arm == 'left' else 'left'
-move_eef(getattr(state(), other).tcp + [0.0, 0.0, 0.04], arm=other)
+hand = getattr(state(), other)
+move_eef(hand.tcp + [0.0, 0.0, 0.04], arm=other)
 cube = locate('orange cube')[0]
 velocity = (cube.position - first.position) / (state().time - t0)
 velocity[2] = 0.0
