@@ -29,10 +29,12 @@ class BenchEpisode:
     task: str
     layout: int
     seed: int
+    interface: str = ''  # a rung of the interface ladder ('' = the configuration's)
 
     @property
     def name(self) -> str:
-        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}'
+        rung = f'-{self.interface}' if self.interface else ''
+        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{rung}'
 
 
 def default_jobs() -> int:
@@ -55,6 +57,8 @@ class EpisodeJob:
         e = self.episode
         argv = ['--config', self.config] if self.config is not None else []
         argv += ['run', e.task, '--layout', layout_name(e.layout), '--seed', str(e.seed)]
+        if e.interface:
+            argv += ['--interface', e.interface]
         return argv + ['--model', self.model, '--out', str(folder), *self.extra]
 
     def command(self, folder: Path) -> list[str]:
@@ -90,7 +94,8 @@ def run_episode_process(
 def _fields(job: EpisodeJob) -> dict:
     """The summary fields an episode has before it runs."""
     e = job.episode
-    return {'task': e.task, 'layout': e.layout, 'seed': e.seed, 'model': job.model}
+    fields = {'task': e.task, 'layout': e.layout, 'seed': e.seed, 'model': job.model}
+    return {**fields, 'interface': e.interface} if e.interface else fields
 
 
 def not_run(job: EpisodeJob, status: str, detail: str) -> dict:

@@ -241,11 +241,14 @@ def _bench(args: argparse.Namespace) -> int:
 
     tasks = args.tasks or list(TASKS)
     count, sampled = args.layouts
+    rungs = args.interface or ('',)  # '': the configuration's
     try:
         config_file = _config_path(args)
-        config = _load(args, model=args.model, interface=args.interface)
+        config = _load(args, model=args.model)
         for task in tasks:  # every check that needs no graph, before the first episode
-            prepare(config, task, SAMPLED if sampled else 0, args.seed)
+            for rung in rungs:
+                on_rung = _load(args, model=args.model, interface=rung or None)
+                prepare(on_rung, task, SAMPLED if sampled else 0, args.seed)
             if not sampled and count > TASKS[task].layouts:
                 raise UsageError(
                     f'{task} has {TASKS[task].layouts} fixed layouts, fewer than --layouts '
@@ -254,15 +257,19 @@ def _bench(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     if sampled:
-        episodes = [
-            BenchEpisode(task, SAMPLED, args.seed_base + k) for task in tasks for k in range(count)
-        ]
+        places = [(SAMPLED, args.seed_base + k) for k in range(count)]
         what = f'{count} random layouts, seeds {args.seed_base}..{args.seed_base + count - 1}'
     else:
-        episodes = [
-            BenchEpisode(task, layout, args.seed) for task in tasks for layout in range(count)
-        ]
+        places = [(layout, args.seed) for layout in range(count)]
         what = f'{count} layouts'
+    episodes = [
+        BenchEpisode(task, layout, seed, rung)
+        for task in tasks
+        for layout, seed in places
+        for rung in rungs
+    ]
+    if len(rungs) > 1:
+        what += f' x the interfaces {", ".join(rungs)}'
     jobs = args.jobs or default_jobs()
     model = config.driver.model
     out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
@@ -271,8 +278,6 @@ def _bench(args: argparse.Namespace) -> int:
         f'{model}, {jobs} at a time; each in its own process and ROS domain'
     )
     extra = ['--perception', args.perception] if args.perception else []
-    if args.interface:
-        extra += ['--interface', args.interface]
     if config.kernel.policies:
         extra += ['--policies', config.kernel.policies]
     runner = run_episode_process
@@ -560,6 +565,17 @@ def _layouts(text: str) -> tuple[int, bool]:
     return value, sampled
 
 
+def _interfaces(text: str) -> tuple[str, ...]:
+    """--interface of the bench: one rung or several, comma-separated."""
+    rungs = tuple(dict.fromkeys(r.strip() for r in text.split(',') if r.strip()))
+    wrong = [r for r in rungs if r not in INTERFACES]
+    if not rungs or wrong:
+        raise argparse.ArgumentTypeError(
+            f'interfaces are {", ".join(INTERFACES)} (comma-separated), not {text!r}'
+        )
+    return rungs
+
+
 def _seed(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -797,7 +813,13 @@ def build_parser() -> argparse.ArgumentParser:
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
     bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
-    bench.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
+    bench.add_argument(
+        '--interface',
+        type=_interfaces,
+        metavar='RUNG[,RUNG...]',
+        help=INTERFACE_HELP + '; several (e.g. programs,skills) run every episode on each and '
+        'add the ladder table',
+    )
     bench.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

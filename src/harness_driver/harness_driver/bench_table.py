@@ -52,6 +52,13 @@ def _row(all_episodes: list[dict]) -> dict:
     }
 
 
+def _rung(episodes: list[dict]) -> dict:
+    """A rung's row of the ladder table: the results row and the characters the model was
+    sent (what a baseline without a model can count instead of tokens)."""
+    ran = [e for e in episodes if e.get('status') not in NOT_RUN]
+    return {**_row(episodes), 'request_characters': sum(e.get('request_characters', 0) for e in ran)}
+
+
 def _timing(episodes: list[dict]) -> dict:
     walls = [e.get('wall_seconds', 0.0) for e in episodes]
     return {
@@ -75,8 +82,10 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
     summaries = list(summaries)
     by_task: dict[str, list[dict]] = {}
     by_strategy: dict[str, list[dict]] = {}
+    by_interface: dict[str, list[dict]] = {}
     for s in summaries:
         by_task.setdefault(s['task'], []).append(s)
+        by_interface.setdefault(s.get('interface') or 'programs', []).append(s)
         if _strategy(s) is not None:
             by_strategy.setdefault(_strategy(s), []).append(s)
     models = sorted({str(s.get('model')) for s in summaries})
@@ -86,9 +95,12 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
         'tasks': {task: _row(eps) for task, eps in by_task.items()},
         'overall': _row(summaries),
         'strategies': {k: _row(by_strategy[k]) for k in sorted(by_strategy)},
+        # The interface ladder: the same episodes on each rung (bench --interface a,b,...).
+        'ladder': {k: _rung(v) for k, v in by_interface.items()} if len(by_interface) > 1 else {},
         'episodes': [
             {
                 'task': s['task'],
+                'interface': s.get('interface') or 'programs',
                 'layout': s['layout'],
                 'seed': s.get('seed'),
                 'status': s.get('status'),
@@ -138,14 +150,33 @@ def markdown(tables: dict) -> str:
             lines.append(
                 f'| {strategy} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
             )
+    if tables.get('ladder'):
+        lines += [
+            '',
+            '## Interface ladder (the same episodes on each rung)',
+            '',
+            '| interface | episodes | success rate | model calls | input tokens | request '
+            'characters | decisions |',
+            '|---|---|---|---|---|---|---|',
+        ]
+        for interface, row in tables['ladder'].items():
+            lines.append(
+                f'| {interface} | {row["episodes"]} | {row["success_rate"]} | '
+                f'{row["model_calls"]} | {row["input_tokens"]} | {row["request_characters"]} | '
+                f'{_cell(row["decisions"])} |'
+            )
+    ladder = bool(tables.get('ladder'))
     lines += [
         '',
-        '| task | layout | seed | status | success | score | calls | env steps | detail |',
+        '| task | '
+        + ('interface | ' if ladder else '')
+        + 'layout | seed | status | success | score | calls | env steps | detail |',
     ]
-    lines.append('|---|---|---|---|---|---|---|---|---|')
+    lines.append('|---|---|---|---|---|---|---|---|---|' + ('---|' if ladder else ''))
     for e in tables['episodes']:
+        rung = f'{e["interface"]} | ' if ladder else ''
         lines.append(
-            f'| {e["task"]} | {layout_name(e["layout"])} | {e["seed"]} | {e["status"]} '
+            f'| {e["task"]} | {rung}{layout_name(e["layout"])} | {e["seed"]} | {e["status"]} '
             f'| {"yes" if e["success"] else "no"} '
             f'| {_cell(e["score"])} | {_cell(e["model_calls"])} | {_cell(e["env_steps"])} '
             f'| {e["detail"]} |'

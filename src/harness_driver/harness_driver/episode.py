@@ -219,6 +219,7 @@ class Episode:
         self.log = log
         self.history = History(config.keep_images, config.max_history_turns)
         self.decisions: Counter[str] = Counter()
+        self.request_characters = 0  # of every model request's text (tokens need a model)
         self.phases = _Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
@@ -388,6 +389,7 @@ class Episode:
     def _ask(self, decision: Decision, messages: list[dict], images: list) -> ModelReply:
         chars, n_images, png_bytes = request_size(self.prompts.system, messages)
         self.decisions[decision.reason] += 1
+        self.request_characters += chars
         self.log(
             f'model call {decision.call}/{self.config.max_model_calls} ({decision.reason}): '
             f'{chars} characters, {n_images} images'
@@ -667,6 +669,7 @@ class Episode:
             'events_handled': self.events_handled,
             'events_escalated': self.events_escalated,
             'tokens': {'input': u.input_tokens, 'output': u.output_tokens},
+            'request_characters': self.request_characters,
             'cost_usd': None if u.cost_usd is None else round(u.cost_usd, 6),
             'env_steps': steps,
             'step_limit': spec.step_limit,
