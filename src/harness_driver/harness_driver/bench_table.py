@@ -56,7 +56,8 @@ def _rung(episodes: list[dict]) -> dict:
     """A rung's row of the ladder table: the results row and the characters the model was
     sent (what a baseline without a model can count instead of tokens)."""
     ran = [e for e in episodes if e.get('status') not in NOT_RUN]
-    return {**_row(episodes), 'request_characters': sum(e.get('request_characters', 0) for e in ran)}
+    characters = sum(e.get('request_characters', 0) for e in ran)
+    return {**_row(episodes), 'request_characters': characters}
 
 
 def _timing(episodes: list[dict]) -> dict:
