@@ -80,6 +80,24 @@ def test_episodes_with_policies_are_tabled_per_strategy():
     assert '## By strategy' in text and '| A | 2 | 0 | 1.0 | 1.0 | 2.5 |' in text
 
 
+def test_the_ladder_table_puts_the_same_episodes_side_by_side_per_rung():
+    def on(rung, success, calls, characters):
+        s = summary('a', 0, success, calls=calls)
+        s['interface'], s['request_characters'] = rung, characters
+        return s
+
+    tables = bench_tables(
+        [on('programs', True, 2, 30000), on('skills', True, 6, 90000), on('skills', False, 9, 1)]
+    )
+    assert tables['ladder']['programs']['model_calls'] == 2.0
+    skills = tables['ladder']['skills']
+    assert skills['success_rate'] == 0.5 and skills['request_characters'] == 90001
+    text = markdown(tables)
+    assert '## Interface ladder' in text and '| skills | 2 | 0.5 | 7.5 | 2000 | 90001 |' in text
+    assert '| a | skills | 0 | 0 |' in text  # the episodes table names each one's rung
+    assert bench_tables([summary('a', 0, True)])['ladder'] == {}  # one rung: no ladder table
+
+
 def bench_once(tmp_path, name):
     out = tmp_path / name
     code = main(

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[3]
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
         (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
         (['bench', '--layouts', '4'], 'has 3 fixed layouts, fewer than --layouts 4 (random:4'),
+        (['run', 'lift_cube', '--interface', 'actions'], 'no actions rung (R0) yet'),
+        (['bench', '--interface', 'skills,actions'], 'no actions rung (R0) yet'),
         (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",
@@ -64,6 +66,8 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['bench', '--layouts', 'random:0'],
         ['bench', '--layouts', 'random:many'],
         ['bench', '--seed-base', '-2'],
+        ['bench', '--interface', 'programs,tools'],
+        ['run', 'lift_cube', '--interface', 'prose'],
     ],
 )
 def test_bad_flags_exit_2(argv, capsys):
