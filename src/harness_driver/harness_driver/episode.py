@@ -45,6 +45,11 @@ POLICY_TICK_WAIT_S = (
     0.5  # the longest wall time policy-to-end is allowed per tick of the step limit
 )
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
+AGENT = {
+    'programs': 'model writes programs',
+    'skills': 'model calls one API function per reply',
+    'actions': 'model commands one motion per reply',
+}
 
 
 @dataclass(frozen=True)
@@ -656,7 +661,7 @@ class Episode:
             'verifier_model': self.verifier.name if self.verifier else None,
             'agent': "scripted baseline: the task's reference program, no model"
             if baseline
-            else 'model writes programs',
+            else AGENT[self.interface],
             'interface': self.interface,
             'strategy': {'policies': self.policies, **self.handover.summary()},
             'baseline': baseline,
