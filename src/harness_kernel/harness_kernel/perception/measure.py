@@ -19,7 +19,7 @@ VOXEL_M = 0.004  # points are averaged per voxel first, so a close camera does n
 # The words a query may use for each shape (the first is the shape's name in labels).
 SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     'cube': ('cube', 'block', 'box'),
-    'block': ('block', 'box', 'brick'),
+    'block': ('block', 'box', 'brick', 'handle'),  # a short handle measures as a block
     'bar': ('bar', 'block', 'box', 'stick', 'tray', 'plank', 'handle'),
     'bowl': ('bowl', 'bin', 'container'),
     'button': ('button', 'cylinder', 'disc'),
