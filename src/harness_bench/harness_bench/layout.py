@@ -39,6 +39,9 @@ class Region:
     lies in `bearing` (rad, a range); it must still lie in x, y.
     touch: the points (dx, dy from the centre, m) the arms must reach: the centre by default,
     a long object's handles or ends otherwise.
+    pitch: the shallowest tool pitch (degrees down from horizontal) a grasp there may use: 50
+    by default (shallower, open fingers hit a 4 cm object); steeper where the object must stay
+    upright in the hand (a peg to insert).
     """
 
     x: tuple[float, float]
@@ -50,6 +53,7 @@ class Region:
     distance: tuple[float, float] = (0.0, 0.0)
     bearing: tuple[float, float] = (0.0, 2 * math.pi)
     touch: tuple[tuple[float, float], ...] = ((0.0, 0.0),)
+    pitch: float = 50.0
 
     def __post_init__(self) -> None:
         if self.reach not in (*REACH, ''):
@@ -72,6 +76,7 @@ class Region:
             self.distance,
             (math.pi - self.bearing[1], math.pi - self.bearing[0]),
             tuple((-dx, dy) for dx, dy in self.touch),
+            self.pitch,
         )
 
     def arms(self, x: float) -> tuple[tuple[str, ...], bool]:
@@ -87,8 +92,9 @@ class Feasibility(Protocol):
     """What the sampler asks of the station. Points are x, y in the world frame and z above
     the table top."""
 
-    def reachable(self, arm: str, point: np.ndarray) -> bool:
-        """Can `arm` grasp at `point` from above (and come down to it from 10 cm higher)?"""
+    def reachable(self, arm: str, point: np.ndarray, pitch: float = 50.0) -> bool:
+        """Can `arm` grasp at `point` from above, the tool `pitch` degrees down or steeper
+        (and come down to it from 10 cm higher)?"""
         ...
 
     def in_view(self, point: np.ndarray) -> bool:
@@ -162,7 +168,7 @@ def _draw(
     arms, every = region.arms(x)
     for dx, dy in region.touch:
         point = np.array([x + dx, y + dy, region.height])
-        reached = [feasibility.reachable(arm, point) for arm in arms]
+        reached = [feasibility.reachable(arm, point, region.pitch) for arm in arms]
         if arms and not (all(reached) if every else any(reached)):
             return None, f'{name} out of reach of the {"/".join(arms)} arm'
     return (float(x), float(y)), ''

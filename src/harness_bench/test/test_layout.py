@@ -24,7 +24,7 @@ class Reach:
         self.radius, self.view = radius, view
         self.asked: list[tuple[str, tuple]] = []
 
-    def reachable(self, arm, point):
+    def reachable(self, arm, point, pitch=50.0):
         self.asked.append((arm, tuple(np.round(point, 3))))
         base = np.array([-0.3 if arm == 'left' else 0.3, -0.45])
         return float(np.linalg.norm(np.asarray(point)[:2] - base)) <= self.radius

@@ -12,9 +12,6 @@ from harness_types.transforms import GRASP_PITCHES_DEG, rpy_to_matrix, tool_rota
 from harness_worker.kinematics import StationKinematics
 
 APPROACH_M = 0.10  # a grasp comes down to its point from this much higher
-# Below this pitch the open fingers of a grasp from above hit a 4 cm object (the steeper
-# pitches pick scans are the ones a layout may count on).
-MIN_PITCH_DEG = 50
 EDGE_PX = 40  # a point this close to the head image's edge does not count as seen
 
 
@@ -37,14 +34,14 @@ class StationFeasibility:
     def _world(self, point: np.ndarray) -> np.ndarray:
         return np.asarray(point, dtype=float) + [0.0, 0.0, self.table_top_z]
 
-    def reachable(self, arm: str, point: np.ndarray) -> bool:
-        """Some grasp pitch pick scans, from MIN_PITCH_DEG up, reaches the point and 10 cm
-        above it."""
+    def reachable(self, arm: str, point: np.ndarray, pitch: float = 50.0) -> bool:
+        """Some grasp pitch pick scans, `pitch` degrees or steeper, reaches the point and
+        10 cm above it."""
         kin = self.kinematics.arms[arm]
         p = self._world(point)
         above = p + [0.0, 0.0, APPROACH_M]
-        for pitch in (p for p in GRASP_PITCHES_DEG if p >= MIN_PITCH_DEG):
-            rotation = tool_rotation(math.radians(pitch))
+        for steep in (p for p in GRASP_PITCHES_DEG if p >= pitch):
+            rotation = tool_rotation(math.radians(steep))
             if kin.ik(p, rotation).ok and kin.ik(above, rotation).ok:
                 return True
         return False

@@ -24,10 +24,11 @@ class InsertPeg(Task):
     )
     # The socket nearer the robot than the peg, within reach of the arm that picks the peg
     # (mirrored: the other arm): the tool can then keep over the hole the pitch it picked the
-    # peg with, and the peg stays upright.
+    # peg with. Both within a near-vertical grasp: a tall peg grasped at a shallow pitch tilts
+    # in the fingers as it is lifted.
     regions = {
-        'peg': Region((-0.3, -0.06), (0.02, 0.12), 0.02, 'left', 0.04),
-        'socket': Region((-0.3, -0.04), (-0.14, -0.04), 0.06, 'left', 0.1),
+        'peg': Region((-0.3, -0.06), (0.02, 0.12), 0.02, 'left', 0.04, pitch=75.0),
+        'socket': Region((-0.3, -0.04), (-0.14, -0.04), 0.06, 'left', 0.1, pitch=75.0),
     }
     mirror = True
     instruction = 'Insert the red peg into the hole of the yellow block.'
