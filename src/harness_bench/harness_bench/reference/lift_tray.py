@@ -4,15 +4,17 @@ tray = locate('purple tray')[0]
 print('found', tray)
 handle = tray.size[1] / 2 - 0.035  # a handle's centre from the tray's centre, along y
 far, near = ('left', 'right') if tray.position[0] < 0 else ('right', 'left')
-pick(tray, arm=far, along=handle, lift=0.0)
-pick(tray, arm=near, along=-handle, lift=0.0)
+grips = {far: pick(tray, arm=far, along=handle, lift=0.0)}
+grips[near] = pick(tray, arm=near, along=-handle, lift=0.0)
 objects, held = scene()
 print('holding:', held)
 # %% raise both ends in small steps, one arm after the other, so the tray stays level
 for _ in range(8):
     for arm in ('left', 'right'):
-        tcp = getattr(state(), arm)
-        move_eef(tcp.tcp + [0.0, 0.0, 0.01], quat=tcp.tcp_quat, arm=arm)
+        # Keep the tool as it grasped (the load tilts the measured one a little, to where
+        # the exact pose may lie just past a joint limit).
+        hand = getattr(state(), arm)
+        move_eef(hand.tcp + [0.0, 0.0, 0.01], quat=grips[arm].quat, arm=arm)
 s = state()
 print('tcp heights', round(s.left.tcp[2], 3), round(s.right.tcp[2], 3))
 # %% finish
