@@ -152,6 +152,13 @@ def run_episode(
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
     happens; a graph that does not start is an `error` episode. Ends with the run's
     report.html."""
+    # The graph's modules (rclpy, MuJoCo's renderer, perception) before the run folder: a
+    # Ctrl-C during their import (the C extensions' initialisation turns it into an
+    # ImportError) then comes before anything is written, for the supervisor to report.
+    import harness_driver.driver_node  # noqa: F401
+
+    import harness_bringup.episode_graph  # noqa: F401
+
     config = prepared.config
     run = RunFolder(folder)
     params = config.write(run.path / 'params.yaml')

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
+from harness_driver.episode import REASONS
 from messages_server import MessagesServer, Scripted, overloaded
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
@@ -45,7 +46,7 @@ def episode(tmp_path, monkeypatch, server, *flags, model=MODEL):
 
 
 def decisions(**nonzero):
-    out = dict.fromkeys(('start', 'escalation', 'error', 'program_end', 'verify', 'format'), 0)
+    out = dict.fromkeys(REASONS, 0)
     out.update(nonzero)
     return out
 
