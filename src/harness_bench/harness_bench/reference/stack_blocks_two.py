@@ -5,7 +5,8 @@ base = locate('purple block')[0]
 arm = 'left' if base.position[0] < 0 else 'right'
 print('found', top, base, 'using', arm)
 pick(top, arm=arm, toward=base)
-# %% stack it on the purple block, go home, check
+# %% stack it on the purple block, measured again (the yellow one may have hidden it), home, check
+base = locate('purple block')[0]
 place(onto=base)
 home()
 top = locate('yellow block')[0]
