@@ -5,6 +5,8 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,6 +145,26 @@ class GraphOptions:
     foxglove_port: int | None = None
 
 
+def _import_graph_modules() -> None:
+    """Import the graph's modules (rclpy, MuJoCo's renderer, perception): a Ctrl-C during
+    the import waits for its end and is raised then, as an interrupt (inside a C extension's
+    initialisation it would become an ImportError with a traceback). Only the main thread
+    can hold a signal back."""
+    caught: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        import harness_driver.driver_node  # noqa: F401
+
+        import harness_bringup.episode_graph  # noqa: F401
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def run_episode(
     prepared: Prepared,
     folder: Path,
@@ -152,13 +174,7 @@ def run_episode(
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
     happens; a graph that does not start is an `error` episode. Ends with the run's
     report.html."""
-    # The graph's modules (rclpy, MuJoCo's renderer, perception) before the run folder: a
-    # Ctrl-C during their import (the C extensions' initialisation turns it into an
-    # ImportError) then comes before anything is written, for the supervisor to report.
-    import harness_driver.driver_node  # noqa: F401
-
-    import harness_bringup.episode_graph  # noqa: F401
-
+    _import_graph_modules()
     config = prepared.config
     run = RunFolder(folder)
     params = config.write(run.path / 'params.yaml')
