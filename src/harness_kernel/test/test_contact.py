@@ -24,7 +24,8 @@ def station(tmp_path_factory):
             name = f'{task}_{layout}'
             kernel = KernelSession(graph, root / name, root / f'{name}.log')
             try:
-                cell = kernel.run(program, timeout=300)
+                # As `harness program` gives it: a program may read the instruction.
+                cell = kernel.run(f'INSTRUCTION = {r.instruction!r}\n{program}', timeout=300)
             finally:
                 kernel.stop()
             result = wait_future(outcome.call_async(Outcome.Request(token=r.token)), 30)

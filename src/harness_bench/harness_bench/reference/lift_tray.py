@@ -9,12 +9,14 @@ grips[near] = pick(tray, arm=near, along=-handle, lift=0.0)
 objects, held = scene()
 print('holding:', held)
 # %% raise both ends in small steps, one arm after the other, so the tray stays level
-for _ in range(8):
+s = state()
+start = {'left': s.left.tcp.copy(), 'right': s.right.tcp.copy()}
+for k in range(1, 9):
     for arm in ('left', 'right'):
-        # Keep the tool as it grasped (the load tilts the measured one a little, to where
-        # the exact pose may lie just past a joint limit).
-        hand = getattr(state(), arm)
-        move_eef(hand.tcp + [0.0, 0.0, 0.01], quat=grips[arm].quat, arm=arm)
+        # Heights from the grasp (the load makes each hand sag a little: steps from where it
+        # is would add the sags up), with the tool as it grasped (the measured one, tilted by
+        # the load, may lie just past a joint limit).
+        move_eef(start[arm] + [0.0, 0.0, 0.01 * k], quat=grips[arm].quat, arm=arm)
 s = state()
 print('tcp heights', round(s.left.tcp[2], 3), round(s.right.tcp[2], 3))
 # %% finish
