@@ -53,15 +53,16 @@ class ContactSkills:
         return float(self.state().arm(arm).gripper)
 
     def _quat_for(
-        self, arm: str, points: list[np.ndarray], yaw: float = 0.0, clear: tuple[int, ...] = ()
+        self, arm: str, points: list[np.ndarray], yaw: float = 0.0, clear_above: bool = False
     ) -> list[float] | None:
-        """The steepest tool orientation that reaches every point; the points indexed by
-        `clear` also without touching anything (the other arm holding the far end of a tray is
-        in the way of the steepest pitches). The grasp itself is not asked: the scene it is
-        checked against is now's, and a moving object is not yet where it will be grasped."""
+        """The steepest tool orientation that reaches every point; with `clear_above`, the
+        first point (the one above, reached through free space) also without touching
+        anything (the other arm holding the far end of a tray is in the way of the steepest
+        pitches). The grasp itself is not asked: the scene it is checked against is now's, and
+        a moving object is not yet where it will be grasped."""
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
-            if not all(self.reachable(arm, points[k], quat, True) for k in clear):
+            if clear_above and not self.reachable(arm, points[0], quat, True):
                 continue
             if all(self.reachable(arm, p, quat) for p in points):
                 return quat
@@ -113,9 +114,9 @@ class ContactSkills:
         quat = None
         if toward is not None:  # a tool that also reaches where the object goes next
             quat = self._quat_for(
-                arm, [above, grasp, lifted, *self._put_points(toward, height)], clear=(0,)
+                arm, [above, grasp, lifted, *self._put_points(toward, height)], clear_above=True
             )
-        quat = quat or self._quat_for(arm, [above, grasp, lifted], clear=(0,))
+        quat = quat or self._quat_for(arm, [above, grasp, lifted], clear_above=True)
         if quat is None:
             return self.fail(
                 'pick',
@@ -201,7 +202,7 @@ class ContactSkills:
         else:
             release = center - grip.offset
             above = release + [0.0, 0.0, approach]
-            quat = self._quat_for(arm, [above, release], clear=(0,))
+            quat = self._quat_for(arm, [above, release], clear_above=True)
         if quat is None:
             return self.fail(
                 'place',
