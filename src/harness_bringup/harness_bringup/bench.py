@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness_bench.layout import layout_name
@@ -80,6 +80,13 @@ def run_episode_process(
         return not_run(job, 'interrupted', 'not started: the bench was interrupted')
     folder.mkdir(parents=True, exist_ok=True)
     e = job.episode
+    if replays_reference(job):
+        # The scripted actions rung replays the motions of the reference program's episode.
+        source_job = replace(job, episode=replace(e, interface='programs'))
+        source = run_episode_process(source_job, folder / 'source', interrupts)
+        if 'run_folder' not in source:
+            return not_run(job, source['status'], f'its programs-rung source: {source["detail"]}')
+        job = replace(job, extra=(*job.extra, '--actions-from', source['run_folder']))
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}
     with open(folder / 'harness.log', 'w') as log:
@@ -89,6 +96,16 @@ def run_episode_process(
     summary = json.loads((run / 'summary.json').read_text())
     summary['run_folder'] = str(run)
     return summary
+
+
+def replays_reference(job: EpisodeJob) -> bool:
+    """The scripted actions rung, whose episode first needs the programs-rung one it
+    replays (harness_driver.actions_baseline)."""
+    return (
+        job.model == 'scripted'
+        and job.episode.interface == 'actions'
+        and '--actions-from' not in job.extra
+    )
 
 
 def _fields(job: EpisodeJob) -> dict:

@@ -108,11 +108,12 @@ def _broker(config, logs: Path | None = None):
 def _run(args: argparse.Namespace) -> int:
     from harness_bench.layout import layout_name
     from harness_driver.models import ModelError
-    from harness_types.config import ConfigError
+    from harness_types.config import ConfigError, with_overrides
 
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
+        needs_source_run,
         prepare,
         run_episode,
         run_folder_path,
@@ -128,7 +129,10 @@ def _run(args: argparse.Namespace) -> int:
             max_wall_seconds=args.max_wall_seconds,
             interface=args.interface,
         )
-        prepared = prepare(config, args.task, args.layout, args.seed, _say)
+        actions_from = Path(args.actions_from) if args.actions_from else None
+        source_first = needs_source_run(config, actions_from)
+        checked = with_overrides(config, 'driver', interface='programs') if source_first else config
+        prepared = prepare(checked, args.task, args.layout, args.seed, _say, actions_from)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
@@ -198,7 +202,20 @@ def _run(args: argparse.Namespace) -> int:
         from harness_types.process import leave
 
         leave(code)
-    code = _with_policies(config, lambda: supervised(folder, base, args.argv), folder)
+    argv = args.argv
+    if source_first:
+        # The scripted actions rung replays the reference program's motions: that program's
+        # episode (same task, layout and seed) runs first, its run folder beside this one.
+        source = folder
+        _say(f'the scripted actions rung replays the reference program, which runs first: {source}')
+        source_argv = [*argv, '--interface', 'programs']
+        code = _with_policies(config, lambda: supervised(source, base, source_argv), source)
+        if code:
+            return code
+        folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+        argv = [*argv, '--actions-from', str(source)]
+        _say(f'now its motions, one action per reply ({folder})')
+    code = _with_policies(config, lambda: supervised(folder, base, argv), folder)
     if code == 130:
         # Interrupted, and the run folder closed: this process only exits now. Ignored, a
         # Ctrl-C pressed meanwhile cannot turn 130 into a death by SIGINT (Python's own
@@ -237,7 +254,7 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
-    from harness_bringup.run import UsageError, prepare
+    from harness_bringup.run import UsageError, needs_source_run, prepare
 
     tasks = args.tasks or list(TASKS)
     count, sampled = args.layouts
@@ -248,6 +265,13 @@ def _bench(args: argparse.Namespace) -> int:
         for task in tasks:  # every check that needs no graph, before the first episode
             for rung in rungs:
                 on_rung = _load(args, model=args.model, interface=rung or None)
+                if needs_source_run(on_rung, None):  # checked as the episode it replays
+                    if not rung:
+                        raise UsageError(
+                            'the scripted actions rung runs in a bench when named: '
+                            '--interface actions'
+                        )
+                    on_rung = _load(args, model=args.model, interface='programs')
                 prepare(on_rung, task, SAMPLED if sampled else 0, args.seed)
             if not sampled and count > TASKS[task].layouts:
                 raise UsageError(
@@ -763,6 +787,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     run.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
+    run.add_argument(
+        '--actions-from',
+        metavar='RUN',
+        help='with --model scripted --interface actions: the run folder of a programs-rung '
+        'episode of the same task, layout and seed whose motions the baseline replays, one '
+        'action per reply (default: run the reference program first, its run folder beside)',
+    )
     run.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

@@ -17,6 +17,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.layout import SAMPLED, layout_name
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
+from harness_driver.actions_baseline import SourceRunError, check_source
 from harness_driver.baseline import strategy_cells
 from harness_driver.budgets import Budgets
 from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
@@ -44,6 +45,7 @@ class Prepared:
     verifier: ModelClient | None
     budgets: Budgets
     prompts: Prompts
+    actions_from: Path | None = None  # the programs-rung run the scripted actions rung replays
 
 
 def check_task(task: str, layout: int) -> None:
@@ -57,6 +59,13 @@ def check_task(task: str, layout: int) -> None:
         raise UsageError(
             f'{task} has layouts 0..{TASKS[task].layouts - 1} and random, not {layout}'
         )
+
+
+def needs_source_run(config: GraphConfig, actions_from: Path | None) -> bool:
+    """The scripted actions rung without the programs-rung run it replays: the caller runs
+    that episode (same task, layout and seed) first and passes its run folder."""
+    driver = config.driver
+    return driver.model == SCRIPTED and driver.interface == 'actions' and actions_from is None
 
 
 def doc_values(config: GraphConfig) -> dict:
@@ -80,10 +89,21 @@ def policy_catalog(config: GraphConfig) -> Catalog | None:
 
 
 def prepare(
-    config: GraphConfig, task: str, layout: int, seed: int, log: Callable[[str], None] = print
+    config: GraphConfig,
+    task: str,
+    layout: int,
+    seed: int,
+    log: Callable[[str], None] = print,
+    actions_from: Path | None = None,
 ) -> Prepared:
-    """Everything that can be checked before the graph starts; UsageError says what is wrong."""
+    """Everything that can be checked before the graph starts; UsageError says what is wrong.
+    `actions_from`: the programs-rung run of this episode the scripted actions rung replays."""
     check_task(task, layout)
+    if actions_from is not None:
+        try:
+            check_source(actions_from, task, layout, seed)
+        except SourceRunError as exc:
+            raise UsageError(f'--actions-from: {exc}') from None
     t = TASKS[task]()
     driver = config.driver
     catalog = policy_catalog(config)
@@ -111,7 +131,7 @@ def prepare(
             log(f'scripted baseline: strategy {strategy} for a {t.kind!r} task')
     timeout = driver.model_timeout_seconds
     try:
-        model = make_model(driver.model, cells, timeout, log, driver.interface, names)
+        model = make_model(driver.model, cells, timeout, log, driver.interface, names, actions_from)
         verifier = (
             model
             if driver.verifier == driver.model
@@ -119,9 +139,8 @@ def prepare(
         )
     except ModelError as exc:
         raise UsageError(str(exc)) from None
-    return Prepared(
-        config, EpisodeSpec(task, layout, seed, t.step_limit), model, verifier, budgets, prompts
-    )
+    spec = EpisodeSpec(task, layout, seed, t.step_limit)
+    return Prepared(config, spec, model, verifier, budgets, prompts, actions_from)
 
 
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
@@ -199,6 +218,8 @@ def run_episode(
             'layout': spec.layout,
             'seed': spec.seed,
             'model': prepared.model.name,
+            'interface': config.driver.interface,
+            **({'actions_from': str(prepared.actions_from)} if prepared.actions_from else {}),
             'pid': os.getpid(),
         }
     )

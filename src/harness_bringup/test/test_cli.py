@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[3]
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
         (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
         (['bench', '--layouts', '4'], 'has 3 fixed layouts, fewer than --layouts 4 (random:4'),
-        (['run', 'lift_cube', '--interface', 'actions'], 'no actions rung (R0) yet'),
-        (['bench', '--interface', 'skills,actions'], 'no actions rung (R0) yet'),
+        (
+            ['run', 'lift_cube', '--interface', 'actions', '--actions-from', 'nope'],
+            '--actions-from: nope is not a run folder: it has no events.jsonl',
+        ),
         (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",

@@ -266,6 +266,23 @@ def bag_tf_tree_and_latched_description(path, store):
         assert at == 'world', f'{frame} is not connected to the root (stops at {at})'
 
 
+def test_the_scripted_actions_rung_replays_the_reference_episode(tmp_path):
+    """R0's baseline: the reference program's episode runs first, then its motions are sent
+    one <action> per reply, each a decision of reason `action`."""
+    argv = ['--config', CONFIG, 'run', 'lift_cube', '--model', 'scripted', '--out']
+    assert main([*argv, str(tmp_path), '--interface', 'actions']) == 0
+    source, replay = sorted(tmp_path.iterdir())  # named by time: the source first
+    summaries = [json.loads((f / 'summary.json').read_text()) for f in (source, replay)]
+    assert [s['interface'] for s in summaries] == ['programs', 'actions']
+    assert all(s['outcome']['success'] for s in summaries), summaries
+    events = [json.loads(line) for line in (replay / 'events.jsonl').read_text().splitlines()]
+    (start,) = of_type(events, 'episode')
+    assert start['interface'] == 'actions' and start['actions_from'] == str(source)
+    replies = [r['reply'] for r in of_type(events, 'model_request')]
+    assert len(replies) >= 4 and all('<action>{"arm": "left"' in r for r in replies)
+    assert summaries[1]['decisions'] == decisions(start=1, action=len(replies) - 1)
+
+
 def test_an_outage_is_survived_with_backoff(tmp_path, monkeypatch, capfd):
     replies = [overloaded(), Scripted(status=500), Scripted(status=429), PICK, FINISH]
     with MessagesServer(replies) as server:

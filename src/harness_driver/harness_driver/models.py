@@ -7,6 +7,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
@@ -215,7 +216,7 @@ class ScriptedModel:
             raise ValueError('the scripted model needs at least one reference cell')
         self.cells = cells
         self.retries_per_cell = retries_per_cell
-        self.block = block  # python, or call for the one-call-per-reply rung (its steps)
+        self.block = block  # python; call or action (a rung's steps, one per reply); finish
         self.index = -1
         self.retries = 0
 
@@ -266,11 +267,13 @@ def make_model(
     log: Callable[[str], None] = print,
     interface: str = 'programs',
     api_names: list[str] | None = None,
+    actions_from: Path | None = None,
 ) -> ModelClient:
     """`scripted` (needs the task's reference cells) or a Claude model by name. The scripted
     baseline of the skills rung sends the reference program's statements one per reply
     (interface.skills_steps); where a step cannot be one call it finishes at once, saying why.
-    The actions rung has no scripted baseline yet."""
+    That of the actions rung replays the motions of `actions_from`, a programs-rung run of the
+    same episode (harness_driver.actions_baseline)."""
     if name == SCRIPTED:
         if cells is None:
             raise ModelError('the scripted model needs a task with a reference program', setup=True)
@@ -284,10 +287,21 @@ def make_model(
                 steps = [f'finish({why!r})']
             return ScriptedModel(steps, retries_per_cell=0, block='call')
         if interface == 'actions':
-            raise ModelError(
-                'the scripted baseline has no actions rung (R0) yet: use a model, or '
-                '--interface programs or skills',
-                setup=True,
-            )
+            from harness_driver.actions_baseline import SourceRunError, recorded_actions
+
+            if actions_from is None:
+                raise ModelError(
+                    "the scripted actions baseline replays a programs-rung run's motions: "
+                    'name its run folder (--actions-from)',
+                    setup=True,
+                )
+            try:
+                steps = recorded_actions(actions_from)
+            except (SourceRunError, OSError, ValueError) as exc:
+                raise ModelError(f'--actions-from: {exc}', setup=True) from None
+            if not steps:
+                why = 'the reference program moved nothing: no action to replay'
+                return ScriptedModel([why], retries_per_cell=0, block='finish')
+            return ScriptedModel(steps, retries_per_cell=0, block='action')
         return ScriptedModel(cells)
     return AnthropicModel(name, timeout, log)
