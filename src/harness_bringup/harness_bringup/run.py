@@ -4,11 +4,12 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -224,11 +225,38 @@ def run_episode(
         }
     )
     try:
-        return _run_graph(prepared, episode, run, params, log, options)
+        with _noting_interrupts() as interrupts:
+            return _run_graph(prepared, episode, run, params, log, options, interrupts)
     finally:
         if config.driver.write_dataset:
             write_dataset_safely(run.path, log)
         write_report_safely(run.path, log)
+
+
+@contextlib.contextmanager
+def _noting_interrupts() -> Iterator[list[int]]:
+    """The SIGINTs this process got while the graph runs, noted and then handled as before
+    (a KeyboardInterrupt): a Ctrl-C reaches the kernel process too, and when the graph's start
+    sees the kernel gone first, the episode was interrupted, not broken. Only the main thread
+    can catch signals; elsewhere nothing is noted."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(number, frame) -> None:
+        seen.append(number)
+        if callable(previous):
+            previous(number, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:
@@ -275,6 +303,7 @@ def _run_graph(
     params: Path,
     log: Callable[[str], None],
     options: GraphOptions,
+    interrupts: list[int],
 ) -> EpisodeResult:
     # Imported here: the supervisor process checks the inputs (prepare) and never starts a
     # graph, and these bring in rclpy, MuJoCo's renderer and perception (~0.5 s of every run).
@@ -307,15 +336,20 @@ def _run_graph(
             log(f'graph up in ROS domain {graph.domain_id}')
             return episode.run(spec)
     except GraphError as exc:
+        status = 'interrupted' if interrupts else 'error'
+        detail = f'the graph did not start: {exc}'
+        if interrupts:
+            detail = f'interrupted while the graph started ({exc})'
         summary = {
             'task': spec.task,
             'layout': spec.layout,
             'seed': spec.seed,
             'model': prepared.model.name,
             'baseline': prepared.model.name == SCRIPTED,
-            'status': 'error',
-            'detail': f'the graph did not start: {exc}',
+            'status': status,
+            'detail': detail,
         }
+        run.event({'type': 'end', 'status': status, 'detail': detail})
         run.summary(summary)
         run.close()
         return EpisodeResult(summary)
