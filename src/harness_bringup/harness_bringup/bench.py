@@ -74,18 +74,28 @@ def run_episode_process(
     ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
     out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode (None: this
     process's own SIGINT and SIGTERM, as on a Ray node)."""
-    from harness_bringup.run import run_folder_path
+    from harness_driver.actions_baseline import UNREPLAYABLE
+
+    from harness_bringup.run import replays_source, run_folder_path
 
     if interrupts is not None and interrupts.times():
         return not_run(job, 'interrupted', 'not started: the bench was interrupted')
     folder.mkdir(parents=True, exist_ok=True)
     e = job.episode
-    if replays_reference(job):
+    if replays_source(job.model, e.interface) and '--actions-from' not in job.extra:
         # The scripted actions rung replays the motions of the reference program's episode.
         source_job = replace(job, episode=replace(e, interface='programs'))
         source = run_episode_process(source_job, folder / 'source', interrupts)
         if 'run_folder' not in source:
             return not_run(job, source['status'], f'its programs-rung source: {source["detail"]}')
+        if interrupts is not None and interrupts.times():
+            return not_run(job, 'interrupted', 'not started: the bench was interrupted')
+        if source['status'] in UNREPLAYABLE:
+            return not_run(
+                job,
+                source['status'],
+                f'its programs-rung source ended {source["status"]}: {source["run_folder"]}',
+            )
         job = replace(job, extra=(*job.extra, '--actions-from', source['run_folder']))
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}
@@ -96,16 +106,6 @@ def run_episode_process(
     summary = json.loads((run / 'summary.json').read_text())
     summary['run_folder'] = str(run)
     return summary
-
-
-def replays_reference(job: EpisodeJob) -> bool:
-    """The scripted actions rung, whose episode first needs the programs-rung one it
-    replays (harness_driver.actions_baseline)."""
-    return (
-        job.model == 'scripted'
-        and job.episode.interface == 'actions'
-        and '--actions-from' not in job.extra
-    )
 
 
 def _fields(job: EpisodeJob) -> dict:

@@ -113,13 +113,14 @@ def _run(args: argparse.Namespace) -> int:
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
-        needs_source_run,
         prepare,
+        replays_source,
         run_episode,
         run_folder_path,
     )
     from harness_bringup.supervisor import SUPERVISED_FOLDER, supervised
 
+    child_folder = os.environ.get(SUPERVISED_FOLDER)
     try:
         config = _load(
             args,
@@ -130,13 +131,18 @@ def _run(args: argparse.Namespace) -> int:
             interface=args.interface,
         )
         actions_from = Path(args.actions_from) if args.actions_from else None
-        source_first = needs_source_run(config, actions_from)
+        source_first = (
+            replays_source(config.driver.model, config.driver.interface) and actions_from is None
+        )
+        if source_first and child_folder:  # its supervisor runs the source and names it
+            raise UsageError(
+                'a supervised episode of the scripted actions rung needs --actions-from'
+            )
         checked = with_overrides(config, 'driver', interface='programs') if source_first else config
         prepared = prepare(checked, args.task, args.layout, args.seed, _say, actions_from)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
-    child_folder = os.environ.get(SUPERVISED_FOLDER)
     folder = (
         Path(child_folder)
         if child_folder
@@ -203,19 +209,31 @@ def _run(args: argparse.Namespace) -> int:
 
         leave(code)
     argv = args.argv
-    if source_first:
+
+    def source_then_replay() -> int:
         # The scripted actions rung replays the reference program's motions: that program's
-        # episode (same task, layout and seed) runs first, its run folder beside this one.
+        # episode (same task, layout and seed) runs first, its run folder beside the replay's.
+        from harness_driver.actions_baseline import SourceRunError, check_source
+
         source = folder
         _say(f'the scripted actions rung replays the reference program, which runs first: {source}')
-        source_argv = [*argv, '--interface', 'programs']
-        code = _with_policies(config, lambda: supervised(source, base, source_argv), source)
-        if code:
+        code = supervised(source, base, [*argv, '--interface', 'programs'])
+        if code == 130:
             return code
-        folder = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
-        argv = [*argv, '--actions-from', str(source)]
-        _say(f'now its motions, one action per reply ({folder})')
-    code = _with_policies(config, lambda: supervised(folder, base, argv), folder)
+        try:
+            check_source(source, args.task, args.layout, args.seed)
+        except SourceRunError as exc:
+            _say(f'nothing to replay: {exc}')
+            return code or 1
+        replay = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
+        _say(f'now its motions, one action per reply ({replay})')
+        return supervised(replay, base, [*argv, '--actions-from', str(source)])
+
+    try:
+        work = source_then_replay if source_first else lambda: supervised(folder, base, argv)
+        code = _with_policies(config, work, folder)
+    except KeyboardInterrupt:  # between two supervised episodes, whose run folders are whole
+        code = 130
     if code == 130:
         # Interrupted, and the run folder closed: this process only exits now. Ignored, a
         # Ctrl-C pressed meanwhile cannot turn 130 into a death by SIGINT (Python's own
@@ -254,7 +272,7 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
-    from harness_bringup.run import UsageError, needs_source_run, prepare
+    from harness_bringup.run import UsageError, prepare, replays_source
 
     tasks = args.tasks or list(TASKS)
     count, sampled = args.layouts
@@ -265,7 +283,8 @@ def _bench(args: argparse.Namespace) -> int:
         for task in tasks:  # every check that needs no graph, before the first episode
             for rung in rungs:
                 on_rung = _load(args, model=args.model, interface=rung or None)
-                if needs_source_run(on_rung, None):  # checked as the episode it replays
+                if replays_source(on_rung.driver.model, on_rung.driver.interface):
+                    # checked as the episode it replays
                     if not rung:
                         raise UsageError(
                             'the scripted actions rung runs in a bench when named: '

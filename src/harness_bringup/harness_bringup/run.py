@@ -62,11 +62,11 @@ def check_task(task: str, layout: int) -> None:
         )
 
 
-def needs_source_run(config: GraphConfig, actions_from: Path | None) -> bool:
-    """The scripted actions rung without the programs-rung run it replays: the caller runs
-    that episode (same task, layout and seed) first and passes its run folder."""
-    driver = config.driver
-    return driver.model == SCRIPTED and driver.interface == 'actions' and actions_from is None
+def replays_source(model: str, interface: str) -> bool:
+    """The scripted actions rung: it replays a programs-rung run of its episode (same task,
+    layout and seed; harness_driver.actions_baseline), which its caller runs first unless it
+    is named (--actions-from)."""
+    return model == SCRIPTED and interface == 'actions'
 
 
 def doc_values(config: GraphConfig) -> dict:
@@ -100,13 +100,18 @@ def prepare(
     """Everything that can be checked before the graph starts; UsageError says what is wrong.
     `actions_from`: the programs-rung run of this episode the scripted actions rung replays."""
     check_task(task, layout)
+    driver = config.driver
     if actions_from is not None:
+        if not replays_source(driver.model, driver.interface):
+            raise UsageError(
+                f'--actions-from is replayed by --model {SCRIPTED} --interface actions, not by '
+                f'--model {driver.model} --interface {driver.interface}'
+            )
         try:
             check_source(actions_from, task, layout, seed)
         except SourceRunError as exc:
             raise UsageError(f'--actions-from: {exc}') from None
     t = TASKS[task]()
-    driver = config.driver
     catalog = policy_catalog(config)
     names = enabled_names(config.kernel.api_names, catalog is not None)
     try:
@@ -140,8 +145,22 @@ def prepare(
         )
     except ModelError as exc:
         raise UsageError(str(exc)) from None
+    replies = len(getattr(model, 'cells', ())) + 1  # its steps and the finish
+    if actions_from is not None and replies > driver.max_model_calls:
+        log(
+            f'the replay needs {replies} replies, more than driver.max_model_calls '
+            f'{driver.max_model_calls}: the budget ends it first, as it would a model'
+        )
     spec = EpisodeSpec(task, layout, seed, t.step_limit)
     return Prepared(config, spec, model, verifier, budgets, prompts, actions_from)
+
+
+def _source_field(actions_from: Path | None, folder: Path) -> dict:
+    """The episode record's `actions_from`: the replayed run folder, relative to this one (a
+    bench's tree moves as a whole)."""
+    if actions_from is None:
+        return {}
+    return {'actions_from': os.path.relpath(Path(actions_from).resolve(), Path(folder).resolve())}
 
 
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
@@ -220,7 +239,7 @@ def run_episode(
             'seed': spec.seed,
             'model': prepared.model.name,
             'interface': config.driver.interface,
-            **({'actions_from': str(prepared.actions_from)} if prepared.actions_from else {}),
+            **_source_field(prepared.actions_from, run.path),
             'pid': os.getpid(),
         }
     )
@@ -244,6 +263,9 @@ def _noting_interrupts() -> Iterator[list[int]]:
         yield seen
         return
     previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler set outside Python: it could not be put back
+        yield seen
+        return
 
     def note(number, frame) -> None:
         seen.append(number)

@@ -182,3 +182,55 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     while processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not processes_mentioning(str(tmp_path))
+
+
+class FakeSupervised:
+    """`supervised` without a process: writes the run folder's summary.json with the status
+    given for the interface of each call, and notes each call's argv."""
+
+    def __init__(self, statuses, interrupts=None):
+        self.statuses, self.interrupts, self.calls = statuses, interrupts, []
+
+    def __call__(self, run, base, argv, output=None, interrupts=None, env=None):
+        interface = argv[argv.index('--interface') + 1]
+        self.calls.append(argv)
+        run.mkdir(parents=True)
+        status = self.statuses[interface]
+        (run / 'summary.json').write_text(json.dumps({**base, 'status': status}))
+        if self.interrupts is not None:
+            self.interrupts.add()  # a Ctrl-C came while this episode ran
+        return 0
+
+
+@pytest.mark.parametrize(
+    'source,ctrl_c,expected',
+    [
+        ('finished', False, 'finished'),
+        ('budget_exhausted', False, 'finished'),  # failed its task: still the program's motion
+        ('error', False, 'error'),
+        ('interrupted', False, 'interrupted'),
+        ('finished', True, 'interrupted'),
+    ],
+)
+def test_the_actions_rung_replays_its_source_only_when_whole(
+    tmp_path, monkeypatch, source, ctrl_c, expected
+):
+    from harness_bringup import bench
+    from harness_bringup.supervisor import Interrupts
+
+    interrupts = Interrupts()
+    fake = FakeSupervised(
+        {'programs': source, 'actions': 'finished'}, interrupts if ctrl_c else None
+    )
+    monkeypatch.setattr(bench, 'supervised', fake)
+    job = bench.EpisodeJob(bench.BenchEpisode('lift_cube', 0, 0, 'actions'), 'scripted', None)
+    result = bench.run_episode_process(job, tmp_path, interrupts)
+    assert result['status'] == expected, result
+    replayed = expected == 'finished'
+    assert len(fake.calls) == (2 if replayed else 1)
+    (source_run,) = [f for f in (tmp_path / 'source').iterdir() if f.is_dir()]
+    if replayed:
+        assert fake.calls[1][-2:] == ['--actions-from', str(source_run)]
+        assert Path(result['run_folder']).parent == tmp_path
+    else:
+        assert 'run_folder' not in result and result['interface'] == 'actions'

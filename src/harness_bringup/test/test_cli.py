@@ -34,6 +34,11 @@ ROOT = Path(__file__).resolve().parents[3]
             '--actions-from: nope is not a run folder: it has no events.jsonl',
         ),
         (
+            ['run', 'lift_cube', '--actions-from', 'nope'],
+            '--actions-from is replayed by --model scripted --interface actions, not by '
+            '--model scripted --interface programs',
+        ),
+        (
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",
         ),
@@ -164,3 +169,37 @@ def test_policy_flags_say_what_is_wrong(tmp_path, capsys):
     path.write_text('policies:\n  far: {description: d, endpoint: "ws://h:1"}\n')
     assert main(['--config', config, 'policy', 'serve', 'far', '--policies', str(path)]) == 2
     assert 'policy far is external' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('status,code', [('error', 1), ('interrupted', 130), ('finished', 0)])
+def test_the_scripted_actions_rung_replays_only_a_whole_source(
+    tmp_path, capsys, monkeypatch, status, code
+):
+    """`harness run --interface actions --model scripted`: the programs-rung episode runs
+    first (here a stand-in for its supervised process); a source cut short is not replayed,
+    and the exit says why."""
+    from harness_bringup import supervisor
+
+    calls = []
+
+    def fake_supervised(run, base, argv, *_):
+        interface = argv[len(argv) - argv[::-1].index('--interface')]  # the last one given
+        calls.append(argv)
+        run.mkdir(parents=True)
+        episode = {'type': 'episode', **base, 'interface': interface}
+        (run / 'events.jsonl').write_text(json.dumps(episode) + '\n')
+        ended = status if interface == 'programs' else 'finished'
+        (run / 'summary.json').write_text(json.dumps({**base, 'status': ended}))
+        return {'error': 1, 'interrupted': 130}.get(ended, 0)
+
+    monkeypatch.setattr(supervisor, 'supervised', fake_supervised)
+    config = str(ROOT / 'config' / 'harness.yaml')
+    argv = ['--config', config, 'run', 'lift_cube', '--interface', 'actions', '--out']
+    assert main([*argv, str(tmp_path)]) == code
+    out = capsys.readouterr().out
+    assert len(calls) == (2 if status == 'finished' else 1)
+    if status == 'error':
+        assert 'nothing to replay:' in out and 'ended with status error' in out
+    if status == 'finished':
+        source = next(p for p in sorted(tmp_path.iterdir()))
+        assert calls[1][-2:] == ['--actions-from', str(source)]

@@ -277,7 +277,7 @@ def test_the_scripted_actions_rung_replays_the_reference_episode(tmp_path):
     assert all(s['outcome']['success'] for s in summaries), summaries
     events = [json.loads(line) for line in (replay / 'events.jsonl').read_text().splitlines()]
     (start,) = of_type(events, 'episode')
-    assert start['interface'] == 'actions' and start['actions_from'] == str(source)
+    assert start['interface'] == 'actions' and start['actions_from'] == f'../{source.name}'
     replies = [r['reply'] for r in of_type(events, 'model_request')]
     assert len(replies) >= 4 and all('<action>{"arm": "left"' in r for r in replies)
     assert summaries[1]['decisions'] == decisions(start=1, action=len(replies) - 1)

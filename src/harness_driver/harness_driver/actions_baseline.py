@@ -3,34 +3,37 @@ motions a programs-rung episode of the same task, layout and seed executed, repl
 as one `<action>` per reply. Each execution becomes one action per arm it moved: the joints
 and/or the gripper opening its command ended at. What R0 loses is what the program had:
 perception between motions, straight-line and planned paths, both arms at once, and reactions
-to events. Pure: reads the run folder (events.jsonl and ticks/), writes nothing."""
+to events. Pure: reads the run folder (events.jsonl, summary.json and ticks/), writes
+nothing."""
 
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
+from harness_bench.layout import layout_name
 from harness_types.robot_state import ARMS, arm_slice, gripper_index
 
 from harness_driver.trials import TICKS
 
 MOVED_RAD = 2e-3  # a joint command that changed more moved the arm (a gripper's hold shifts less)
 HOME_COMMAND = np.array([0.0] * 6 + [1.0] + [0.0] * 6 + [1.0])  # joints 0, grippers open
+# A source episode that ended so was cut short by something other than its program: what it
+# moved is not the reference program's motion (one that failed its task still is).
+UNREPLAYABLE = ('error', 'interrupted', 'model_service_failed')
 
 
 class SourceRunError(ValueError):
-    """The run folder cannot be replayed: it is missing, not a programs-rung episode, or of
-    another task, layout or seed."""
+    """The run folder cannot be replayed: it is missing, torn, not a programs-rung episode, of
+    another task, layout or seed, or ended by an error or an interrupt."""
 
 
-def source_episode(folder: Path) -> dict:
+def episode_record(folder: Path) -> dict:
     """The `episode` record of a run folder (task, layout, seed, interface)."""
     events = Path(folder) / 'events.jsonl'
-    if not events.is_file():
-        raise SourceRunError(f'{folder} is not a run folder: it has no events.jsonl')
-    for line in events.read_text().splitlines():
-        record = json.loads(line)
+    for record in _events(events):
         if record.get('type') == 'episode':
             return record
     raise SourceRunError(f'{events} has no episode record')
@@ -38,63 +41,113 @@ def source_episode(folder: Path) -> dict:
 
 def check_source(folder: Path, task: str, layout: int, seed: int) -> None:
     """SourceRunError unless `folder` is a programs-rung episode of this task, layout and
-    seed (a replay elsewhere would move through another scene)."""
-    episode = source_episode(folder)
+    seed (a replay elsewhere would move through another scene) that ran to its end."""
+    episode = episode_record(folder)
     interface = episode.get('interface', 'programs')
     if interface != 'programs':
-        raise SourceRunError(f'{folder} is a {interface}-rung episode, not a programs-rung one')
+        raise SourceRunError(f'{folder} is an episode of the {interface} rung, not of programs')
     got = (episode.get('task'), episode.get('layout'), episode.get('seed'))
     if got != (task, layout, seed):
+        ran = f'layout {layout_name(got[1])}' if isinstance(got[1], int) else f'layout {got[1]}'
         raise SourceRunError(
-            f'{folder} ran task {got[0]} layout {got[1]} seed {got[2]}, not {task} layout '
-            f'{layout} seed {seed}'
+            f'{folder} ran task {got[0]} {ran} seed {got[2]}, not {task} layout '
+            f'{layout_name(layout)} seed {seed}'
         )
+    status = source_status(folder)
+    if status in UNREPLAYABLE:
+        raise SourceRunError(f'{folder} ended with status {status}: its motions are not whole')
+
+
+def source_status(folder: Path) -> str:
+    """The status its summary.json gives the episode of run folder `folder`."""
+    path = Path(folder) / 'summary.json'
+    try:
+        summary = json.loads(path.read_text())
+        return str(summary['status'])
+    except FileNotFoundError:
+        raise SourceRunError(f'{folder} has no summary.json: its episode did not end') from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SourceRunError(f'{path} cannot be read ({exc})') from None
 
 
 def recorded_actions(folder: Path) -> list[str]:
     """The `<action>` bodies (JSON) replaying the cells' executions of a programs-rung run."""
     folder = Path(folder)
-    source_episode(folder)
+    events = folder / 'events.jsonl'
+    episode_record(folder)
     actions: list[str] = []
-    last = HOME_COMMAND.copy()
-    for line in (folder / 'events.jsonl').read_text().splitlines():
-        record = json.loads(line)
+    sent = HOME_COMMAND.copy()  # what the replay has commanded so far, per arm
+    for record in _events(events):
         if record.get('type') != 'cell':
             continue
-        ticks = folder / TICKS / f'cell-{record["call"]:03d}.npz'
-        counts = [int(e.get('ticks', 0)) for e in record.get('executions', [])]
+        try:
+            call = int(record['call'])
+            counts = [int(e.get('ticks', 0)) for e in record.get('executions', [])]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SourceRunError(f'{events}: a cell record is malformed ({exc!r})') from None
         if not sum(counts):
             continue
-        if not ticks.is_file():
-            raise SourceRunError(f'{ticks} is missing: the cell of call {record["call"]} moved')
-        with np.load(ticks) as data:
-            commands = np.asarray(data['command'], dtype=float)
+        ticks = folder / TICKS / f'cell-{call:03d}.npz'
+        commands = _commands(ticks, call)
         if len(commands) != sum(counts):
             raise SourceRunError(
                 f'{ticks} holds {len(commands)} ticks, its executions {sum(counts)}'
             )
-        start = 0
+        end = 0
         for count in counts:
-            if not count:
-                continue
-            segment = commands[start : start + count]
-            start += count
-            actions += _actions_of(last, segment[-1])
-            last = segment[-1]
+            if count:
+                end += count
+                actions += _actions_of(sent, commands[end - 1])
     return actions
 
 
-def _actions_of(before: np.ndarray, after: np.ndarray) -> list[str]:
-    """One action per arm whose joints or gripper the execution moved, in ARMS order."""
+def _events(path: Path) -> list[dict]:
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise SourceRunError(f'{path.parent} is not a run folder: it has no {path.name}') from None
+    except OSError as exc:
+        raise SourceRunError(f'{path} cannot be read ({exc})') from None
+    records = []
+    for n, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise SourceRunError(f'{path} line {n} is not JSON ({exc})') from None
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _commands(ticks: Path, call: int) -> np.ndarray:
+    """The joint commands of a cell's ticks (one row per tick)."""
+    if not ticks.is_file():
+        raise SourceRunError(f'{ticks} is missing: the cell of call {call} moved')
+    try:
+        with np.load(ticks) as data:
+            commands = np.asarray(data['command'], dtype=float)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise SourceRunError(f'{ticks} cannot be read ({exc})') from None
+    if commands.ndim != 2 or commands.shape[1] != len(HOME_COMMAND):
+        raise SourceRunError(f'{ticks}: commands of shape {commands.shape}, not (ticks, 14)')
+    return commands
+
+
+def _actions_of(sent: np.ndarray, after: np.ndarray) -> list[str]:
+    """One action per arm whose joints or gripper the execution moved away from what the
+    replay last sent it, in ARMS order; `sent` takes what they send (so that small motions
+    that add up are not lost)."""
     out = []
     for arm in ARMS:
         action: dict = {'arm': arm}
-        joints = after[arm_slice(arm)]
-        if np.abs(joints - before[arm_slice(arm)]).max() > MOVED_RAD:
-            action['joints'] = [round(float(q), 4) for q in joints]
+        joints = arm_slice(arm)
+        if np.abs(after[joints] - sent[joints]).max() > MOVED_RAD:
+            action['joints'] = [round(float(q), 4) for q in after[joints]]
+            sent[joints] = after[joints]
         i = gripper_index(arm)
-        if after[i] != before[i]:
+        if after[i] != sent[i]:
             action['gripper'] = round(float(after[i]), 3)
+            sent[i] = after[i]
         if len(action) > 1:
             out.append(json.dumps(action))
     return out

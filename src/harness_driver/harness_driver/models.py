@@ -211,12 +211,19 @@ class ScriptedModel:
 
     name = SCRIPTED
 
-    def __init__(self, cells: list[str], retries_per_cell: int = 1, block: str = 'python') -> None:
+    def __init__(
+        self,
+        cells: list[str],
+        retries_per_cell: int = 1,
+        block: str = 'python',
+        source: str = 'the reference program',
+    ) -> None:
         if not cells:
             raise ValueError('the scripted model needs at least one reference cell')
         self.cells = cells
         self.retries_per_cell = retries_per_cell
         self.block = block  # python; call or action (a rung's steps, one per reply); finish
+        self.source = source  # what its steps are, in the words of its replies
         self.index = -1
         self.retries = 0
 
@@ -240,19 +247,18 @@ class ScriptedModel:
                     f'going home and trying it once more.\n'
                     f'<python>\nhome()\n{self.cells[self.index]}</python>'
                 )
+            times = ' twice' if self.retries_per_cell else ''
             return (
-                f'Step {self.index + 1} of {n} failed twice.\n'
-                f'<finish>gave up: step {self.index + 1} of the reference program failed twice '
+                f'Step {self.index + 1} of {n} failed{times}.\n'
+                f'<finish>gave up: step {self.index + 1} of {self.source} failed{times} '
                 f'({d.event or d.cell_status})</finish>'
             )
         self.index += 1
         self.retries = 0
         if self.index >= n:
-            return (
-                'Every step of the reference program ran.\n<finish>reference program done</finish>'
-            )
+            return f'Every step of {self.source} ran.\n<finish>{self.source} done</finish>'
         cell = self.cells[self.index]
-        return f'Step {self.index + 1} of {n} of the reference program.\n{self._block(cell)}'
+        return f'Step {self.index + 1} of {n} of {self.source}.\n{self._block(cell)}'
 
     def _block(self, body: str) -> str:
         if self.block == 'python':
@@ -297,11 +303,12 @@ def make_model(
                 )
             try:
                 steps = recorded_actions(actions_from)
-            except (SourceRunError, OSError, ValueError) as exc:
+            except SourceRunError as exc:
                 raise ModelError(f'--actions-from: {exc}', setup=True) from None
             if not steps:
                 why = 'the reference program moved nothing: no action to replay'
                 return ScriptedModel([why], retries_per_cell=0, block='finish')
-            return ScriptedModel(steps, retries_per_cell=0, block='action')
+            motions = "the reference program's recorded motions"
+            return ScriptedModel(steps, retries_per_cell=0, block='action', source=motions)
         return ScriptedModel(cells)
     return AnthropicModel(name, timeout, log)

@@ -25,10 +25,11 @@ def command(left=None, left_grip=1.0, right=None, right_grip=1.0):
     )
 
 
-def write_run(folder, cells, episode=None):
+def write_run(folder, cells, episode=None, status='finished'):
     """A run folder: its episode record and, per cell, executions with their commands."""
     folder.mkdir()
     (folder / 'ticks').mkdir()
+    (folder / 'summary.json').write_text(json.dumps({'status': status}))
     lines = [episode or {'type': 'episode', 'task': 't', 'layout': 0, 'seed': 3}]
     for call, executions in enumerate(cells, start=1):
         rows = [row for _, segment in executions for row in segment]
@@ -89,7 +90,7 @@ def test_an_episode_that_never_moved_replays_nothing(tmp_path):
         ({'type': 'episode', 'task': 't', 'layout': 0, 'seed': 4}, 'not t layout 0 seed 3'),
         (
             {'type': 'episode', 'task': 't', 'layout': 0, 'seed': 3, 'interface': 'skills'},
-            'a skills-rung episode, not a programs-rung one',
+            'an episode of the skills rung, not of programs',
         ),
     ],
 )
@@ -115,3 +116,48 @@ def test_the_scripted_actions_model_needs_its_source(tmp_path):
     run = write_run(tmp_path / 'run', [[('move_eef', [command(np.ones(6))])]])
     model = make_model('scripted', ['home()\n'], 1.0, interface='actions', actions_from=run)
     assert model.cells == ['{"arm": "left", "joints": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]}']
+
+
+def test_small_motions_that_add_up_are_sent(tmp_path):
+    """Each execution nudges a joint by 1.5 mrad: one alone is no motion, two are."""
+    step = np.array([1.5e-3, 0, 0, 0, 0, 0])
+    nudges = [('move_eef', [command(step * k)]) for k in (1, 2, 3)]
+    actions = [json.loads(a) for a in recorded_actions(write_run(tmp_path / 'run', [nudges]))]
+    assert actions == [{'arm': 'left', 'joints': pytest.approx((step * 2).tolist(), abs=1e-4)}]
+
+
+@pytest.mark.parametrize('status', ['error', 'interrupted', 'model_service_failed', None])
+def test_a_source_cut_short_is_not_replayed(tmp_path, status):
+    run = write_run(tmp_path / 'run', [], status=status)
+    if status is None:
+        (run / 'summary.json').unlink()
+    message = f'ended with status {status}' if status else 'has no summary.json'
+    with pytest.raises(SourceRunError, match=message):
+        check_source(run, 't', 0, 3)
+
+
+def test_a_source_that_failed_its_task_is_replayed(tmp_path):
+    check_source(write_run(tmp_path / 'run', [], status='budget_exhausted'), 't', 0, 3)
+
+
+@pytest.mark.parametrize('damage', ['torn npz', 'short npz', 'bad event', 'bad cell'])
+def test_a_damaged_source_is_a_clear_error(tmp_path, damage):
+    run = write_run(tmp_path / 'run', [[('move_eef', [command(np.ones(6))])]])
+    events = run / 'events.jsonl'
+    ticks = run / 'ticks' / 'cell-001.npz'
+    if damage == 'torn npz':
+        ticks.write_bytes(ticks.read_bytes()[:40])
+    elif damage == 'short npz':
+        np.savez(ticks, command=np.zeros((2, 14)))
+    elif damage == 'bad event':
+        events.write_text(events.read_text() + '{"type": "cell", \n')
+    else:
+        events.write_text(events.read_text() + '{"type": "cell", "call": "x"}\n')
+    message = {
+        'torn npz': 'cell-001.npz cannot be read',
+        'short npz': 'cell-001.npz holds 2 ticks, its executions 1',
+        'bad event': 'events.jsonl line 3 is not JSON',
+        'bad cell': 'a cell record is malformed',
+    }[damage]
+    with pytest.raises(SourceRunError, match=message):
+        recorded_actions(run)

@@ -2,13 +2,13 @@
 
 from harness_driver.episode import parse_verdict, request_size
 from harness_driver.models import Decision, ModelRequest, ScriptedModel
-from harness_driver.reply import parse_reply
+from harness_driver.reply import BLOCKS, parse_reply
 from harness_types.scene import Verdict
 
 
-def ask(model, reason, event=''):
+def ask(model, reason, event='', kinds=BLOCKS):
     reply = model.complete(ModelRequest('', [], 100, Decision(reason, 1, '', event)))
-    return parse_reply(reply.text)
+    return parse_reply(reply.text, kinds)
 
 
 def test_cells_in_order_then_finish():
@@ -27,6 +27,16 @@ def test_a_failed_cell_is_retried_once_from_home_then_given_up():
     ask(model, 'error')
     give_up = ask(model, 'error')
     assert give_up.kind == 'finish' and 'failed twice' in give_up.body
+
+
+def test_a_rung_without_retries_gives_up_at_the_first_failure_saying_so():
+    motions = "the reference program's recorded motions"
+    model = ScriptedModel(['{"arm": "left", "gripper": 0.0}'], 0, 'action', motions)
+    rung = ('action', 'verify', 'finish')
+    assert ask(model, 'start', kinds=rung).kind == 'action'
+    give_up = ask(model, 'escalation', 'SHIELD_REJECT', rung)
+    assert give_up.kind == 'finish'
+    assert give_up.body == f'gave up: step 1 of {motions} failed (SHIELD_REJECT)'
 
 
 def test_verdicts():
