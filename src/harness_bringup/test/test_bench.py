@@ -215,8 +215,9 @@ class FakeSupervised:
 def test_the_actions_rung_replays_its_source_only_when_whole(
     tmp_path, monkeypatch, source, ctrl_c, expected
 ):
-    from harness_bringup import bench
     from harness_bringup.supervisor import Interrupts
+
+    from harness_bringup import bench
 
     interrupts = Interrupts()
     fake = FakeSupervised(
