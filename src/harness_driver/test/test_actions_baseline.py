@@ -161,3 +161,11 @@ def test_a_damaged_source_is_a_clear_error(tmp_path, damage):
     }[damage]
     with pytest.raises(SourceRunError, match=message):
         recorded_actions(run)
+
+
+def test_a_source_that_moved_nothing_finishes_at_once_saying_so(tmp_path):
+    run = write_run(tmp_path / 'run', [[('locate', [])]])
+    model = make_model('scripted', ['home()\n'], 1.0, interface='actions', actions_from=run)
+    assert model.block == 'finish' and model.cells == [
+        'the reference program moved nothing: no action to replay'
+    ]
