@@ -74,7 +74,7 @@ def run_episode_process(
     ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
     out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode (None: this
     process's own SIGINT and SIGTERM, as on a Ray node)."""
-    from harness_driver.actions_baseline import UNREPLAYABLE
+    from harness_driver.actions_baseline import UNREPLAYABLE, SourceRunError, check_source
 
     from harness_bringup.run import replays_source, run_folder_path
 
@@ -96,6 +96,10 @@ def run_episode_process(
                 source['status'],
                 f'its programs-rung source ended {source["status"]}: {source["run_folder"]}',
             )
+        try:
+            check_source(Path(source['run_folder']), e.task, e.layout, e.seed)
+        except SourceRunError as exc:
+            return not_run(job, 'error', f'its programs-rung source: {exc}')
         job = replace(job, extra=(*job.extra, '--actions-from', source['run_folder']))
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}

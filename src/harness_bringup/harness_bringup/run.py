@@ -160,7 +160,11 @@ def _source_field(actions_from: Path | None, folder: Path) -> dict:
     bench's tree moves as a whole)."""
     if actions_from is None:
         return {}
-    return {'actions_from': os.path.relpath(Path(actions_from).resolve(), Path(folder).resolve())}
+    source = Path(actions_from).resolve()
+    try:
+        return {'actions_from': os.path.relpath(source, Path(folder).resolve())}
+    except ValueError:  # another drive (Windows): no relative path
+        return {'actions_from': str(source)}
 
 
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:

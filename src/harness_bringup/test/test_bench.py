@@ -196,6 +196,11 @@ class FakeSupervised:
         self.calls.append(argv)
         run.mkdir(parents=True)
         status = self.statuses[interface]
+        episode = {'type': 'episode', **base, 'interface': interface}
+        if status == 'torn':
+            status = 'finished'
+        else:
+            (run / 'events.jsonl').write_text(json.dumps(episode) + '\n')
         (run / 'summary.json').write_text(json.dumps({**base, 'status': status}))
         if self.interrupts is not None:
             self.interrupts.add()  # a Ctrl-C came while this episode ran
@@ -209,7 +214,9 @@ class FakeSupervised:
         ('budget_exhausted', False, 'finished'),  # failed its task: still the program's motion
         ('error', False, 'error'),
         ('interrupted', False, 'interrupted'),
+        ('model_service_failed', False, 'model_service_failed'),
         ('finished', True, 'interrupted'),
+        ('torn', False, 'error'),  # a summary but no episode record: not a whole run folder
     ],
 )
 def test_the_actions_rung_replays_its_source_only_when_whole(

@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -195,7 +196,12 @@ def test_the_scripted_actions_rung_replays_only_a_whole_source(
     monkeypatch.setattr(supervisor, 'supervised', fake_supervised)
     config = str(ROOT / 'config' / 'harness.yaml')
     argv = ['--config', config, 'run', 'lift_cube', '--interface', 'actions', '--out']
-    assert main([*argv, str(tmp_path)]) == code
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert main([*argv, str(tmp_path)]) == code
+    finally:  # exit 130 ignores Ctrl-C until the process exits: not this test process's
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
     out = capsys.readouterr().out
     assert len(calls) == (2 if status == 'finished' else 1)
     if status == 'error':

@@ -9,7 +9,6 @@ nothing."""
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -106,7 +105,7 @@ def _events(path: Path) -> list[dict]:
         lines = path.read_text().splitlines()
     except FileNotFoundError:
         raise SourceRunError(f'{path.parent} is not a run folder: it has no {path.name}') from None
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise SourceRunError(f'{path} cannot be read ({exc})') from None
     records = []
     for n, line in enumerate(lines, start=1):
@@ -126,8 +125,8 @@ def _commands(ticks: Path, call: int) -> np.ndarray:
     try:
         with np.load(ticks) as data:
             commands = np.asarray(data['command'], dtype=float)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-        raise SourceRunError(f'{ticks} cannot be read ({exc})') from None
+    except Exception as exc:  # numpy's loaders fail in many ways (zip, zlib, pickle, format)
+        raise SourceRunError(f'{ticks} cannot be read ({type(exc).__name__}: {exc})') from None
     if commands.ndim != 2 or commands.shape[1] != len(HOME_COMMAND):
         raise SourceRunError(f'{ticks}: commands of shape {commands.shape}, not (ticks, 14)')
     return commands

@@ -140,13 +140,22 @@ def test_a_source_that_failed_its_task_is_replayed(tmp_path):
     check_source(write_run(tmp_path / 'run', [], status='budget_exhausted'), 't', 0, 3)
 
 
-@pytest.mark.parametrize('damage', ['torn npz', 'short npz', 'bad event', 'bad cell'])
+@pytest.mark.parametrize(
+    'damage', ['torn npz', 'corrupt npz', 'short npz', 'bad event', 'bad cell', 'not utf-8']
+)
 def test_a_damaged_source_is_a_clear_error(tmp_path, damage):
     run = write_run(tmp_path / 'run', [[('move_eef', [command(np.ones(6))])]])
     events = run / 'events.jsonl'
     ticks = run / 'ticks' / 'cell-001.npz'
     if damage == 'torn npz':
         ticks.write_bytes(ticks.read_bytes()[:40])
+    elif damage == 'corrupt npz':
+        np.savez_compressed(ticks, command=np.zeros((1, 14)))
+        raw = bytearray(ticks.read_bytes())
+        raw[60:90] = bytes(30)  # inside the compressed stream: zlib fails, not the zip index
+        ticks.write_bytes(bytes(raw))
+    elif damage == 'not utf-8':
+        events.write_bytes(events.read_bytes() + b'\xff\xfe\n')
     elif damage == 'short npz':
         np.savez(ticks, command=np.zeros((2, 14)))
     elif damage == 'bad event':
@@ -155,6 +164,8 @@ def test_a_damaged_source_is_a_clear_error(tmp_path, damage):
         events.write_text(events.read_text() + '{"type": "cell", "call": "x"}\n')
     message = {
         'torn npz': 'cell-001.npz cannot be read',
+        'corrupt npz': 'cell-001.npz cannot be read',
+        'not utf-8': 'events.jsonl cannot be read',
         'short npz': 'cell-001.npz holds 2 ticks, its executions 1',
         'bad event': 'events.jsonl line 3 is not JSON',
         'bad cell': 'a cell record is malformed',
