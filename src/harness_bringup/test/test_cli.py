@@ -209,3 +209,14 @@ def test_the_scripted_actions_rung_replays_only_a_whole_source(
     if status == 'finished':
         source = next(p for p in sorted(tmp_path.iterdir()))
         assert calls[1][-2:] == ['--actions-from', str(source)]
+
+
+def test_a_supervised_actions_replay_without_its_source_is_refused(tmp_path, capsys, monkeypatch):
+    """Its supervisor runs the source first and names it; a child never runs it itself."""
+    from harness_bringup.supervisor import SUPERVISED_FOLDER
+
+    monkeypatch.setenv(SUPERVISED_FOLDER, str(tmp_path / 'run'))
+    config = str(ROOT / 'config' / 'harness.yaml')
+    assert main(['--config', config, 'run', 'lift_cube', '--interface', 'actions']) == 2
+    assert 'needs --actions-from' in capsys.readouterr().err
+    assert not (tmp_path / 'run').exists()
