@@ -90,16 +90,11 @@ def run_episode_process(
             return not_run(job, source['status'], f'its programs-rung source: {source["detail"]}')
         if interrupts is not None and interrupts.times():
             return not_run(job, 'interrupted', 'not started: the bench was interrupted')
-        if source['status'] in UNREPLAYABLE:
-            return not_run(
-                job,
-                source['status'],
-                f'its programs-rung source ended {source["status"]}: {source["run_folder"]}',
-            )
         try:
             check_source(Path(source['run_folder']), e.task, e.layout, e.seed)
-        except SourceRunError as exc:
-            return not_run(job, 'error', f'its programs-rung source: {exc}')
+        except SourceRunError as exc:  # not run, as its source was (interrupted, ...)
+            status = source['status'] if source['status'] in UNREPLAYABLE else 'error'
+            return not_run(job, status, f'its programs-rung source: {exc}')
         job = replace(job, extra=(*job.extra, '--actions-from', source['run_folder']))
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}

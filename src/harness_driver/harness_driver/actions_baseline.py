@@ -32,7 +32,11 @@ class SourceRunError(ValueError):
 def episode_record(folder: Path) -> dict:
     """The `episode` record of a run folder (task, layout, seed, interface)."""
     events = Path(folder) / 'events.jsonl'
-    for record in _events(events):
+    return _episode_in(_events(events), events)
+
+
+def _episode_in(records: list[dict], events: Path) -> dict:
+    for record in records:
         if record.get('type') == 'episode':
             return record
     raise SourceRunError(f'{events} has no episode record')
@@ -73,10 +77,11 @@ def recorded_actions(folder: Path) -> list[str]:
     """The `<action>` bodies (JSON) replaying the cells' executions of a programs-rung run."""
     folder = Path(folder)
     events = folder / 'events.jsonl'
-    episode_record(folder)
+    records = _events(events)
+    _episode_in(records, events)
     actions: list[str] = []
     sent = HOME_COMMAND.copy()  # what the replay has commanded so far, per arm
-    for record in _events(events):
+    for record in records:
         if record.get('type') != 'cell':
             continue
         try:
