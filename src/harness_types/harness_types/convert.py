@@ -29,9 +29,15 @@ from harness_types.transforms import matrix_to_quat, quat_to_matrix
 # Geometry ------------------------------------------------------------------------------------
 
 
-def stamp(time: float) -> Time:
+def stamp_parts(time: float) -> tuple[int, int]:
+    """Seconds -> (sec, nanosec) of a builtin_interfaces/Time."""
     sec = int(time)
-    return Time(sec=sec, nanosec=int(round((time - sec) * 1e9)))
+    return sec, int(round((time - sec) * 1e9))
+
+
+def stamp(time: float) -> Time:
+    sec, nanosec = stamp_parts(time)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def point_msg(p) -> Point:

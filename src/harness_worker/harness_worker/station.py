@@ -10,6 +10,7 @@ the shield runs in front of `apply`; the node publishes what `state` and `render
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import Future
 from typing import Protocol
 
 import numpy as np
@@ -48,6 +49,11 @@ class Station(Protocol):
 
     def render(self, camera: str, depth: bool = True, segmentation: bool = True) -> CameraView:
         """One camera's view now (ValueError for an unknown camera)."""
+
+    def render_later(self, cameras: list[str]) -> Future[list[CameraView]]:
+        """The RGB views of `cameras` as the world is now, delivered by the future while the
+        caller goes on ticking (simulation only: the node publishes the camera topics of a
+        world it owns from them). A backend may render at once and return a done future."""
 
     def snapshot(self, step: int) -> WorldSnapshot:
         """What a task's success check reads (simulation only)."""

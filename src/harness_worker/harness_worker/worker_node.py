@@ -28,8 +28,10 @@ from harness_policy.client import PolicyClient
 from harness_policy.stream import PolicyRun
 from harness_types.config import WorkerConfig, declare_section
 from harness_types.convert import (
+    camera_info_msg,
     camera_view_msg,
     compressed_image_msg,
+    image_msg,
     jpeg_of,
     marker_array_msg,
     pose_msg,
@@ -68,6 +70,7 @@ from harness_msgs.srv import (
 )
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
+from harness_worker.state_messages import StateMessages
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import TickResult, Worker, WorkerError
 from harness_worker.world_model import SimulatedFuture, WorldModelError
@@ -111,8 +114,11 @@ class WorkerNode(Node):
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
         self._rejection_ids = itertools.count()
         self.owns_world = worker.station.simulated
+        self._frames_published = threading.Event()  # the last batch of camera frames is out
+        self._frames_published.set()
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
+            self._state_messages = StateMessages(self._joint_names, self._tf_tree)
             self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
             self.tf = self.create_publisher(TFMessage, names.TF, 10)
             self.clock = self.create_publisher(Clock, names.CLOCK, 10)
@@ -200,43 +206,64 @@ class WorkerNode(Node):
         if not self.owns_world:
             return
         state = state or self.worker.state()
-        now = stamp(state.time)
-        self.clock.publish(Clock(clock=now))
-        # Building /joint_states and /tf costs more than a physics tick: only when someone listens.
-        if self.joint_states.get_subscription_count():
-            self._publish_joint_states(state, now)
-        if self.tf.get_subscription_count():
-            self.tf.publish(
-                TFMessage(
-                    transforms=self._transforms(self._tf_tree.moving(self._positions(state)), now)
-                )
-            )
+        self.clock.publish(self._state_messages.clock(state.time))
+        # /joint_states and /tf are written into bytes serialized once (state_messages.py), and
+        # only when someone listens.
+        joint_states, tf = (p.get_subscription_count() > 0 for p in (self.joint_states, self.tf))
+        positions = self._positions(state) if joint_states or tf else {}
+        if joint_states:
+            values = list(positions.values())
+            self.joint_states.publish(self._state_messages.joint_states(values, state.time))
+        if tf:
+            self.tf.publish(self._state_messages.tf(positions, state.time))
         if self.config.publish_cameras:
             self._publish_cameras(state.step)
 
     def _publish_cameras(self, step: int) -> None:
         """Each camera's frame, rendered only for a topic someone subscribes to, at its rate:
         image_raw every camera_every_ticks, image_raw/compressed every compressed_every_ticks;
-        camera_info with each frame."""
+        camera_info with each frame. The frames are rendered, encoded and published on the
+        station's render thread while the ticks go on; one batch is in flight at most (a slow
+        renderer holds the ticks back rather than queueing frames)."""
         raw_due = step % self.config.camera_every_ticks == 0
         every = self.config.compressed_every_ticks
         compressed_due = every > 0 and step % every == 0
         if not raw_due and not compressed_due:
             return
+        wanted = {}
         for cam, raw in self.images.items():
-            compressed = self.compressed[cam]
             raw_wanted = raw_due and raw.get_subscription_count() > 0
-            compressed_wanted = compressed_due and compressed.get_subscription_count() > 0
-            if not raw_wanted and not compressed_wanted:
-                continue
-            view = self.worker.station.render(cam, depth=False, segmentation=False)
-            msg = camera_view_msg(view)
-            if raw_wanted:
-                raw.publish(msg.rgb)
-            if compressed_wanted:
-                data = jpeg_of(view.rgb)
-                compressed.publish(compressed_image_msg(data, 'jpeg', view.time, view.frame_id))
-            self.infos[cam].publish(msg.info)
+            jpeg_wanted = compressed_due and self.compressed[cam].get_subscription_count() > 0
+            if raw_wanted or jpeg_wanted:
+                wanted[cam] = (raw_wanted, jpeg_wanted)
+        if not wanted:
+            return
+        self.frames_published()
+        published = self._frames_published = threading.Event()
+        views = self.worker.station.render_later(list(wanted))
+        views.add_done_callback(lambda done: self._publish_frames(done, wanted, published))
+
+    def _publish_frames(self, views, wanted: dict, published: threading.Event) -> None:
+        try:
+            for view in views.result():
+                raw_wanted, jpeg_wanted = wanted[view.name]
+                if raw_wanted:
+                    self.images[view.name].publish(
+                        image_msg(view.rgb, 'rgb8', view.time, view.frame_id)
+                    )
+                if jpeg_wanted:
+                    msg = compressed_image_msg(jpeg_of(view.rgb), 'jpeg', view.time, view.frame_id)
+                    self.compressed[view.name].publish(msg)
+                self.infos[view.name].publish(camera_info_msg(view))
+        except Exception:  # a lost frame must not stop the ticks; it is said
+            self.get_logger().error(f'camera frames not published:\n{traceback.format_exc()}')
+        finally:
+            published.set()
+
+    def frames_published(self) -> None:
+        """Wait until the camera frames asked for so far are published (the episode's outcome
+        is answered after its last frames, so a recording holds them before the end)."""
+        self._frames_published.wait()
 
     def _positions(self, state: RobotState) -> dict[str, float]:
         """The 16 joint positions by URDF name (both fingers of each gripper)."""
@@ -245,12 +272,6 @@ class WorkerNode(Node):
             arm = state.arm(a)
             values += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
         return dict(zip(self._joint_names, values, strict=True))
-
-    def _publish_joint_states(self, state: RobotState, now) -> None:
-        positions = self._positions(state)
-        js = JointState(name=list(positions), position=list(positions.values()))
-        js.header.stamp = now
-        self.joint_states.publish(js)
 
     @staticmethod
     def _transforms(transforms, now) -> list[TransformStamped]:
@@ -415,6 +436,7 @@ class WorkerNode(Node):
         return response
 
     def _outcome(self, request: Outcome.Request, response: Outcome.Response) -> Outcome.Response:
+        self.frames_published()
         try:
             outcome = self.worker.outcome(request.token)
         except WorkerError as exc:

@@ -1,5 +1,8 @@
 """The worker core without ROS: a whole lift, tokens, the step limit, determinism, rendering."""
 
+import copy
+import threading
+
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
@@ -219,3 +222,57 @@ def test_a_camera_asked_again_at_the_same_tick_gets_the_same_render(emb, urdf):
     station._views.clear()
     fresh = station.render('cam_head', depth=True, segmentation=True)
     assert np.array_equal(fresh.rgb, after.rgb) and np.array_equal(fresh.depth, after.depth)
+
+
+def test_a_later_render_shows_the_scene_as_it_was_when_asked(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('lift_cube', 0, 0)
+    station = worker.station
+    gate = threading.Event()
+    station._gl.submit(gate.wait)  # the render thread is busy: the views wait behind it
+    try:
+        asked = copy.copy(station.data)
+        views = station.render_later(['cam_head', 'cam_left_wrist'])
+        command = worker.measured()
+        command[0] += 0.3
+        for _ in range(5):  # the world goes on meanwhile
+            assert worker.tick(command).accepted
+    finally:
+        gate.set()
+    head, wrist = views.result()
+    assert head.time == asked.time < station.time and head.depth is None
+    moved = station.render('cam_head', depth=False, segmentation=False)
+    assert not np.array_equal(moved.rgb, head.rgb)
+    station.data = asked  # the scene as it was asked for, rendered now
+    station._views.clear()
+    for view in (head, wrist):
+        again = station.render(view.name, depth=False, segmentation=False)
+        assert np.array_equal(again.rgb, view.rgb)
+        assert np.array_equal(again.position, view.position)
+    with pytest.raises(ValueError, match="unknown camera 'cam_tail'"):
+        station.render_later(['cam_head', 'cam_tail'])
+    worker.close()
+
+
+def test_a_colour_changes_only_after_the_renders_asked_before(emb, urdf):
+    worker = Worker(emb, urdf)
+    worker.reset('press_button', 0, 0)
+    station = worker.station
+    before = station.render('cam_head', depth=False, segmentation=False)
+    station._views.clear()  # the later render renders, rather than find the view kept
+    gate = threading.Event()
+    station._gl.submit(gate.wait)
+    try:
+        views = station.render_later(['cam_head'])
+        recoloured = threading.Thread(target=station.recolour, args=(slice(None), (1, 0, 1, 1)))
+        recoloured.start()
+        recoloured.join(0.2)
+        held = recoloured.is_alive()  # until the render asked before it has run
+    finally:
+        gate.set()
+    recoloured.join()
+    assert held
+    assert np.array_equal(views.result()[0].rgb, before.rgb)
+    after = station.render('cam_head', depth=False, segmentation=False)
+    assert not np.array_equal(after.rgb, before.rgb)
+    worker.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import mujoco
@@ -48,7 +48,9 @@ class MujocoStation:
         self.data: mujoco.MjData | None = None
         self.objects: list[ObjectSpec] = []
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
-        self._views: dict[str, tuple[tuple, CameraView]] = {}  # camera -> (scene, its last view)
+        # camera -> (scene, its last view); read and written on the GL thread only
+        self._views: dict[str, tuple[tuple, CameraView]] = {}
+        self._frames: list[mujoco.MjData] = []  # copies of the scene for render_later, reused
         # Cameras see what a real camera would: no sites (the TCP markers are for viewers).
         self._camera_option = mujoco.MjvOption()
         self._camera_option.sitegroup[:] = 0
@@ -60,8 +62,7 @@ class MujocoStation:
 
     def load(self, objects: list[ObjectSpec]) -> None:
         """Build the station with `objects`, arms at zero and grippers open."""
-        self.close_renderers()  # they belong to the old model
-        self._views.clear()
+        self.close_renderers()  # they belong to the old model (and every render is done)
         spec = station_spec(self.emb, self.urdf)
         add_objects(spec, objects, self.emb.table_top_z)
         self.model = spec.compile()
@@ -137,14 +138,24 @@ class MujocoStation:
 
     def close_renderers(self) -> None:
         """Free the renderers' GL contexts now, on the GL thread: left to the garbage collector,
-        a context may be destroyed from another thread mid-render and hang EGL."""
+        a context may be destroyed from another thread mid-render and hang EGL. Every render
+        asked for before is done when this returns."""
 
         def close() -> None:
             for renderer in self._renderers.values():
                 renderer.close()
             self._renderers.clear()
+            self._views.clear()
+            self._frames.clear()
 
         self._gl.submit(close).result()
+
+    def recolour(self, geoms, rgba) -> None:
+        """Give `geoms` (an index or mask of the model's geoms) the colour `rgba`, once the
+        renders asked for before are done: render_later's renders read the model's colours
+        when they run, and must see the scene as it was when they were asked for."""
+        self._gl.submit(lambda: None).result()
+        self.model.geom_rgba[geoms] = rgba
 
     def close(self) -> None:
         self.close_renderers()
@@ -206,9 +217,7 @@ class MujocoStation:
                 self.latched.add(obj.name)
                 self.latch_order.append(obj.name)
                 if obj.latched_rgba is not None:
-                    for g in range(m.ngeom):
-                        if m.geom_bodyid[g] == body:
-                            m.geom_rgba[g] = obj.latched_rgba
+                    self.recolour(m.geom_bodyid == body, obj.latched_rgba)
 
     @contextlib.contextmanager
     def rollout(self) -> Iterator[MujocoStation]:
@@ -224,7 +233,8 @@ class MujocoStation:
         finally:
             self.data, self.latched, self.grasped = live, latched, grasped
             self.latch_order = order
-            self.model.geom_rgba[:] = rgba
+            if not np.array_equal(self.model.geom_rgba, rgba):
+                self.recolour(slice(None), rgba)
 
     @property
     def time(self) -> float:
@@ -380,9 +390,41 @@ class MujocoStation:
         """RGB (and depth, segmentation) of one camera at its configured resolution.
 
         A camera asked again while the scene is as it was (the turn report's images and
-        locate()'s views of one tick) gets the render it had, not a new one: each camera's
-        last view is kept with what a render depends on, and its arrays are read-only."""
-        scene = self._scene_key()
+        locate()'s views of one tick, a recorded frame) gets the render it had, not a new one:
+        each camera's last view is kept with what a render depends on, and its arrays are
+        read-only."""
+        self._check_cameras([camera])
+        return self._gl.submit(self._view, self.data, camera, depth, segmentation).result()
+
+    def render_later(self, cameras: list[str]) -> Future[list[CameraView]]:
+        """The RGB views of `cameras` as the scene is now, rendered on the GL thread while the
+        caller goes on (the next ticks' physics and a render overlap: MuJoCo leaves Python's
+        lock while it draws). The scene is copied first (~10 us); the colours are the model's
+        when the render runs, so the station changes one only after the renders before it."""
+        self._check_cameras(cameras)
+        frame = self._frames.pop() if self._frames else mujoco.MjData(self.model)
+        mujoco.mj_copyData(frame, self.model, self.data)
+
+        def views() -> list[CameraView]:
+            try:
+                return [self._view(frame, c, False, False) for c in cameras]
+            finally:
+                self._frames.append(frame)
+
+        return self._gl.submit(views)
+
+    def _check_cameras(self, cameras: list[str]) -> None:
+        for camera in cameras:
+            if camera not in self.emb.cameras:
+                known = ', '.join(self.emb.cameras)
+                raise ValueError(f'unknown camera {camera!r}; cameras: {known}')
+
+    def _view(
+        self, data: mujoco.MjData, camera: str, depth: bool, segmentation: bool
+    ) -> CameraView:
+        """On the GL thread: the kept view of `camera` if the scene of `data` is the one it was
+        rendered from and it has the images asked for, else a new render (then kept)."""
+        scene = self._scene_key(data)
         kept = self._views.get(camera)
         if kept is not None and kept[0] == scene:
             view = kept[1]
@@ -394,18 +436,17 @@ class MujocoStation:
                     depth=view.depth if depth else None,
                     segmentation=view.segmentation if segmentation else None,
                 )
-        view = self._gl.submit(self._render, camera, depth, segmentation).result()
+        view = self._render(data, camera, depth, segmentation)
         for array in (view.rgb, view.depth, view.segmentation):
             if array is not None:
                 array.flags.writeable = False
         self._views[camera] = (scene, view)
         return view
 
-    def _scene_key(self) -> tuple:
+    def _scene_key(self, d: mujoco.MjData) -> tuple:
         """Everything a render depends on that can change: the time a view carries, the geoms'
         and cameras' poses (as the last step or forward pass left them) and the colours (a
         latched button turns green). Equal keys, equal images."""
-        d = self.data
         return (
             d.time,
             d.geom_xpos.tobytes(),
@@ -415,25 +456,25 @@ class MujocoStation:
             self.model.geom_rgba.tobytes(),
         )
 
-    def _render(self, camera: str, depth: bool, segmentation: bool) -> CameraView:
-        if camera not in self.emb.cameras:
-            raise ValueError(f'unknown camera {camera!r}; cameras: {", ".join(self.emb.cameras)}')
+    def _render(
+        self, data: mujoco.MjData, camera: str, depth: bool, segmentation: bool
+    ) -> CameraView:
         cam = self.emb.cameras[camera]
         key = (cam.height, cam.width)
         renderer = self._renderers.get(key)
         if renderer is None:
             renderer = self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
-        renderer.update_scene(self.data, camera, self._camera_option)
+        renderer.update_scene(data, camera, self._camera_option)
         rgb = renderer.render().copy()
         depth_img = seg = None
         if depth:
             renderer.enable_depth_rendering()
-            renderer.update_scene(self.data, camera, self._camera_option)
+            renderer.update_scene(data, camera, self._camera_option)
             depth_img = renderer.render().astype(np.float32)
             renderer.disable_depth_rendering()
         if segmentation:
             renderer.enable_segmentation_rendering()
-            renderer.update_scene(self.data, camera, self._camera_option)
+            renderer.update_scene(data, camera, self._camera_option)
             raw = renderer.render()
             renderer.disable_segmentation_rendering()
             seg = np.full(raw.shape[:2], -1, dtype=np.int32)
@@ -449,7 +490,7 @@ class MujocoStation:
             valid = is_geom & (geom_ids >= 0)
             seg[valid] = lookup[geom_ids[valid]]
         fy = 0.5 * cam.height / np.tan(np.radians(cam.fovy_deg) / 2)
-        c = self.data.cam(camera)
+        c = data.cam(camera)
         optical = c.xmat.reshape(3, 3) @ _MJ_TO_OPTICAL
         return CameraView(
             camera,
@@ -463,5 +504,5 @@ class MujocoStation:
             depth_img,
             seg,
             tuple(o.label for o in self.objects),
-            self.time,
+            float(data.time),
         )

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from concurrent.futures import Future
 
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
@@ -264,6 +265,11 @@ class Ros2ControlStation:
             self._labels.get(camera, ()),
             _seconds(rgb) - self._reset_time,
         )
+
+    def render_later(self, cameras: list[str]) -> Future[list[CameraView]]:
+        views: Future[list[CameraView]] = Future()
+        views.set_result([self.render(c, depth=False, segmentation=False) for c in cameras])
+        return views
 
     def _camera_pose(self, camera: str) -> tuple[np.ndarray, np.ndarray]:
         """The optical frame's pose in the world: the mounting on its parent, the parent's pose
