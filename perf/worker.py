@@ -1,4 +1,5 @@
-"""Ticks per second through the ROS `tick` service vs the backend in-process, and ms per observe.
+"""Ticks per second through the ROS `tick` service vs the backend in-process, ms per observe,
+and the state topics' cost a tick (built messages vs the worker's serialized templates).
 
 The ratio of the two tick rates is the ROS overhead; sim speed is simulated seconds per wall
 second without cameras. Prints JSON.
@@ -14,11 +15,19 @@ import time
 import numpy as np
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
+from geometry_msgs.msg import TransformStamped
 from harness_bringup.domain import claim_domain_id
+from harness_types.convert import stamp
+from harness_types.tf_tree import TfTree
+from harness_worker.state_messages import StateMessages
 from harness_worker.worker import Worker
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.serialization import serialize_message
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
 
 from arx_x5_description.urdf import station_urdf
 from harness_msgs.msg import Command
@@ -101,9 +110,57 @@ def observe_ms(emb, urdf, n: int) -> dict:
         ):
             t = time.perf_counter()
             for _ in range(n):
+                # the scene does not change here: without this, the kept views would be timed
+                worker.station._views.clear()
                 worker.observe(list(emb.cameras), **kwargs)
             out[f'three_cameras_{label}_{kind}_ms'] = (time.perf_counter() - t) / n * 1e3
     return out
+
+
+def state_topics_us(emb, urdf, n: int) -> dict:
+    """A tick's /clock, /joint_states and /tf, side by side: as rclpy messages built and
+    serialized each tick (what the worker published before), and as the worker writes them
+    now (StateMessages: numbers into bytes serialized once). The bytes are what publish sends."""
+    tree = TfTree(urdf)
+    names = emb.all_joint_names()
+    messages = StateMessages(names, tree)
+    positions = dict(zip(names, np.linspace(-1.0, 1.0, len(names)), strict=True))
+    values = list(positions.values())
+
+    def as_messages(time_s: float) -> None:
+        now = stamp(time_s)
+        serialize_message(Clock(clock=now))
+        js = JointState(name=list(positions), position=values)
+        js.header.stamp = now
+        serialize_message(js)
+        transforms = []
+        for tf in tree.moving(positions):
+            t = TransformStamped()
+            t.header.stamp, t.header.frame_id, t.child_frame_id = now, tf.parent, tf.child
+            tr, rot = t.transform.translation, t.transform.rotation
+            tr.x, tr.y, tr.z = (float(v) for v in tf.translation)
+            rot.w, rot.x, rot.y, rot.z = (float(v) for v in tf.quat)
+            transforms.append(t)
+        serialize_message(TFMessage(transforms=transforms))
+
+    def as_templates(time_s: float) -> None:
+        messages.clock(time_s)
+        messages.joint_states(values, time_s)
+        messages.tf(positions, time_s)
+
+    out = {}
+    for _ in range(3):  # interleaved: the machine's noise falls on both
+        for label, publish in (('messages', as_messages), ('templates', as_templates)):
+            t = time.perf_counter()
+            for k in range(n):
+                publish(k * 0.04)
+            us = (time.perf_counter() - t) / n * 1e6
+            out[label] = min(out.get(label, us), us)
+    return {
+        'state_topics_us_per_tick_messages': out['messages'],
+        'state_topics_us_per_tick_templates': out['templates'],
+        'state_topics_ratio': out['messages'] / out['templates'],
+    }
 
 
 def main() -> None:
@@ -129,6 +186,7 @@ def main() -> None:
         'targets': {'ros_overhead_ms_per_tick': 1.0, 'sim_speed_x_real_time': 10.0},
     }
     result.update({k: round(v, 2) for k, v in observe_ms(emb, urdf, args.observes).items()})
+    result.update({k: round(v, 1) for k, v in state_topics_us(emb, urdf, args.ticks).items()})
     print(json.dumps(result))
 
 

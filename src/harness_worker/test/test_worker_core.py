@@ -213,6 +213,13 @@ def test_a_camera_asked_again_at_the_same_tick_gets_the_same_render(emb, urdf):
     rgb_only = station.render('cam_left_wrist', depth=False, segmentation=False)
     with_depth = station.render('cam_left_wrist', depth=True, segmentation=False)
     assert rgb_only.depth is None and with_depth.depth is not None  # rendered anew
+    assert with_depth.rgb is rgb_only.rgb and with_depth.segmentation is None  # its RGB kept
+    both = station.render('cam_left_wrist', depth=True, segmentation=True)
+    assert both.depth is with_depth.depth and both.segmentation is not None
+    station._views.clear()
+    fresh = station.render('cam_left_wrist', depth=True, segmentation=True)
+    for image in ('rgb', 'depth', 'segmentation'):  # what was added is what one render gives
+        assert np.array_equal(getattr(fresh, image), getattr(both, image))
     # a tick moves the arm (and time): a new render, equal to a render from scratch
     command = worker.measured()
     command[0] += 0.2

@@ -426,22 +426,28 @@ class MujocoStation:
         rendered from and it has the images asked for, else a new render (then kept)."""
         scene = self._scene_key(data)
         kept = self._views.get(camera)
-        if kept is not None and kept[0] == scene:
-            view = kept[1]
-            if (view.depth is not None or not depth) and (
-                view.segmentation is not None or not segmentation
-            ):
-                return replace(
+        view = kept[1] if kept is not None and kept[0] == scene else None
+        if view is None:
+            view = self._render(data, camera, depth, segmentation)
+        else:  # the images it lacks are rendered; its RGB is not rendered again
+            need_depth = depth and view.depth is None
+            need_segmentation = segmentation and view.segmentation is None
+            if need_depth or need_segmentation:
+                more = self._render(data, camera, need_depth, need_segmentation, rgb=view.rgb)
+                view = replace(
                     view,
-                    depth=view.depth if depth else None,
-                    segmentation=view.segmentation if segmentation else None,
+                    depth=more.depth if need_depth else view.depth,
+                    segmentation=more.segmentation if need_segmentation else view.segmentation,
                 )
-        view = self._render(data, camera, depth, segmentation)
         for array in (view.rgb, view.depth, view.segmentation):
             if array is not None:
                 array.flags.writeable = False
         self._views[camera] = (scene, view)
-        return view
+        return replace(
+            view,
+            depth=view.depth if depth else None,
+            segmentation=view.segmentation if segmentation else None,
+        )
 
     def _scene_key(self, d: mujoco.MjData) -> tuple:
         """Everything a render depends on that can change: the time a view carries, the geoms'
@@ -457,15 +463,23 @@ class MujocoStation:
         )
 
     def _render(
-        self, data: mujoco.MjData, camera: str, depth: bool, segmentation: bool
+        self,
+        data: mujoco.MjData,
+        camera: str,
+        depth: bool,
+        segmentation: bool,
+        rgb: np.ndarray | None = None,
     ) -> CameraView:
+        """A new view of `camera` in the scene of `data`; with `rgb` (this scene's, rendered
+        before) only the depth and segmentation passes run."""
         cam = self.emb.cameras[camera]
         key = (cam.height, cam.width)
         renderer = self._renderers.get(key)
         if renderer is None:
             renderer = self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
-        renderer.update_scene(data, camera, self._camera_option)
-        rgb = renderer.render().copy()
+        if rgb is None:
+            renderer.update_scene(data, camera, self._camera_option)
+            rgb = renderer.render().copy()
         depth_img = seg = None
         if depth:
             renderer.enable_depth_rendering()
