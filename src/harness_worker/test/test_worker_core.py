@@ -3,6 +3,7 @@
 import copy
 import threading
 
+import mujoco
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
@@ -282,4 +283,47 @@ def test_a_colour_changes_only_after_the_renders_asked_before(emb, urdf):
     assert np.array_equal(views.result()[0].rgb, before.rgb)
     after = station.render('cam_head', depth=False, segmentation=False)
     assert not np.array_equal(after.rgb, before.rgb)
+    worker.close()
+
+
+def _separate_passes(station, camera):
+    """Depth and segmentation as mujoco's Renderer gives them, one render per image."""
+    cam = station.emb.cameras[camera]
+    renderer = mujoco.Renderer(station.model, cam.height, cam.width)
+    try:
+        renderer.enable_depth_rendering()
+        renderer.update_scene(station.data, camera, station._camera_option)
+        depth = renderer.render().astype(np.float32)
+        renderer.disable_depth_rendering()
+        renderer.enable_segmentation_rendering()
+        renderer.update_scene(station.data, camera, station._camera_option)
+        raw = renderer.render()
+    finally:
+        renderer.close()
+    bodies = {station._object_bodies[o.name]: i for i, o in enumerate(station.objects)}
+    lookup = np.array([bodies.get(int(b), -1) for b in station.model.geom_bodyid])
+    seg = np.full(raw.shape[:2], -1, dtype=np.int32)
+    valid = (raw[..., 1] == int(mujoco.mjtObj.mjOBJ_GEOM)) & (raw[..., 0] >= 0)
+    seg[valid] = lookup[raw[..., 0][valid]]
+    return depth, seg
+
+
+@pytest.mark.parametrize('task', ['place_in_bowl', 'sort_by_colour'])
+def test_depth_and_segmentation_from_one_render_are_the_renderers_own(emb, urdf, task):
+    worker = Worker(emb, urdf)
+    worker.reset(task, 0, 0)
+    station = worker.station
+    command = worker.measured()
+    command[1] += 0.15  # an arm in the views as well
+    for _ in range(8):
+        assert worker.tick(command).accepted
+    for camera in emb.cameras:
+        for depth, segmentation in ((True, True), (False, True)):
+            station._views.clear()
+            view = station.render(camera, depth=depth, segmentation=segmentation)
+            want_depth, want_seg = station._gl.submit(_separate_passes, station, camera).result()
+            assert np.array_equal(view.segmentation, want_seg), (camera, depth)
+            assert (view.segmentation >= 0).any() or camera != 'cam_head'
+            if depth:
+                assert np.array_equal(view.depth, want_depth), camera
     worker.close()
