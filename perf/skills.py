@@ -31,7 +31,7 @@ from harness_types import names
 
 
 def wait(future):
-    return wait_future(future, 300.0, between=lambda: None, poll=0.0002)
+    return wait_future(future, 300.0)
 
 
 def main() -> None:

@@ -134,11 +134,10 @@ class DriverNode(Node):
                 ),
                 30.0,
                 between=check,
-                poll=0.002,
             )
             if not handle.accepted:
                 raise GraphError('the kernel refused the cell')
-            result = wait_future(handle.get_result_async(), timeout, between=check, poll=0.002)
+            result = wait_future(handle.get_result_async(), timeout, between=check)
         except TimeoutError:
             raise GraphError(f'the kernel did not answer within {timeout:g} s') from None
         return cell_result_of(result.result)

@@ -9,26 +9,26 @@ from typing import Any
 
 
 def wait_future(
-    future, timeout: float, between: Callable[[], None] | None = None, poll: float = 0.0005
+    future, timeout: float, between: Callable[[], None] | None = None, poll: float = 0.05
 ) -> Any:
     """The future's result; TimeoutError when it is not done within `timeout` seconds.
 
-    Without `between` the thread sleeps until the future's done-callback wakes it. With it,
-    `between()` is called every `poll` seconds while waiting (the driver checks that the kernel
-    still runs). A waiting thread that has work of its own to serve uses
-    `wait_future_serving`."""
-    if between is None:
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(timeout):
-            raise TimeoutError(f'no answer within {timeout:g} s')
-        return future.result()
+    The thread sleeps until the future's done-callback wakes it. With `between`, it also wakes
+    every `poll` seconds to call `between()` (the driver checks that the kernel still runs),
+    which may raise to stop the wait; the result itself is not held back by `poll`. A waiting
+    thread that has work of its own to serve uses `wait_future_serving`."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
     deadline = time.monotonic() + timeout
-    while not future.done():
-        between()
-        if time.monotonic() > deadline:
+    while not done.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise TimeoutError(f'no answer within {timeout:g} s')
-        time.sleep(poll)
+        if between is None:
+            done.wait(left)
+            continue
+        if not done.wait(min(left, poll)):
+            between()
     return future.result()
 
 
