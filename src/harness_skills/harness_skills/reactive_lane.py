@@ -58,6 +58,11 @@ def _ready(context: Any, handle: Any, kind: str, seconds: float) -> bool:
         return handle.pointer in wait_set.get_ready_entities(kind)
 
 
+class LaneUnavailableError(ConnectionError):
+    """No service answers the lane: none was there when a call began, or it left the graph
+    while the call waited."""
+
+
 class LaneClient:
     """A service client on a node of its own; `call` sends a request and waits for its answer
     on the calling thread. One call at a time (others queue)."""
@@ -67,16 +72,26 @@ class LaneClient:
         self.client = self.node.create_client(srv_type, srv_name)
         self.srv_name = self.client.srv_name
         self._calling = threading.Lock()
+        # Asking the graph whether the service is there costs ~0.1 ms, as much as a tenth of
+        # the round trip: it is asked before a call only until the service has been seen, and
+        # then only when a wait slice passes without the answer.
+        self._seen = False
 
     def service_is_ready(self) -> bool:
         return self.client.service_is_ready()
 
     def call(self, request: Any, timeout: float) -> Any:
-        """The response to `request`; TimeoutError after `timeout` seconds. A late answer to an
-        earlier call that timed out is dropped (its sequence number is not this call's)."""
+        """The response to `request`; TimeoutError after `timeout` seconds, and
+        LaneUnavailableError when no service is there (or it goes while the call waits). A
+        late answer to an earlier call that timed out is dropped (its sequence number is not
+        this call's)."""
         deadline = time.monotonic() + timeout
         context = self.node.context
         with self._calling:
+            if not self._seen:
+                if not self.client.service_is_ready():
+                    raise LaneUnavailableError(f'{self.srv_name} is not available')
+                self._seen = True
             handle = self.client.handle
             with handle:
                 sequence = handle.send_request(request)
@@ -85,6 +100,11 @@ class LaneClient:
                 if left <= 0 or not context.ok():
                     raise TimeoutError(f'no answer within {timeout:g} s')
                 if not _ready(context, handle, 'client', min(left, WAIT_SLICE_S)):
+                    if not self.client.service_is_ready():
+                        self._seen = False
+                        raise LaneUnavailableError(
+                            f'{self.srv_name} left the graph before it answered'
+                        )
                     continue
                 with handle:
                     header, response = handle.take_response(self.client.srv_type.Response)
@@ -136,6 +156,8 @@ class LaneService:
                 continue
             try:
                 response = service.callback(request, service.srv_type.Response())
+                if self._stopping.is_set():  # closed while it ran: the node may be gone
+                    return
                 service.send_response(response, header)
             except Exception:  # a bug in the callback: say it, keep serving (its caller times out)
                 self.node.get_logger().error(

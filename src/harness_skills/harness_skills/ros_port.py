@@ -27,7 +27,7 @@ from rclpy.node import Node
 from harness_msgs.msg import Command
 from harness_msgs.srv import Fk, Ik, Observe, Plan, Predict, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
-from harness_skills.reactive_lane import LaneClient
+from harness_skills.reactive_lane import LaneClient, LaneUnavailableError
 from harness_types import names
 
 
@@ -137,8 +137,6 @@ class RosReactivePort:
     def step(
         self, execution_id: str, skill: str, obs: RobotState, call_controller: bool
     ) -> ReactiveResult:
-        if not self._lane.service_is_ready():
-            return ReactiveResult(fault=f'{self._lane.srv_name} is not available')
         req = ReactiveStep.Request(
             execution_id=execution_id,
             skill=skill,
@@ -152,6 +150,8 @@ class RosReactivePort:
             self._calls += 1
         try:
             r = self._lane.call(req, self.timeout)
+        except LaneUnavailableError as exc:
+            return ReactiveResult(fault=str(exc))
         except TimeoutError:
             detail = f'{self._lane.srv_name} did not answer within {self.timeout:g} s'
             return ReactiveResult(fault=detail)

@@ -1,6 +1,7 @@
 """kernel/reactive_step's lanes with real rclpy nodes in a domain of their own: the answer comes
-back, a call nobody answers times out, a late answer to a timed-out call is not taken for the
-next call's, a callback that raises does not stop the service, and both lanes close."""
+back, a call nobody answers times out, a missing or vanished service is said, a late answer to
+a timed-out call is not taken for the next call's, a callback that raises does not stop the
+service, and both lanes close."""
 
 import threading
 import time
@@ -8,7 +9,7 @@ import time
 import pytest
 import rclpy
 from harness_bringup.domain import claim_domain_id
-from harness_skills.reactive_lane import LaneClient, LaneService
+from harness_skills.reactive_lane import LaneClient, LaneService, LaneUnavailableError
 from rclpy.node import Node
 
 from harness_msgs.srv import ReactiveStep
@@ -88,12 +89,37 @@ def test_a_callback_that_raises_leaves_the_service_serving(owners):
         assert time.monotonic() - started < 5.0  # its thread ended
 
 
-def test_no_service_means_not_ready_and_a_timeout(owners):
+def test_no_service_means_not_ready_and_a_call_says_so(owners):
     _, client_owner = owners
     client = LaneClient('lane_client', client_owner, ReactiveStep, 'lane_test/nobody')
     try:
         assert not client.service_is_ready()
-        with pytest.raises(TimeoutError):
-            client.call(ReactiveStep.Request(), timeout=0.2)
+        with pytest.raises(LaneUnavailableError, match='lane_test/nobody is not available'):
+            client.call(ReactiveStep.Request(), timeout=5.0)
     finally:
+        client.close()
+
+
+def test_a_service_that_leaves_while_a_call_waits_is_noticed_before_the_timeout(owners):
+    """The graph is asked only when a wait slice passes without the answer: a service gone
+    mid-call ends the call with LaneUnavailableError, not after its whole timeout."""
+    server_owner, client_owner = owners
+    answering, released = threading.Event(), threading.Event()
+    answering.set()
+
+    def answer(request, response):
+        if not answering.is_set():
+            released.wait(30)  # no answer while the service closes
+        return response
+
+    service = LaneService('lane_server', server_owner, ReactiveStep, 'lane_test/leaves', answer)
+    client = ready(LaneClient('lane_client', client_owner, ReactiveStep, 'lane_test/leaves'))
+    try:
+        client.call(ReactiveStep.Request(), timeout=5.0)
+        answering.clear()
+        threading.Timer(0.3, service.close).start()
+        with pytest.raises(LaneUnavailableError, match='left the graph before it answered'):
+            client.call(ReactiveStep.Request(), timeout=60.0)
+    finally:
+        released.set()
         client.close()
