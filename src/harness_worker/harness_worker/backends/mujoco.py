@@ -85,6 +85,10 @@ class MujocoStation:
             a: {b for b in range(m.nbody) if m.body(b).name.startswith(f'{a}_')} for a in ARMS
         }
         self._finger_bodies = {a: (m.body(f'{a}_link7').id, m.body(f'{a}_link8').id) for a in ARMS}
+        # Ids, not names: a named view (data.body(name)) costs microseconds, and the state
+        # and the task's snapshot are read every tick.
+        self._link6_body = {a: m.body(f'{a}_link6').id for a in ARMS}
+        self._tcp_site = {a: m.site(f'{a}_tcp').id for a in ARMS}
         self._object_bodies = {o.name: m.body(o.name).id for o in objects}
         self._object_of_body = {b: name for name, b in self._object_bodies.items()}
         self._buttons = {self._object_bodies[o.name]: o for o in objects if o.latch_force > 0}
@@ -131,7 +135,7 @@ class MujocoStation:
             if o.slide is not None and o.speed:
                 self.data.qvel[m.joint(f'{o.name}_slide').dofadr[0]] = o.speed
         mujoco.mj_forward(m, self.data)
-        self.home = {a: self._site_pose(f'{a}_tcp') for a in ARMS}
+        self.home = {a: self._tcp_pose(a) for a in ARMS}
         self._start_z = {
             o.name: float(self.data.xpos[self._object_bodies[o.name]][2]) for o in objects
         }
@@ -198,13 +202,14 @@ class MujocoStation:
         by both fingers and raised 1 cm above where it started: closed fingertips pushing a cube
         touch it with both fingers too)."""
         m, d = self.model, self.data
+        contact = self._contact_bodies()
         for a in ARMS:
-            for name in self.holding(a):
+            for name in self._holding(a, contact):
                 if d.xpos[self._object_bodies[name]][2] > self._start_z[name] + 0.01:
                     self.grasped.add(name)
         if not self._buttons:
             return
-        b1, b2 = self._contact_bodies()
+        b1, b2 = contact
         arm1, arm2 = self._any_arm_mask[b1], self._any_arm_mask[b2]
         force: dict[int, float] = {}
         for button in self._buttons:
@@ -242,27 +247,29 @@ class MujocoStation:
 
     # State --------------------------------------------------------------------------------
 
-    def _site_pose(self, site: str) -> tuple[np.ndarray, np.ndarray]:
-        s = self.data.site(site)
-        return s.xpos.copy(), s.xmat.reshape(3, 3).copy()
+    def _tcp_pose(self, arm: str) -> tuple[np.ndarray, np.ndarray]:
+        site = self._tcp_site[arm]
+        return self.data.site_xpos[site].copy(), self.data.site_xmat[site].reshape(3, 3).copy()
 
     def state(self, step: int) -> RobotState:
         d = self.data
+        contact = self._contact_bodies()
         arms = {}
         for a in ARMS:
-            link6 = d.body(f'{a}_link6')
-            tcp_p, tcp_r = self._site_pose(f'{a}_tcp')
+            link6 = self._link6_body[a]
+            tcp_p, tcp_r = self._tcp_pose(a)
+            finger = float(d.qpos[self._finger_qpos[a]])
             arms[a] = ArmState(
                 name=a,
-                joints=d.qpos[self._arm_qpos[a]].copy(),
-                gripper=self.emb.gripper.open_fraction(d.qpos[self._finger_qpos[a]]),
+                joints=d.qpos[self._arm_qpos[a]],  # indexing with an array copies
+                gripper=self.emb.gripper.open_fraction(finger),
                 tcp_position=tcp_p,
                 tcp_quat=matrix_to_quat(tcp_r),
-                link6_position=link6.xpos.copy(),
-                link6_quat=link6.xquat.copy(),
-                velocities=d.qvel[self._arm_dof[a]].copy(),
-                grip_force=self.grip_force(a),
-                fingers=(float(d.qpos[self._finger_qpos[a]]), float(d.qpos[self._mimic_qpos[a]])),
+                link6_position=d.xpos[link6].copy(),
+                link6_quat=d.xquat[link6].copy(),
+                velocities=d.qvel[self._arm_dof[a]],
+                grip_force=self._grip_force(a, contact),
+                fingers=(finger, float(d.qpos[self._mimic_qpos[a]])),
             )
         return RobotState(arms['left'], arms['right'], step, self.time)
 
@@ -284,14 +291,20 @@ class MujocoStation:
 
     def grip_force(self, arm: str) -> float:
         """Total normal contact force (N) on `arm`'s fingers from bodies not of that arm."""
-        b1, b2 = self._contact_bodies()
+        return self._grip_force(arm, self._contact_bodies())
+
+    def _grip_force(self, arm: str, contact: tuple[np.ndarray, np.ndarray]) -> float:
+        b1, b2 = contact
         fingers, mine = self._finger_mask[arm], self._arm_mask[arm]
         on_finger = (fingers[b1] & ~mine[b2]) | (fingers[b2] & ~mine[b1])
         return float(self._normal_force(np.flatnonzero(on_finger)))
 
     def holding(self, arm: str) -> tuple[str, ...]:
         """Objects touched by both fingers of `arm`."""
-        b1, b2 = self._contact_bodies()
+        return self._holding(arm, self._contact_bodies())
+
+    def _holding(self, arm: str, contact: tuple[np.ndarray, np.ndarray]) -> tuple[str, ...]:
+        b1, b2 = contact
         touched = []
         for finger in self._finger_bodies[arm]:
             others = np.concatenate([b2[b1 == finger], b1[b2 == finger]]).tolist()
@@ -300,19 +313,21 @@ class MujocoStation:
 
     def snapshot(self, step: int) -> WorldSnapshot:
         """What a task's success check sees."""
+        d = self.data
         objects = {}
         for o in self.objects:
-            body = self.data.body(o.name)
+            body = self._object_bodies[o.name]
             objects[o.name] = ObjectState(
-                o.name, o.label, body.xpos.copy(), body.xquat.copy(), o.size
+                o.name, o.label, d.xpos[body].copy(), d.xquat[body].copy(), o.size
             )
+        contact = self._contact_bodies()
         arms = {}
         for a in ARMS:
-            p, r = self._site_pose(f'{a}_tcp')
+            p, r = self._tcp_pose(a)
             hp, hr = self.home[a]
             arms[a] = ArmSnapshot(
-                self.emb.gripper.open_fraction(self.data.qpos[self._finger_qpos[a]]),
-                self.holding(a),
+                self.emb.gripper.open_fraction(d.qpos[self._finger_qpos[a]]),
+                self._holding(a, contact),
                 p,
                 r,
                 hp,
