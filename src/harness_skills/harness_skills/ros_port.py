@@ -7,6 +7,7 @@ other threads (reentrant callback group), so an action's execute callback may ca
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -133,16 +134,20 @@ class RosReactivePort:
         self.cameras: list[str] = []
         self.camera_every = 1
         self._calls = 0
+        self._requests = threading.local()
 
     def step(
         self, execution_id: str, skill: str, obs: RobotState, call_controller: bool
     ) -> ReactiveResult:
-        req = ReactiveStep.Request(
-            execution_id=execution_id,
-            skill=skill,
-            call_controller=call_controller,
-            state=robot_state_msg(obs),
-        )
+        # One request per thread, written over each tick (a new one builds a default robot
+        # state only to replace it); rclpy has converted it once send_request returns.
+        req = getattr(self._requests, 'request', None)
+        if req is None:
+            req = self._requests.request = ReactiveStep.Request()
+        req.execution_id, req.skill = execution_id, skill
+        req.call_controller = call_controller
+        robot_state_msg(obs, req.state)
+        req.views = []
         if self.cameras and call_controller:
             if self._calls % self.camera_every == 0:
                 r = self.station.call('observe', Observe.Request(cameras=self.cameras, depth=True))

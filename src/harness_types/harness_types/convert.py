@@ -69,11 +69,10 @@ def _set_pose(pose: Pose, position, quat) -> None:
     q.w, q.x, q.y, q.z = (float(v) for v in quat)
 
 
-def arm_state_msg(arm: ArmState) -> hm.ArmState:
-    # Filled in place: the message's default poses are assigned to, not rebuilt, and the fixed
-    # arrays take float64 copies whole (a robot state goes out every tick while program
-    # guards are active; this halves its cost).
-    msg = hm.ArmState()
+def arm_state_msg(arm: ArmState, msg: hm.ArmState | None = None) -> hm.ArmState:
+    """`arm` as a message; written into `msg` when given (its poses are assigned to, not
+    rebuilt: a robot state goes out every tick while program guards are active)."""
+    msg = hm.ArmState() if msg is None else msg
     msg.name = arm.name
     msg.joints = np.array(arm.joints, dtype=np.float64)
     msg.velocities = np.array(arm.velocities, dtype=np.float64)
@@ -100,13 +99,14 @@ def arm_state_of(msg: hm.ArmState) -> ArmState:
     )
 
 
-def robot_state_msg(state: RobotState) -> hm.RobotState:
-    return hm.RobotState(
-        left=arm_state_msg(state.left),
-        right=arm_state_msg(state.right),
-        step=int(state.step),
-        sim_time=float(state.time),
-    )
+def robot_state_msg(state: RobotState, msg: hm.RobotState | None = None) -> hm.RobotState:
+    """`state` as a message; written into `msg` when given."""
+    msg = hm.RobotState() if msg is None else msg
+    arm_state_msg(state.left, msg.left)
+    arm_state_msg(state.right, msg.right)
+    msg.step = int(state.step)
+    msg.sim_time = float(state.time)
+    return msg
 
 
 def robot_state_of(msg: hm.RobotState, images: dict | None = None) -> RobotState:
