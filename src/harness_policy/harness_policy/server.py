@@ -94,18 +94,21 @@ class PolicyServer:
         if self._server is None:
             self.start()
         stopping = threading.Event()
-        previous = None
+        previous = {}
         if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+            # Both signals only set the event: a KeyboardInterrupt raised wherever the main
+            # thread happens to be (inside the event's own lock, say) is not a clean stop.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                previous[signum] = signal.signal(signum, lambda *_: stopping.set())
         try:
             # Wakes for the signal handler (it runs in this thread between waits).
             while not stopping.wait(0.5):
                 pass
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # _thread.interrupt_main() still raises it here
             pass
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
             self.stop()
 
     def stop(self, timeout_s: float = 5.0) -> None:

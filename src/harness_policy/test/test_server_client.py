@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -228,6 +229,8 @@ def test_close_from_another_thread_ends_a_waiting_call(server: PolicyServer) -> 
 
 
 SERVE_FOREVER = """
+import faulthandler, signal
+faulthandler.register(signal.SIGUSR1)  # the test asks for the stacks if the child hangs
 from harness_policy.server import PolicyServer
 
 class Nothing:
@@ -244,19 +247,29 @@ print('stopped', flush=True)
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
 def test_serve_forever_stops_cleanly_on_a_signal(signum: int) -> None:
     child = subprocess.Popen(
-        [sys.executable, '-c', SERVE_FOREVER], stdout=subprocess.PIPE, text=True
+        [sys.executable, '-c', SERVE_FOREVER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         port = int(child.stdout.readline())
         with PolicyClient(f'ws://127.0.0.1:{port}') as client:
             assert client.metadata == {'name': 'cli'}
         child.send_signal(signum)
-        out, _ = child.communicate(timeout=20)
+        try:
+            out, err = child.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGUSR1)  # its threads' stacks, to say where it hangs
+            time.sleep(1.0)
+            child.kill()
+            out, err = child.communicate()
+            pytest.fail(f'the server did not stop on signal {signum}; its stacks:\n{err}')
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    assert child.returncode == 0
+    assert child.returncode == 0, err
     assert out.strip() == 'stopped'
 
 
