@@ -33,17 +33,48 @@ def arm(name, z):
     )
 
 
+def assert_same_state(a: RobotState, b: RobotState) -> None:
+    for x, y in ((a.left, b.left), (a.right, b.right)):
+        assert x.name == y.name
+        for field in ('joints', 'tcp_position', 'tcp_quat', 'link6_position', 'link6_quat'):
+            assert np.array_equal(getattr(x, field), getattr(y, field)), field
+        assert np.array_equal(x.velocities, y.velocities)
+        assert (x.gripper, x.grip_force, x.fingers) == (y.gripper, y.grip_force, y.fingers)
+    assert (a.step, a.time) == (b.step, b.time)
+
+
 def test_robot_state_round_trip():
     state = RobotState(arm('left', 0.9), arm('right', 1.0), 42, 1.68)
     back = robot_state_of(robot_state_msg(state))
-    for a, b in ((state.left, back.left), (state.right, back.right)):
-        for field in ('joints', 'tcp_position', 'tcp_quat', 'link6_position', 'velocities'):
-            assert np.array_equal(getattr(a, field), getattr(b, field))
-        assert (a.gripper, a.grip_force, a.fingers) == (b.gripper, b.grip_force, b.fingers)
+    assert_same_state(back, state)
     assert (back.step, back.time) == (42, 1.68)
     assert np.array_equal(back.measured, state.measured) and back.measured.shape == (14,)
     assert sorted(state.signals()) == sorted(signal_names())
     assert state.signals()['right_contact'] == 1.0 and back.left.tcp is back.left.tcp_position
+
+
+def scribbled(msg):
+    """`msg` with every field set to a value no conversion writes (a message used before)."""
+    for name, kind in msg.get_fields_and_field_types().items():
+        value = getattr(msg, name)
+        if hasattr(value, 'get_fields_and_field_types'):
+            scribbled(value)
+        elif kind == 'string':
+            setattr(msg, name, 'scribbled')
+        elif kind.startswith(('double', 'float')):
+            setattr(msg, name, np.full_like(value, -77.0) if kind.endswith(']') else -77.0)
+        elif kind.startswith(('uint', 'int')):
+            setattr(msg, name, 77)
+    return msg
+
+
+def test_robot_state_written_into_a_used_message_is_the_fresh_message():
+    state = RobotState(arm('left', 0.9), arm('right', 1.0), 42, 1.68)
+    used = scribbled(robot_state_msg(state))
+    assert robot_state_of(used).left.grip_force == -77.0 and used.step == 77
+    assert robot_state_msg(state, used) is used
+    assert_same_state(robot_state_of(used), state)
+    assert used == robot_state_msg(state)
 
 
 def test_camera_view_round_trip():
