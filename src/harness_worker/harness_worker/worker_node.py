@@ -297,7 +297,8 @@ class WorkerNode(Node):
             return response
         response.success = True
         response.instruction, response.description = result.instruction, result.description
-        response.state, response.token = robot_state_msg(result.state), result.token
+        robot_state_msg(result.state, response.state)
+        response.token = result.token
         self._publish_state()
         return response
 
@@ -308,7 +309,7 @@ class WorkerNode(Node):
             response.accepted, response.reasons = False, [str(exc)]
             return response
         response.accepted, response.reasons = result.accepted, result.reasons
-        response.state = robot_state_msg(result.state)
+        robot_state_msg(result.state, response.state)
         response.episode_ended = result.episode_ended
         return response
 
@@ -341,7 +342,7 @@ class WorkerNode(Node):
 
     def _state(self, _request: State.Request, response: State.Response) -> State.Response:
         with contextlib.suppress(WorkerError):  # no episode yet: an empty state
-            response.state = robot_state_msg(self.worker.state())
+            robot_state_msg(self.worker.state(), response.state)
         return response
 
     def _observe(self, request: Observe.Request, response: Observe.Response) -> Observe.Response:
