@@ -5,8 +5,11 @@ does everything that touches the robot for it. No rclpy: the robot comes in as a
 One thread runs a cell (`run_cell`): it sends the cell to the program process and serves the
 program's requests (API calls) until the cell is done, reading the program's output as it
 comes and clipping it. While that thread waits on a skill, other threads may ask for the
-program's reactive step (`reactive_step`, the skill server's per-tick callback); the cell's
-thread relays it over the channel. Between cells the program process is frozen. Everything
+program's reactive step (`reactive_step`, the skill server's per-tick callback): during an
+execution that calls the reactive stage, the cell's thread lends the channel to the asking
+thread, which exchanges the step itself and hands the cell's thread anything else the program
+sends; a step asked for at any other time is answered with a fault. Between cells the program
+process is frozen. Everything
 reported (executions, events handled, grips, the scene, the output, kernel.log) is measured
 here, never taken from the program.
 """
@@ -18,7 +21,6 @@ import copy
 import dataclasses
 import inspect
 import os
-import queue
 import select
 import threading
 import time
@@ -163,6 +165,10 @@ class _ReactiveLateError(Exception):
     """The program did not answer a reactive step in time."""
 
 
+class _UnresponsiveError(Exception):
+    """Reactive code neither returned nor stopped when interrupted: the process must go."""
+
+
 @dataclass
 class _Cell:
     deadline: float
@@ -174,14 +180,6 @@ class _Cell:
     reactive: bool = False  # the program has guards: executions call its reactive stage
     interrupted_at: float = 0.0
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _ReactiveJob:
-    obs: RobotState
-    call_controller: bool
-    done: threading.Event = field(default_factory=threading.Event)
-    result: ReactiveResult | None = None
 
 
 class Kernel:
@@ -227,7 +225,6 @@ class Kernel:
         )
         self.learned = LearnedHalf(catalog)
         self._cell: _Cell | None = None
-        self._jobs: queue.Queue[_ReactiveJob] = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -252,6 +249,14 @@ class Kernel:
             'finish': self._finish,
         }
         self._call_lock = threading.Lock()
+        # While an execution calls the reactive stage every tick, the cell's thread lends the
+        # channel to the thread that asks for the steps (reactive_step), which exchanges them
+        # itself: relayed through the cell's thread, each step cost two thread hand-offs
+        # (perf/skills.py's guarded loop: ~1.2x slower on 2 loaded cores). The lent channel
+        # is used under the lock; what ends the cell there is handed to the cell's thread.
+        self._channel_lock = threading.Lock()
+        self._channel_lent = False
+        self._lent_news: Exception | None = None
 
     # Starting and stopping -------------------------------------------------------------------
 
@@ -277,6 +282,7 @@ class Kernel:
         with self._call_lock:
             cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
             status, traceback, summary, restored = 'error', '', '', []
+            self._lent_news = None
             try:
                 if not self.host.alive():
                     self._restart(cell)
@@ -302,7 +308,6 @@ class Kernel:
                 self._drain_output(cell)
                 self.host.freeze()
                 self._cell = None
-                self._refuse_waiting_jobs()
             if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
                 traceback = (
                     f'CellTimeout: the cell ran longer than cell_timeout_seconds '
@@ -452,7 +457,7 @@ class Kernel:
             if self.host.output_fd in ready:
                 cell.output.write(self.host.read_output())
             if self._wake_r in ready:
-                self._serve_reactive_jobs()
+                self._woken()
             if channel.fileno() not in ready:
                 if not self.host.alive():
                     raise _CellOver(None, self._lost(self._death()))
@@ -484,19 +489,31 @@ class Kernel:
             )
 
     def serve(self, wait_s: float) -> None:
-        """While a skill runs (Pump.serve): relay reactive steps, read output, watch the
-        program and the cell's time. The program may not call the API now (one call at a
-        time)."""
+        """While a skill runs (Pump.serve): read output, watch the program and the cell's
+        time, and the program's messages (the lent channel's news while reactive steps use it).
+        The program may not call the API now (one call at a time)."""
+        try:
+            self._serve_while_executing(wait_s)
+        except BaseException:
+            self._lend_channel(False)
+            raise
+
+    def _serve_while_executing(self, wait_s: float) -> None:
         cell = self._cell
         now = time.monotonic()
         self._check_deadlines(cell, now, None)
+        if cell.interrupted_at:
+            # The program may now end the cell by itself ('done'): its thread watches again.
+            self._lend_channel(False)
+        lent = self._channel_lent
         channel = self.host.channel
-        ready = self._ready(wait_s)
+        ready = self._ready(wait_s, channel=not lent)
         if self.host.output_fd in ready:
             cell.output.write(self.host.read_output())
         if self._wake_r in ready:
-            self._serve_reactive_jobs()
-        if channel.fileno() in ready:
+            self._woken()
+        self._raise_lent_news()
+        if not lent and channel.fileno() in ready:
             message = channel.recv(timeout=5.0)
             op = message.get('op') if isinstance(message, dict) else None
             if op == 'done':
@@ -506,10 +523,11 @@ class Kernel:
             else:
                 raise ChannelError(f'the program sent {op!r} while a skill ran')
         elif not self.host.alive():
+            self._lend_channel(False)  # before the process and its channel go
             raise _CellOver(None, self._lost(self._death()))
 
-    def _ready(self, timeout: float) -> list[int]:
-        fds = [self.host.channel.fileno(), self._wake_r]
+    def _ready(self, timeout: float, channel: bool = True) -> list[int]:
+        fds = [self.host.channel.fileno(), self._wake_r] if channel else [self._wake_r]
         if self.host.output_fd >= 0:
             fds.append(self.host.output_fd)
         return select.select(fds, [], [], timeout)[0]
@@ -625,10 +643,16 @@ class Kernel:
             return self._fail(skill, str(args.get('arm', '')), refused)
         reactive = cell.reactive or SKILLS[skill].reactive
         shadow = self._shadow_predict(args) if skill == 'run_policy' else None
+        # The skill server calls the reactive stage every tick of a reactive execution, so the
+        # channel is read at least that often while it is lent.
+        self._lend_channel(reactive)
         try:
             e = self.robot.execute(skill, args, reactive, self)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f'{skill}(): {exc}') from None
+        finally:
+            self._lend_channel(False)  # waits for a step in progress
+        self._raise_lent_news()
         if shadow is not None:
             self._shadow_score(shadow, e)
         cell.executions.append(e)
@@ -681,66 +705,85 @@ class Kernel:
             with contextlib.suppress(BlockingIOError):
                 os.write(self._wake_w, b'x')
 
-    def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
-        """The program's guards, until and controller for one tick (thread-safe)."""
-        if self._cell is None:
-            return ReactiveResult(fault='no cell is running: program code runs only in cells')
-        job = _ReactiveJob(obs, call_controller)
-        self._jobs.put(job)
-        self.wake()
-        if not job.done.wait(self.reactive_deadline + INTERRUPT_GRACE_S + 5.0):
-            return ReactiveResult(fault='the program did not answer the reactive step')
-        return job.result
-
-    def _serve_reactive_jobs(self) -> None:
-        try:
+    def _woken(self) -> None:
+        with contextlib.suppress(BlockingIOError):
             while os.read(self._wake_r, 4096):
                 pass
-        except BlockingIOError:
-            pass
-        while True:
-            try:
-                job = self._jobs.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                job.result = self._reactive(job)
-            except BaseException:
-                job.result = ReactiveResult(fault='the program process was stopped')
-                raise
-            finally:
-                job.done.set()
 
-    def _reactive(self, job: _ReactiveJob) -> ReactiveResult:
-        self.host.channel.send(
-            {'op': 'reactive', 'obs': job.obs, 'call_controller': job.call_controller}
-        )
-        deadline = time.monotonic() + self.reactive_deadline
+    def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
+        """The program's guards, until and controller for one tick (thread-safe). Exchanged
+        on the calling thread while the cell's thread lends it the channel: during an
+        execution that calls the reactive stage, until the execution ends, the cell is
+        interrupted or something else comes from the program (handed to the cell's thread)."""
+        with self._channel_lock:
+            if not self._channel_lent:
+                if self._cell is None:
+                    return ReactiveResult(
+                        fault='no cell is running: program code runs only in cells'
+                    )
+                return ReactiveResult(
+                    fault='no execution of the running cell calls the reactive stage now'
+                )
+            try:
+                return self._reactive(obs, call_controller)
+            except Exception as exc:  # the cell is over or its process broken: the cell's news
+                self._channel_lent = False
+                self._lent_news = exc
+                self.wake()
+                return ReactiveResult(fault='the cell ended during this step (its result says why)')
+
+    def _reactive(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
+        self.host.channel.send({'op': 'reactive', 'obs': obs, 'call_controller': call_controller})
         try:
-            answer = self._serve('reactive_result', deadline, calls=False)
+            answer = self._reactive_answer(time.monotonic() + self.reactive_deadline)
+            return _reactive_result(answer.get('result'))
         except _ReactiveLateError:
             self.host.interrupt(REACTIVE_TIMEOUT_SIGNAL)
-            try:
-                answer = self._serve(
-                    'reactive_result', time.monotonic() + INTERRUPT_GRACE_S, calls=False
-                )
-            except _ReactiveLateError:
-                raise _CellOver(
-                    None,
-                    self._lost('reactive code did not return and did not stop when interrupted'),
-                ) from None
-            fault = f'reactive code did not return within {self.reactive_deadline * 1e3:.0f} ms'
-            return ReactiveResult(fault=f'{fault}: {answer["result"].get("fault", "")}')
-        return _reactive_result(answer.get('result'))
+        try:
+            late = _reactive_result(
+                self._reactive_answer(time.monotonic() + INTERRUPT_GRACE_S).get('result')
+            )
+        except _ReactiveLateError:
+            raise _UnresponsiveError(
+                'reactive code did not return and did not stop when interrupted'
+            ) from None
+        fault = f'reactive code did not return within {self.reactive_deadline * 1e3:.0f} ms'
+        return ReactiveResult(fault=f'{fault}: {late.fault}')
 
-    def _refuse_waiting_jobs(self) -> None:
+    def _reactive_answer(self, deadline: float) -> dict:
+        """The program's reactive_result (the caller holds the lent channel). A call is refused
+        as serve() refuses it; the cell's end or anything else is raised."""
+        channel = self.host.channel
         while True:
-            try:
-                job = self._jobs.get_nowait()
-            except queue.Empty:
-                return
-            job.result = ReactiveResult(fault='the cell ended')
-            job.done.set()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _ReactiveLateError()
+            if not select.select([channel], [], [], left)[0]:
+                continue
+            message = channel.recv(timeout=5.0)
+            op = message.get('op') if isinstance(message, dict) else None
+            if op == 'reactive_result':
+                return message
+            if op == 'done':
+                raise _CellOver(message)
+            if op == 'call':
+                self._handle_call(message, allowed=False)
+                continue
+            raise ChannelError(f'the program sent {op!r} while a skill ran')
+
+    def _lend_channel(self, lend: bool) -> None:
+        with self._channel_lock:
+            self._channel_lent = lend
+
+    def _raise_lent_news(self) -> None:
+        """What ended the cell on the lent channel, raised on the cell's thread."""
+        news, self._lent_news = self._lent_news, None
+        if news is not None:
+            self._lend_channel(False)
+        if isinstance(news, _UnresponsiveError):
+            raise _CellOver(None, self._lost(str(news)))
+        if news is not None:
+            raise news
 
     # The calls -------------------------------------------------------------------------------
 

@@ -37,20 +37,22 @@ def robot_state(step=0):
 
 class ScriptedRobot:
     """A robot port that answers each skill with the next scripted event (no ROS). When
-    `ticks` is set, an execution asks the program's reactive stage that many times (from
-    another thread, as the skill server does) and stops early as the stage says."""
+    `ticks` is set, an execution that calls the reactive stage asks it that many times (from
+    another thread, as the skill server does; every execution when `ask_always`) and stops
+    early as the stage says."""
 
     def __init__(self):
         self.events = []
         self.calls = []
         self.ticks = 0
+        self.ask_always = False
         self.kernel = None
         self.reactive_results = []
 
     def execute(self, skill, args, reactive, pump):
         self.calls.append((skill, dict(args), reactive))
         name = self.events.pop(0) if self.events else 'COMPLETED'
-        if self.ticks and reactive:
+        if self.ticks and (reactive or self.ask_always):
             done = threading.Event()
 
             def ticker():

@@ -4,6 +4,7 @@ statuses, persistence, output, names, handlers, the reactive relay, timeouts."""
 import json
 
 import pytest
+from conftest import robot_state
 
 
 def test_ok_and_variables_persist(make_kernel):
@@ -127,6 +128,19 @@ def test_guards_run_in_the_program_and_fire(make_kernel):
     assert r.status == 'escalated' and r.stopped_by.event == 'CONTACT'
     assert robot.calls[-1][2] is True  # the execution asked for the reactive stage
     assert robot.reactive_results[-1].guard_fired == 'five' and len(robot.reactive_results) == 6
+
+
+def test_a_reactive_step_outside_a_reactive_execution_is_refused(make_kernel):
+    kernel, robot, _ = make_kernel()
+    assert 'no cell is running' in kernel.reactive_step(robot_state(), True).fault
+    robot.ticks, robot.ask_always = 3, True  # a skill server that ignored the goal's options
+    r = kernel.run_cell('move_joints([0.1] * 6, arm="left")')
+    assert robot.calls[-1][2] is False  # the execution did not ask for the reactive stage
+    assert 'no execution of the running cell calls the reactive stage' in (
+        robot.reactive_results[0].fault
+    )
+    assert r.stopped_by.event == 'REACTIVE_FAULT'
+    assert kernel.run_cell('print("usable")').output.strip() == 'usable'
 
 
 def test_an_endless_guard_is_stopped_from_outside(make_kernel):

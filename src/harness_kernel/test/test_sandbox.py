@@ -186,6 +186,33 @@ def test_garbage_on_the_channel_costs_the_program_not_the_kernel(sandboxed):
     assert run(sandboxed, 'print("fresh")').output.startswith('fresh')
 
 
+@pytest.mark.parametrize(
+    'rogue',
+    [
+        'api.link.channel.sock.sendall(struct.pack("<Q", 5) + b"hello")',  # garbage
+        'api.link.channel.send({"op": "cell", "code": ""})',  # a frame out of place
+        'os._exit(3)',  # the process gone mid-step
+    ],
+)
+def test_a_guard_that_breaks_the_channel_costs_the_program_not_the_kernel(sandboxed, rogue):
+    # The guard runs while the kernel's reactive_step thread holds the channel (lent by the
+    # cell's thread for the execution): what it reads there ends the cell on the cell's thread.
+    kernel, robot, _ = sandboxed
+    robot.ticks = 5
+    try:
+        r = run(
+            sandboxed,
+            'import os, struct\n'
+            'api = state.__wrapped__.__self__\n'
+            f'def rogue(obs):\n    {rogue}\n    return False\n'
+            'when(rogue)\nmove_joints([0.1] * 6, arm="left")',
+        )
+    finally:
+        robot.ticks = 0
+    assert r.status == 'error' and 'stopped' in r.traceback, r.traceback
+    assert run(sandboxed, 'print("fresh")').output.startswith('fresh')
+
+
 def test_the_program_cannot_signal_its_own_timeout_away_between_cells(sandboxed):
     kernel, *_ = sandboxed
     run(sandboxed, 'import time\nstarted = time.monotonic()')
