@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
 from harness_reactive.stage import ReactiveResult
-from harness_skills.reactive_lane import LaneService
+from harness_skills.reactive_lane import LaneClient, LaneService, LaneUnavailableError
 from harness_skills.skill_table import SKILLS
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
@@ -66,6 +67,20 @@ DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
 
 
+def _lane(node: Node, srv_type, srv_name: str) -> LaneClient:
+    name = names.lane_node(names.KERNEL, srv_name.rsplit('/', 1)[-1])
+    return LaneClient(name, node, srv_type, srv_name)
+
+
+def _discovered(lane: LaneClient, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not lane.service_is_ready():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 class RosRobot:
     """The kernel's robot port over the skill server's interfaces and the driver's verifier."""
 
@@ -77,21 +92,31 @@ class RosRobot:
             name: ActionClient(node, spec.action, names.skill_action(name), callback_group=group)
             for name, spec in SKILLS.items()
         }
-        self.state_client = node.create_client(State, names.SKILL_STATE, callback_group=group)
-        self.observe_client = node.create_client(Observe, names.SKILL_OBSERVE, callback_group=group)
-        self.ik_client = node.create_client(Ik, names.SKILL_IK, callback_group=group)
-        self.predict_client = node.create_client(Predict, names.SKILL_PREDICT, callback_group=group)
+        # The skill server's read services on lanes of their own at both ends (pick asks
+        # skills/ik a dozen times or more: ~7 ms a round trip through the executors).
+        self.state_client = _lane(node, State, names.SKILL_STATE)
+        self.observe_client = _lane(node, Observe, names.SKILL_OBSERVE)
+        self.ik_client = _lane(node, Ik, names.SKILL_IK)
+        self.predict_client = _lane(node, Predict, names.SKILL_PREDICT)
         self.verify_client = node.create_client(Verify, names.VERIFY, callback_group=group)
         self.counter = 0
 
-    def _call(self, client, request):
-        # A request sent before the server is discovered is lost: wait for it first.
-        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=DISCOVERY_S):
-            raise RuntimeError(f'{client.srv_name} is not available')
-        try:
-            return wait_future(client.call_async(request), self.wait_s)
-        except TimeoutError:
-            raise RuntimeError(f'{client.srv_name} did not answer') from None
+    def _call(self, lane: LaneClient, request):
+        for attempt in range(2):
+            try:
+                return lane.call(request, self.wait_s)
+            except TimeoutError:
+                raise RuntimeError(f'{lane.srv_name} did not answer') from None
+            except LaneUnavailableError:
+                # Not discovered yet (a request sent before would be lost), or gone: wait for
+                # it, then ask again (these services only read).
+                if attempt or not _discovered(lane, DISCOVERY_S):
+                    raise RuntimeError(f'{lane.srv_name} is not available') from None
+        raise AssertionError('unreachable')
+
+    def close(self) -> None:
+        for lane in (self.state_client, self.observe_client, self.ik_client, self.predict_client):
+            lane.close()
 
     def execute(self, skill: str, args: dict, reactive: bool, pump: Pump) -> Execution:
         spec = SKILLS[skill]
@@ -176,7 +201,11 @@ class RosRobot:
     def verify(self, claim: str) -> Verdict:
         if not self.verify_client.wait_for_service(timeout_sec=1.0):
             return Verdict(False, False, 'no verifier in this run (no driver serves driver/verify)')
-        return verdict_of(self._call(self.verify_client, Verify.Request(claim=claim)))
+        request = Verify.Request(claim=claim)
+        try:
+            return verdict_of(wait_future(self.verify_client.call_async(request), self.wait_s))
+        except TimeoutError:
+            raise RuntimeError(f'{self.verify_client.srv_name} did not answer') from None
 
 
 class KernelNode(Node):
@@ -232,6 +261,7 @@ class KernelNode(Node):
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
+        self.robot.close()
         super().destroy_node()
 
     def _show_located(self, objects) -> None:
