@@ -2,10 +2,13 @@
 program in its sandboxed process reaches the robot only through the kernel."""
 
 import json
+import time
 
 import pytest
 from conftest import KernelSession
 from harness_bringup.station_graph import StationGraph
+
+from harness_types import names
 
 
 @pytest.fixture(scope='module')
@@ -139,3 +142,18 @@ def test_located_objects_and_regions_are_shown_in_rviz(kernel):
     # Shown while the execution runs, deleted when it ends.
     assert [m.action for m in regions] == [Marker.ADD, Marker.DELETE]
     assert regions[0].type == Marker.LINE_LIST and abs(regions[0].scale.x - 0.004) < 1e-9
+
+
+def test_the_skill_servers_read_services_are_served_and_called_on_lanes(kernel):
+    # Off the executors: a skills/ik round trip cost ~7 ms through them, ~2 ms on lanes.
+    *_, graph = kernel
+    services = ('state', 'observe', 'ik', 'predict')
+    lanes = {
+        names.lane_node(owner, s) for owner in (names.SKILL_SERVER, names.KERNEL) for s in services
+    }
+    deadline = time.monotonic() + 10.0
+    while not lanes <= set(graph.client.get_node_names()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert lanes <= set(graph.client.get_node_names())
+    run, *_ = kernel
+    assert run('print(state().step >= 0)').output.strip() == 'True'
