@@ -462,16 +462,24 @@ class Kernel:
                 if not self.host.alive():
                     raise _CellOver(None, self._lost(self._death()))
                 continue
-            message = channel.recv(timeout=5.0)
-            op = message.get('op') if isinstance(message, dict) else None
-            if op == expect:
+            message = self._take(expect, calls, f'while the kernel waited for {expect!r}')
+            if message is not None:
                 return message
-            if op == 'done':
-                raise _CellOver(message)
-            if op == 'call':
-                self._handle_call(message, allowed=calls)
-                continue
-            raise ChannelError(f'the program sent {op!r} while the kernel waited for {expect!r}')
+
+    def _take(self, expect: str | None, calls: bool, during: str) -> dict | None:
+        """One message from the program: returned when it is `expect`; a call is served
+        (refused unless `calls`) and None returned; the cell's end is raised as _CellOver,
+        anything else as ChannelError (`during` says what the kernel was doing)."""
+        message = self.host.channel.recv(timeout=5.0)
+        op = message.get('op') if isinstance(message, dict) else None
+        if expect is not None and op == expect:
+            return message
+        if op == 'done':
+            raise _CellOver(message)
+        if op == 'call':
+            self._handle_call(message, allowed=calls)
+            return None
+        raise ChannelError(f'the program sent {op!r} {during}')
 
     def _check_deadlines(self, cell: _Cell, now: float, deadline: float | None) -> None:
         if deadline is not None and now > deadline:
@@ -514,14 +522,7 @@ class Kernel:
             self._woken()
         self._raise_lent_news()
         if not lent and channel.fileno() in ready:
-            message = channel.recv(timeout=5.0)
-            op = message.get('op') if isinstance(message, dict) else None
-            if op == 'done':
-                raise _CellOver(message)
-            if op == 'call':
-                self._handle_call(message, allowed=False)
-            else:
-                raise ChannelError(f'the program sent {op!r} while a skill ran')
+            self._take(None, False, 'while a skill ran')
         elif not self.host.alive():
             self._lend_channel(False)  # before the process and its channel go
             raise _CellOver(None, self._lost(self._death()))
@@ -760,16 +761,9 @@ class Kernel:
                 raise _ReactiveLateError()
             if not select.select([channel], [], [], left)[0]:
                 continue
-            message = channel.recv(timeout=5.0)
-            op = message.get('op') if isinstance(message, dict) else None
-            if op == 'reactive_result':
+            message = self._take('reactive_result', False, 'while a skill ran')
+            if message is not None:
                 return message
-            if op == 'done':
-                raise _CellOver(message)
-            if op == 'call':
-                self._handle_call(message, allowed=False)
-                continue
-            raise ChannelError(f'the program sent {op!r} while a skill ran')
 
     def _lend_channel(self, lend: bool) -> None:
         with self._channel_lock:

@@ -18,7 +18,6 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 import traceback
 from pathlib import Path
 
@@ -72,15 +71,6 @@ def _lane(node: Node, srv_type, srv_name: str) -> LaneClient:
     return LaneClient(name, node, srv_type, srv_name)
 
 
-def _discovered(lane: LaneClient, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not lane.service_is_ready():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 class RosRobot:
     """The kernel's robot port over the skill server's interfaces and the driver's verifier."""
 
@@ -110,7 +100,7 @@ class RosRobot:
             except LaneUnavailableError:
                 # Not discovered yet (a request sent before would be lost), or gone: wait for
                 # it, then ask again (these services only read).
-                if attempt or not _discovered(lane, DISCOVERY_S):
+                if attempt or not lane.wait_for_service(DISCOVERY_S):
                     raise RuntimeError(f'{lane.srv_name} is not available') from None
         raise AssertionError('unreachable')
 

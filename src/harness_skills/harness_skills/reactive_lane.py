@@ -80,6 +80,17 @@ class LaneClient:
     def service_is_ready(self) -> bool:
         return self.client.service_is_ready()
 
+    def wait_for_service(self, timeout: float) -> bool:
+        """Whether the service appears within `timeout` seconds. Asked every 10 ms: rclpy's
+        Client.wait_for_service sleeps 0.25 s between looks, which an episode's first calls
+        would wait out."""
+        deadline = time.monotonic() + timeout
+        while not self.service_is_ready():
+            if time.monotonic() > deadline or not self.node.context.ok():
+                return False
+            time.sleep(0.01)
+        return True
+
     def call(self, request: Any, timeout: float) -> Any:
         """The response to `request`; TimeoutError after `timeout` seconds, and
         LaneUnavailableError when no service is there (or it goes while the call waits). A
