@@ -165,6 +165,8 @@ def test_a_guard_that_ignores_the_interrupt_costs_the_process(make_kernel):
         'when(stubborn)\nmove_joints([0.1] * 6, arm="left")'
     )
     assert r.status == 'error' and 'did not stop when interrupted' in r.traceback
+    # Found by the reactive_step thread and ended at once, not by the cell's timeout later.
+    assert 'reactive code did not return' in r.traceback, r.traceback
     r = kernel.run_cell('print(x)')
     assert r.status == 'error' and "name 'x' is not defined" in r.traceback
     assert 'variables, functions, guards and handlers of earlier cells are lost' in r.output
