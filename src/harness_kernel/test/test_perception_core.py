@@ -2,12 +2,18 @@
 queries and ids."""
 
 import numpy as np
+from arx_x5_description.embodiment import load_embodiment
 from harness_kernel.perception.clusters import components
 from harness_kernel.perception.colour import colour_of, families
 from harness_kernel.perception.measure import Measured, covered, footprint, measure
+from harness_kernel.perception.pixels import _chroma, _chroma_distance
 from harness_kernel.perception.query import Query
+from harness_kernel.perception.robot_body import RobotBody
 from harness_kernel.perception.seam import Detection
 from harness_kernel.perception.tracking import Tracker
+from harness_types.robot_state import ArmState, RobotState
+
+from arx_x5_description.urdf import station_urdf
 
 TABLE = 0.765
 
@@ -168,3 +174,39 @@ def test_one_pass_serves_every_query_of_the_same_views():
     perception.locate([view(10)], None, 'blue cube')
     perception.locate([view(10)], None, 'blue cube')
     assert asking.passes == 2
+
+
+def test_chroma_distance_is_the_norm_of_the_chromaticity_difference_to_the_bit():
+    rng = np.random.default_rng(7)
+    rgb = rng.integers(0, 256, size=(50_000, 3), dtype=np.uint8)
+    rgb[:256] = np.arange(256, dtype=np.uint8)[:, None]  # the greys, sums of equal parts
+    reference = np.median(_chroma(rgb[::97]), axis=0)
+    expected = np.linalg.norm(_chroma(rgb) - reference, axis=1)
+    assert np.array_equal(_chroma_distance(rgb, reference), expected)
+
+
+def test_robot_body_contains_exactly_the_points_inside_a_box():
+    """The bounds that skip far points change no answer: every point against every box in full."""
+    emb = load_embodiment()
+    body = RobotBody(station_urdf(), emb)
+    rng = np.random.default_rng(3)
+
+    def arm(name):
+        joints = rng.uniform(-0.8, 0.8, 6) + [0, 1.2, 1.2, 0, 0, 0]
+        return ArmState(
+            name, joints, 1.0, np.zeros(3), np.zeros(4), np.zeros(3), fingers=(0.02, 0.02)
+        )
+
+    for _ in range(4):
+        boxes = body.boxes_at(RobotState(arm('left'), arm('right'), 0, 0.0))
+        near_links = np.concatenate([b.centre + rng.normal(0, 0.04, (500, 3)) for b in boxes])
+        points = np.concatenate(
+            [near_links, rng.uniform([-0.7, -0.6, 0.7], [0.7, 0.5, 1.4], (5000, 3))]
+        )
+        margin = 0.003
+        expected = np.zeros(len(points), dtype=bool)
+        for b in boxes:
+            local = np.abs((points - b.centre) @ b.rotation)
+            expected |= np.all(local <= b.half + margin, axis=1)
+        assert expected.sum() > 100
+        assert np.array_equal(body.contains(points, boxes, margin), expected)

@@ -58,25 +58,32 @@ class CameraView:
         uv[z <= 0.01] = np.nan
         return uv
 
-    def _valid(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows, columns and depths of the masked pixels that have a valid depth."""
+    def _valid(self, mask: np.ndarray) -> np.ndarray:
+        """Flat indices (row-major) of the masked pixels that have a valid depth: one pass over
+        the pixels, then gathers of only those kept."""
         if self.depth is None:
             raise ValueError(f'camera view {self.name} has no depth image')
-        v, u = np.nonzero(mask)
-        z = self.depth[v, u]
-        ok = np.isfinite(z) & (z > 0.01)
-        return v[ok], u[ok], z[ok]
+        depth = self.depth
+        return np.flatnonzero(mask & np.isfinite(depth) & (depth > 0.01))
 
-    def _world(self, v: np.ndarray, u: np.ndarray, z: np.ndarray) -> np.ndarray:
-        local = np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=1)
-        return self.position + local @ self.rotation.T
+    def _world_at(self, at: np.ndarray) -> np.ndarray:
+        """World points (N x 3) of the pixels at flat indices `at`."""
+        v, u = np.divmod(at, self.depth.shape[1])
+        z = self.depth.ravel()[at]
+        local = np.empty((len(z), 3))
+        np.multiply((u - self.cx) / self.fx, z, out=local[:, 0])
+        np.multiply((v - self.cy) / self.fy, z, out=local[:, 1])
+        local[:, 2] = z
+        world = local @ self.rotation.T
+        world += self.position
+        return world
 
     def back_project(self, mask: np.ndarray) -> np.ndarray:
         """World points (N x 3) of the masked pixels that have a valid depth."""
-        return self._world(*self._valid(mask))
+        return self._world_at(self._valid(mask))
 
     def lift(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World points and their colours (N x 3 each, in the same order) of the masked pixels
         that have a valid depth."""
-        v, u, z = self._valid(mask)
-        return self._world(v, u, z), self.rgb[v, u]
+        at = self._valid(mask)
+        return self._world_at(at), self.rgb.reshape(-1, 3)[at]

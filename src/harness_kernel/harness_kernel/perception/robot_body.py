@@ -12,6 +12,7 @@ from harness_types.robot_state import RobotState
 from harness_types.tf_tree import TfTree, floats, origin_of
 
 MARGIN_M = 0.003  # points this close to a link's box count as the link (depth noise, rounding)
+BOXES_PER_RUN = 4  # contains() tests the points against the bounds of this many boxes at once
 
 
 @dataclass(frozen=True)
@@ -74,26 +75,31 @@ class RobotBody:
         """Which of the world points (N x 3) lie within one of the boxes (plus the margin)."""
         margin = self.margin if margin is None else margin
         inside = np.zeros(len(points), dtype=bool)
-        columns = [points[:, k] for k in range(3)]
-        for box in boxes:
-            limit = box.half + margin
-            # Only the points within the box's world-aligned bounds (padded by a micrometre
-            # against rounding) take the exact test: most of a view is far from any link.
-            reach = np.abs(box.rotation) @ limit + 1e-6
-            low, high = box.centre - reach, box.centre + reach
-            near = np.flatnonzero(
-                (columns[0] >= low[0])
-                & (columns[0] <= high[0])
-                & (columns[1] >= low[1])
-                & (columns[1] <= high[1])
-                & (columns[2] >= low[2])
-                & (columns[2] <= high[2])
-            )
-            local = np.abs((points[near] - box.centre) @ box.rotation)
-            # per axis, not np.all(axis=1): a reduction along the short axis is the slow part
-            inside[near] |= (
-                (local[:, 0] <= limit[0]) & (local[:, 1] <= limit[1]) & (local[:, 2] <= limit[2])
-            )
+        if not boxes or not len(points):
+            return inside
+        # Each box's world-aligned bounds (padded by a micrometre against rounding); only the
+        # points within them take the exact test: most of a view is far from any link. Boxes
+        # are tested in runs of neighbours (links of one chain, in the URDF's order), the points
+        # first against the bounds of the run.
+        limits = [box.half + margin for box in boxes]
+        reach = [np.abs(b.rotation) @ limit + 1e-6 for b, limit in zip(boxes, limits, strict=True)]
+        low = [box.centre - r for box, r in zip(boxes, reach, strict=True)]
+        high = [box.centre + r for box, r in zip(boxes, reach, strict=True)]
+        for run in range(0, len(boxes), BOXES_PER_RUN):
+            end = run + BOXES_PER_RUN
+            rows = _within(points, np.min(low[run:end], axis=0), np.max(high[run:end], axis=0))
+            near_run = points[rows]
+            for box, limit, lo, hi in zip(
+                boxes[run:end], limits[run:end], low[run:end], high[run:end], strict=True
+            ):
+                near = rows[_within(near_run, lo, hi)]
+                local = np.abs((points[near] - box.centre) @ box.rotation)
+                # per axis, not np.all(axis=1): a reduction along the short axis is the slow part
+                inside[near] |= (
+                    (local[:, 0] <= limit[0])
+                    & (local[:, 1] <= limit[1])
+                    & (local[:, 2] <= limit[2])
+                )
         return inside
 
     def near_hand(self, points: np.ndarray, boxes: list[PlacedBox], distance: float) -> list[str]:
@@ -106,3 +112,16 @@ class RobotBody:
                 points, [b for b in boxes if b.link in self.hands[arm]], distance
             ).any()
         ]
+
+
+def _within(points: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Indices of the points (N x 3) within the axis-aligned bounds."""
+    x, y, z = (points[:, k] for k in range(3))
+    return np.flatnonzero(
+        (x >= low[0])
+        & (x <= high[0])
+        & (y >= low[1])
+        & (y <= high[1])
+        & (z >= low[2])
+        & (z <= high[2])
+    )
