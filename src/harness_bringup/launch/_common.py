@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from arx_x5_description.embodiment import load_embodiment
+from harness_bringup.domain import participant_profile_env
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
@@ -54,7 +55,9 @@ def controllers_file():
 
 
 def harness_station(backend: str, use_sim_time: bool, remappings: list | None = None) -> list:
-    """The worker (with `backend`) and the skill server, with config/harness.yaml."""
+    """The worker (with `backend`) and the skill server, with config/harness.yaml and the
+    harness's Fast DDS profile (unless the user set one): camera views go through it in
+    megabytes (domain.participant_profile_env)."""
     config = LaunchConfiguration('config')
     namespace = LaunchConfiguration('namespace')
     return [
@@ -65,6 +68,7 @@ def harness_station(backend: str, use_sim_time: bool, remappings: list | None = 
             namespace=namespace,
             parameters=[config, {'backend': backend, 'use_sim_time': use_sim_time}],
             remappings=remappings or [],
+            additional_env=participant_profile_env(),
             output='screen',
         ),
         Node(
@@ -73,6 +77,7 @@ def harness_station(backend: str, use_sim_time: bool, remappings: list | None = 
             name='skill_server',
             namespace=namespace,
             parameters=[config, {'use_sim_time': use_sim_time}],
+            additional_env=participant_profile_env(),
             output='screen',
         ),
     ]

@@ -1,4 +1,5 @@
 import os
+import xml.etree.ElementTree as ET
 
 from harness_bringup.domain import (
     FIRST_ID,
@@ -40,6 +41,17 @@ def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
     assert profile.endswith('fastdds_profile.xml')
     with open(profile) as f:
         assert 'leaseAnnouncement' in f.read()
+    # Shared memory with room for camera views, and UDPv4 for peers on other hosts.
+    ns = {'d': 'http://www.eprosima.com'}
+    root = ET.parse(profile).getroot()
+    kinds = {
+        t.findtext('d:type', namespaces=ns): t
+        for t in root.iterfind('.//d:transport_descriptor', ns)
+    }
+    assert set(kinds) == {'SHM', 'UDPv4'}
+    segment = int(kinds['SHM'].findtext('d:segment_size', namespaces=ns))
+    assert segment >= 2 * int(kinds['SHM'].findtext('d:maxMessageSize', namespaces=ns))
+    assert root.findtext('.//d:useBuiltinTransports', namespaces=ns) == 'false'
     monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')
     use_discovery_profile()
     assert os.environ[PROFILE_VARIABLE] == '/mine.xml'
