@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from harness_bringup.processes import ONE_THREAD
+
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
 
@@ -82,7 +84,11 @@ def supervised(
     try:
         child = subprocess.Popen(
             [sys.executable, '-m', 'harness_bringup.cli', *argv],
-            env={**(os.environ if env is None else env), SUPERVISED_FOLDER: str(folder)},
+            env={
+                **ONE_THREAD,
+                **(os.environ if env is None else env),
+                SUPERVISED_FOLDER: str(folder),
+            },
             start_new_session=True,
             stdout=output,
             stderr=subprocess.STDOUT if output is not None else None,

@@ -8,6 +8,7 @@ from harness_bringup.domain import (
     claim_domain_id,
     use_discovery_profile,
 )
+from harness_bringup.processes import child_environment
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
@@ -55,3 +56,14 @@ def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
     monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')
     use_discovery_profile()
     assert os.environ[PROFILE_VARIABLE] == '/mine.xml'
+
+
+def test_the_graphs_children_get_the_domain_one_numerics_thread_and_no_secrets(monkeypatch):
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'sk-secret')
+    monkeypatch.delenv('OPENBLAS_NUM_THREADS', raising=False)
+    env = child_environment(123)
+    assert env['ROS_DOMAIN_ID'] == '123'
+    assert 'ANTHROPIC_API_KEY' not in env
+    assert env['OPENBLAS_NUM_THREADS'] == '1'
+    monkeypatch.setenv('OPENBLAS_NUM_THREADS', '4')  # the user's own setting wins
+    assert child_environment(123)['OPENBLAS_NUM_THREADS'] == '4'
