@@ -62,9 +62,12 @@ class ContactSkills:
         a moving object is not yet where it will be grasped."""
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
-            if clear_above and not self.reachable(arm, points[0], quat, True):
-                continue
-            if all(self.reachable(arm, p, quat) for p in points):
+            rest = points
+            if clear_above:
+                if not self.reachable(arm, points[0], quat, True):
+                    continue
+                rest = points[1:]  # reached without touching anything: reached
+            if all(self.reachable(arm, p, quat) for p in rest):
                 return quat
         return None
 

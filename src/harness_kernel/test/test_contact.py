@@ -100,3 +100,37 @@ pick(ghost, arm='left')
     assert "['red_cube'] {'left': None, 'right': None}" in cell.output
     assert cell.status == 'escalated' and cell.stopped_by.event == 'SKILL_ERROR'
     assert 'nothing was grasped' in cell.stopped_by.detail
+
+
+def test_the_pitch_scan_asks_each_point_once_and_the_first_point_collision_free():
+    """A pitch whose first point is reached without touching anything does not ask it again."""
+    import numpy as np
+    from harness_kernel.contact import ContactSkills
+    from harness_types.transforms import GRASP_PITCHES_DEG, tool_quat
+
+    above, grasp, lifted = (np.array([-0.2, 0.0, z]) for z in (0.9, 0.8, 1.0))
+    pitches = [tool_quat(p, 0.0) for p in GRASP_PITCHES_DEG[:3]]
+    calls = []
+
+    def reachable(arm, position, quat, collision_free=False):
+        pitch = next(i for i, q in enumerate(pitches) if np.allclose(q, quat))
+        calls.append((float(position[2]), pitch, collision_free))
+        if pitch == 0:  # the other arm is in the way above the object
+            return not collision_free
+        return pitch == 2 or position[2] < 0.95  # the second pitch cannot lift
+
+    skills = ContactSkills(None, reachable, None, None, 0.765, 0.2)
+    quat = skills._quat_for('left', [above, grasp, lifted], clear_above=True)
+    assert np.allclose(quat, pitches[2])
+    assert calls == [
+        (0.9, 0, True),
+        (0.9, 1, True),
+        (0.8, 1, False),
+        (1.0, 1, False),
+        (0.9, 2, True),
+        (0.8, 2, False),
+        (1.0, 2, False),
+    ]
+    calls.clear()  # without clear_above every point is asked plainly
+    assert np.allclose(skills._quat_for('left', [above, grasp], clear_above=False), pitches[0])
+    assert calls == [(0.9, 0, False), (0.8, 0, False)]
