@@ -31,14 +31,18 @@ class DomainClaim:
 
 
 PROFILE_VARIABLE = 'FASTDDS_DEFAULT_PROFILES_FILE'
+TRANSPORTS_VARIABLE = 'FASTDDS_BUILTIN_TRANSPORTS'
 
 
 def participant_profile_env() -> dict[str, str]:
     """The environment that gives a process the harness's Fast DDS participant profile
     (fastdds_profile.xml: faster announcements, room for camera views in shared memory): empty
-    when the user set a profile of their own, or the file is not installed."""
+    when the user chose a profile of their own or Fast DDS's transports
+    (FASTDDS_BUILTIN_TRANSPORTS, which the profile's own transports would override), or the
+    file is not installed."""
     profile = Path(__file__).with_name('fastdds_profile.xml')
-    if PROFILE_VARIABLE in os.environ or not profile.is_file():
+    chosen = PROFILE_VARIABLE in os.environ or TRANSPORTS_VARIABLE in os.environ
+    if chosen or not profile.is_file():
         return {}
     return {PROFILE_VARIABLE: str(profile)}
 

@@ -37,6 +37,7 @@ def test_all_ids_in_use_is_a_clear_error(tmp_path):
 
 def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
     monkeypatch.delenv(PROFILE_VARIABLE, raising=False)
+    monkeypatch.delenv('FASTDDS_BUILTIN_TRANSPORTS', raising=False)
     use_discovery_profile()
     profile = os.environ[PROFILE_VARIABLE]
     assert profile.endswith('fastdds_profile.xml')
@@ -50,15 +51,22 @@ def test_the_discovery_profile_is_used_unless_the_user_set_one(monkeypatch):
         for t in root.iterfind('.//d:transport_descriptor', ns)
     }
     assert set(kinds) == {'SHM', 'UDPv4'}
-    segment = int(kinds['SHM'].findtext('d:segment_size', namespaces=ns))
-    assert segment >= 2 * int(kinds['SHM'].findtext('d:maxMessageSize', namespaces=ns))
+    # room for a locate()'s three camera views (~3.2 MB) in one segment
+    assert int(kinds['SHM'].findtext('d:segment_size', namespaces=ns)) >= 4 << 20
     assert root.findtext('.//d:useBuiltinTransports', namespaces=ns) == 'false'
+    # A user's choice of Fast DDS's transports is left to them.
+    monkeypatch.delenv(PROFILE_VARIABLE)
+    monkeypatch.setenv('FASTDDS_BUILTIN_TRANSPORTS', 'UDPv4')
+    use_discovery_profile()
+    assert PROFILE_VARIABLE not in os.environ
+    monkeypatch.delenv('FASTDDS_BUILTIN_TRANSPORTS')
     monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')
     use_discovery_profile()
     assert os.environ[PROFILE_VARIABLE] == '/mine.xml'
 
 
 def test_the_graphs_children_get_the_domain_one_numerics_thread_and_no_secrets(monkeypatch):
+    monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')  # restored after the test
     monkeypatch.setenv('ANTHROPIC_API_KEY', 'sk-secret')
     monkeypatch.delenv('OPENBLAS_NUM_THREADS', raising=False)
     env = child_environment(123)

@@ -66,7 +66,9 @@ class ContactSkills:
             if clear_above:
                 if not self.reachable(arm, points[0], quat, True):
                     continue
-                rest = points[1:]  # reached without touching anything: reached
+                # the collision-free answer is the plain solve plus a collision check
+                # (worker_node._ik): asking the plain one again would repeat the solve
+                rest = points[1:]
             if all(self.reachable(arm, p, quat) for p in rest):
                 return quat
         return None

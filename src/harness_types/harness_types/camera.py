@@ -64,6 +64,11 @@ class CameraView:
         if self.depth is None:
             raise ValueError(f'camera view {self.name} has no depth image')
         depth = self.depth
+        mask = np.asarray(mask, dtype=bool)  # any nonzero value selects, as np.nonzero reads it
+        if mask.shape != depth.shape:
+            raise ValueError(
+                f'the mask of camera view {self.name} is {mask.shape}, its images {depth.shape}'
+            )
         return np.flatnonzero(mask & np.isfinite(depth) & (depth > 0.01))
 
     def _world_at(self, at: np.ndarray) -> np.ndarray:
@@ -86,4 +91,4 @@ class CameraView:
         """World points and their colours (N x 3 each, in the same order) of the masked pixels
         that have a valid depth."""
         at = self._valid(mask)
-        return self._world_at(at), self.rgb.reshape(-1, 3)[at]
+        return self._world_at(at), self.rgb.reshape(-1, self.rgb.shape[-1])[at]

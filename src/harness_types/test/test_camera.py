@@ -1,6 +1,7 @@
 """CameraView's geometry: lifting pixels to the world and projecting back."""
 
 import numpy as np
+import pytest
 from harness_types.camera import CameraView
 from harness_types.transforms import quat_to_matrix
 
@@ -10,6 +11,7 @@ def view(rng: np.random.Generator) -> CameraView:
     depth = rng.uniform(0.2, 3.0, (h, w)).astype(np.float32)
     depth[rng.random((h, w)) < 0.05] = np.inf  # no return
     depth[rng.random((h, w)) < 0.05] = 0.0  # too near
+    depth[rng.random((h, w)) < 0.05] = np.nan  # no reading
     quat = rng.normal(size=4)
     return CameraView(
         'cam',
@@ -29,11 +31,24 @@ def test_lift_gives_each_valid_masked_pixel_its_world_point_and_colour_in_row_or
     v = view(rng)
     mask = v.depth < 2.5
     points, colours = v.lift(mask)
-    rows, cols = np.nonzero(mask & np.isfinite(v.depth) & (v.depth > 0.01))
-    z = v.depth[rows, cols].astype(float)
+    # the formula as it was written before the flat indices: the same numbers to the bit
+    rows, cols = np.nonzero(mask)
+    z = v.depth[rows, cols]
+    ok = np.isfinite(z) & (z > 0.01)
+    rows, cols, z = rows[ok], cols[ok], z[ok]
     local = np.stack([(cols - v.cx) / v.fx * z, (rows - v.cy) / v.fy * z, z], axis=1)
-    assert np.allclose(points, v.position + local @ v.rotation.T, atol=1e-12)
+    assert np.array_equal(points, v.position + local @ v.rotation.T)
     assert np.array_equal(colours, v.rgb[rows, cols])
     assert np.array_equal(v.back_project(mask), points)
     # ... and projecting the points back lands on their pixels
     assert np.allclose(v.project(points), np.stack([cols, rows], axis=1), atol=1e-6)
+
+
+def test_a_mask_selects_where_it_is_nonzero_and_must_match_the_image():
+    rng = np.random.default_rng(6)
+    v = view(rng)
+    mask = (rng.random(v.depth.shape) < 0.5).astype(np.uint8) * 2  # 0 or 2, as np.nonzero reads
+    assert np.array_equal(v.back_project(mask), v.back_project(mask.astype(bool)))
+    assert len(v.back_project(np.zeros(v.depth.shape, bool))) == 0
+    with pytest.raises(ValueError, match=r'the mask of camera view cam is \(64,\), its images'):
+        v.back_project(np.ones(v.depth.shape[1], bool))

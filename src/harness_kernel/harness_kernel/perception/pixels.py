@@ -134,9 +134,8 @@ class PixelPerception:
             odd = on[chroma > FOREIGN_CHROMA]
             odd_fam = families(c[odd])
             foreign[odd[(odd_fam != table_family) & (odd_fam >= 0)]] = True
-        candidate = (height > ON_PLANE_M) | (on_plane & foreign)
-        candidate = np.flatnonzero(candidate)
-        p, c, cam = p[candidate], c[candidate], cam[candidate]
+        candidates = np.flatnonzero((height > ON_PLANE_M) | (on_plane & foreign))
+        p, c, cam = p[candidates], c[candidates], cam[candidates]
         fam = families(c)
         boxes = self.body.boxes_at(state) if state is not None else []
         robot = self.body.contains(p, boxes)

@@ -12,7 +12,9 @@ from harness_types.robot_state import RobotState
 from harness_types.tf_tree import TfTree, floats, origin_of
 
 MARGIN_M = 0.003  # points this close to a link's box count as the link (depth noise, rounding)
-BOXES_PER_RUN = 4  # contains() tests the points against the bounds of this many boxes at once
+# contains() tests the points against the bounds of this many neighbouring boxes first: the
+# links of a run lie close together, so their bounds stay tight (all 18 at once span both arms).
+BOXES_PER_RUN = 4
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,10 @@ class RobotBody:
         high = [box.centre + r for box, r in zip(boxes, reach, strict=True)]
         for run in range(0, len(boxes), BOXES_PER_RUN):
             end = run + BOXES_PER_RUN
-            rows = _within(points, np.min(low[run:end], axis=0), np.max(high[run:end], axis=0))
+            # fmin/fmax: a box of NaN (unmeasured joints) matches nothing, as alone, and
+            # leaves the bounds of the run's other boxes as they are
+            lows, highs = np.fmin.reduce(low[run:end]), np.fmax.reduce(high[run:end])
+            rows = _within(points, lows, highs)
             near_run = points[rows]
             for box, limit, lo, hi in zip(
                 boxes[run:end], limits[run:end], low[run:end], high[run:end], strict=True
