@@ -8,7 +8,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_kernel.perception.clusters import components
 from harness_kernel.perception.colour import colour_of, families
 from harness_kernel.perception.measure import Measured, covered, footprint, measure
-from harness_kernel.perception.pixels import ON_PLANE_M, _chroma, _chroma_distance, _fit_plane
+from harness_kernel.perception.pixels import _chroma, _chroma_distance, _fit_plane
 from harness_kernel.perception.query import Query
 from harness_kernel.perception.robot_body import RobotBody
 from harness_kernel.perception.seam import Detection
@@ -220,30 +220,13 @@ def test_robot_body_contains_exactly_the_points_inside_a_box():
 
 def test_the_table_plane_is_fitted_from_row_indices_as_from_a_copy_of_the_rows():
     rng = np.random.default_rng(9)
+    n = 90_000
     points = np.column_stack(
-        [
-            rng.uniform(-0.5, 0.5, 90_000),
-            rng.uniform(-0.4, 0.4, 90_000),
-            rng.normal(TABLE, 0.002, 90_000),
-        ]
+        [rng.uniform(-0.5, 0.5, n), rng.uniform(-0.4, 0.4, n), rng.normal(TABLE, 0.002, n)]
     )
     points[::7, 2] += 0.05  # objects on it
     rows = np.flatnonzero(np.abs(points[:, 2] - TABLE) < 0.02)
-    expected = _fit_plane_of_a_copy(points[rows])
+    # as before the indices: the fit of a copy of the near points, all of its rows
+    expected = _fit_plane(points[rows].copy(), np.arange(len(rows)))
     assert np.array_equal(_fit_plane(points, rows), expected)
     assert abs(expected[2] - TABLE) < 1e-3
-
-
-def _fit_plane_of_a_copy(points):
-    """pixels._fit_plane as it was, on a copy of the near points."""
-    step = max(1, len(points) // 20000)
-    sample = points[::step]
-    coef = np.array([0.0, 0.0, float(np.median(sample[:, 2]))])
-    for _ in range(3):
-        residual = sample[:, 2] - (sample[:, :2] @ coef[:2] + coef[2])
-        inliers = sample[np.abs(residual) < max(ON_PLANE_M, 3 * np.median(np.abs(residual)))]
-        if len(inliers) < 3:
-            break
-        a = np.column_stack([inliers[:, :2], np.ones(len(inliers))])
-        coef, *_ = np.linalg.lstsq(a, inliers[:, 2], rcond=None)
-    return coef
