@@ -8,18 +8,17 @@ from __future__ import annotations
 WORKER = 'worker'
 SKILL_SERVER = 'skill_server'
 KERNEL = 'kernel'
-# kernel/reactive_step's own nodes at its two ends (harness_skills.reactive_lane)
-SKILL_SERVER_REACTIVE = f'{SKILL_SERVER}_reactive'
-KERNEL_REACTIVE = f'{KERNEL}_reactive'
 
 
 def lane_node(owner: str, service: str) -> str:
     """The node of one service's own lane (harness_skills.reactive_lane) at `owner`'s end:
-    the skill server serves skills/state, observe, ik and predict on lanes, the kernel calls
-    them on lanes."""
+    kernel/reactive_step at both of its ends; the skill server serves skills/state, observe, ik
+    and predict on lanes, the kernel calls them on lanes."""
     return f'{owner}_{service}'
 
 
+SKILL_SERVER_REACTIVE = lane_node(SKILL_SERVER, 'reactive')
+KERNEL_REACTIVE = lane_node(KERNEL, 'reactive')
 DRIVER = 'driver'
 RECORDER = 'recorder'
 
