@@ -8,7 +8,7 @@ from harness_bringup.domain import (
     claim_domain_id,
     use_discovery_profile,
 )
-from harness_bringup.processes import child_environment
+from harness_bringup.processes import MALLOC_THRESHOLDS, child_environment, numerics_defaults
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
@@ -75,3 +75,26 @@ def test_the_graphs_children_get_the_domain_one_numerics_thread_and_no_secrets(m
     assert env['OPENBLAS_NUM_THREADS'] == '1'
     monkeypatch.setenv('OPENBLAS_NUM_THREADS', '4')  # the user's own setting wins
     assert child_environment(123)['OPENBLAS_NUM_THREADS'] == '4'
+
+
+def test_large_arrays_stay_in_the_heap_unless_the_user_sets_mallocs_thresholds(monkeypatch):
+    for name in [*MALLOC_THRESHOLDS, 'GLIBC_TUNABLES']:
+        monkeypatch.delenv(name, raising=False)
+    env = child_environment(123)
+    assert env['MALLOC_MMAP_THRESHOLD_'] == str(32 * 2**20)  # glibc's largest
+    assert env['MALLOC_TRIM_THRESHOLD_'] == str(2**30)
+    assert numerics_defaults({'MALLOC_ARENA_MAX': '2'})['MALLOC_TRIM_THRESHOLD_'] == str(2**30)
+    # One threshold of the user's and the harness sets none (glibc then fixes them all, so
+    # theirs beside ours would be a configuration neither chose).
+    for mine in (
+        {'MALLOC_TOP_PAD_': '0'},
+        {'MALLOC_MMAP_THRESHOLD_': '131072'},
+        {'GLIBC_TUNABLES': 'glibc.malloc.trim_threshold=0'},
+    ):
+        assert numerics_defaults(mine) == {'OPENBLAS_NUM_THREADS': '1'}
+        for name, value in mine.items():
+            monkeypatch.setenv(name, value)
+        env = child_environment(123)
+        assert all(env.get(k) == mine.get(k) for k in MALLOC_THRESHOLDS)
+        for name in mine:
+            monkeypatch.delenv(name)
