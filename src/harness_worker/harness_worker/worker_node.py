@@ -48,8 +48,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
@@ -70,7 +69,7 @@ from harness_msgs.srv import (
 )
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
-from harness_worker.state_messages import StateMessages
+from harness_worker.state_topics import StateTopics
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import TickResult, Worker, WorkerError
 from harness_worker.world_model import SimulatedFuture, WorldModelError
@@ -118,10 +117,7 @@ class WorkerNode(Node):
         self._frames_published.set()
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
-            self._state_messages = StateMessages(self._joint_names, self._tf_tree)
-            self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
-            self.tf = self.create_publisher(TFMessage, names.TF, 10)
-            self.clock = self.create_publisher(Clock, names.CLOCK, 10)
+            self.state_topics = StateTopics(self, self._joint_names, self._tf_tree)
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)
@@ -206,16 +202,7 @@ class WorkerNode(Node):
         if not self.owns_world:
             return
         state = state or self.worker.state()
-        self.clock.publish(self._state_messages.clock(state.time))
-        # /joint_states and /tf are written into bytes serialized once (state_messages.py), and
-        # only when someone listens.
-        joint_states, tf = (p.get_subscription_count() > 0 for p in (self.joint_states, self.tf))
-        positions = self._positions(state) if joint_states or tf else {}
-        if joint_states:
-            values = list(positions.values())
-            self.joint_states.publish(self._state_messages.joint_states(values, state.time))
-        if tf:
-            self.tf.publish(self._state_messages.tf(positions, state.time))
+        self.state_topics.put(state)  # published on its own thread
         if self.config.publish_cameras:
             self._publish_cameras(state.step)
 
@@ -261,17 +248,21 @@ class WorkerNode(Node):
             published.set()
 
     def frames_published(self) -> None:
-        """Wait until the camera frames asked for so far are published (the episode's outcome
-        is answered after its last frames, so a recording holds them before the end)."""
+        """Wait until the camera frames asked for so far are published."""
         self._frames_published.wait()
 
-    def _positions(self, state: RobotState) -> dict[str, float]:
-        """The 16 joint positions by URDF name (both fingers of each gripper)."""
-        values: list[float] = []
-        for a in ARMS:
-            arm = state.arm(a)
-            values += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
-        return dict(zip(self._joint_names, values, strict=True))
+    def published(self) -> None:
+        """Wait until every tick's state topics and the camera frames asked for so far are
+        published (the episode's outcome is answered after them, so a recording holds them
+        before the end)."""
+        if self.owns_world:
+            self.state_topics.flush()
+        self.frames_published()
+
+    def destroy_node(self) -> None:
+        if self.owns_world:
+            self.state_topics.close()  # what waits goes out while the publishers exist
+        super().destroy_node()
 
     @staticmethod
     def _transforms(transforms, now) -> list[TransformStamped]:
@@ -437,7 +428,7 @@ class WorkerNode(Node):
         return response
 
     def _outcome(self, request: Outcome.Request, response: Outcome.Response) -> Outcome.Response:
-        self.frames_published()
+        self.published()
         try:
             outcome = self.worker.outcome(request.token)
         except WorkerError as exc:
