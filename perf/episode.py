@@ -10,7 +10,7 @@ twice, without and with the rosbag2 recording, and `bag_cost_ratio` is their wal
 (same run, same machine). With `--repeats N` every pair runs N times, interleaved, and
 `cells_x_real_time_median` gives each task's median with and without the bag. The episodes run
 in this process, started again (once) with what `harness run`'s supervisor gives an episode
-process (`numerics_defaults`: one BLAS thread, large arrays kept in the heap).
+process (`as_episode_process`: one BLAS thread, large arrays kept in the heap).
 
     python perf/episode.py [--tasks lift_cube place_in_bowl] [--layout 0] [--repeats 1]
 """
@@ -19,13 +19,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from arx_x5_description.embodiment import load_embodiment
-from harness_bringup.processes import numerics_defaults
+from harness_bringup.processes import as_episode_process
 from harness_bringup.run import prepare, run_episode
 from harness_types.config import load_config, with_overrides
 
@@ -38,10 +37,7 @@ def main() -> None:
     parser.add_argument('--layout', type=int, default=0)
     parser.add_argument('--repeats', type=int, default=1, help='runs of each task and setting')
     args = parser.parse_args()
-    defaults = numerics_defaults(os.environ)
-    if any(k not in os.environ for k in defaults):
-        # the episode runs in this process: start it as `harness run`'s supervisor starts one
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**defaults, **os.environ})
+    as_episode_process()  # the episodes run in this process
     os.environ.setdefault('MUJOCO_GL', 'egl')
     config_file = ROOT / 'config' / 'harness.yaml'
     control_hz = load_embodiment().rates.control_hz

@@ -25,6 +25,7 @@ import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
+from harness_bringup.processes import as_episode_process
 from harness_kernel.perception import make_perception
 from harness_types.transforms import quat_to_matrix
 from harness_worker.staging import hold_object, stack_boxes, true_centre
@@ -178,6 +179,7 @@ def main() -> None:
     parser.add_argument('--backends', nargs='+', default=['pixels', 'oracle'])
     parser.add_argument('--tasks', nargs='+', default=sorted(TASKS))
     args = parser.parse_args()
+    as_episode_process()  # perception as the kernel runs it: one BLAS thread, arrays in the heap
     emb = load_embodiment()
     urdf = station_urdf()
     worker = Worker(emb, urdf)

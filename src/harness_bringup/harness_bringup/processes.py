@@ -5,6 +5,7 @@ model service's secrets."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 from harness_bringup.domain import use_discovery_profile
@@ -44,3 +45,14 @@ def child_environment(domain_id: int) -> dict[str, str]:
     env = numerics_defaults(os.environ) | {k: v for k, v in os.environ.items() if k not in SECRETS}
     env['ROS_DOMAIN_ID'] = str(domain_id)
     return env
+
+
+def as_episode_process() -> None:
+    """Start this process again (once, before it does anything) with the `numerics_defaults`
+    the supervisor gives an episode process, unless it has them: for a measurement that runs
+    an episode's work in its own process (perf/episode.py, perf/perception.py)."""
+    defaults = numerics_defaults(os.environ)
+    if any(k not in os.environ for k in defaults):
+        # orig_argv: the command line as given (`-m module`, `-c code` and the interpreter's
+        # own options included), which sys.argv is not
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**defaults, **os.environ})

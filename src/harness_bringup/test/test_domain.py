@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 from harness_bringup.domain import (
@@ -98,3 +100,18 @@ def test_large_arrays_stay_in_the_heap_unless_the_user_sets_mallocs_thresholds(m
         assert all(env.get(k) == mine.get(k) for k in MALLOC_THRESHOLDS)
         for name in mine:
             monkeypatch.delenv(name)
+
+
+def test_a_measurement_starts_itself_again_as_an_episode_process():
+    script = (
+        'import os, sys; from harness_bringup.processes import as_episode_process; '
+        'as_episode_process(); print(sys.argv[1:], os.environ["OPENBLAS_NUM_THREADS"], '
+        'os.environ.get("MALLOC_TRIM_THRESHOLD_"))'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in [*MALLOC_THRESHOLDS, 'GLIBC_TUNABLES']}
+    env['OPENBLAS_NUM_THREADS'] = '3'  # the user's own setting is kept
+    run = subprocess.run(
+        [sys.executable, '-c', script, '--an', 'argument'], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split('\n')[0] == f"['--an', 'argument'] 3 {2**30}"
