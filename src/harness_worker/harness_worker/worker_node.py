@@ -48,7 +48,8 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
@@ -69,7 +70,7 @@ from harness_msgs.srv import (
 )
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
-from harness_worker.state_topics import StateTopics
+from harness_worker.state_messages import StateMessages
 from harness_worker.station import BackendError, make_station
 from harness_worker.worker import TickResult, Worker, WorkerError
 from harness_worker.world_model import SimulatedFuture, WorldModelError
@@ -117,7 +118,10 @@ class WorkerNode(Node):
         self._frames_published.set()
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
-            self.state_topics = StateTopics(self, self._joint_names, self._tf_tree)
+            self._state_messages = StateMessages(self._joint_names, self._tf_tree)
+            self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
+            self.tf = self.create_publisher(TFMessage, names.TF, 10)
+            self.clock = self.create_publisher(Clock, names.CLOCK, 10)
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)
@@ -202,7 +206,16 @@ class WorkerNode(Node):
         if not self.owns_world:
             return
         state = state or self.worker.state()
-        self.state_topics.put(state)  # published on its own thread
+        self.clock.publish(self._state_messages.clock(state.time))
+        # /joint_states and /tf are written into bytes serialized once (state_messages.py), and
+        # only when someone listens.
+        joint_states, tf = (p.get_subscription_count() > 0 for p in (self.joint_states, self.tf))
+        positions = self._positions(state) if joint_states or tf else {}
+        if joint_states:
+            values = list(positions.values())
+            self.joint_states.publish(self._state_messages.joint_states(values, state.time))
+        if tf:
+            self.tf.publish(self._state_messages.tf(positions, state.time))
         if self.config.publish_cameras:
             self._publish_cameras(state.step)
 
@@ -248,21 +261,17 @@ class WorkerNode(Node):
             published.set()
 
     def frames_published(self) -> None:
-        """Wait until the camera frames asked for so far are published."""
+        """Wait until the camera frames asked for so far are published (the episode's outcome
+        is answered after its last frames, so a recording holds them before the end)."""
         self._frames_published.wait()
 
-    def published(self) -> None:
-        """Wait until every tick's state topics and the camera frames asked for so far are
-        published (the episode's outcome is answered after them, so a recording holds them
-        before the end)."""
-        if self.owns_world:
-            self.state_topics.flush()
-        self.frames_published()
-
-    def destroy_node(self) -> None:
-        if self.owns_world:
-            self.state_topics.close()  # what waits goes out while the publishers exist
-        super().destroy_node()
+    def _positions(self, state: RobotState) -> dict[str, float]:
+        """The 16 joint positions by URDF name (both fingers of each gripper)."""
+        values: list[float] = []
+        for a in ARMS:
+            arm = state.arm(a)
+            values += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
+        return dict(zip(self._joint_names, values, strict=True))
 
     @staticmethod
     def _transforms(transforms, now) -> list[TransformStamped]:
@@ -428,7 +437,7 @@ class WorkerNode(Node):
         return response
 
     def _outcome(self, request: Outcome.Request, response: Outcome.Response) -> Outcome.Response:
-        self.published()
+        self.frames_published()
         try:
             outcome = self.worker.outcome(request.token)
         except WorkerError as exc:
