@@ -17,26 +17,30 @@ SECRETS = ('ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL')
 # episode's other processes hold. A kernel's first `pixels` pass in an episode: 114-125 ->
 # 92-106 ms, its products alone 36-38 -> 15-28 ms (interleaved lift_cube episodes).
 ONE_THREAD = {'OPENBLAS_NUM_THREADS': '1'}
-# glibc's malloc maps an array above its mmap threshold on its own pages and unmaps it when it
-# is freed; the threshold rises only as such arrays are freed, and the heap's top goes back to
-# the system beyond twice it. A perception pass allocates arrays of 1-11 MB, so pass after pass
-# faulted in fresh zeroed pages. With fixed thresholds (32 MiB is glibc's largest mmap
-# threshold) they stay in the heap and are reused: a kernel's first `pixels` pass in lift_cube
-# episodes 103 -> 81 ms (medians of 8 interleaved), later passes 69 -> 54 ms; peak memory the
-# same. glibc reads these at a process's start; other C libraries ignore them.
+# glibc's malloc maps a block above its mmap threshold (128 KiB at first) on pages of its own
+# when the heap's top cannot hold it, and unmaps it when it is freed; the threshold rises only
+# as such blocks are freed, and the heap's top goes back to the system beyond the trim
+# threshold (twice the mmap threshold once that has risen). A perception pass allocates arrays
+# of 1-11 MB, so pass after pass faulted in fresh zeroed pages. With fixed thresholds they stay
+# in the heap and are reused: a kernel's first `pixels` pass in lift_cube episodes 103 -> 81 ms
+# (medians of 8 interleaved), later passes 69 -> 54 ms; peak memory the same. 32 MiB is the
+# most the dynamic threshold reaches on 64-bit and the most glibc before 2.35 accepts (newer
+# ones accept more). glibc reads these at a process's start; other C libraries ignore them.
 HEAP_ARRAYS = {'MALLOC_MMAP_THRESHOLD_': str(32 * 2**20), 'MALLOC_TRIM_THRESHOLD_': str(2**30)}
-
-
 # Setting any of these fixes all of glibc's thresholds: a user who sets one keeps them all.
 MALLOC_THRESHOLDS = (*HEAP_ARRAYS, 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_MAX_')
+THRESHOLD_TUNABLES = tuple(
+    f'glibc.malloc.{name}=' for name in ('mmap_threshold', 'trim_threshold', 'top_pad', 'mmap_max')
+)
 
 
 def numerics_defaults(environ: Mapping[str, str]) -> dict[str, str]:
     """What a process of the episode gets unless `environ` (the user's) says otherwise: numpy's
     BLAS on one thread, large arrays kept in the heap (not when the user sets malloc's
     thresholds, by variable or GLIBC_TUNABLES)."""
+    tunables = environ.get('GLIBC_TUNABLES', '').split(':')
     tuned = any(k in environ for k in MALLOC_THRESHOLDS)
-    tuned = tuned or 'glibc.malloc.' in environ.get('GLIBC_TUNABLES', '')
+    tuned = tuned or any(t.startswith(THRESHOLD_TUNABLES) for t in tunables)
     return ONE_THREAD | ({} if tuned else HEAP_ARRAYS)
 
 
@@ -50,9 +54,13 @@ def child_environment(domain_id: int) -> dict[str, str]:
 def as_episode_process() -> None:
     """Start this process again (once, before it does anything) with the `numerics_defaults`
     the supervisor gives an episode process, unless it has them: for a measurement that runs
-    an episode's work in its own process (perf/episode.py, perf/perception.py)."""
+    an episode's work in its own process (perf/episode.py, perf/perception.py). Not for a
+    program read from stdin (it would be gone) or an interpreter without a command line to run
+    again (frozen, embedded): those go on as they are."""
     defaults = numerics_defaults(os.environ)
-    if any(k not in os.environ for k in defaults):
+    again = bool(sys.executable and sys.orig_argv) and not getattr(sys, 'frozen', False)
+    again = again and sys.argv[0] not in ('', '-')
+    if again and any(k not in os.environ for k in defaults):
         # orig_argv: the command line as given (`-m module`, `-c code` and the interpreter's
         # own options included), which sys.argv is not
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**defaults, **os.environ})

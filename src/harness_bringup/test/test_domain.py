@@ -10,7 +10,7 @@ from harness_bringup.domain import (
     claim_domain_id,
     use_discovery_profile,
 )
-from harness_bringup.processes import MALLOC_THRESHOLDS, child_environment, numerics_defaults
+from harness_bringup.processes import child_environment, numerics_defaults
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
@@ -80,24 +80,30 @@ def test_the_graphs_children_get_the_domain_one_numerics_thread_and_no_secrets(m
 
 
 def test_large_arrays_stay_in_the_heap_unless_the_user_sets_mallocs_thresholds(monkeypatch):
-    for name in [*MALLOC_THRESHOLDS, 'GLIBC_TUNABLES']:
+    monkeypatch.setenv(PROFILE_VARIABLE, '/mine.xml')  # child_environment sets it otherwise
+    thresholds = [
+        'MALLOC_MMAP_THRESHOLD_',
+        'MALLOC_TRIM_THRESHOLD_',
+        'MALLOC_TOP_PAD_',
+        'MALLOC_MMAP_MAX_',
+    ]
+    for name in [*thresholds, 'GLIBC_TUNABLES']:
         monkeypatch.delenv(name, raising=False)
     env = child_environment(123)
-    assert env['MALLOC_MMAP_THRESHOLD_'] == str(32 * 2**20)  # glibc's largest
+    assert env['MALLOC_MMAP_THRESHOLD_'] == str(32 * 2**20)
     assert env['MALLOC_TRIM_THRESHOLD_'] == str(2**30)
-    assert numerics_defaults({'MALLOC_ARENA_MAX': '2'})['MALLOC_TRIM_THRESHOLD_'] == str(2**30)
+    # malloc settings that are not thresholds leave ours in place
+    for other in ({'MALLOC_ARENA_MAX': '2'}, {'GLIBC_TUNABLES': 'glibc.malloc.arena_max=2'}):
+        assert numerics_defaults(other)['MALLOC_TRIM_THRESHOLD_'] == str(2**30)
     # One threshold of the user's and the harness sets none (glibc then fixes them all, so
     # theirs beside ours would be a configuration neither chose).
-    for mine in (
-        {'MALLOC_TOP_PAD_': '0'},
-        {'MALLOC_MMAP_THRESHOLD_': '131072'},
-        {'GLIBC_TUNABLES': 'glibc.malloc.trim_threshold=0'},
-    ):
+    tunable = 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=0'
+    for mine in [{name: '0'} for name in thresholds] + [{'GLIBC_TUNABLES': tunable}]:
         assert numerics_defaults(mine) == {'OPENBLAS_NUM_THREADS': '1'}
         for name, value in mine.items():
             monkeypatch.setenv(name, value)
         env = child_environment(123)
-        assert all(env.get(k) == mine.get(k) for k in MALLOC_THRESHOLDS)
+        assert all(env.get(k) == mine.get(k) for k in thresholds)
         for name in mine:
             monkeypatch.delenv(name)
 
@@ -108,10 +114,14 @@ def test_a_measurement_starts_itself_again_as_an_episode_process():
         'as_episode_process(); print(sys.argv[1:], os.environ["OPENBLAS_NUM_THREADS"], '
         'os.environ.get("MALLOC_TRIM_THRESHOLD_"))'
     )
-    env = {k: v for k, v in os.environ.items() if k not in [*MALLOC_THRESHOLDS, 'GLIBC_TUNABLES']}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(('MALLOC_', 'GLIBC_TUNABLES'))}
     env['OPENBLAS_NUM_THREADS'] = '3'  # the user's own setting is kept
     run = subprocess.run(
-        [sys.executable, '-c', script, '--an', 'argument'], env=env, capture_output=True, text=True
+        [sys.executable, '-c', script, '--an', 'argument'],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split('\n')[0] == f"['--an', 'argument'] 3 {2**30}"
