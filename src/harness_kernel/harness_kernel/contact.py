@@ -59,18 +59,23 @@ class ContactSkills:
         first point (the one above, reached through free space) also without touching
         anything (the other arm holding the far end of a tray is in the way of the steepest
         pitches). The grasp itself is not asked: the scene it is checked against is now's, and
-        a moving object is not yet where it will be grasped."""
+        a moving object is not yet where it will be grasped. The point that failed at one pitch
+        is asked first at the next: a failing solve costs ~20 ms, a reached one ~2 ms, and the
+        answer is the same in any order."""
+        # (point, collision_free): the collision-free answer is the plain solve plus a
+        # collision check (worker_node._ik), so the first point is not asked plainly as well
+        checks = [(p, clear_above and i == 0) for i, p in enumerate(points)]
+        first = 0  # the check that failed at the previous pitch: the likeliest to fail again
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)
-            rest = points
-            if clear_above:
-                if not self.reachable(arm, points[0], quat, True):
-                    continue
-                # the collision-free answer is the plain solve plus a collision check
-                # (worker_node._ik): asking the plain one again would repeat the solve
-                rest = points[1:]
-            if all(self.reachable(arm, p, quat) for p in rest):
+            order = [first, *(k for k in range(len(checks)) if k != first)]
+            failed = next(
+                (k for k in order if not self.reachable(arm, checks[k][0], quat, checks[k][1])),
+                None,
+            )
+            if failed is None:  # every point reached: the order of the questions does not matter
                 return quat
+            first = failed
         return None
 
     def _move(
