@@ -6,6 +6,7 @@ no station: it joins one started by `ros2 launch harness_bringup ...` in ROS_DOM
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ import rclpy
 from harness_skills.skill_server_node import SkillServer
 from harness_types.wait import wait_future
 from harness_worker.worker_node import WorkerNode
+from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
@@ -58,6 +60,7 @@ class StationGraph:
         self.token = ''
         self._started = False
         self.claim = None
+        self._action_nodes = itertools.count(1)
 
     def ros_args(self) -> list[str]:
         return ['--ros-args', '--params-file', str(self.params)] if self.params else []
@@ -105,6 +108,16 @@ class StationGraph:
     def add_node(self, node: Node) -> None:
         """Spin another node of this context (e.g. the driver's) on the executor."""
         self.executor.add_node(node)
+
+    def action_client(self, action_type, name: str) -> ActionClient:
+        """An action client on a node of its own, spun once the client is built: rclpy's
+        ActionClient joins its node's waitables before it makes its lock, so one built on a
+        node the executor already spins can be asked for its entities first, which ends the
+        executor's thread (AttributeError: '_lock')."""
+        node = Node(f'{self.client_name}_action_{next(self._action_nodes)}', context=self.context)
+        client = ActionClient(node, action_type, name)
+        self.add_node(node)
+        return client
 
     def reset(self, task: str, layout: int = 0, seed: int = 0) -> Reset.Response:
         """Reset the worker (with the running episode's token); keeps the new token."""

@@ -15,7 +15,6 @@ from harness_types.convert import execution_of
 from harness_types.wait import wait_future
 from messages_server import MessagesServer
 from policy_stand_ins import ReachPolicy, catalog, serve
-from rclpy.action import ActionClient
 from test_episodes import CONFIG, MODEL, of_type, text_of
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -36,7 +35,7 @@ def entry(endpoint, stall=1.0, cameras=('cam_head',)):
 class Graph(StationGraph):
     def __enter__(self):
         super().__enter__()
-        self.action = ActionClient(self.client, SKILLS['run_policy'].action, 'skills/run_policy')
+        self.action = self.action_client(SKILLS['run_policy'].action, 'skills/run_policy')
         assert self.action.wait_for_server(timeout_sec=10)
         return self
 

@@ -125,12 +125,11 @@ class KernelSession:
 
     def __init__(self, graph, workspace, log, ros_args=()):
         from harness_bringup.kernel_process import KernelProcess
-        from rclpy.action import ActionClient
 
         from harness_msgs.action import RunCell
         from harness_types import names
 
-        self.client = ActionClient(graph.client, RunCell, names.RUN_CELL)
+        self.client = graph.action_client(RunCell, names.RUN_CELL)
         self.process = KernelProcess(self.client, graph.domain_id, workspace, log, list(ros_args))
         self.process.start()
 

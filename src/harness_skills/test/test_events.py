@@ -14,7 +14,6 @@ from harness_reactive.stage import ProgramStage
 from harness_skills.skill_table import SKILLS
 from harness_types.convert import robot_state_of
 from harness_types.wait import wait_future
-from rclpy.action import ActionClient
 from rclpy.node import Node
 
 from harness_msgs.action import Gripper, Home, MoveEef, MoveJoints, RunController
@@ -54,7 +53,7 @@ class Graph(StationGraph):
         self.add_node(self.program)
         self.calls = []
         self.actions = {
-            name: ActionClient(self.client, spec.action, names.skill_action(name))
+            name: self.action_client(spec.action, names.skill_action(name))
             for name, spec in SKILLS.items()
         }
         self.state_client = self.client.create_client(State, '/worker/state')
