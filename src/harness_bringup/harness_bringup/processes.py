@@ -63,4 +63,6 @@ def as_episode_process() -> None:
     if again and any(k not in os.environ for k in defaults):
         # orig_argv: the command line as given (`-m module`, `-c code` and the interpreter's
         # own options included), which sys.argv is not
+        sys.stdout.flush()
+        sys.stderr.flush()
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**defaults, **os.environ})

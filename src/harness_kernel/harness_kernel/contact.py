@@ -65,6 +65,8 @@ class ContactSkills:
         # (point, collision_free): the collision-free answer is the plain solve plus a
         # collision check (worker_node._ik), so the first point is not asked plainly as well
         checks = [(p, clear_above and i == 0) for i, p in enumerate(points)]
+        if not checks:  # nothing to reach: the steepest
+            return tool_quat(GRASP_PITCHES_DEG[0], yaw)
         first = 0  # the check that failed at the previous pitch: the likeliest to fail again
         for pitch in GRASP_PITCHES_DEG:
             quat = tool_quat(pitch, yaw)

@@ -136,34 +136,45 @@ def test_the_pitch_scan_asks_each_point_once_and_the_first_point_collision_free(
     assert calls == [(0.9, 0, False), (0.8, 0, False)]
 
 
-def test_the_pitch_scan_asks_the_point_that_failed_first_and_answers_as_in_order():
+@pytest.mark.parametrize('clear_above', [True, False])
+@pytest.mark.parametrize('n_points', [0, 1, 2, 4])
+def test_the_pitch_scan_asks_the_point_that_failed_first_and_answers_as_in_order(
+    clear_above, n_points
+):
     """Whatever the order of the questions, the answer is the steepest pitch that reaches every
-    point; a point that failed is asked first at the next pitch, so a pitch that fails again
-    costs one solve."""
+    point (the first one collision-free with clear_above); a point that failed is asked first
+    at the next pitch, so a pitch that fails again costs one solve."""
     import numpy as np
     from harness_kernel.contact import ContactSkills
     from harness_types.transforms import GRASP_PITCHES_DEG, tool_quat
 
     rng = np.random.default_rng(7)
     pitches = [tool_quat(p, 0.0) for p in GRASP_PITCHES_DEG]
-    points = [np.array([0.0, 0.0, z]) for z in (0.9, 0.8, 1.0, 0.95)]
-    for _ in range(200):  # random reachability tables: pitch x point
-        table = rng.random((len(pitches), len(points))) < rng.uniform(0.3, 0.95)
+    points = [np.array([0.0, 0.0, z]) for z in (0.9, 0.8, 1.0, 0.95)][:n_points]
+    for _ in range(200):  # random reachability tables: pitch x point x collision-free
+        table = rng.random((len(pitches), max(n_points, 1), 2)) < rng.uniform(0.3, 0.95)
         calls = []
 
         def reachable(arm, position, quat, collision_free=False, table=table, calls=calls):
             pitch = next(i for i, q in enumerate(pitches) if np.allclose(q, quat))
             point = next(i for i, p in enumerate(points) if np.allclose(p, position))
-            calls.append((pitch, point))
-            return bool(table[pitch, point])
+            calls.append((pitch, point, collision_free))
+            return bool(table[pitch, point, int(collision_free)])
+
+        def asked(pitch, point, table=table):  # the first point is asked collision-free
+            return table[pitch, point, int(clear_above and point == 0)]
 
         skills = ContactSkills(None, reachable, None, None, 0.765, 0.2)
-        quat = skills._quat_for('left', points, clear_above=True)
-        steepest = next((i for i in range(len(pitches)) if table[i].all()), None)
+        quat = skills._quat_for('left', points, clear_above=clear_above)
+        steepest = next(
+            (i for i in range(len(pitches)) if all(asked(i, k) for k in range(n_points))), None
+        )
         assert (quat is None) == (steepest is None)
         if steepest is not None:
             assert np.allclose(quat, pitches[steepest])
-        for (pitch, point), (next_pitch, next_point) in zip(calls, calls[1:], strict=False):
-            if next_pitch != pitch and not table[pitch, point]:
+        for _pitch, point, cf in calls:
+            assert cf == (clear_above and point == 0)
+        for (pitch, point, _), (next_pitch, next_point, _) in zip(calls, calls[1:], strict=False):
+            if next_pitch != pitch and not asked(pitch, point):
                 assert next_point == point  # the failed point goes first
         assert len(calls) == len(set(calls))  # no question twice
