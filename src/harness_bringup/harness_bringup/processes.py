@@ -44,9 +44,14 @@ def numerics_defaults(environ: Mapping[str, str]) -> dict[str, str]:
     return ONE_THREAD | ({} if tuned else HEAP_ARRAYS)
 
 
+def with_numerics_defaults(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` with the `numerics_defaults` it does not set itself."""
+    return numerics_defaults(environ) | dict(environ)
+
+
 def child_environment(domain_id: int) -> dict[str, str]:
     use_discovery_profile()
-    env = numerics_defaults(os.environ) | {k: v for k, v in os.environ.items() if k not in SECRETS}
+    env = {k: v for k, v in with_numerics_defaults(os.environ).items() if k not in SECRETS}
     env['ROS_DOMAIN_ID'] = str(domain_id)
     return env
 
@@ -57,12 +62,12 @@ def as_episode_process() -> None:
     an episode's work in its own process (perf/episode.py, perf/perception.py). Not for a
     program read from stdin (it would be gone) or an interpreter without a command line to run
     again (frozen, embedded): those go on as they are."""
-    defaults = numerics_defaults(os.environ)
+    env = with_numerics_defaults(os.environ)
     again = bool(sys.executable and sys.orig_argv) and not getattr(sys, 'frozen', False)
     again = again and sys.argv[0] not in ('', '-')
-    if again and any(k not in os.environ for k in defaults):
+    if again and env.keys() != os.environ.keys():
         # orig_argv: the command line as given (`-m module`, `-c code` and the interpreter's
         # own options included), which sys.argv is not
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**defaults, **os.environ})
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)

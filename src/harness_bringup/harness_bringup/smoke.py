@@ -73,6 +73,9 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
     try:
         server = SmokeServer(context)
         client = Node('smoke_client', context=context)
+        # built before the executor spins its node: rclpy's ActionClient joins the node's
+        # waitables before it makes its lock (station_graph.spun_action_client)
+        action_client = ActionClient(client, MoveJoints, 'smoke/move_joints')
         executor.add_node(server)
         executor.add_node(client)
         spin = threading.Thread(target=executor.spin, daemon=True)
@@ -85,7 +88,6 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
         response = wait_future(state_client.call_async(State.Request()), timeout_s)
         service_ms = (time.perf_counter() - t0) * 1e3
 
-        action_client = ActionClient(client, MoveJoints, 'smoke/move_joints')
         if not action_client.wait_for_server(timeout_sec=timeout_s):
             raise TimeoutError('smoke/move_joints action did not appear')
         t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from harness_skills.skill_server_node import SkillServer
 from harness_types.wait import wait_future
 from harness_worker.worker_node import WorkerNode
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import Executor, MultiThreadedExecutor
 from rclpy.node import Node
 
 from harness_bringup.domain import claim_domain_id
@@ -40,6 +40,17 @@ def attached_domain_id() -> int:
     if not 0 <= domain_id <= 232:
         raise GraphStartError(f'ROS_DOMAIN_ID must be within 0..232, not {domain_id}')
     return domain_id
+
+
+def spun_action_client(executor: Executor, node_name: str, action_type, name: str) -> ActionClient:
+    """An action client on a node of its own, added to `executor` once the client is built:
+    rclpy's ActionClient joins its node's waitables before it makes its lock, so one built on a
+    node an executor already spins can be asked for its entities first, which ends that
+    executor's thread (AttributeError: '_lock')."""
+    node = Node(node_name, context=executor.context)
+    client = ActionClient(node, action_type, name)
+    executor.add_node(node)
+    return client
 
 
 class StationGraph:
@@ -110,14 +121,9 @@ class StationGraph:
         self.executor.add_node(node)
 
     def action_client(self, action_type, name: str) -> ActionClient:
-        """An action client on a node of its own, spun once the client is built: rclpy's
-        ActionClient joins its node's waitables before it makes its lock, so one built on a
-        node the executor already spins can be asked for its entities first, which ends the
-        executor's thread (AttributeError: '_lock')."""
-        node = Node(f'{self.client_name}_action_{next(self._action_nodes)}', context=self.context)
-        client = ActionClient(node, action_type, name)
-        self.add_node(node)
-        return client
+        """An action client spun by this graph's executor (`spun_action_client`)."""
+        node_name = f'{self.client_name}_action_{next(self._action_nodes)}'
+        return spun_action_client(self.executor, node_name, action_type, name)
 
     def reset(self, task: str, layout: int = 0, seed: int = 0) -> Reset.Response:
         """Reset the worker (with the running episode's token); keeps the new token."""

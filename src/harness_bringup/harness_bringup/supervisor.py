@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from harness_bringup.processes import numerics_defaults
+from harness_bringup.processes import with_numerics_defaults
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
@@ -85,8 +85,7 @@ def supervised(
         child = subprocess.Popen(
             [sys.executable, '-m', 'harness_bringup.cli', *argv],
             env={
-                **numerics_defaults(os.environ if env is None else env),
-                **(os.environ if env is None else env),
+                **with_numerics_defaults(os.environ if env is None else env),
                 SUPERVISED_FOLDER: str(folder),
             },
             start_new_session=True,

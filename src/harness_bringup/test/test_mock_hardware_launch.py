@@ -23,9 +23,9 @@ pytest.importorskip('launch_ros', reason='launch_ros is not installed')
 import launch
 import launch_testing.actions
 import rclpy
+from harness_bringup.station_graph import spun_action_client
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from sensor_msgs.msg import JointState
 
@@ -79,7 +79,7 @@ class TestOneCellOnMockHardware(unittest.TestCase):
         answer = self.wait(reset.call_async(Reset.Request(task='lift_cube')), STARTUP_S)
         self.assertTrue(answer.success, answer.message)
 
-        client = ActionClient(self.node, RunCell, names.RUN_CELL)
+        client = spun_action_client(self.executor, 'mock_run_cell', RunCell, names.RUN_CELL)
         root = Path(tempfile.mkdtemp(prefix='mock-hardware-'))
         domain = int(os.environ.get('ROS_DOMAIN_ID', '0') or 0)
         kernel = KernelProcess(client, domain, root / 'workspace', root / 'kernel.log')
