@@ -87,6 +87,7 @@ class SimParams:
     gripper_kp: float
     gripper_force: float
     finger_friction: tuple[float, float, float]
+    msaa_samples: int
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,15 @@ class _Reader:
             raise EmbodimentError(f'{self.path}: `{dotted}` must be a finite number, got {value!r}')
         return float(value)
 
+    def count(self, node: Any, dotted: str, minimum: int = 0) -> int:
+        """A whole number of at least `minimum` (not rounded from a fraction)."""
+        value = self.get(node, dotted)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise EmbodimentError(
+                f'{self.path}: `{dotted}` must be a whole number >= {minimum}, got {value!r}'
+            )
+        return value
+
     def numbers(self, node: Any, dotted: str, length: int | None = None) -> tuple[float, ...]:
         value = self.get(node, dotted)
         if not isinstance(value, list) or (length is not None and len(value) != length):
@@ -224,15 +234,15 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
             str(r.get(c, 'c.parent')),
             r.numbers(c, 'c.xyz', 3),
             r.numbers(c, 'c.rpy', 3),
-            int(r.number(c, 'c.width')),
-            int(r.number(c, 'c.height')),
+            r.count(c, 'c.width', 1),
+            r.count(c, 'c.height', 1),
             r.number(c, 'c.fovy_deg'),
         )
     rates = Rates(
         r.number(raw, 'rates.control_hz'),
         r.number(raw, 'rates.physics_hz'),
-        int(r.number(raw, 'rates.physics_steps_per_tick')),
-        int(r.number(raw, 'rates.interpolation_steps')),
+        r.count(raw, 'rates.physics_steps_per_tick', 1),
+        r.count(raw, 'rates.interpolation_steps', 1),
     )
     shield = ShieldLimits(
         r.number(raw, 'shield.max_joint_jump_rad'),
@@ -250,6 +260,7 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         r.number(raw, 'sim.gripper_kp'),
         r.number(raw, 'sim.gripper_force'),
         r.numbers(raw, 'sim.finger_friction', 3),  # type: ignore[arg-type]
+        r.count(raw, 'sim.msaa_samples'),
     )
     return Embodiment(
         robot=str(r.get(raw, 'robot')),

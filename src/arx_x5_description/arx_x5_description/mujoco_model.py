@@ -62,6 +62,7 @@ def station_spec(emb: Embodiment, urdf: str | None = None) -> mujoco.MjSpec:
     spec.visual.global_.offwidth = max(c.width for c in emb.cameras.values())
     spec.visual.global_.offheight = max(c.height for c in emb.cameras.values())
     spec.visual.quality.shadowsize = 0
+    spec.visual.quality.offsamples = emb.sim.msaa_samples
 
     g = emb.gripper
     finger_bodies = {f'{arm}_link{n}' for arm in ARMS for n in (7, 8)}

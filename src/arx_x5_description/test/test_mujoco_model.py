@@ -38,6 +38,10 @@ def test_tcp_at_zero_pose(model):
     assert np.abs(data.site('right_tcp').xpos - [0.2995, -0.2073, 0.9215]).max() <= 1e-3 + 1e-9
 
 
+def test_renders_sample_as_configured(emb, model):
+    assert model.vis.quality.offsamples == emb.sim.msaa_samples
+
+
 def test_cameras_match_facts(model):
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)

@@ -209,6 +209,25 @@ def test_bad_embodiment_config_names_the_key(tmp_path):
         load_embodiment(tmp_path / 'missing.yaml')
 
 
+@pytest.mark.parametrize(
+    ('line', 'bad', 'key'),
+    [
+        ('msaa_samples: 0', 'msaa_samples: -1', 'sim.msaa_samples'),
+        ('msaa_samples: 0', 'msaa_samples: 2.5', 'sim.msaa_samples'),
+        ('msaa_samples: 0', 'msaa_samples: true', 'sim.msaa_samples'),
+        ('steps_per_tick: 10', 'steps_per_tick: 10.5', 'rates.physics_steps_per_tick'),
+        ('width: 640', 'width: 0', 'c.width'),
+    ],
+)
+def test_counts_are_whole_numbers_not_rounded(tmp_path, line, bad, key):
+    emb = load_embodiment()
+    assert line in emb.path.read_text()
+    changed = tmp_path / 'bad.yaml'
+    changed.write_text(emb.path.read_text().replace(line, bad, 1))
+    with pytest.raises(EmbodimentError, match=rf'`{key}` must be a whole number'):
+        load_embodiment(changed)
+
+
 def test_gripper_mapping_round_trip():
     g = load_embodiment().gripper
     assert g.target(1.0) == pytest.approx(0.044)
