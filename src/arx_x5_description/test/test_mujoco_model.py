@@ -1,5 +1,7 @@
 """The MuJoCo station generated from the URDF: actuators, cameras, zero pose, holding still."""
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 import pytest
@@ -38,8 +40,10 @@ def test_tcp_at_zero_pose(model):
     assert np.abs(data.site('right_tcp').xpos - [0.2995, -0.2073, 0.9215]).max() <= 1e-3 + 1e-9
 
 
-def test_renders_sample_as_configured(emb, model):
-    assert model.vis.quality.offsamples == emb.sim.msaa_samples
+@pytest.mark.parametrize('samples', [0, 4])
+def test_renders_sample_as_configured(emb, samples):
+    configured = replace(emb, sim=replace(emb.sim, msaa_samples=samples))
+    assert station_model(configured).vis.quality.offsamples == samples
 
 
 def test_cameras_match_facts(model):

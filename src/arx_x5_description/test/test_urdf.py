@@ -212,11 +212,13 @@ def test_bad_embodiment_config_names_the_key(tmp_path):
 @pytest.mark.parametrize(
     ('line', 'bad', 'key'),
     [
-        ('msaa_samples: 0', 'msaa_samples: -1', 'sim.msaa_samples'),
-        ('msaa_samples: 0', 'msaa_samples: 2.5', 'sim.msaa_samples'),
-        ('msaa_samples: 0', 'msaa_samples: true', 'sim.msaa_samples'),
+        ('msaa_samples: 4', 'msaa_samples: -1', 'sim.msaa_samples'),
+        ('msaa_samples: 4', 'msaa_samples: 2.5', 'sim.msaa_samples'),
+        ('msaa_samples: 4', 'msaa_samples: true', 'sim.msaa_samples'),
         ('steps_per_tick: 10', 'steps_per_tick: 10.5', 'rates.physics_steps_per_tick'),
+        ('interpolation_steps: 8', 'interpolation_steps: 0', 'rates.interpolation_steps'),
         ('width: 640', 'width: 0', 'c.width'),
+        ('height: 480', 'height: 479.5', 'c.height'),
     ],
 )
 def test_counts_are_whole_numbers_not_rounded(tmp_path, line, bad, key):
