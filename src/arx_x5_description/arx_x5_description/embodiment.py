@@ -244,6 +244,13 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         r.count(raw, 'rates.physics_steps_per_tick', 1),
         r.count(raw, 'rates.interpolation_steps', 1),
     )
+    if rates.interpolation_steps > rates.physics_steps_per_tick:
+        # Beyond the tick the command would never be reached: the next tick starts again from
+        # the measured state, so the arm would get a fraction of every command.
+        raise EmbodimentError(
+            f'{path}: `rates.interpolation_steps` ({rates.interpolation_steps}) must be at most '
+            f'`rates.physics_steps_per_tick` ({rates.physics_steps_per_tick})'
+        )
     shield = ShieldLimits(
         r.number(raw, 'shield.max_joint_jump_rad'),
         r.number(raw, 'shield.max_cartesian_jump_m'),

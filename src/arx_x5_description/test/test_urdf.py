@@ -209,6 +209,22 @@ def test_bad_embodiment_config_names_the_key(tmp_path):
         load_embodiment(tmp_path / 'missing.yaml')
 
 
+def test_a_command_is_reached_within_its_tick(tmp_path):
+    emb = load_embodiment()
+    changed = tmp_path / 'slow.yaml'
+    changed.write_text(
+        emb.path.read_text().replace('interpolation_steps: 8', 'interpolation_steps: 11')
+    )
+    with pytest.raises(
+        EmbodimentError, match=r'`rates.interpolation_steps` \(11\) must be at most'
+    ):
+        load_embodiment(changed)
+    changed.write_text(
+        emb.path.read_text().replace('interpolation_steps: 8', 'interpolation_steps: 10')
+    )
+    assert load_embodiment(changed).rates.interpolation_steps == 10
+
+
 @pytest.mark.parametrize(
     ('line', 'bad', 'key'),
     [
