@@ -187,22 +187,25 @@ def test_no_ros2_control_by_default(robot):
         station_urdf(ros2_control='fake')
 
 
-def test_limits_come_from_the_one_yaml(tmp_path):
-    emb = load_embodiment()
-    text = emb.path.read_text().replace('upper: 2.618', 'upper: 2.5')
+def edited_config(tmp_path, line: str, edit: str):
+    """The shipped embodiment file with its first `line` replaced by `edit` (the line must be
+    there: a test whose line is gone would check nothing)."""
+    text = load_embodiment().path.read_text()
+    assert line in text
     changed = tmp_path / 'arx_x5.yaml'
-    changed.write_text(text)
+    changed.write_text(text.replace(line, edit, 1))
+    return changed
+
+
+def test_limits_come_from_the_one_yaml(tmp_path):
+    changed = edited_config(tmp_path, 'upper: 2.618', 'upper: 2.5')
     robot = ET.fromstring(station_urdf(config=changed))
     assert float(robot.find("joint[@name='left_joint1']/limit").get('upper')) == 2.5
     assert load_embodiment(changed).joints[0].upper == 2.5
 
 
 def test_bad_embodiment_config_names_the_key(tmp_path):
-    emb = load_embodiment()
-    bad = tmp_path / 'bad.yaml'
-    bad.write_text(
-        emb.path.read_text().replace('max_joint_jump_rad: 0.3', 'max_joint_jump_rad: fast')
-    )
+    bad = edited_config(tmp_path, 'max_joint_jump_rad: 0.3', 'max_joint_jump_rad: fast')
     with pytest.raises(EmbodimentError, match='shield.max_joint_jump_rad'):
         load_embodiment(bad)
     with pytest.raises(EmbodimentError, match='cannot read'):
@@ -210,18 +213,12 @@ def test_bad_embodiment_config_names_the_key(tmp_path):
 
 
 def test_a_command_is_reached_within_its_tick(tmp_path):
-    emb = load_embodiment()
-    changed = tmp_path / 'slow.yaml'
-    changed.write_text(
-        emb.path.read_text().replace('interpolation_steps: 8', 'interpolation_steps: 11')
-    )
+    changed = edited_config(tmp_path, 'interpolation_steps: 8', 'interpolation_steps: 11')
     with pytest.raises(
         EmbodimentError, match=r'`rates.interpolation_steps` \(11\) must be at most'
     ):
         load_embodiment(changed)
-    changed.write_text(
-        emb.path.read_text().replace('interpolation_steps: 8', 'interpolation_steps: 10')
-    )
+    changed = edited_config(tmp_path, 'interpolation_steps: 8', 'interpolation_steps: 10')
     assert load_embodiment(changed).rates.interpolation_steps == 10
 
 
@@ -238,10 +235,7 @@ def test_a_command_is_reached_within_its_tick(tmp_path):
     ],
 )
 def test_counts_are_whole_numbers_not_rounded(tmp_path, line, bad, key):
-    emb = load_embodiment()
-    assert line in emb.path.read_text()
-    changed = tmp_path / 'bad.yaml'
-    changed.write_text(emb.path.read_text().replace(line, bad, 1))
+    changed = edited_config(tmp_path, line, bad)
     with pytest.raises(EmbodimentError, match=rf'`{key}` must be a whole number'):
         load_embodiment(changed)
 

@@ -27,11 +27,11 @@ ONE_THREAD = {'OPENBLAS_NUM_THREADS': '1'}
 # most the dynamic threshold reaches on 64-bit and the most glibc before 2.35 accepts (newer
 # ones accept more). glibc reads these at a process's start; other C libraries ignore them.
 HEAP_ARRAYS = {'MALLOC_MMAP_THRESHOLD_': str(32 * 2**20), 'MALLOC_TRIM_THRESHOLD_': str(2**30)}
-# Setting any of these fixes all of glibc's thresholds: a user who sets one keeps them all.
-MALLOC_THRESHOLDS = (*HEAP_ARRAYS, 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_MAX_')
-THRESHOLD_TUNABLES = tuple(
-    f'glibc.malloc.{name}=' for name in ('mmap_threshold', 'trim_threshold', 'top_pad', 'mmap_max')
-)
+# Setting any of these, by variable or tunable, fixes all of glibc's thresholds: a user who sets
+# one keeps them all.
+THRESHOLDS = ('mmap_threshold', 'trim_threshold', 'top_pad', 'mmap_max')
+MALLOC_THRESHOLDS = tuple(f'MALLOC_{name.upper()}_' for name in THRESHOLDS)
+THRESHOLD_TUNABLES = tuple(f'glibc.malloc.{name}=' for name in THRESHOLDS)
 
 
 def numerics_defaults(environ: Mapping[str, str]) -> dict[str, str]:
