@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 import rclpy
+from harness_types.process import leave_graph
 from harness_types.wait import wait_future
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -70,9 +71,12 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain_id)
     executor = MultiThreadedExecutor(num_threads=2, context=context)
+    nodes, spin = [], None
     try:
         server = SmokeServer(context)
+        nodes.append(server)
         client = Node('smoke_client', context=context)
+        nodes.append(client)
         # built before the executor spins its node: rclpy's ActionClient joins the node's
         # waitables before it makes its lock (station_graph.spun_action_client)
         action_client = ActionClient(client, MoveJoints, 'smoke/move_joints')
@@ -101,4 +105,6 @@ def run_smoke(domain_id: int, timeout_s: float = 10.0) -> SmokeResult:
         return SmokeResult(service_ms, action_ms, response.state.step, result.execution.event.name)
     finally:
         executor.shutdown()
-        rclpy.shutdown(context=context)
+        if spin is not None:
+            spin.join(timeout=2.0)
+        leave_graph(nodes, context)

@@ -5,7 +5,6 @@ no station: it joins one started by `ros2 launch harness_bringup ...` in ROS_DOM
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import threading
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import rclpy
 from harness_skills.skill_server_node import SkillServer
+from harness_types.process import leave_graph
 from harness_types.wait import wait_future
 from harness_worker.worker_node import WorkerNode
 from rclpy.action import ActionClient
@@ -155,11 +155,8 @@ class StationGraph:
         # destruction says goodbye to the other participants (the episode process ends
         # without the interpreter's teardown, and a later graph in this domain must not see
         # these endpoints for the DDS lease time).
-        for node in nodes:
-            with contextlib.suppress(Exception):
-                node.destroy_node()
-        rclpy.shutdown(context=self.context)
-        with contextlib.suppress(Exception):
-            self.context.destroy()
-        if self.claim is not None:
-            self.claim.release()
+        try:
+            leave_graph(nodes, self.context)
+        finally:
+            if self.claim is not None:
+                self.claim.release()

@@ -1,7 +1,9 @@
 """The episode's supervisor: `harness run` runs the episode in a child process (a session of
 its own, so that it and every process it starts form one process group) and outlives it.
 Whatever ends the child, the run folder ends with a summary.json (status `error` and the
-cause when the child could not write one), and no process of the episode outlives it.
+cause when the child could not write one), and no process of the episode outlives it, nor the
+shared memory of one that was killed (removed before the next episode starts and after this one
+ends, harness_bringup.shared_memory).
 
 The child is a fresh `harness` process (not a fork: a process with threads, as a test runner
 or numpy's thread pool, cannot be forked safely), told by SUPERVISED_FOLDER which run folder
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from harness_bringup.processes import with_numerics_defaults
+from harness_bringup.shared_memory import remove_dead_segments
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
@@ -78,6 +81,7 @@ def supervised(
     # run folder does not end it half-written.
     previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
     before = len(seen.times())  # a bench's interrupts from before this episode are not its
+    _sweep_shared_memory(output)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -115,6 +119,7 @@ def supervised(
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+            _sweep_shared_memory(output)
         interrupted = len(seen.times()) > before
         code = _close(Path(folder), base, child.returncode, interrupted, output)
         # An interrupt that came once the episode had ended still ends this process as one.
@@ -125,6 +130,12 @@ def supervised(
             # must not turn its exit code 130 into a death by SIGINT. (A handler that does
             # nothing, not SIG_IGN: processes started later would inherit that.)
             signal.signal(s, _ignore if len(seen.times()) > before else handler)
+
+
+def _sweep_shared_memory(output: IO[str] | None) -> None:
+    swept = remove_dead_segments()
+    if swept.segments:
+        print(f'[harness] {swept.describe()}', file=output, flush=True)
 
 
 def _ignore(_signum, _frame) -> None:

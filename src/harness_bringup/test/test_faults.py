@@ -4,6 +4,7 @@ the right status, a complete run folder, and no process of it left."""
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from harness_bringup.supervisor import SUPERVISED_FOLDER
+from harness_types.process import owned_dds_segments
 from messages_server import MessagesServer
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -133,7 +136,10 @@ def test_the_kernel_killed_is_noticed_at_once(tmp_path):
 
 
 def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
-    """The worker and skill server run in the driver's process: killing it kills them."""
+    """The worker and skill server run in the driver's process: killing it kills them. What
+    killed participants leave in /dev/shm is removed by the supervisor (here a planted segment
+    of an earlier one: this episode's own are younger than a sweep takes)."""
+    planted = dead_segment()
     with MessagesServer([BUSY, FINISH]) as server:
         proc = start(tmp_path, server)
         driver = wait_for(
@@ -152,6 +158,58 @@ def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
     assert code == 1 and summary['status'] == 'error' and summary['written_by'] == 'supervisor'
     assert 'killed by SIGKILL' in summary['detail']
     no_process_left(proc)
+    assert not any(p.exists() for p in planted), out
+    assert 'that ended DDS participants left in /dev/shm' in out
+
+
+def dead_segment() -> list[Path]:
+    """A segment and lock file in /dev/shm as an ended participant leaves them (unlocked, older
+    than a sweep's minimum age), under a random name no participant has."""
+    segment = Path('/dev/shm') / f'fastdds_{secrets.token_hex(8)}'
+    lock = segment.with_name(segment.name + '_el')
+    segment.write_bytes(b'\0' * 4096)
+    lock.touch()
+    old = time.time() - 1000
+    os.utime(lock, (old, old))
+    return [segment, lock]
+
+
+def test_an_episode_leaves_no_shared_memory(tmp_path):
+    """Every process of an episode (the episode's, its kernel, its recorder) deletes its DDS
+    participant before it ends, so none leaves its segment in /dev/shm. Run without the
+    supervisor, whose sweeps would hide a leak."""
+    folder = tmp_path / 'run'
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', '--config', CONFIG, 'run', 'lift_cube']
+        + ['--model', 'scripted', '--out', str(tmp_path)],
+        env=dict(os.environ, **{SUPERVISED_FOLDER: str(folder)}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    owned = set()
+
+    def episode_processes():
+        return [p for p in processes() if p == proc.pid or _session(p) == proc.pid]
+
+    while proc.poll() is None:
+        for pid in episode_processes():
+            owned |= owned_dds_segments(pid)
+        time.sleep(0.05)
+    out = proc.stdout.read()
+    assert proc.returncode == 0, out
+    wait_for(lambda: not episode_processes(), timeout=20)
+    # the episode process, the kernel, the recorder
+    assert len(owned) >= 3, owned
+    assert [s for s in owned if s.exists()] == []
+
+
+def _session(pid):
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
 
 
 @pytest.mark.parametrize('how', [signal.SIGKILL, signal.SIGSTOP])

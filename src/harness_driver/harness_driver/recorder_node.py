@@ -28,7 +28,7 @@ import traceback
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
-from harness_types.process import leave
+from harness_types.process import die_with_parent, leave, leave_graph
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='recorder', description=__doc__.splitlines()[0])
     parser.add_argument('bag', help='the bag folder to create')
     args = parser.parse_args(own)
+    die_with_parent()  # SIGTERM: the bag closes with what it has
     rclpy.init(args=['recorder', *ros_args])
     node = Recorder(args.bag)
     bag = node.bag
@@ -256,12 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         'ended': node.ended.is_set(),
     }
     print('recorded', json.dumps(report), flush=True)
-    node.destroy_node()
-    rclpy.try_shutdown()
     # The context's destruction says goodbye to the other participants: the process ends
     # without the interpreter's teardown, which would otherwise do it.
-    with contextlib.suppress(Exception):
-        get_default_context().destroy()
+    leave_graph([node], get_default_context())
     return 0
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import rclpy
 from harness_types.convert import stamp
+from harness_types.process import leave_graph
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 
 from harness_driver.bag import message_class
@@ -95,5 +97,4 @@ def replay(
     except KeyboardInterrupt:
         return 130
     finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        leave_graph([node], get_default_context())

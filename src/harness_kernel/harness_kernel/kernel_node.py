@@ -11,7 +11,6 @@ Parameters: harness_types.config.KernelConfig.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import signal
@@ -42,7 +41,7 @@ from harness_types.convert import (
 from harness_types.execution import Execution
 from harness_types.markers import located_marks
 from harness_types.prediction import Prediction
-from harness_types.process import leave
+from harness_types.process import die_with_parent, leave, leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 from harness_types.wait import wait_future, wait_future_serving
@@ -286,14 +285,6 @@ class KernelNode(Node):
         return response
 
 
-def _die_with_parent() -> None:
-    """The kernel ends when whoever started it ends (PR_SET_PDEATHSIG)."""
-    parent = os.getppid()
-    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ros_args = argv[argv.index('--ros-args') :] if '--ros-args' in argv else []
@@ -306,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--log', help='kernel.log: one JSON line per API call and execution')
     args = parser.parse_args(own)
-    _die_with_parent()
+    die_with_parent()
     workspace = Path(os.path.realpath(args.workspace or tempfile.mkdtemp(prefix='harness-')))
     workspace.mkdir(parents=True, exist_ok=True)
     log_file = open(args.log, 'a', buffering=1) if args.log else None  # noqa: SIM115
@@ -323,8 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         sandbox = node.kernel.start()
     except Exception as exc:
         print(f'kernel: the program process could not start: {exc}', file=sys.stderr, flush=True)
-        node.destroy_node()
-        rclpy.try_shutdown()
+        leave_graph([node], get_default_context())
         return 2
     node.get_logger().info(f'program process {node.kernel.host.pid} sandboxed: {sandbox}')
     executor = MultiThreadedExecutor(num_threads=6)
@@ -349,9 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         node.kernel.close()
         executor.shutdown(timeout_sec=5)
         spinner.join(timeout=5)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        get_default_context().destroy()
+        leave_graph([node], get_default_context())
         if log_file is not None:
             log_file.close()
     return 0

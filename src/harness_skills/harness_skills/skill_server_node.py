@@ -25,10 +25,12 @@ from harness_types.config import SkillServerConfig, declare_section
 from harness_types.convert import marker_array_msg, trace_msg
 from harness_types.execution import skill_error
 from harness_types.markers import region_mark
+from harness_types.process import leave_graph
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.utilities import get_default_context
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
@@ -208,8 +210,7 @@ def main(args: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        leave_graph([node], get_default_context())
     return 0
 
 

@@ -28,9 +28,11 @@ import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from harness_bench.tasks import make_task
 from harness_types.convert import camera_view_msg, stamp
+from harness_types.process import leave_graph
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -151,8 +153,7 @@ def main(args: list[str] | None = None) -> int:
         pass
     finally:
         node.station.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        leave_graph([node], get_default_context())
     return 0
 
 

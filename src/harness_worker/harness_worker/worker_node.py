@@ -41,6 +41,7 @@ from harness_types.convert import (
     stamp,
 )
 from harness_types.markers import rejection_marks
+from harness_types.process import leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.tf_tree import TfTree
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
@@ -48,6 +49,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from std_msgs.msg import String
@@ -474,8 +476,7 @@ def main(args: list[str] | None = None) -> int:
         pass
     finally:
         node.worker.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        leave_graph([node], get_default_context())
     return 0
 
 

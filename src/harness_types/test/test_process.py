@@ -1,0 +1,131 @@
+"""A process that leaves the ROS graph with `leave_graph` and then `leave` (no interpreter
+teardown) deletes its DDS participant: its shared-memory segment is gone from /dev/shm."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from harness_types.process import owned_dds_segments
+
+# A node with what rclpy's destroy_node leaves alive (an action client and an action server)
+# and what it destroys (a publisher, a subscription), then the way out under test.
+PARTICIPANT = textwrap.dedent(
+    """
+    import json, os, sys
+    import rclpy
+    from rclpy.action import ActionClient, ActionServer
+    from rclpy.node import Node
+    from std_msgs.msg import String
+    from harness_msgs.action import RunCell
+    from harness_types.process import leave, leave_graph, owned_dds_segments
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(sys.argv[2]))
+    node = Node('leave_graph_test', context=context)
+    node.create_publisher(String, 'chatter', 10)
+    node.create_subscription(String, 'chatter', lambda _m: None, 10)
+    ActionClient(node, RunCell, 'run_cell')
+    ActionServer(node, RunCell, 'run_cell', lambda _g: None)
+    print(json.dumps(sorted(map(str, owned_dds_segments(os.getpid())))), flush=True)
+    if sys.argv[1] == 'leave_graph':
+        leave_graph([node], context)
+    elif sys.argv[1] == 'destroy_node':  # what the harness's processes did before
+        node.destroy_node()
+        context.try_shutdown()
+        context.destroy()
+    leave(0)
+    """
+)
+
+
+def _segments_left(way: str) -> tuple[list[str], list[str]]:
+    """The segments the participant owned, and those of them still in /dev/shm after it left.
+    Its domain is below the ids the harness claims (100-232), so no test's graph sees it."""
+    done = subprocess.run(
+        [sys.executable, '-c', PARTICIPANT, way, str(90 + os.getpid() % 10)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    owned = json.loads(done.stdout.splitlines()[-1])
+    left = [s for s in owned if Path(s).exists()]
+    for s in left:  # the control case's leak is not left for others
+        for path in (Path(s), Path(s + '_el')):
+            path.unlink(missing_ok=True)
+    return owned, left
+
+
+@pytest.mark.skipif(not Path('/dev/shm').is_dir(), reason='no /dev/shm on this machine')
+def test_leave_graph_deletes_the_participant_and_its_shared_memory():
+    owned, left = _segments_left('leave_graph')
+    assert owned, 'the participant owned no shared-memory segment: Fast DDS without SHM?'
+    assert left == []
+
+
+@pytest.mark.skipif(not Path('/dev/shm').is_dir(), reason='no /dev/shm on this machine')
+def test_destroying_the_node_alone_left_the_segment():
+    """The control: rclpy's destroy_node keeps the participant while action entities live."""
+    owned, left = _segments_left('destroy_node')
+    assert owned and left == owned
+
+
+def test_owned_dds_segments_of_a_process_without_a_participant_or_gone():
+    assert owned_dds_segments(os.getpid()) == set()
+    assert owned_dds_segments(2**22 + 12345) == set()  # above pid_max: no such process
+
+
+# A parent that starts a child (which dies with its parent) from a thread, lets that thread
+# end, says whether the child outlived the thread, and ends without stopping the child.
+PARENT = textwrap.dedent(
+    """
+    import subprocess, sys, threading, time
+    children = []
+    def start():
+        child = subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]],
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline() == 'watching\\n'
+        children.append(child)
+    starter = threading.Thread(target=start)
+    starter.start()
+    starter.join()
+    time.sleep(1.0)
+    print(children[0].pid, children[0].poll() is None, flush=True)
+    """
+)
+CHILD = textwrap.dedent(
+    """
+    import signal, sys, time
+    from pathlib import Path
+    from harness_types.process import die_with_parent
+    def ended(*_):
+        Path(sys.argv[1]).write_text('terminated')
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, ended)
+    die_with_parent()
+    print('watching', flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_a_child_dies_with_its_parent_process_not_with_the_thread_that_started_it(tmp_path):
+    marker = tmp_path / 'ended'
+    done = subprocess.run(
+        [sys.executable, '-c', PARENT, CHILD, str(marker)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    pid, alive = done.stdout.split()
+    assert alive == 'True'  # the thread that started it ended a second before
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.read_text() == 'terminated'  # its SIGTERM handler ran: an orderly end
