@@ -19,6 +19,7 @@ two processes on it did not complete (the spinning thread at 100% CPU).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import traceback
@@ -29,7 +30,8 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-WAIT_SLICE_S = 0.1  # a wait is cut into slices this long, to notice shutdown and close()
+WAIT_SLICE_S = 0.1  # a wait is cut into slices this long, to notice the context's shutdown
+CLOSE_WAIT_S = 1.2  # how long LaneService.close() waits for a callback still running
 
 
 def _lane_node(name: str, owner: Node) -> Node:
@@ -46,14 +48,18 @@ def _lane_node(name: str, owner: Node) -> Node:
     )
 
 
-def _ready(context: Any, handle: Any, kind: str, seconds: float) -> bool:
+def _ready(context: Any, handle: Any, kind: str, seconds: float, wake: Any = None) -> bool:
     """Whether the one client or service behind `handle` has something to take, waiting at
-    most `seconds` for it (`kind`: 'client' or 'service')."""
-    with handle, context.handle:
+    most `seconds` for it (`kind`: 'client' or 'service'), or until the guard condition
+    `wake` (a handle, optional) is triggered."""
+    with handle, context.handle, wake if wake is not None else contextlib.nullcontext():
         client = kind == 'client'
-        wait_set = _rclpy.WaitSet(0, 0, 0, int(client), int(not client), 0, context.handle)
+        guards = int(wake is not None)
+        wait_set = _rclpy.WaitSet(0, guards, 0, int(client), int(not client), 0, context.handle)
         wait_set.clear_entities()
         (wait_set.add_client if client else wait_set.add_service)(handle)
+        if wake is not None:
+            wait_set.add_guard_condition(wake)
         wait_set.wait(int(seconds * 1e9))
         return handle.pointer in wait_set.get_ready_entities(kind)
 
@@ -141,6 +147,9 @@ class LaneService:
         self.node = _lane_node(name, owner)
         self.service = self.node.create_service(srv_type, srv_name, callback)
         self._stopping = threading.Event()
+        # close() wakes the thread's wait at once: waiting out its slice cost each lane up to
+        # 0.1 s, one after another (the skill server's five: ~0.2 s of every episode's end).
+        self._wake = self.node.create_guard_condition(lambda: None)
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
@@ -149,7 +158,7 @@ class LaneService:
         handle = service.handle
         while not self._stopping.is_set() and context.ok():
             try:
-                if not _ready(context, handle, 'service', WAIT_SLICE_S):
+                if not _ready(context, handle, 'service', WAIT_SLICE_S, self._wake.handle):
                     continue
                 with handle:
                     request, header = handle.service_take_request(service.srv_type.Request)
@@ -177,5 +186,6 @@ class LaneService:
 
     def close(self) -> None:
         self._stopping.set()
-        self._thread.join(timeout=2 * WAIT_SLICE_S + 1.0)
+        self._wake.trigger()
+        self._thread.join(timeout=CLOSE_WAIT_S)
         self.node.destroy_node()

@@ -123,3 +123,16 @@ def test_a_service_that_leaves_while_a_call_waits_is_noticed_before_the_timeout(
     finally:
         released.set()
         client.close()
+
+
+def test_close_wakes_the_service_thread_without_waiting_out_its_slice(owners, monkeypatch):
+    """close() triggers the lane's guard condition: a thread waiting on its wait set ends at
+    once, not when the slice ends (each lane cost up to a slice at every episode's end)."""
+    import harness_skills.reactive_lane as lanes
+
+    monkeypatch.setattr(lanes, 'WAIT_SLICE_S', 60.0)  # a wait that outlasts close()'s join
+    server_owner, _ = owners
+    service = LaneService('lane_server', server_owner, ReactiveStep, 'lane_test/close', None)
+    time.sleep(0.2)  # the thread is in its wait
+    service.close()  # joins for CLOSE_WAIT_S at most
+    assert not service._thread.is_alive()
