@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from harness_types.process import PARENT_PID_VARIABLE
+
 from harness_bringup.domain import use_discovery_profile
 
 # A child of the graph never talks to the model service.
@@ -53,6 +55,7 @@ def child_environment(domain_id: int) -> dict[str, str]:
     use_discovery_profile()
     env = {k: v for k, v in with_numerics_defaults(os.environ).items() if k not in SECRETS}
     env['ROS_DOMAIN_ID'] = str(domain_id)
+    env[PARENT_PID_VARIABLE] = str(os.getpid())  # die_with_parent: the kernel, the recorder
     return env
 
 

@@ -1,14 +1,15 @@
 """The shared memory that ended Fast DDS participants left in /dev/shm, and its removal.
 
-Each participant (each process of an episode: 8 MB with fastdds_profile.xml) maps a segment
-`fastdds_<16 hex digits>` of its own and holds an exclusive `flock` on its lock file
-`fastdds_<id>_el` while it lives. A participant deleted in order unlinks both; one whose
-process was killed (a supervisor's SIGKILL, the OOM killer, a crash) leaves them, and Fast DDS
-never removes another process's segment: a machine running thousands of episodes filled its
-RAM with them (/dev/shm is a tmpfs). A segment whose lock nobody holds has no living owner, as
-`fastdds shm clean` also decides. Ports (`fastdds_port<N>`) are not touched: live participants
-open and lock existing ports' files at any time, and there are a few per domain, not one per
-process.
+Each participant (each process of an episode: 8.4 MiB with fastdds_profile.xml) maps a segment
+`fastdds_<16 hex digits>` of its own (`fastrtps_...` from Fast DDS 2, ROS 2 Jazzy's) and holds
+an exclusive `flock` on its lock file `<segment>_el` while it lives. A participant deleted in
+order unlinks both; one whose process was killed (a supervisor's SIGKILL, the OOM killer, a
+crash) leaves them, and Fast DDS never removes another process's segment: a machine running
+thousands of episodes filled its RAM with them (/dev/shm is a tmpfs). A segment whose lock
+nobody holds has no living owner, as `fastdds shm clean` also decides. Ports
+(`fastdds_port<N>`) are not touched: live participants open and lock existing ports' files at
+any time, and there are a few per domain, not one per process. The supervisor sweeps before
+each episode, which removes what the killed processes of earlier ones left.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHM_DIR = Path('/dev/shm')
-SEGMENT = re.compile(r'fastdds_[0-9a-f]{16}')
+SEGMENT = re.compile(r'(fastdds|fastrtps)_[0-9a-f]{16}')
 LOCK_SUFFIX = '_el'
 # A lock file younger than this may be one whose participant is still creating it (the file
 # exists a moment before its owner's flock): it is left for a later sweep.
@@ -86,9 +87,9 @@ def remove_dead_segments(
         try:
             segment = shm_dir / name[: -len(LOCK_SUFFIX)]
             with contextlib.suppress(OSError):
-                size += segment.lstat().st_size
+                bytes_ = segment.lstat().st_size
                 segment.unlink()
-                segments += 1
+                segments, size = segments + 1, size + bytes_
             with contextlib.suppress(OSError):
                 lock.unlink()
         finally:

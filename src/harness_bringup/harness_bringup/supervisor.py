@@ -1,9 +1,9 @@
 """The episode's supervisor: `harness run` runs the episode in a child process (a session of
 its own, so that it and every process it starts form one process group) and outlives it.
 Whatever ends the child, the run folder ends with a summary.json (status `error` and the
-cause when the child could not write one), and no process of the episode outlives it, nor the
-shared memory of one that was killed (removed before the next episode starts and after this one
-ends, harness_bringup.shared_memory).
+cause when the child could not write one), and no process of the episode outlives it. What
+killed processes of earlier episodes left in /dev/shm is removed before each episode starts
+(harness_bringup.shared_memory).
 
 The child is a fresh `harness` process (not a fork: a process with threads, as a test runner
 or numpy's thread pool, cannot be forked safely), told by SUPERVISED_FOLDER which run folder
@@ -81,11 +81,11 @@ def supervised(
     # run folder does not end it half-written.
     previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
     before = len(seen.times())  # a bench's interrupts from before this episode are not its
-    _sweep_shared_memory(output)
-    with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
     try:
+        _sweep_shared_memory(output)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
         child = subprocess.Popen(
             [sys.executable, '-m', 'harness_bringup.cli', *argv],
             env={
@@ -119,7 +119,6 @@ def supervised(
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            _sweep_shared_memory(output)
         interrupted = len(seen.times()) > before
         code = _close(Path(folder), base, child.returncode, interrupted, output)
         # An interrupt that came once the episode had ended still ends this process as one.
@@ -133,9 +132,13 @@ def supervised(
 
 
 def _sweep_shared_memory(output: IO[str] | None) -> None:
-    swept = remove_dead_segments()
-    if swept.segments:
-        print(f'[harness] {swept.describe()}', file=output, flush=True)
+    try:
+        swept = remove_dead_segments()
+        if swept.segments:
+            print(f'[harness] {swept.describe()}', file=output, flush=True)
+    except Exception as exc:  # housekeeping: the episode runs whatever happens here
+        with contextlib.suppress(Exception):
+            print(f'[harness] /dev/shm not swept: {exc}', file=output, flush=True)
 
 
 def _ignore(_signum, _frame) -> None:

@@ -223,7 +223,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='recorder', description=__doc__.splitlines()[0])
     parser.add_argument('bag', help='the bag folder to create')
     args = parser.parse_args(own)
-    die_with_parent()  # SIGTERM: the bag closes with what it has
     rclpy.init(args=['recorder', *ros_args])
     node = Recorder(args.bag)
     bag = node.bag
@@ -231,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     terminated = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: signals.append(time.monotonic()))
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
+    die_with_parent()  # its SIGTERM closes the bag with what it has
     stop = threading.Event()
     spinner = threading.Thread(target=node.record, args=(stop,), daemon=True)
     spinner.start()

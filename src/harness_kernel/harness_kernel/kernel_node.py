@@ -297,7 +297,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--log', help='kernel.log: one JSON line per API call and execution')
     args = parser.parse_args(own)
-    die_with_parent()
     workspace = Path(os.path.realpath(args.workspace or tempfile.mkdtemp(prefix='harness-')))
     workspace.mkdir(parents=True, exist_ok=True)
     log_file = open(args.log, 'a', buffering=1) if args.log else None  # noqa: SIM115
@@ -326,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    die_with_parent()  # after the handler: a parent gone already stops the kernel in order
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     try:

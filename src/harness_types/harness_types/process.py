@@ -24,16 +24,25 @@ def process_stopped(pid: int) -> bool:
 
 
 PARENT_POLL_S = 0.2  # how often a process that dies with its parent looks whether it has
+# The pid of the process that started this one, set by the starter (child_environment): a
+# process whose parent ended before it called die_with_parent would not know it otherwise.
+PARENT_PID_VARIABLE = 'HARNESS_PARENT_PID'
 
 
 def die_with_parent() -> None:
     """End this process (a SIGTERM to itself, which its handler turns into an orderly exit) once
-    the process that started it has ended, however that ended. Not Linux's PR_SET_PDEATHSIG:
+    the process that started it has ended, however that ended; at once when it has ended
+    already (it was not the parent named by HARNESS_PARENT_PID). Not Linux's PR_SET_PDEATHSIG:
     that fires when the *thread* that started the child ends, and an MCP server starts an
     episode's kernel from a tool call's worker thread, which ends after 10 idle seconds
     (anyio's): the kernel of a live session ended while its agent thought. A daemon thread
-    watches the parent process instead (getppid changes only when the whole process is gone)."""
+    watches the parent process instead (getppid changes only when the whole process is gone).
+    Call it once the SIGTERM handler is installed."""
     parent = os.getppid()
+    named = os.environ.pop(PARENT_PID_VARIABLE, '')  # not for this process's own children
+    if named.isdigit() and int(named) != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -46,34 +55,56 @@ def die_with_parent() -> None:
 def owned_dds_segments(pid: int) -> set[Path]:
     """The Fast DDS shared-memory segments in /dev/shm that process `pid` created: those whose
     lock file (`<segment>_el`) it holds open, as each participant does for its own while it
-    lives (ports excluded). Empty when the process is gone or not this user's."""
+    lives (`fastdds_<id>`, or `fastrtps_<id>` from Fast DDS 2; ports excluded). Empty when the
+    process is gone or not this user's."""
     owned = set()
     with contextlib.suppress(OSError):
         for fd in os.listdir(f'/proc/{pid}/fd'):
             with contextlib.suppress(OSError):
                 target = os.readlink(f'/proc/{pid}/fd/{fd}')
                 name = os.path.basename(target)
-                lock = target.startswith('/dev/shm/fastdds_') and name.endswith('_el')
-                if lock and not name.startswith('fastdds_port'):
+                lock = name.startswith(('fastdds_', 'fastrtps_')) and name.endswith('_el')
+                port = name.startswith(('fastdds_port', 'fastrtps_port'))
+                if target.startswith('/dev/shm/') and lock and not port:
                     owned.add(Path(target[: -len('_el')]))
     return owned
 
 
 def leave_graph(nodes: Iterable[Any], context: Any) -> None:
-    """Destroy `nodes` (rclpy nodes) with every waitable on them, then shut `context` (their
-    rclpy Context) down and destroy it: the goodbye to the other participants, and the end of
-    this process's DDS participant. rclpy's `Node.destroy_node` leaves a node's action clients
-    and servers alive, and each keeps its node, so the participant outlived the rest of the
-    teardown; a process that then left with `leave` never deleted it, and Fast DDS keeps a dead
-    participant's shared memory in /dev/shm (~9 MB a process, ~17 MB an episode)."""
+    """Destroy `nodes` (rclpy nodes) with each waitable on them that can be destroyed, then shut
+    `context` (their rclpy Context) down and destroy it: the goodbye to the other participants,
+    and the end of this process's DDS participant. rclpy's `Node.destroy_node` leaves a node's
+    action clients and servers alive, and each keeps its node, so the participant outlived the
+    rest of the teardown; a process that then left with `leave` never deleted it, and Fast DDS
+    keeps a dead participant's shared memory in /dev/shm (8.4 MiB a harness process). Every
+    step is tried and the context always ends; the first error is raised after them."""
+    errors: list[Exception] = []
+
+    def attempt(step: Any) -> None:
+        try:
+            step()
+        except Exception as exc:  # the other nodes and the context must still go
+            errors.append(exc)
+
     for node in nodes:
         for waitable in list(node.waitables):  # action clients and servers, QoS event handlers
             destroy = getattr(waitable, 'destroy', None)
             if destroy is not None:
-                destroy()
-        node.destroy_node()
-    context.try_shutdown()
-    context.destroy()
+                attempt(destroy)
+        attempt(node.destroy_node)
+    attempt(lambda: _shut_down(context))
+    attempt(context.destroy)
+    if errors:
+        raise errors[0]
+
+
+def _shut_down(context: Any) -> None:
+    # rclpy's default context through rclpy's own call, which also forgets it (so that
+    # rclpy.init works again in this process) and removes rclpy's signal handlers.
+    import rclpy  # here, not above: this module is imported by the rclpy-free program process
+    from rclpy.utilities import get_default_context
+
+    rclpy.try_shutdown(context=None if context is get_default_context() else context)
 
 
 def leave(code: int) -> NoReturn:
