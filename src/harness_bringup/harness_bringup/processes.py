@@ -1,6 +1,6 @@
 """What the graph's child processes (kernel, recorder) inherit: the claimed ROS domain, the
-discovery profile, numerics on one thread with large arrays kept in the heap, and none of the
-model service's secrets."""
+discovery profile, their parent's pid (die_with_parent), numerics on one thread with large
+arrays kept in the heap, and none of the model service's secrets."""
 
 from __future__ import annotations
 

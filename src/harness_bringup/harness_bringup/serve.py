@@ -10,9 +10,11 @@ from pathlib import Path
 import rclpy
 from harness_skills.skill_server_node import SkillServer
 from harness_types.config import GraphConfig
+from harness_types.process import leave_graph
 from harness_worker.station import BackendError
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.utilities import get_default_context
 
 from harness_bringup.domain import use_discovery_profile
 
@@ -44,5 +46,5 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     finally:
         worker.worker.close()
         executor.shutdown()
-        rclpy.try_shutdown()
+        leave_graph([worker, skills], get_default_context())
     return 0
