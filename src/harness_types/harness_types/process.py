@@ -77,7 +77,9 @@ def leave_graph(nodes: Iterable[Any], context: Any) -> None:
     action clients and servers alive, and each keeps its node, so the participant outlived the
     rest of the teardown; a process that then left with `leave` never deleted it, and Fast DDS
     keeps a dead participant's shared memory in /dev/shm (8.4 MiB a harness process). Every
-    step is tried and the context always ends; the first error is raised after them."""
+    step is tried and the context always ends; the first error is raised after them. For a
+    process that ends next: rclpy's default context, destroyed here, stays rclpy's default
+    (rclpy.init and rclpy.ok raise in this process afterwards)."""
     errors: list[Exception] = []
 
     def attempt(step: Any) -> None:
@@ -92,19 +94,10 @@ def leave_graph(nodes: Iterable[Any], context: Any) -> None:
             if destroy is not None:
                 attempt(destroy)
         attempt(node.destroy_node)
-    attempt(lambda: _shut_down(context))
+    attempt(context.try_shutdown)
     attempt(context.destroy)
     if errors:
         raise errors[0]
-
-
-def _shut_down(context: Any) -> None:
-    # rclpy's default context through rclpy's own call, which also forgets it (so that
-    # rclpy.init works again in this process) and removes rclpy's signal handlers.
-    import rclpy  # here, not above: this module is imported by the rclpy-free program process
-    from rclpy.utilities import get_default_context
-
-    rclpy.try_shutdown(context=None if context is get_default_context() else context)
 
 
 def leave(code: int) -> NoReturn:
