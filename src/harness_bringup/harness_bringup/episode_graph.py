@@ -6,10 +6,8 @@ process), and the recorder in its own. Implements the episode's `Station`
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +29,7 @@ from rclpy.publisher import Publisher
 
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
+from harness_bringup.program_workspace import collect_program_workspace, new_program_workspace
 from harness_bringup.station_graph import GraphStartError, StationGraph
 from harness_types import names
 
@@ -148,10 +147,10 @@ class EpisodeGraph(StationGraph):
         self.driver.serve_verify(verify)
 
     def start_kernel(self, workspace: Path, log: Path) -> None:
-        # The program works in a folder whose name says nothing (the run folder's name holds
-        # the task, layout and seed); its files move into the run folder when the kernel stops.
+        # The program works in a folder whose name says nothing (program_workspace.py); its
+        # files move into the run folder when the kernel stops.
         self.workspace = workspace
-        self.program_workspace = Path(tempfile.mkdtemp(prefix='harness-program-'))
+        self.program_workspace = new_program_workspace(workspace)
         self.kernel = KernelProcess(
             self.driver.run_cell_client,
             self.domain_id,
@@ -193,10 +192,7 @@ class EpisodeGraph(StationGraph):
             # episode in this domain handshakes with its own kernel before trusting it).
             self.kernel.stop(wait_gone=False)
             self.kernel = None
-            self.workspace.mkdir(parents=True, exist_ok=True)
-            for entry in self.program_workspace.iterdir():
-                shutil.move(str(entry), str(self.workspace / entry.name))
-            shutil.rmtree(self.program_workspace, ignore_errors=True)
+            collect_program_workspace(self.workspace)
 
     # The recorder ---------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from harness_bringup.processes import with_numerics_defaults
+from harness_bringup.program_workspace import collect_program_workspace
 from harness_bringup.shared_memory import remove_dead_segments
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
@@ -151,6 +152,14 @@ def _close(
     """The supervisor's exit code; the summary (and the report) written for a child that ended
     without one."""
     how, code = _describe(returncode)
+    # What the program wrote stays with the run even when the episode process was killed
+    # before it moved it in (then also no folder of it is left in the temporary directory).
+    from harness_driver.run_folder import WORKSPACE
+
+    try:
+        collect_program_workspace(folder / WORKSPACE)
+    except OSError as exc:
+        print(f"[harness] the program's files were not moved in: {exc}", file=output, flush=True)
     summary_path = folder / 'summary.json'
     if not summary_path.is_file():
         summary = {

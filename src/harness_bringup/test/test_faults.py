@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from harness_bringup.program_workspace import NOTE
 from harness_bringup.supervisor import SUPERVISED_FOLDER
 from harness_types.process import owned_dds_segments
 from messages_server import MessagesServer
@@ -142,11 +143,14 @@ def test_the_kernel_killed_is_noticed_at_once(tmp_path):
 
 
 def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
-    """The worker and skill server run in the driver's process: killing it kills them. What
-    killed participants leave in /dev/shm is removed by the supervisor before the next episode
-    starts: here a planted one, as an earlier killed episode leaves it."""
+    """The worker and skill server run in the driver's process: killing it kills them. The
+    files the program wrote are moved into the run folder by the supervisor, and no folder of
+    the program is left behind. What killed participants leave in /dev/shm is removed by the
+    supervisor before the next episode starts: here a planted one, as an earlier killed
+    episode leaves it."""
     planted = dead_segment()
-    with MessagesServer([BUSY, FINISH]) as server:
+    writes = BUSY.replace("print('working')", "open('notes.txt', 'w').write('kept')")
+    with MessagesServer([writes, FINISH]) as server:
         proc = start(tmp_path, server)
         driver = wait_for(
             lambda: (
@@ -158,13 +162,23 @@ def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
                 or None
             )
         )[0]
-        wait_for(lambda: len(server.requests) >= 1)
+        program_folder = wait_for(lambda: program_folder_of(tmp_path))
+        wait_for(lambda: (program_folder / 'notes.txt').exists())
         os.kill(driver, signal.SIGKILL)
         code, summary, events, folder, out = finished(proc, tmp_path)
     assert code == 1 and summary['status'] == 'error' and summary['written_by'] == 'supervisor'
     assert 'killed by SIGKILL' in summary['detail']
     no_process_left(proc)
+    assert (folder / 'workspace' / 'notes.txt').read_text() == 'kept'
+    assert not program_folder.exists() and not (folder / NOTE).exists()
     assert not any(p.exists() for p in planted), out
+
+
+def program_folder_of(runs: Path) -> Path | None:
+    """The program's folder of the one episode under `runs`, once its run folder notes it."""
+    notes = list(runs.glob(f'*/{NOTE}'))
+    text = notes[0].read_text().strip() if notes else ''
+    return Path(text) if text else None
 
 
 def dead_segment() -> list[Path]:

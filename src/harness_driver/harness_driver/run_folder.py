@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+WORKSPACE = 'workspace'  # the program's files, moved in when its kernel stops
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
@@ -56,7 +58,7 @@ class RunFolder:
 
     @property
     def workspace(self) -> Path:
-        return self.path / 'workspace'
+        return self.path / WORKSPACE
 
     def publish_to(
         self,

@@ -1,0 +1,47 @@
+"""The folder a program works in during its episode, and how its files reach the run folder.
+
+The program works in a folder of the temporary directory whose name says nothing (the run
+folder's name holds the task, layout and seed, which the program's working directory must not
+tell it). When the kernel stops, the files move into the run folder's `workspace/`. Its path is
+also noted in the run folder (`.program_workspace`), so that the supervisor can move them in
+when the episode process was killed before it could: an episode that fails for any reason
+still keeps what its program wrote, and leaves no folder behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from pathlib import Path
+
+PREFIX = 'harness-program-'
+NOTE = '.program_workspace'  # in the run folder, beside workspace/, until the files moved in
+
+
+def new_program_workspace(workspace: Path) -> Path:
+    """A new folder for the program; its path noted beside `workspace` (the run folder's)."""
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    (workspace.parent / NOTE).write_text(str(path) + '\n')
+    return path
+
+
+def collect_program_workspace(workspace: Path) -> None:
+    """Move the files of the program folder noted beside `workspace` into it, then remove that
+    folder and the note. Nothing to do when there is no note; a note that names anything but a
+    program folder of the temporary directory is removed and the path left alone."""
+    note = workspace.parent / NOTE
+    try:
+        path = Path(note.read_text().strip())
+    except OSError:
+        return
+    temporary = Path(tempfile.gettempdir()).resolve()
+    ours = path.parent.resolve() == temporary and path.name.startswith(PREFIX)
+    if ours and path.is_dir() and not path.is_symlink():
+        workspace.mkdir(parents=True, exist_ok=True)
+        for entry in path.iterdir():
+            shutil.move(str(entry), str(workspace / entry.name))
+        shutil.rmtree(path, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        note.unlink()
