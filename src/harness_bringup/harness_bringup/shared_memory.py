@@ -9,7 +9,8 @@ thousands of episodes filled its RAM with them (/dev/shm is a tmpfs). A segment 
 nobody holds has no living owner, as `fastdds shm clean` also decides. Ports
 (`fastdds_port<N>`) are not touched: live participants open and lock existing ports' files at
 any time, and there are a few per domain, not one per process. The supervisor sweeps before
-each episode, which removes what the killed processes of earlier ones left.
+each episode, and `harness mcp` when it starts, which removes what the killed processes of
+earlier runs left.
 """
 
 from __future__ import annotations
