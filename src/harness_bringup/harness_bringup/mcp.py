@@ -86,16 +86,14 @@ def serve_mcp(
 
     from harness_bringup.episode_graph import EpisodeGraph
     from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes
-    from harness_bringup.shared_memory import remove_dead_segments
+    from harness_bringup.shared_memory import sweep
 
     try:
         check_task(options.task, options.layout)
     except UsageError as exc:
         say(f'error: {exc}')
         return 2
-    swept = remove_dead_segments()  # what killed processes of earlier runs left (supervisor.py)
-    if swept.segments:
-        say(swept.describe())
+    sweep(say)  # what killed processes of earlier runs left in /dev/shm (as supervisor.py)
     path = journal_path(options)
     if options.new and path.exists():
         kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')

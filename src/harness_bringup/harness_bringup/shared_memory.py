@@ -1,8 +1,8 @@
 """The shared memory that ended Fast DDS participants left in /dev/shm, and its removal.
 
 Each participant (each process of an episode: 8.4 MiB with fastdds_profile.xml) maps a segment
-`fastdds_<16 hex digits>` of its own (`fastrtps_...` from Fast DDS 2, ROS 2 Jazzy's) and holds
-an exclusive `flock` on its lock file `<segment>_el` while it lives. A participant deleted in
+of its own and holds an exclusive `flock` on its lock file while it lives (their names:
+harness_types.process.DDS_SEGMENT). A participant deleted in
 order unlinks both; one whose process was killed (a supervisor's SIGKILL, the OOM killer, a
 crash) leaves them, and Fast DDS never removes another process's segment: a machine running
 thousands of episodes filled its RAM with them (/dev/shm is a tmpfs). A segment whose lock
@@ -18,14 +18,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-SHM_DIR = Path('/dev/shm')
-SEGMENT = re.compile(r'(fastdds|fastrtps)_[0-9a-f]{16}')
-LOCK_SUFFIX = '_el'
+from harness_types.process import SHM_DIR, dds_segment_of_lock
+
 # A lock file younger than this may be one whose participant is still creating it (the file
 # exists a moment before its owner's flock): it is left for a later sweep.
 MIN_AGE_S = 5.0
@@ -73,7 +72,8 @@ def remove_dead_segments(
     except OSError:  # no /dev/shm (another OS, a container without one): nothing to sweep
         return Sweep()
     for name in names:
-        if not (name.endswith(LOCK_SUFFIX) and SEGMENT.fullmatch(name[: -len(LOCK_SUFFIX)])):
+        segment_name = dds_segment_of_lock(name)
+        if segment_name is None:
             continue
         lock = shm_dir / name
         try:
@@ -86,7 +86,7 @@ def remove_dead_segments(
         if fd is None:
             continue
         try:
-            segment = shm_dir / name[: -len(LOCK_SUFFIX)]
+            segment = shm_dir / segment_name
             with contextlib.suppress(OSError):
                 bytes_ = segment.lstat().st_size
                 segment.unlink()
@@ -96,3 +96,15 @@ def remove_dead_segments(
         finally:
             os.close(fd)
     return Sweep(segments, size)
+
+
+def sweep(say: Callable[[str], None]) -> None:
+    """Remove the ended participants' segments of /dev/shm and say what went; housekeeping
+    that never fails its caller (the supervisor before each episode, `harness mcp` at start)."""
+    try:
+        swept = remove_dead_segments()
+        if swept.segments:
+            say(swept.describe())
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            say(f'/dev/shm not swept: {exc}')

@@ -24,7 +24,7 @@ from typing import IO
 
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import collect_program_workspace
-from harness_bringup.shared_memory import remove_dead_segments
+from harness_bringup.shared_memory import sweep
 
 GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the group is killed
 
@@ -83,7 +83,7 @@ def supervised(
     previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
     before = len(seen.times())  # a bench's interrupts from before this episode are not its
     try:
-        _sweep_shared_memory(output)
+        sweep(lambda line: print(f'[harness] {line}', file=output, flush=True))
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -130,16 +130,6 @@ def supervised(
             # must not turn its exit code 130 into a death by SIGINT. (A handler that does
             # nothing, not SIG_IGN: processes started later would inherit that.)
             signal.signal(s, _ignore if len(seen.times()) > before else handler)
-
-
-def _sweep_shared_memory(output: IO[str] | None) -> None:
-    try:
-        swept = remove_dead_segments()
-        if swept.segments:
-            print(f'[harness] {swept.describe()}', file=output, flush=True)
-    except Exception as exc:  # housekeeping: the episode runs whatever happens here
-        with contextlib.suppress(Exception):
-            print(f'[harness] /dev/shm not swept: {exc}', file=output, flush=True)
 
 
 def _ignore(_signum, _frame) -> None:

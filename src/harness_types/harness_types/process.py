@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import signal
 import sys
 import threading
@@ -52,21 +53,31 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, name='die_with_parent', daemon=True).start()
 
 
+SHM_DIR = Path('/dev/shm')
+# A participant's own segment, `fastdds_<16 hex digits>` (`fastrtps_...` from Fast DDS 2, ROS 2
+# Jazzy's; ports, `fastdds_port<N>`, are not), and the suffix of the lock file its owner holds.
+DDS_SEGMENT = re.compile(r'(fastdds|fastrtps)_[0-9a-f]{16}')
+DDS_LOCK_SUFFIX = '_el'
+
+
+def dds_segment_of_lock(name: str) -> str | None:
+    """The segment whose lock file is named `name`, or None when it is no segment's lock."""
+    segment = name.removesuffix(DDS_LOCK_SUFFIX)
+    return segment if segment != name and DDS_SEGMENT.fullmatch(segment) else None
+
+
 def owned_dds_segments(pid: int) -> set[Path]:
-    """The Fast DDS shared-memory segments in /dev/shm that process `pid` created: those whose
-    lock file (`<segment>_el`) it holds open, as each participant does for its own while it
-    lives (`fastdds_<id>`, or `fastrtps_<id>` from Fast DDS 2; ports excluded). Empty when the
-    process is gone or not this user's."""
+    """The Fast DDS shared-memory segments that process `pid` created: those whose lock file it
+    holds open, as each participant does for its own while it lives. Empty when the process is
+    gone or not this user's."""
     owned = set()
     with contextlib.suppress(OSError):
         for fd in os.listdir(f'/proc/{pid}/fd'):
             with contextlib.suppress(OSError):
-                target = os.readlink(f'/proc/{pid}/fd/{fd}')
-                name = os.path.basename(target)
-                lock = name.startswith(('fastdds_', 'fastrtps_')) and name.endswith('_el')
-                port = name.startswith(('fastdds_port', 'fastrtps_port'))
-                if target.startswith('/dev/shm/') and lock and not port:
-                    owned.add(Path(target[: -len('_el')]))
+                target = Path(os.readlink(f'/proc/{pid}/fd/{fd}'))
+                segment = dds_segment_of_lock(target.name)
+                if segment is not None and target.parent == SHM_DIR:
+                    owned.add(SHM_DIR / segment)
     return owned
 
 
