@@ -36,15 +36,10 @@ def _say(message: str) -> None:
 
 
 def _config_path(args: argparse.Namespace) -> Path | None:
-    """--config, else $HARNESS_CONFIG, else ./config/harness.yaml when it exists."""
-    path = args.config or os.environ.get('HARNESS_CONFIG')
-    if not path:
-        default = Path('config/harness.yaml')
-        return default if default.is_file() else None
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f'config file {path} does not exist')
-    return path
+    """--config, else $HARNESS_CONFIG, else ./config/harness.yaml, else the workspace's."""
+    from harness_types.config import config_file
+
+    return config_file(args.config)
 
 
 def _smoke(_args: argparse.Namespace) -> int:
@@ -775,7 +770,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         '--config',
         help='node graph parameters (default: $HARNESS_CONFIG, which ./harness sets to '
-        'config/harness.yaml, else ./config/harness.yaml)',
+        "config/harness.yaml, else ./config/harness.yaml, else the workspace's "
+        'config/harness.yaml)',
     )
     sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
 

@@ -118,7 +118,12 @@ def prepare(
         prices = load_prices(driver.price_table)
         budgets = Budgets(driver, prices)
         if not driver.prompts:
-            raise ConfigError('driver.prompts is not set: the config names no prompt folder')
+            if config.path is None:
+                raise ConfigError(
+                    'no configuration file was found (it names the prompts): pass --config '
+                    'FILE or set HARNESS_CONFIG; the workspace has config/harness.yaml'
+                )
+            raise ConfigError(f'{config.path}: driver.prompts is not set: no prompt folder')
         prompts = Prompts(
             system_prompt(
                 driver.prompts, names, doc_values(config), catalog is not None, driver.interface

@@ -1,11 +1,9 @@
 """Shared by the launch files (imported by them as a sibling module): the configuration file
 to read, the station's description, and the harness's own nodes."""
 
-import os
-from pathlib import Path
-
 from arx_x5_description.embodiment import load_embodiment
 from harness_bringup.domain import participant_profile_env
+from harness_types.config import config_file
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
@@ -17,14 +15,10 @@ CAMERAS = tuple(load_embodiment().cameras)
 
 
 def default_config() -> str:
-    """$HARNESS_CONFIG, else the workspace's config/harness.yaml (symlink-install), else ''."""
-    if os.environ.get('HARNESS_CONFIG'):
-        return os.environ['HARNESS_CONFIG']
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / 'config' / 'harness.yaml'
-        if candidate.is_file():
-            return str(candidate)
-    return ''
+    """$HARNESS_CONFIG, else ./config/harness.yaml, else the workspace's, else '' (the one rule
+    the `harness` command follows too)."""
+    path = config_file()
+    return '' if path is None else str(path.resolve())
 
 
 def station_arguments() -> list:

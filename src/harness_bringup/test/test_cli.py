@@ -95,6 +95,22 @@ def test_a_bad_config_file_is_one_clear_line(tmp_path, capsys):
     )
 
 
+def test_run_from_another_folder_reads_the_workspace_config(tmp_path, monkeypatch, capsys):
+    """`harness run` outside the workspace (no ./config, no $HARNESS_CONFIG) reads the
+    workspace's config; with no file at all, the error says so, not which key is unset."""
+    from harness_bringup.run import UsageError, prepare
+    from harness_types.config import GraphConfig
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv('HARNESS_CONFIG', raising=False)
+    monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
+    # the missing key is checked after the prompts are read, before any graph starts
+    assert main(['run', 'lift_cube', '--model', 'claude-sonnet-4-5']) == 2
+    assert 'needs ANTHROPIC_API_KEY' in capsys.readouterr().err
+    with pytest.raises(UsageError, match='no configuration file was found'):
+        prepare(GraphConfig(), 'lift_cube', 0, 0)
+
+
 def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     code = main(
         [

@@ -10,6 +10,7 @@ A key nobody reads is an error, and every error names the file and the key.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,33 @@ def _default_of(f):
     if f.default is not MISSING:
         return f.default
     return f.default_factory()
+
+
+# Where the configuration is read from when no file is named: an environment variable (the
+# workspace's ./harness sets it), then the conventional place in the current folder.
+CONFIG_VARIABLE = 'HARNESS_CONFIG'
+CONFIG_IN_WORKSPACE = Path('config') / 'harness.yaml'
+
+
+def config_file(named: str | Path | None = None) -> Path | None:
+    """The configuration file to read: `named` (a command line's --config), else
+    $HARNESS_CONFIG, else ./config/harness.yaml, else the workspace's config/harness.yaml (the
+    folder above these installed sources: colcon's symlink install and editable installs point
+    back into the workspace). None when there is none: every default then applies, and the
+    driver has no prompts. FileNotFoundError when a named or $HARNESS_CONFIG file is missing."""
+    given = named or os.environ.get(CONFIG_VARIABLE)
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            origin = '' if named else f' (${CONFIG_VARIABLE})'
+            raise FileNotFoundError(f'config file {path}{origin} does not exist')
+        return path
+    if CONFIG_IN_WORKSPACE.is_file():
+        return CONFIG_IN_WORKSPACE
+    for folder in Path(__file__).resolve().parents:
+        if (folder / CONFIG_IN_WORKSPACE).is_file():
+            return folder / CONFIG_IN_WORKSPACE
+    return None
 
 
 def load_config(path: Path | str | None) -> GraphConfig:

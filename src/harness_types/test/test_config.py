@@ -6,11 +6,13 @@ from pathlib import Path
 import pytest
 import yaml
 from harness_types.config import (
+    CONFIG_VARIABLE,
     NODES,
     ConfigError,
     DriverConfig,
     GraphConfig,
     KernelConfig,
+    config_file,
     declare_section,
     load_config,
     with_overrides,
@@ -97,3 +99,26 @@ def test_a_node_reads_its_section_as_parameters():
     with pytest.raises(ConfigError, match='cell_timeout_seconds must be > 0'):
         declare_section(FakeNode({'cell_timeout_seconds': -1.0}), KernelConfig)
     assert DriverConfig().verifier == 'scripted'
+
+
+def test_the_config_file_named_then_the_variable_then_the_folders(tmp_path, monkeypatch):
+    named = tmp_path / 'mine.yaml'
+    named.write_text('{}\n')
+    elsewhere = tmp_path / 'elsewhere'
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv(CONFIG_VARIABLE, raising=False)
+    assert config_file(named) == named
+    with pytest.raises(FileNotFoundError, match='nope.yaml does not exist'):
+        config_file(tmp_path / 'nope.yaml')
+    # From a folder without config/: the workspace's, found above these sources
+    assert config_file() == ROOT / 'config' / 'harness.yaml'
+    local = elsewhere / 'config'
+    local.mkdir()
+    (local / 'harness.yaml').write_text('{}\n')
+    assert config_file() == Path('config') / 'harness.yaml'
+    monkeypatch.setenv(CONFIG_VARIABLE, str(named))
+    assert config_file() == named
+    monkeypatch.setenv(CONFIG_VARIABLE, str(tmp_path / 'gone.yaml'))
+    with pytest.raises(FileNotFoundError, match=r'gone.yaml \(\$HARNESS_CONFIG\) does not exist'):
+        config_file()
