@@ -156,10 +156,13 @@ def _run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         from harness_driver.run_folder import RunFolder
 
+        from harness_bringup.run import write_report_safely
+
         run = RunFolder(folder)
         run.event({'type': 'end', 'status': 'error', 'detail': str(exc)})
         run.summary({**base, 'status': 'error', 'detail': str(exc)})
         run.close()
+        write_report_safely(run.path, lambda _line: None)
         return _fail(str(exc))
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
     if not child_folder:

@@ -239,6 +239,10 @@ def run_episode(
         policies=bool(config.kernel.policies),
         api_names=enabled_names(config.kernel.api_names, bool(config.kernel.policies)),
     )
+    # What a model client says of its service (each retry and why) is an event of the run too.
+    for client in {prepared.model, prepared.verifier} - {None}:
+        if hasattr(client, 'note'):
+            client.note = lambda line: run.event({'type': 'model_service', 'said': line})
     spec = prepared.spec
     run.event(
         {

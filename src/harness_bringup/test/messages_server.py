@@ -20,7 +20,8 @@ VERIFIER_MARK = 'You are the verifier'
 class Scripted:
     """One answer: a text reply, or (status != 200) an error the way the real service sends
     one; `blocks` replaces the content (e.g. [] or a tool_use block); `raw` is sent as the
-    body as it is (a malformed answer)."""
+    body as it is (a malformed answer, with its `content_type`); with `trickle` the body comes
+    a byte at a time."""
 
     text: str = ''
     input_tokens: int = 100
@@ -31,6 +32,8 @@ class Scripted:
     stop_reason: str = 'end_turn'
     blocks: list | None = None
     raw: bytes | None = None
+    content_type: str = 'application/json'
+    trickle: float = 0.0  # seconds between the body's bytes (a server that answers slowly)
 
 
 def overloaded(retry_after: float | None = None) -> Scripted:
@@ -108,12 +111,21 @@ class MessagesServer:
                         ).encode()
                     )
                 self.send_response(reply.status)
-                self.send_header('content-type', 'application/json')
+                self.send_header('content-type', reply.content_type)
                 self.send_header('content-length', str(len(payload)))
                 for key, value in (reply.headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                if not reply.trickle:
+                    self.wfile.write(payload)
+                    return
+                try:
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                except OSError:  # the client gave up
+                    pass
 
             def log_message(self, *args) -> None:
                 pass

@@ -195,6 +195,50 @@ def test_verify_from_a_reply_and_from_a_program(tmp_path, monkeypatch):
     assert 'verdict False it looks orange to me.' in cell['output']
 
 
+def test_a_programs_verify_is_answered_within_its_cells_time(tmp_path, monkeypatch):
+    """The verifier's service is down: the program's verify() gets 'not answered' before its
+    cell's timeout (5 s here), not after the episode's wall budget (1800 s)."""
+    import yaml
+
+    doc = yaml.safe_load(Path(CONFIG).read_text())
+    driver = doc['driver']['ros__parameters']
+    for key in ('prompts', 'price_table'):
+        driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
+    doc['kernel']['ros__parameters']['cell_timeout_seconds'] = 5.0
+    config = tmp_path / 'harness.yaml'
+    config.write_text(yaml.safe_dump(doc))
+    program = (
+        "<python>\nv = verify('the cube is red')\n"
+        "print('verdict', v.answered, v.sentence)\n</python>"
+    )
+    out = tmp_path / 'runs'
+    with MessagesServer([program, FINISH], [overloaded()]) as server:
+        monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+        monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
+        code = main(
+            ['--config', str(config), 'run', 'lift_cube', '--model', MODEL, '--out', str(out)]
+        )
+    (folder,) = out.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    assert code == 0 and summary['status'] == 'finished', summary
+    (check,) = of_type(events, 'verify')
+    assert check['source'] == 'program' and not check['answered'], check
+    assert "the program cell's time leaves no time for another" in check['sentence'], check
+    (cell,) = of_type(events, 'cell')
+    assert cell['status'] == 'ok' and 'verdict False the model service failed' in cell['output']
+
+
+def test_a_refusal_ends_the_episode_instead_of_asking_again(tmp_path, monkeypatch):
+    refusal = Scripted('I cannot help with that.', stop_reason='refusal')
+    with MessagesServer([refusal, PICK]) as server:
+        code, summary, events, folder = episode(tmp_path, monkeypatch, server)
+    assert code == 0 and summary['status'] == 'model_refused', summary
+    assert 'the model refused to go on (stop_reason refusal): I cannot help' in summary['detail']
+    assert summary['model_calls'] == 1 and len(server.requests) == 1
+    assert (folder / 'report.html').is_file()
+
+
 def test_the_scripted_baseline_lifts_the_cube_and_the_bag_replays_it(tmp_path, monkeypatch):
     code, summary, events, folder = episode(tmp_path, monkeypatch, None, model='scripted')
     assert code == 0 and summary['status'] == 'episode_ended', summary
@@ -291,6 +335,8 @@ def test_an_outage_is_survived_with_backoff(tmp_path, monkeypatch, capfd):
     assert summary['model_calls'] == 2 and len(server.requests) == 5
     out = capfd.readouterr().out
     assert out.count('the model service gave') == 3 and 'attempt 2 in 1.0 s' in out
+    said = [e['said'] for e in of_type(events, 'model_service')]  # the run folder has them too
+    assert len(said) == 3 and said[0].startswith('the model service gave 529 overloaded_error')
 
 
 def test_an_outage_longer_than_the_budget_is_model_service_failed(tmp_path, monkeypatch):
@@ -367,3 +413,4 @@ def test_an_unreachable_model_server_is_one_line_and_exit_2(tmp_path, monkeypatc
     (folder,) = tmp_path.iterdir()
     summary = json.loads((folder / 'summary.json').read_text())
     assert summary['status'] == 'error' and 'cannot reach' in summary['detail']
+    assert 'cannot reach' in (folder / 'report.html').read_text()  # the folder says why

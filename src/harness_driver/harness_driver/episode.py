@@ -26,6 +26,7 @@ from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
 from harness_driver.interface import BLOCK, cell_of, format_help
 from harness_driver.models import (
+    REFUSAL,
     SCRIPTED,
     Decision,
     ModelClient,
@@ -214,7 +215,9 @@ class Episode:
         self.policies = policies  # the learned half is enabled (a policy catalogue)
         self.handover = HandOver(config.post_policy_calls)
         # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
+        self.cell_timeout = cell_timeout_seconds
         self.cell_wait = cell_timeout_seconds + 60.0
+        self.cell_deadline: float | None = None  # the running cell's timeout (time.monotonic)
         self.station = station
         self.model = model
         self.verifier = verifier
@@ -332,6 +335,13 @@ class Episode:
                 return stop, ''
             reply = self._ask(decision, messages, images)
             text = reply.text
+            if reply.stop_reason == REFUSAL:
+                # Asked again with the same context, a model that refused refuses again: every
+                # call left would be spent on it.
+                said = f': {" ".join(text.split())[:300]}' if text.strip() else ''
+                self.stop_detail = f'the model refused to go on (stop_reason {REFUSAL}){said}'
+                self.log(self.stop_detail)
+                return 'model_refused', ''
             try:
                 problem = reply_problem(reply, self.config.max_tokens)
                 if problem:
@@ -433,9 +443,11 @@ class Episode:
     def _run_cell(self, code: str, call: int) -> CellResult:
         since = time.monotonic()
         self.log(f'running the program of call {call} ({len(code.splitlines())} lines)')
+        self.cell_deadline = since + self.cell_timeout
         try:
             cell = self.station.run_cell(code, self.cell_wait)
         finally:
+            self.cell_deadline = None
             self.phases.add('cells', since)
         self.events_handled += cell.events_handled
         if cell.status == 'escalated':
@@ -463,7 +475,7 @@ class Episode:
         """Ask the verifier about `claim` with fresh camera views (from a <verify> reply or a
         program's verify())."""
         since = time.monotonic()
-        verdict, tokens = self._verdict(claim)
+        verdict, tokens = self._verdict(claim, source)
         self.phases.add('verify', since)
         self.folder.event(
             {
@@ -480,7 +492,7 @@ class Episode:
         self.log(f'verify ({source}) "{claim}": {answer} {verdict.sentence}')
         return verdict
 
-    def _verdict(self, claim: str) -> tuple[Verdict, dict]:
+    def _verdict(self, claim: str, source: str) -> tuple[Verdict, dict]:
         if self.verifier is None or self.verifier.name == SCRIPTED:
             return Verdict(False, False, 'the scripted baseline has no verifier'), {}
         history = History(keep_images=1, max_history_turns=0)
@@ -500,8 +512,19 @@ class Episode:
                 'cost_exhausted': 'the cost budget would be passed',
             }[stop]
             return Verdict(False, False, f'the verifier was not asked: {why}'), {}
+        # A program's verify() is answered within its cell's time, whatever the service does:
+        # the program waits for the answer, and the kernel stops the cell at that time.
+        deadline, deadline_for = self.deadline, "the episode's wall budget"
+        cell_deadline = self.cell_deadline if source == 'program' else None
+        if cell_deadline is not None and (deadline is None or cell_deadline < deadline):
+            deadline, deadline_for = cell_deadline, "the program cell's time"
         request = ModelRequest(
-            self.prompts.verifier, messages, VERDICT_TOKENS, Decision('verify', 0), self.deadline
+            self.prompts.verifier,
+            messages,
+            VERDICT_TOKENS,
+            Decision('verify', 0),
+            deadline,
+            deadline_for,
         )
         try:
             reply = self.verifier.complete(request)
@@ -514,6 +537,8 @@ class Episode:
             'cost_usd': cost,
             'reply': reply.text,
         }
+        if reply.stop_reason == REFUSAL:
+            return Verdict(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
         return parse_verdict(reply.text), tokens
 
     def _noted(self, text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from urllib.parse import urlparse
 from harness_driver.report import instruction_in
 
 SCRIPTED = 'scripted'
+REFUSAL = 'refusal'  # the Messages API's stop_reason when the model declines to go on
 INSTRUCTION = 'INSTRUCTION'  # the name a reference program reads the instruction from
 
 
@@ -47,6 +49,7 @@ class ModelRequest:
     max_tokens: int
     decision: Decision
     deadline: float | None = None  # time.monotonic() by which an answer must have come
+    deadline_for: str = "the episode's wall budget"  # what sets the deadline, for its error
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,18 @@ class ModelClient(Protocol):
 
 FIRST_WAIT_S = 1.0
 LONGEST_WAIT_S = 30.0
+# A request that runs past its time is left to end on its own once its connection is closed;
+# this much longer than the SDK's own timeout is waited for first.
+REQUEST_GRACE_S = 1.0
+
+
+class MalformedAnswerError(ValueError):
+    """A 200 answer that is not a Messages API message (a proxy's HTML page, missing usage)."""
+
+
+class RequestTimeoutError(TimeoutError):
+    """One request took longer than its time (model_timeout_seconds, or what the deadline
+    left), however slowly its bytes came."""
 
 
 class AnthropicModel:
@@ -73,8 +88,11 @@ class AnthropicModel:
     from ANTHROPIC_BASE_URL (default: Anthropic's API).
 
     Overloads, rate limits, server errors, timeouts, dropped connections and malformed
-    answers are retried with exponential backoff (`retry-after` obeyed) for as long as the
-    request's deadline (the episode's wall budget) allows; each wait is said through `log`.
+    answers are retried with exponential backoff (a longer `retry-after` obeyed) for as long as
+    the request's deadline (the episode's wall budget, or a program cell's time) allows; each
+    wait is said through `log`. One request takes at most `timeout` seconds in all (the SDK's
+    timeout bounds each read, so a server that sends a byte a second would hold it forever)
+    and never runs past the deadline.
     """
 
     def __init__(
@@ -92,13 +110,19 @@ class AnthropicModel:
         self.name = name
         self.timeout = timeout
         self.log = log
+        # Also told what `log` is (each retry and why): the run folder's events, where one runs.
+        self.note: Callable[[str], None] = lambda _line: None
         self.base_url = os.environ.get('ANTHROPIC_BASE_URL') or 'https://api.anthropic.com'
         self._anthropic = anthropic
-        # Our own retries (below) know the episode's wall budget; the SDK's do not.
-        self.client = anthropic.Anthropic(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
+        self._key = key
+        self.client = self._new_client()
         self.answered = 0
+
+    def _new_client(self):
+        # Our own retries (below) know the episode's wall budget; the SDK's do not.
+        return self._anthropic.Anthropic(
+            api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
 
     def probe(self, timeout: float = 5.0) -> None:
         """ModelError (setup) when nothing listens at the server's address."""
@@ -117,80 +141,137 @@ class AnthropicModel:
         while True:
             attempt += 1
             try:
-                response = self._create(request)
+                reply = self._reply(self._create(request, attempt))
             except a.AuthenticationError as exc:
                 raise ModelError(
-                    f'the model server refused the key: {exc.message}', setup=True
+                    f'the model server refused the key: {_message(exc)}',
+                    setup=not self.answered,
                 ) from None
             except a.PermissionDeniedError as exc:
-                raise ModelError(f'the model server refused: {exc.message}', setup=True) from None
+                raise ModelError(
+                    f'the model server refused: {_message(exc)}', setup=not self.answered
+                ) from None
             except a.NotFoundError as exc:
                 raise ModelError(
-                    f'model {self.name!r} not found: {exc.message}', setup=not self.answered
+                    f'model {self.name!r} not found: {_message(exc)}', setup=not self.answered
                 ) from None
             except (a.RateLimitError, a.InternalServerError) as exc:
-                self._wait(request, attempt, f'{exc.status_code} {_short(exc.message)}', exc)
+                self._wait(request, attempt, f'{exc.status_code} {_message(exc)}', exc)
                 continue
             except a.APIStatusError as exc:
                 raise ModelError(
-                    f'the model server answered {exc.status_code}: {_short(exc.message)}'
+                    f'the model server answered {exc.status_code}: {_message(exc)}'
                 ) from None
             except a.APIConnectionError as exc:
                 if not self.answered and attempt == 1:
                     self.probe()  # nothing listens: a set-up problem, said in one line
                 self._wait(request, attempt, f'no answer ({type(exc).__name__}: {exc})', None)
                 continue
+            except RequestTimeoutError as exc:
+                self._wait(request, attempt, f'no answer ({exc})', None)
+                continue
             except (a.APIError, ValueError, UnicodeError) as exc:  # a malformed answer
                 self._wait(request, attempt, f'a malformed answer ({_short(str(exc))})', None)
                 continue
             self.answered += 1
-            return self._reply(response)
+            return reply
 
-    def _create(self, request: ModelRequest):
-        # A request that started runs to its answer or model_timeout_seconds: the wall budget
-        # is checked before each call (and bounds the waits between retries), not inside one.
-        return self.client.messages.create(
-            model=self.name,
-            max_tokens=request.max_tokens,
-            system=request.system,
-            messages=request.messages,
-        )
+    def _create(self, request: ModelRequest, attempt: int):
+        """One request, on a thread of its own so that it can be given up: after `timeout`
+        seconds in all, or when the deadline comes (RequestTimeoutError). Its connection is then
+        closed with the client it used (its thread ends at its next read) and the next attempt
+        gets a new client."""
+        limit = self.timeout
+        if request.deadline is not None:
+            left = request.deadline - time.monotonic()
+            if left <= 0:
+                raise ModelError(
+                    f'the model service failed: {request.deadline_for} was spent before '
+                    f'attempt {attempt}',
+                    service=True,
+                )
+            limit = min(limit, left)
+        client = self.client
+        outcome: dict = {}
+        done = threading.Event()
+
+        def ask() -> None:
+            try:
+                outcome['response'] = client.messages.create(
+                    model=self.name,
+                    max_tokens=request.max_tokens,
+                    system=request.system,
+                    messages=request.messages,
+                    timeout=limit,
+                )
+            except BaseException as exc:  # handed to the caller's thread
+                outcome['error'] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=ask, name='model-request', daemon=True).start()
+        if not done.wait(limit + REQUEST_GRACE_S):
+            self.client = self._new_client()
+            client.close()
+            raise RequestTimeoutError(f'the request took longer than {limit:.0f} s')
+        if 'error' in outcome:
+            raise outcome['error']
+        return outcome['response']
 
     def _wait(self, request: ModelRequest, attempt: int, what: str, exc) -> None:
         """Sleep before the next attempt, or raise ModelError (service) when the deadline
-        leaves no room for one."""
-        wait = min(LONGEST_WAIT_S, FIRST_WAIT_S * 2 ** (attempt - 1))
+        leaves no room for one. A server's `retry-after` is obeyed where it asks for longer
+        than the backoff (a `retry-after: 0` must not turn the retries into a flood)."""
+        wait = min(LONGEST_WAIT_S, FIRST_WAIT_S * 2 ** min(attempt - 1, 16))
         after = _retry_after(exc)
         if after is not None:
-            wait = after
+            wait = max(wait, after)
         left = (request.deadline - time.monotonic()) if request.deadline is not None else 1e9
         if wait >= left - 1.0:
-            raise ModelError(
-                f"the model service failed: {what}; {attempt} attempts, and the episode's "
-                f'wall budget leaves no time for another',
-                service=True,
+            failed = (
+                f'the model service failed: {what}; {attempt} attempts, and '
+                f'{request.deadline_for} leaves no time for another'
             )
-        self.log(f'the model service gave {what}; attempt {attempt + 1} in {wait:.1f} s')
+            self.note(failed)
+            raise ModelError(failed, service=True)
+        line = f'the model service gave {what}; attempt {attempt + 1} in {wait:.1f} s'
+        self.log(line)
+        self.note(line)
         time.sleep(wait)
 
     @staticmethod
     def _reply(response) -> ModelReply:
-        blocks = list(getattr(response, 'content', None) or [])
-        text = ''.join(b.text for b in blocks if getattr(b, 'type', '') == 'text')
+        """The reply of a Messages API answer; MalformedAnswerError when it is not one."""
+        blocks = getattr(response, 'content', None)
+        usage = getattr(response, 'usage', None)
+        if not isinstance(blocks, list) or usage is None:
+            raise MalformedAnswerError(
+                f'not a Messages API message: {type(response).__name__} '
+                f'{_short(repr(response), 120)}'
+            )
+        try:
+            text = ''.join(str(b.text) for b in blocks if getattr(b, 'type', '') == 'text')
+            tokens = int(usage.input_tokens), int(usage.output_tokens)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise MalformedAnswerError(f'a message without its text or usage ({exc})') from None
         others = tuple(getattr(b, 'type', '?') for b in blocks if getattr(b, 'type', '') != 'text')
-        usage = response.usage
-        return ModelReply(
-            text,
-            int(usage.input_tokens),
-            int(usage.output_tokens),
-            str(getattr(response, 'stop_reason', '') or ''),
-            others,
-        )
+        return ModelReply(text, *tokens, str(getattr(response, 'stop_reason', '') or ''), others)
 
 
 def _short(text: str, limit: int = 200) -> str:
     text = ' '.join(str(text).split())
     return text if len(text) <= limit else text[:limit] + '...'
+
+
+def _message(exc) -> str:
+    """The service's own words from an error answer (`error.message` of its body), else the
+    SDK's message (which repeats the whole body after the status)."""
+    body = getattr(exc, 'body', None)
+    error = body.get('error') if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get('message'):
+        kind = f'{error["type"]}: ' if error.get('type') else ''
+        return _short(f'{kind}{error["message"]}')
+    return _short(getattr(exc, 'message', str(exc)))
 
 
 def _retry_after(exc) -> float | None:

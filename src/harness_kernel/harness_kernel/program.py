@@ -69,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
 
+    # Each line reaches the kernel's pipe as it is printed: a program that crashes the process
+    # or is killed at its timeout keeps what it printed before (a pipe's stdout is otherwise
+    # flushed only every 8 KB, and stderr is line-buffered already).
+    sys.stdout.reconfigure(line_buffering=True)
+
     runner = CellRunner(api.functions(), flush)
     channel.send({'op': 'ready', 'sandbox': asdict(report)})
     while True:

@@ -174,6 +174,20 @@ def test_a_program_that_ignores_the_timeout_is_killed_and_the_kernel_goes_on(san
     assert kernel.host.starts >= 2
 
 
+@pytest.mark.parametrize(
+    'end',
+    [
+        'import ctypes\nctypes.string_at(0)',  # the process crashes
+        'import signal\nsignal.signal(signal.SIGUSR2, signal.SIG_IGN)\nwhile True:\n    pass',
+    ],
+    ids=['crashed', 'killed at its timeout'],
+)
+def test_what_a_program_printed_before_its_process_ended_is_kept(sandboxed, end):
+    r = run(sandboxed, f'print("got this far")\n{end}')
+    assert r.status == 'error' and 'got this far' in r.output, (r.output, r.traceback)
+    assert run(sandboxed, 'print("fresh")').output.startswith('fresh')
+
+
 def test_garbage_on_the_channel_costs_the_program_not_the_kernel(sandboxed):
     r = run(
         sandboxed,

@@ -1,0 +1,95 @@
+"""The real `anthropic` client (harness_driver.models.AnthropicModel) against the local stand-in
+Messages API server, without a graph: the ways a real service fails, each retried, bounded or
+said as it should be."""
+
+import time
+
+import pytest
+from harness_driver.models import AnthropicModel, Decision, ModelError, ModelRequest
+from messages_server import MessagesServer, Scripted
+
+from harness_driver import models
+
+GOOD = Scripted('<finish>done</finish>')
+
+
+def ask(server, monkeypatch, timeout=30.0, deadline_s=None, deadline_for=None):
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
+    said: list[str] = []
+    model = AnthropicModel('claude-sonnet-5-5', timeout, said.append)
+    extra = {'deadline_for': deadline_for} if deadline_for else {}
+    deadline = time.monotonic() + deadline_s if deadline_s is not None else None
+    request = ModelRequest(
+        'system', [{'role': 'user', 'content': 'go'}], 64, Decision('start', 1), deadline, **extra
+    )
+    return model, request, said
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch):
+    monkeypatch.setattr(models, 'FIRST_WAIT_S', 0.05)
+
+
+@pytest.mark.parametrize(
+    'bad',
+    [
+        Scripted(raw=b'<html>502 Bad Gateway</html>', content_type='text/html'),
+        Scripted(raw=b'{"type": "message", "content": [{"type": "text", "text": "hi"}]}'),
+        Scripted(raw=b'{"type": "message", "content": "hi", "usage": {}}'),
+    ],
+    ids=['a proxy page', 'no usage', 'content not a list'],
+)
+def test_a_malformed_answer_is_retried(bad, monkeypatch, quick_backoff):
+    with MessagesServer([bad, GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        reply = model.complete(request)
+    assert reply.text == '<finish>done</finish>' and len(server.requests) == 2
+    assert len(said) == 1 and 'a malformed answer' in said[0], said
+
+
+def test_a_retry_after_shorter_than_the_backoff_waits_the_backoff(monkeypatch, quick_backoff):
+    now = Scripted(status=429, headers={'retry-after': '0'})
+    with MessagesServer([now, now, now, GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        model.complete(request)
+    waits = [line.rsplit(' in ', 1)[1] for line in said]
+    assert waits == ['0.1 s', '0.1 s', '0.2 s'], said  # 0.05, 0.1, 0.2: not 0
+    assert 'rate_limit_error: scripted' in said[0]  # the service's words, not its whole body
+
+
+def test_the_backoff_does_not_overflow_after_many_attempts(monkeypatch):
+    with MessagesServer([GOOD]) as server:
+        model, request, _ = ask(server, monkeypatch, deadline_s=0.5)
+    with pytest.raises(ModelError, match='2000 attempts') as exc:
+        model._wait(request, 2000, 'no answer', None)
+    assert exc.value.service
+
+
+def test_a_request_ends_at_its_timeout_however_slowly_the_bytes_come(monkeypatch, quick_backoff):
+    slow = Scripted('x' * 400, trickle=0.2)  # ~100 s for the whole body
+    with MessagesServer([slow, GOOD]) as server:
+        model, request, said = ask(server, monkeypatch, timeout=1.0)
+        reply = model.complete(request)
+    assert reply.text == '<finish>done</finish>', 'the slow answer was waited out'
+    assert 'the request took longer than 1 s' in said[0], said
+
+
+def test_a_request_ends_at_the_deadline(monkeypatch):
+    slow = Scripted('x' * 400, trickle=0.2)
+    with MessagesServer([slow]) as server:
+        model, request, _ = ask(
+            server, monkeypatch, deadline_s=1.0, deadline_for="the program cell's time"
+        )
+        with pytest.raises(ModelError, match="the program cell's time leaves no time") as exc:
+            model.complete(request)
+    assert exc.value.service and len(server.requests) == 1
+
+
+def test_a_refused_key_after_answers_is_not_a_setup_error(monkeypatch):
+    with MessagesServer([GOOD, Scripted(status=401)]) as server:
+        model, request, _ = ask(server, monkeypatch)
+        model.complete(request)
+        with pytest.raises(ModelError, match='refused the key') as exc:
+            model.complete(request)
+    assert not exc.value.setup  # exit 2 is for set-up problems, before any answer
