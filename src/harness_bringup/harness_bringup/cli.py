@@ -31,6 +31,22 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _not_started(folder: Path, base: dict, problem: str) -> int:
+    """An episode that could not start (its model server or policy servers do not answer):
+    its run folder still says why (events, summary, report), and the command fails in one
+    line."""
+    from harness_driver.run_folder import RunFolder
+
+    from harness_bringup.run import write_report_safely
+
+    run = RunFolder(folder)
+    run.event({'type': 'end', 'status': 'error', 'detail': problem})
+    run.summary({**base, 'status': 'error', 'detail': problem})
+    run.close()
+    write_report_safely(run.path, lambda _line: None)
+    return _fail(problem)
+
+
 def _say(message: str) -> None:
     print(f'[harness] {message}', flush=True)
 
@@ -92,11 +108,18 @@ def _broker(config, logs: Path | None = None):
     """The policy broker of the configured catalogue (None without policies); `logs`: where
     the servers it starts write their output (None: this process's)."""
     from harness_bringup.policy_broker import PolicyBroker
-    from harness_bringup.run import policy_catalog
+    from harness_bringup.policy_servers import SERVABLE
+    from harness_bringup.run import UsageError, policy_catalog
 
     catalog = policy_catalog(config)
     if catalog is None:
         return None
+    for spec in catalog.policies.values():  # said now, not once its server failed to start
+        if spec.serve and spec.serve not in SERVABLE:
+            raise UsageError(
+                f'{catalog.path}: policy {spec.name} serves {spec.serve!r}, which `harness '
+                f'policy serve` does not know; it knows: {", ".join(SERVABLE)}'
+            )
     return PolicyBroker(catalog, config.path, _say, logs)
 
 
@@ -154,16 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         for client in {prepared.model, prepared.verifier} - {None}:
             getattr(client, 'probe', lambda: None)()
     except ModelError as exc:
-        from harness_driver.run_folder import RunFolder
-
-        from harness_bringup.run import write_report_safely
-
-        run = RunFolder(folder)
-        run.event({'type': 'end', 'status': 'error', 'detail': str(exc)})
-        run.summary({**base, 'status': 'error', 'detail': str(exc)})
-        run.close()
-        write_report_safely(run.path, lambda _line: None)
-        return _fail(str(exc))
+        return _not_started(folder, base, str(exc))
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
     if not child_folder:
         _say(
@@ -229,7 +243,9 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         work = source_then_replay if source_first else lambda: supervised(folder, base, argv)
-        code = _with_policies(config, work, folder)
+        code = _with_policies(
+            config, work, folder, lambda problem: _not_started(folder, base, problem)
+        )
     except KeyboardInterrupt:  # between two supervised episodes, whose run folders are whole
         code = 130
     if code == 130:
@@ -241,10 +257,10 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-def _with_policies(config, work, logs: Path | None = None) -> int:
+def _with_policies(config, work, logs: Path | None = None, failed=None) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
-    do not, stopped after). An episode of `harness bench` starts none: the bench's own
-    broker owns them (BROKERED)."""
+    do not, stopped after); `failed(problem)` (default: one line, exit 2) when they cannot be.
+    An episode of `harness bench` starts none: the bench's own broker owns them (BROKERED)."""
     from harness_bringup.policy_broker import BROKERED, BrokerError
     from harness_bringup.run import UsageError
 
@@ -258,7 +274,7 @@ def _with_policies(config, work, logs: Path | None = None) -> int:
         try:
             broker.ensure()
         except BrokerError as exc:
-            return _fail(str(exc))
+            return (failed or _fail)(str(exc))
         except KeyboardInterrupt:
             return 130
         return work()
@@ -273,6 +289,9 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_bringup.run import UsageError, prepare, replays_source
 
     tasks = args.tasks or list(TASKS)
+    twice = sorted({t for t in tasks if tasks.count(t) > 1})
+    if twice:  # one folder per episode: the second would write over the first
+        return _fail(f'--tasks names {", ".join(twice)} more than once')
     count, sampled = args.layouts
     rungs = args.interface or ('',)  # '': the configuration's
     try:
@@ -297,6 +316,8 @@ def _bench(args: argparse.Namespace) -> int:
                 )
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
+    if sampled and args.seed_base + count - 1 > INT64_MAX:
+        return _fail(f'--seed-base {args.seed_base} + {count} layouts passes {INT64_MAX}')
     if sampled:
         places = [(SAMPLED, args.seed_base + k) for k in range(count)]
         what = f'{count} random layouts, seeds {args.seed_base}..{args.seed_base + count - 1}'
@@ -574,6 +595,20 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _rate(text: str) -> float:
+    value = _positive_float(text)
+    if not 1e-3 <= value <= 1e3:
+        raise argparse.ArgumentTypeError(f'a rate is within 0.001..1000, not {text}')
+    return value
+
+
+def _delay(text: str) -> float:
+    value = _non_negative(text)
+    if value > 3600:
+        raise argparse.ArgumentTypeError(f'a delay is at most 3600 s, not {text}')
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -617,17 +652,27 @@ def _interfaces(text: str) -> tuple[str, ...]:
     return rungs
 
 
+INT64_MAX = 2**63 - 1  # seeds and counts travel in ROS messages and parameters as int64
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not an integer') from None
+
+
 def _seed(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f'a seed is a non-negative integer, not {value}')
+    value = _integer(text)
+    if not 0 <= value <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f'a seed is an integer in 0..{INT64_MAX}, not {value}')
     return value
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be at least 1, not {value}')
+    value = _integer(text)
+    if not 1 <= value <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f'must be in 1..{INT64_MAX}, not {value}')
     return value
 
 
@@ -1037,12 +1082,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument('run', help='a run folder (or its bag/ folder)')
     replay.add_argument(
-        '--rate', type=_positive_float, default=1.0, help='times the recording pace (default 1)'
+        '--rate', type=_rate, default=1.0, help='times the recording pace (default 1)'
     )
     replay.add_argument('--loop', action='store_true', help='start again at the end')
     replay.add_argument(
         '--delay',
-        type=_non_negative,
+        type=_delay,
         default=1.0,
         help='seconds to wait before the first message, for subscribers to connect (default 1)',
     )
@@ -1058,11 +1103,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Where a command writes: checked (and made) before anything starts, so that a file or an
+# unwritable place in the way is one line, not a traceback after the graph started.
+# (attribute, flag, True when the flag names a file whose folder is made)
+OUTPUTS = (('out', '--out', False), ('journal', '--journal', True), ('lerobot', '--lerobot', True))
+
+
+def _output_problem(text: str, names_file: bool) -> str:
+    """Why `text` cannot be written to (its folder made), or ''."""
+    if not text.strip():
+        return 'names no folder' if not names_file else 'names no file'
+    path = Path(text)
+    folder = path.parent if names_file else path
+    if names_file and path.is_dir():
+        return 'is a folder'
+    above = folder
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return 'is a file, not a folder' if above == path else f'is inside {above}, a file'
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f'cannot be made: {exc.strerror or exc}'
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f'{folder} is not writable'
+    return ''
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = argv
+    for name, flag, names_file in OUTPUTS:
+        value = getattr(args, name, None)
+        if value is not None and (problem := _output_problem(value, names_file)):
+            return _fail(f'{flag} {value!r} {problem}')
     return args.func(args)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
@@ -175,6 +176,9 @@ def _source_field(actions_from: Path | None, folder: Path) -> dict:
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
     """A new folder under `out`, named by time, task, layout, seed and model."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
+    # A model's name is the user's text: only letters, digits and . _ - reach the folder's name
+    # (a '/' would put the folder elsewhere).
+    model = re.sub(r'[^A-Za-z0-9._-]', '_', model).lstrip('.') or '_'
     base = out / f'{stamp}-{task}-l{layout_name(layout)}-s{seed}-{model}'
     path, n = base, 1
     while path.exists():

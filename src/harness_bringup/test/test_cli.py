@@ -43,6 +43,19 @@ ROOT = Path(__file__).resolve().parents[3]
             ['run', 'lift_cube', '--model', 'my-model', '--max-cost-usd', '1'],
             "the price table has no price for 'my-model'",
         ),
+        # where a command writes: checked before anything starts
+        (['run', 'lift_cube', '--out', __file__], 'is a file, not a folder'),
+        (['run', 'lift_cube', '--out', f'{__file__}/runs'], 'is inside'),
+        (['run', 'lift_cube', '--out', ''], "--out '' names no folder"),
+        (['program', 'lift_cube', __file__, '--out', __file__], 'is a file, not a folder'),
+        (['bench', '--tasks', 'lift_cube', '--out', __file__], 'is a file, not a folder'),
+        (['mcp', 'lift_cube', '--journal', f'{__file__}/j.jsonl'], 'is inside'),
+        (['export', '--lerobot', f'{__file__}/data', 'run'], 'is inside'),
+        (['bench', '--tasks', 'lift_cube', 'lift_cube'], 'names lift_cube more than once'),
+        (
+            ['bench', '--layouts', 'random:3', '--seed-base', str(2**63 - 2)],
+            '--seed-base 9223372036854775806 + 3 layouts passes',
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
@@ -71,6 +84,11 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['run', 'lift_cube', '--layout', 'two'],
         ['run', 'lift_cube', '--layout', '-1'],
         ['run', 'lift_cube', '--seed', '-3'],
+        ['run', 'lift_cube', '--seed', str(2**63)],  # a ROS int64
+        ['run', 'lift_cube', '--seed', 'abc'],
+        ['run', 'lift_cube', '--max-model-calls', str(2**63)],
+        ['replay', 'run', '--rate', '1e-300'],
+        ['replay', 'run', '--delay', '1e12'],
         ['bench', '--layouts', 'random:0'],
         ['bench', '--layouts', 'random:many'],
         ['bench', '--seed-base', '-2'],
@@ -91,7 +109,7 @@ def test_a_bad_config_file_is_one_clear_line(tmp_path, capsys):
     assert main(['--config', str(config), 'run', 'lift_cube']) == 2
     err = capsys.readouterr().err
     assert (
-        'driver.max_model_calls must be a finite int' in err and len(err.strip().splitlines()) == 1
+        'driver.max_model_calls must be a 64-bit int' in err and len(err.strip().splitlines()) == 1
     )
 
 
@@ -236,3 +254,10 @@ def test_a_supervised_actions_replay_without_its_source_is_refused(tmp_path, cap
     assert main(['--config', config, 'run', 'lift_cube', '--interface', 'actions']) == 2
     assert 'needs --actions-from' in capsys.readouterr().err
     assert not (tmp_path / 'run').exists()
+
+
+def test_a_model_name_cannot_move_the_run_folder(tmp_path):
+    from harness_bringup.run import run_folder_path
+
+    folder = run_folder_path(tmp_path / 'runs', 'lift_cube', 0, 0, 'x/../../y')
+    assert folder.parent == tmp_path / 'runs' and folder.name.endswith('-x_.._.._y')

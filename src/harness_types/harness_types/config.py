@@ -202,6 +202,8 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f'config file {path} does not exist') from None
     except IsADirectoryError:
         raise ConfigError(f'config file {path} is a directory') from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
     except yaml.YAMLError as exc:
         raise ConfigError(f'{path}: not valid YAML: {exc}') from None
 
@@ -210,7 +212,8 @@ def _typed(where: str, value: Any, default: Any) -> Any:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        # ROS parameters are 64-bit integers
+        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
     elif isinstance(default, float):
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         ok = ok and math.isfinite(value)
@@ -221,9 +224,12 @@ def _typed(where: str, value: Any, default: Any) -> Any:
     else:
         ok = isinstance(value, str)
     if not ok:
-        kind = {tuple: 'a list of strings', bool: 'true or false', str: 'a string'}.get(
-            type(default), f'a finite {type(default).__name__}'
-        )
+        kind = {
+            tuple: 'a list of strings',
+            bool: 'true or false',
+            str: 'a string',
+            int: 'a 64-bit int',
+        }.get(type(default), f'a finite {type(default).__name__}')
         raise ConfigError(f'{where} must be {kind}, not {value!r}')
     return value
 
@@ -233,7 +239,7 @@ def read_section(cls, values: dict, where: str, base: Path | None = None):
     known = {f.name: f for f in fields(cls)}
     out = {}
     for name, value in values.items():
-        if name not in known:
+        if name not in known:  # also a key that is not a string (`1:`)
             raise ConfigError(
                 f'{where} has no parameter {name!r}; it has: {", ".join(known) or "none"}'
             )
@@ -273,12 +279,15 @@ def config_file(named: str | Path | None = None) -> Path | None:
     folder above these installed sources: colcon's symlink install and editable installs point
     back into the workspace). None when there is none: every default then applies, and the
     driver has no prompts. FileNotFoundError when a named or $HARNESS_CONFIG file is missing."""
+    if named is not None and not str(named).strip():
+        raise FileNotFoundError('--config names no file')
     given = named or os.environ.get(CONFIG_VARIABLE)
     if given:
         path = Path(given)
         if not path.is_file():
             origin = '' if named else f' (${CONFIG_VARIABLE})'
-            raise FileNotFoundError(f'config file {path}{origin} does not exist')
+            what = 'is a folder, not a file' if path.is_dir() else 'does not exist'
+            raise FileNotFoundError(f'config file {path}{origin} {what}')
         return path
     if CONFIG_IN_WORKSPACE.is_file():
         return CONFIG_IN_WORKSPACE
@@ -297,7 +306,7 @@ def load_config(path: Path | str | None) -> GraphConfig:
     doc = _read_yaml(path)
     if not isinstance(doc, dict):
         raise ConfigError(f'{path}: expected a mapping of node names')
-    unknown = sorted(set(doc) - set(NODES))
+    unknown = sorted(map(str, set(doc) - set(NODES)))
     if unknown:
         raise ConfigError(
             f'{path}: no node of the graph is called {", ".join(map(repr, unknown))}; '

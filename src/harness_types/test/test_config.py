@@ -44,11 +44,15 @@ def test_the_project_config_loads_and_names_every_key():
         ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: .nan\n', 'must be a finite'),
         ('drivers:\n  ros__parameters: {}\n', "no node of the graph is called 'drivers'"),
         ('driver: {ros__parameters: {', 'not valid YAML'),
+        ('driver:\n  ros__parameters:\n    max_model_calls: 9223372036854775808\n', '64-bit'),
+        ('1: {}\nfoo: {}\n', "no node of the graph is called '1', 'foo'"),
+        ('driver:\n  ros__parameters:\n    1: 2\n', 'driver has no parameter 1'),
+        (b'driver: \xff\xfe\n', 'not UTF-8 text'),
     ],
 )
 def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
     path = tmp_path / 'harness.yaml'
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     assert message in str(exc.value) and str(path) in str(exc.value)
@@ -111,6 +115,10 @@ def test_the_config_file_named_then_the_variable_then_the_folders(tmp_path, monk
     assert config_file(named) == named
     with pytest.raises(FileNotFoundError, match='nope.yaml does not exist'):
         config_file(tmp_path / 'nope.yaml')
+    with pytest.raises(FileNotFoundError, match='is a folder, not a file'):
+        config_file(tmp_path)
+    with pytest.raises(FileNotFoundError, match='names no file'):
+        config_file('')
     # From a folder without config/: the workspace's, found above these sources
     assert config_file() == ROOT / 'config' / 'harness.yaml'
     local = elsewhere / 'config'
