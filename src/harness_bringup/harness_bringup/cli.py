@@ -388,6 +388,7 @@ def _program(args: argparse.Namespace) -> int:
 
     from harness_bringup.run import (
         UsageError,
+        check_station_settings,
         check_task,
         run_folder_path,
         write_report_safely,
@@ -399,10 +400,12 @@ def _program(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     program = Path(args.file)
     if not program.is_file():
-        return _fail(f'program file {program} does not exist')
+        what = 'is a folder, not a file' if program.is_dir() else 'does not exist'
+        return _fail(f'program file {program} {what}')
     try:
         config = _load(args)
-    except (FileNotFoundError, ConfigError) as exc:
+        check_station_settings(config)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     try:
         code = program.read_text()

@@ -90,6 +90,29 @@ def policy_catalog(config: GraphConfig) -> Catalog | None:
         raise UsageError(f'kernel.policies: {exc}') from None
 
 
+def check_station_settings(config: GraphConfig) -> None:
+    """What the file's types cannot say and the graph would find only once it runs: the
+    worker's backend exists, the driver's cameras are the station's."""
+    import importlib.util
+
+    backend = config.worker.backend
+    module = backend if '.' in backend else f'harness_worker.backends.{backend}'
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package that does not exist
+        found = False
+    where = f'{config.path}: ' if config.path else ''
+    if not found:
+        raise UsageError(f'{where}worker.backend: no module {module} for backend {backend!r}')
+    cameras = load_embodiment().cameras
+    unknown = [c for c in config.driver.cameras if c not in cameras]
+    if unknown:
+        raise UsageError(
+            f'{where}driver.cameras: no camera {", ".join(map(repr, unknown))}; the station '
+            f'has {", ".join(cameras)}'
+        )
+
+
 def prepare(
     config: GraphConfig,
     task: str,
@@ -112,6 +135,7 @@ def prepare(
             check_source(actions_from, task, layout, seed)
         except SourceRunError as exc:
             raise UsageError(f'--actions-from: {exc}') from None
+    check_station_settings(config)
     t = TASKS[task]()
     catalog = policy_catalog(config)
     names = enabled_names(config.kernel.api_names, catalog is not None)

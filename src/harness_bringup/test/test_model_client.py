@@ -37,8 +37,9 @@ def quick_backoff(monkeypatch):
         Scripted(raw=b'<html>502 Bad Gateway</html>', content_type='text/html'),
         Scripted(raw=b'{"type": "message", "content": [{"type": "text", "text": "hi"}]}'),
         Scripted(raw=b'{"type": "message", "content": "hi", "usage": {}}'),
+        Scripted('hi', input_tokens=-1000000),
     ],
-    ids=['a proxy page', 'no usage', 'content not a list'],
+    ids=['a proxy page', 'no usage', 'content not a list', 'negative tokens'],
 )
 def test_a_malformed_answer_is_retried(bad, monkeypatch, quick_backoff):
     with MessagesServer([bad, GOOD]) as server:

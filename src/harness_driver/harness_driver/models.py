@@ -254,6 +254,8 @@ class AnthropicModel:
             tokens = int(usage.input_tokens), int(usage.output_tokens)
         except (AttributeError, TypeError, ValueError) as exc:
             raise MalformedAnswerError(f'a message without its text or usage ({exc})') from None
+        if min(tokens) < 0:  # a negative cost would give the cost budget back
+            raise MalformedAnswerError(f'a message with negative token counts {tokens}')
         others = tuple(getattr(b, 'type', '?') for b in blocks if getattr(b, 'type', '') != 'text')
         return ModelReply(text, *tokens, str(getattr(response, 'stop_reason', '') or ''), others)
 

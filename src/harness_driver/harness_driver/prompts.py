@@ -17,10 +17,14 @@ class PromptError(ValueError):
 
 def _read(folder: Path, name: str) -> str:
     path = folder / name
+    if not folder.is_dir():
+        raise PromptError(f'the prompt folder {folder} is not a folder')
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         raise PromptError(f'prompt file {path} does not exist') from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptError(f'prompt file {path} cannot be read: {exc}') from None
 
 
 def system_prompt(

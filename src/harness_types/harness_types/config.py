@@ -14,6 +14,7 @@ import os
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import yaml
 
@@ -85,7 +86,10 @@ class KernelConfig:
 
     def __post_init__(self) -> None:
         url = self.perception_service_url
-        if self.perception == 'service' and not url.startswith(('http://', 'https://')):
+        parsed = urlparse(url)
+        if self.perception == 'service' and (
+            parsed.scheme not in ('http', 'https') or not parsed.hostname
+        ):
             raise ConfigError(
                 'kernel.perception: service needs kernel.perception_service_url, an '
                 f'http(s):// address of the detector, not {url!r}'
@@ -258,7 +262,10 @@ def read_section(cls, values: dict, where: str, base: Path | None = None):
         if meta.get('path') and value and base is not None:
             value = str((base / value).resolve())
         out[name] = value
-    return cls(**out)
+    try:
+        return cls(**out)
+    except ConfigError as exc:  # a rule between parameters: said with the file and section
+        raise ConfigError(f'{where}: {exc}') from None
 
 
 def _default_of(f):

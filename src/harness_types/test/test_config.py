@@ -48,6 +48,11 @@ def test_the_project_config_loads_and_names_every_key():
         ('1: {}\nfoo: {}\n', "no node of the graph is called '1', 'foo'"),
         ('driver:\n  ros__parameters:\n    1: 2\n', 'driver has no parameter 1'),
         (b'driver: \xff\xfe\n', 'not UTF-8 text'),
+        (
+            'kernel:\n  ros__parameters:\n    perception: service\n'
+            "    perception_service_url: 'http://'\n",
+            'needs kernel.perception_service_url',
+        ),
     ],
 )
 def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
