@@ -955,7 +955,11 @@ def build_parser() -> argparse.ArgumentParser:
         'this process, with the parameters of the config file, and serve worker/* and skills/* '
         'until interrupted (ROS_DOMAIN_ID as set in the environment).',
     )
-    serve.add_argument('ros_args', nargs=argparse.REMAINDER, help='arguments after --ros-args')
+    serve.add_argument(
+        'ros_args',
+        nargs=argparse.REMAINDER,
+        help='ROS arguments for both nodes: --ros-args -p NAME:=VALUE ... (or after --)',
+    )
     serve.set_defaults(func=_serve)
 
     up = sub.add_parser(
@@ -1137,7 +1141,13 @@ def _output_problem(text: str, names_file: bool) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # `harness serve --ros-args -p x:=1`: what follows --ros-args is ROS's, not argparse's.
+    ros_args = argv[argv.index('--ros-args') + 1 :] if '--ros-args' in argv else None
+    args = parser.parse_args(argv if ros_args is None else argv[: argv.index('--ros-args')])
+    if ros_args is not None:
+        if args.command != 'serve':
+            return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')
+        args.ros_args = [a for a in args.ros_args if a != '--'] + ros_args
     args.argv = argv
     for name, flag, names_file in OUTPUTS:
         value = getattr(args, name, None)

@@ -155,7 +155,8 @@ def serve_mcp(
     except KeyboardInterrupt:
         pass
     finally:
-        close_run(run, opened, holder, started, say)
+        goal = {'task': options.task, 'layout': options.layout, 'seed': options.seed}
+        close_run(run, opened, holder, started, say, goal)
     return 0
 
 
@@ -167,15 +168,24 @@ def policy_names(config: GraphConfig) -> tuple[str, ...]:
     return tuple(catalog.policies) if catalog is not None else ()
 
 
-def close_run(run, opened: dict, holder, started: float, say: Callable[[str], None]) -> None:
+def close_run(
+    run, opened: dict, holder, started: float, say: Callable[[str], None], goal: dict
+) -> None:
     """The run folder of the session, complete whatever happened: the ground truth (tier 4,
     never shown to the agent), the end event, summary.json, the bag, the report (the dataset
-    is written trial by trial, by the session)."""
+    is written trial by trial, by the session). `goal`: the session's task, layout and seed."""
     from harness_bringup.run import write_report_safely
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
     graph, session = opened.get('graph'), opened.get('session')
-    summary: dict = {'model': 'mcp', 'agent': 'an agent operator over MCP', 'status': 'error'}
+    summary: dict = {
+        **goal,
+        'model': 'mcp',
+        'agent': 'an agent operator over MCP',
+        'status': 'error' if graph is not None else 'session_ended',
+    }
+    if graph is None and not holder.error:
+        summary['detail'] = 'the client called no tool: the station was never started'
     if session is not None:
         # a call still running (the client left mid-action): stop its motion, let it end
         session.estopped = True

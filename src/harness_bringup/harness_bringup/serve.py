@@ -23,7 +23,13 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     """Serve until interrupted; 2 when a node cannot start (one line says why)."""
     use_discovery_profile()
     params = config.write(Path(tempfile.mkdtemp(prefix='harness-serve-')) / 'params.yaml')
-    rclpy.init(args=['harness', '--ros-args', '--params-file', str(params), *ros_args])
+    ros_args = [a for a in ros_args if a not in ('--', '--ros-args')]
+    try:
+        rclpy.init(args=['harness', '--ros-args', '--params-file', str(params), *ros_args])
+    except Exception as exc:  # rclpy's own errors (unknown ROS arguments, a bad domain id)
+        given = ' '.join(ros_args) or 'none'
+        print(f'harness: ROS did not start (ROS arguments: {given}): {type(exc).__name__}: {exc}')
+        return 2
     try:
         worker = WorkerNode()
         skills = SkillServer()

@@ -261,3 +261,11 @@ def test_a_model_name_cannot_move_the_run_folder(tmp_path):
 
     folder = run_folder_path(tmp_path / 'runs', 'lift_cube', 0, 0, 'x/../../y')
     assert folder.parent == tmp_path / 'runs' and folder.name.endswith('-x_.._.._y')
+
+
+def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys):
+    monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
+    assert main(['serve', '--ros-args', '--no-such-ros-flag']) == 2  # before any node starts
+    assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().out
+    assert main(['run', 'lift_cube', '--ros-args', '-p', 'x:=1']) == 2
+    assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
