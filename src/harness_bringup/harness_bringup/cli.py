@@ -447,10 +447,12 @@ def _program(args: argparse.Namespace) -> int:
                 graph.start_kernel(run.workspace, run.kernel_log)
                 _say(f'running {program}')
                 # A program may read the episode's instruction (a task whose instruction
-                # changes with the layout), as the scripted baseline's reference programs do.
-                given = f'{INSTRUCTION} = {start.instruction!r}\n{code}'
-                cell = graph.run_cell(given, config.kernel.cell_timeout_seconds + 60.0)
-                run.event(cell_record(cell, 1, given))
+                # changes with the layout), as the scripted baseline's reference programs do;
+                # set in a cell of its own, so that tracebacks give the file's line numbers.
+                wait = config.kernel.cell_timeout_seconds + 60.0
+                graph.run_cell(f'{INSTRUCTION} = {start.instruction!r}', wait)
+                cell = graph.run_cell(code, wait)
+                run.event(cell_record(cell, 1, code))
                 if cell.output:
                     print(cell.output.rstrip())
                 if cell.traceback:

@@ -88,3 +88,17 @@ def test_bench_page_links_each_report(run_folder, tmp_path):
     text = page.read_text()
     assert f'href="{run_folder.name}/report.html"' in text
     assert 'lift_cube' in text
+
+
+@pytest.mark.parametrize(
+    'summary,said',
+    [
+        ('[1]', 'is not a JSON object'),
+        ('{"status": 5, "outcome": "x", "decisions": [1]}', 'is not as an episode writes it'),
+    ],
+)
+def test_a_broken_summary_is_one_line(tmp_path, capsys, summary, said):
+    (tmp_path / 'summary.json').write_text(summary)
+    assert main(['report', str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, select_autoescape
+from jinja2 import (
+    Environment,
+    FileSystemBytecodeCache,
+    PackageLoader,
+    TemplateError,
+    select_autoescape,
+)
 
 from arx_x5_description.urdf import user_cache_dir
 from harness_driver.reply import ALL_BLOCKS, FormatError, parse_reply
@@ -240,21 +246,30 @@ def render(folder: Path) -> str:
         summary = json.loads(summary_path.read_text())
     except ValueError as exc:
         raise ReportError(f'{summary_path} is not JSON: {exc}') from None
-    events = read_events(folder)
-    decisions, wrap_up = _decisions(folder, events)
-    series = read_series(folder / 'bag')
-    environment = _environment()
-    end = next((e for e in reversed(events) if e.get('type') == 'end'), {})
-    return environment.get_template('report.html.j2').render(
-        folder=folder.name,
-        summary=summary,
-        decisions=decisions,
-        wrap_up=wrap_up,
-        end=end,
-        plots=plots(series),
-        series=series,
-        nominal=NOMINAL,
-    )
+    if not isinstance(summary, dict):
+        raise ReportError(f'{summary_path} is not a JSON object')
+    try:
+        events = read_events(folder)
+        decisions, wrap_up = _decisions(folder, events)
+        series = read_series(folder / 'bag')
+        environment = _environment()
+        end = next((e for e in reversed(events) if e.get('type') == 'end'), {})
+        return environment.get_template('report.html.j2').render(
+            folder=folder.name,
+            summary=summary,
+            decisions=decisions,
+            wrap_up=wrap_up,
+            end=end,
+            plots=plots(series),
+            series=series,
+            nominal=NOMINAL,
+        )
+    except (TypeError, AttributeError, KeyError, ValueError, TemplateError) as exc:
+        # A run folder's files edited or broken by hand: said, not a traceback.
+        raise ReportError(
+            f'{folder}: a file of the run folder is not as an episode writes it '
+            f'({type(exc).__name__}: {exc})'
+        ) from None
 
 
 def write_report(folder: Path) -> Path:
