@@ -351,4 +351,6 @@ def declare_section(node, cls):
             values[f.name] = node.get_parameter(f.name).value
         else:
             values[f.name] = node.declare_parameter(f.name, declared).value
+        if values[f.name] is None and isinstance(default, tuple):
+            values[f.name] = []  # an empty list in the file: ROS gives it no type, nor a value
     return read_section(cls, values, f'node {node.get_name()} parameters')

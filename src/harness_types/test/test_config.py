@@ -108,6 +108,8 @@ def test_a_node_reads_its_section_as_parameters():
     with pytest.raises(ConfigError, match='cell_timeout_seconds must be > 0'):
         declare_section(FakeNode({'cell_timeout_seconds': -1.0}), KernelConfig)
     assert DriverConfig().verifier == 'scripted'
+    # `cameras: []` in a parameter file: rclpy declares it with the value None
+    assert declare_section(FakeNode({'cameras': None}), DriverConfig).cameras == ()
 
 
 def test_the_config_file_named_then_the_variable_then_the_folders(tmp_path, monkeypatch):
