@@ -128,6 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness_driver.models import ModelError
     from harness_types.config import ConfigError, with_overrides
 
+    from harness_bringup.domain import attached_domain_id
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
@@ -140,6 +141,8 @@ def _run(args: argparse.Namespace) -> int:
 
     child_folder = os.environ.get(SUPERVISED_FOLDER)
     try:
+        if args.attach:
+            attached_domain_id()  # said now, not once the graph fails to join it
         config = _load(
             args,
             model=args.model,
@@ -158,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         checked = with_overrides(config, 'driver', interface='programs') if source_first else config
         prepared = prepare(checked, args.task, args.layout, args.seed, _say, actions_from)
-    except (FileNotFoundError, ConfigError, UsageError) as exc:
+    except (FileNotFoundError, ConfigError, UsageError, ValueError) as exc:
         return _fail(str(exc))
     model = config.driver.model
     folder = (

@@ -53,6 +53,19 @@ def use_discovery_profile() -> None:
     os.environ.update(participant_profile_env())
 
 
+def attached_domain_id() -> int:
+    """The domain of a station started outside the harness: ROS_DOMAIN_ID (default 0);
+    ValueError when it is not one."""
+    text = os.environ.get('ROS_DOMAIN_ID', '').strip() or '0'
+    try:
+        domain_id = int(text)
+    except ValueError:
+        raise ValueError(f'ROS_DOMAIN_ID must be an integer, not {text!r}') from None
+    if not 0 <= domain_id <= 232:
+        raise ValueError(f'ROS_DOMAIN_ID must be within 0..232, not {domain_id}')
+    return domain_id
+
+
 def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
     """Return a free domain id in [100, 232], held until released or the process ends.
 

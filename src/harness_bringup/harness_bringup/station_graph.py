@@ -6,7 +6,6 @@ no station: it joins one started by `ros2 launch harness_bringup ...` in ROS_DOM
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from rclpy.action import ActionClient
 from rclpy.executors import Executor, MultiThreadedExecutor
 from rclpy.node import Node
 
-from harness_bringup.domain import claim_domain_id
+from harness_bringup.domain import attached_domain_id, claim_domain_id
 from harness_msgs.srv import Reset
 from harness_types import names
 
@@ -28,18 +27,6 @@ ATTACH_WAIT_S = 30.0  # how long an attached graph waits for the launched statio
 
 class GraphStartError(RuntimeError):
     """A node of the graph did not start; the message says which and why."""
-
-
-def attached_domain_id() -> int:
-    """The domain of a station started outside the harness: ROS_DOMAIN_ID (default 0)."""
-    text = os.environ.get('ROS_DOMAIN_ID', '').strip() or '0'
-    try:
-        domain_id = int(text)
-    except ValueError:
-        raise GraphStartError(f'ROS_DOMAIN_ID must be an integer, not {text!r}') from None
-    if not 0 <= domain_id <= 232:
-        raise GraphStartError(f'ROS_DOMAIN_ID must be within 0..232, not {domain_id}')
-    return domain_id
 
 
 def spun_action_client(executor: Executor, node_name: str, action_type, name: str) -> ActionClient:
@@ -78,7 +65,10 @@ class StationGraph:
 
     def __enter__(self) -> StationGraph:
         if self.attach:
-            self.domain_id = attached_domain_id()
+            try:
+                self.domain_id = attached_domain_id()
+            except ValueError as exc:
+                raise GraphStartError(str(exc)) from None
         else:
             self.claim = claim_domain_id()
             self.domain_id = self.claim.domain_id

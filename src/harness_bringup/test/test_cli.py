@@ -269,3 +269,11 @@ def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys)
     assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().out
     assert main(['run', 'lift_cube', '--ros-args', '-p', 'x:=1']) == 2
     assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('domain', ['abc', '999'])
+def test_attach_to_a_domain_that_cannot_be(domain, monkeypatch, capsys):
+    monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
+    monkeypatch.setenv('ROS_DOMAIN_ID', domain)
+    assert main(['run', 'lift_cube', '--attach']) == 2
+    assert 'ROS_DOMAIN_ID must be' in capsys.readouterr().err
