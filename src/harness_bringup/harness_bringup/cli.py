@@ -100,7 +100,8 @@ def _policies_path(args: argparse.Namespace, config: Path | None) -> str | None:
         folder = config.parent if config is not None else Path('config')
         given = str(folder / 'policies.yaml')
     if not Path(given).is_file():
-        raise FileNotFoundError(f'policy catalogue {given} does not exist')
+        what = 'is a folder, not a file' if Path(given).is_dir() else 'does not exist'
+        raise FileNotFoundError(f'policy catalogue {given} {what}')
     return str(Path(given).resolve())
 
 
@@ -538,7 +539,8 @@ def _tickets(args: argparse.Namespace) -> int:
 
     path = Path(args.journal)
     if not path.is_file():
-        return _fail(f'journal {path} does not exist')
+        what = 'is a folder, not a file' if path.is_dir() else 'does not exist'
+        return _fail(f'journal {path} {what}')
     try:
         if args.resolve:
             ticket = resolve_ticket(path, args.resolve, args.note)
