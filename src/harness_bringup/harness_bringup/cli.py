@@ -1119,8 +1119,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Where a command writes: checked (and made) before anything starts, so that a file or an
 # unwritable place in the way is one line, not a traceback after the graph started.
-# (attribute, flag, True when the flag names a file whose folder is made)
-OUTPUTS = (('out', '--out', False), ('journal', '--journal', True), ('lerobot', '--lerobot', True))
+# command: (attribute, flag, True when the flag names a file whose folder is made)
+OUT = ('out', '--out', False)
+OUTPUTS = {
+    'run': (OUT,),
+    'program': (OUT,),
+    'bench': (OUT,),
+    'mcp': (OUT, ('journal', '--journal', True)),
+    'export': (('lerobot', '--lerobot', True),),
+}
 
 
 def _output_problem(text: str, names_file: bool) -> str:
@@ -1156,7 +1163,7 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')
         args.ros_args = [a for a in args.ros_args if a != '--'] + ros_args
     args.argv = argv
-    for name, flag, names_file in OUTPUTS:
+    for name, flag, names_file in OUTPUTS.get(args.command, ()):
         value = getattr(args, name, None)
         if value is not None and (problem := _output_problem(value, names_file)):
             return _fail(f'{flag} {value!r} {problem}')
