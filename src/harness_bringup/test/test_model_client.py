@@ -13,12 +13,12 @@ from harness_driver import models
 GOOD = Scripted('<finish>done</finish>')
 
 
-def ask(server, monkeypatch, timeout=30.0, deadline_s=None, deadline_for=None):
+def ask(server, monkeypatch, timeout=30.0, deadline_s=None, deadline_for=None, hard=False):
     monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
     monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
     said: list[str] = []
     model = AnthropicModel('claude-sonnet-5-5', timeout, said.append)
-    extra = {'deadline_for': deadline_for} if deadline_for else {}
+    extra = {'deadline_for': deadline_for, 'hard_deadline': hard} if deadline_for else {}
     deadline = time.monotonic() + deadline_s if deadline_s is not None else None
     request = ModelRequest(
         'system', [{'role': 'user', 'content': 'go'}], 64, Decision('start', 1), deadline, **extra
@@ -76,11 +76,11 @@ def test_a_request_ends_at_its_timeout_however_slowly_the_bytes_come(monkeypatch
     assert 'the request took longer than 1 s' in said[0], said
 
 
-def test_a_request_ends_at_the_deadline(monkeypatch):
+def test_a_request_ends_at_a_hard_deadline(monkeypatch):
     slow = Scripted('x' * 400, trickle=0.2)
     with MessagesServer([slow]) as server:
         model, request, _ = ask(
-            server, monkeypatch, deadline_s=1.0, deadline_for="the program cell's time"
+            server, monkeypatch, deadline_s=1.0, deadline_for="the program cell's time", hard=True
         )
         with pytest.raises(ModelError, match="the program cell's time leaves no time") as exc:
             model.complete(request)

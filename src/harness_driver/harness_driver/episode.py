@@ -525,6 +525,7 @@ class Episode:
             Decision('verify', 0),
             deadline,
             deadline_for,
+            hard_deadline=cell_deadline is not None,
         )
         try:
             reply = self.verifier.complete(request)

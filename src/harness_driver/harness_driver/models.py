@@ -48,8 +48,11 @@ class ModelRequest:
     messages: list[dict]
     max_tokens: int
     decision: Decision
-    deadline: float | None = None  # time.monotonic() by which an answer must have come
+    deadline: float | None = None  # time.monotonic() after which no attempt starts
     deadline_for: str = "the episode's wall budget"  # what sets the deadline, for its error
+    # The deadline also cuts a request in flight (a program waits for the answer); otherwise a
+    # request that started runs to its answer or the client's timeout.
+    hard_deadline: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,8 @@ class AnthropicModel:
     answers are retried with exponential backoff (a longer `retry-after` obeyed) for as long as
     the request's deadline (the episode's wall budget, or a program cell's time) allows; each
     wait is said through `log`. One request takes at most `timeout` seconds in all (the SDK's
-    timeout bounds each read, so a server that sends a byte a second would hold it forever)
-    and never runs past the deadline.
+    timeout bounds each read, so a server that sends a byte a second would hold it forever),
+    and never runs past a hard deadline.
     """
 
     def __init__(
@@ -178,11 +181,11 @@ class AnthropicModel:
 
     def _create(self, request: ModelRequest, attempt: int):
         """One request, on a thread of its own so that it can be given up: after `timeout`
-        seconds in all, or when the deadline comes (RequestTimeoutError). Its connection is then
-        closed with the client it used (its thread ends at its next read) and the next attempt
-        gets a new client."""
+        seconds in all, or when a hard deadline comes (RequestTimeoutError). Its connection is
+        then closed with the client it used (its thread ends at its next read) and the next
+        attempt gets a new client."""
         limit = self.timeout
-        if request.deadline is not None:
+        if request.deadline is not None and request.hard_deadline:
             left = request.deadline - time.monotonic()
             if left <= 0:
                 raise ModelError(
