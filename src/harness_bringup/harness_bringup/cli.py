@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from harness_types.config import INTERFACES, PERCEPTION_BACKENDS
+from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS
 
 EXIT_USAGE = 2
 
@@ -29,6 +29,18 @@ EXIT_USAGE = 2
 def _fail(message: str) -> int:
     print(f'harness: {message}', file=sys.stderr)
     return EXIT_USAGE
+
+
+def _attachable() -> None:
+    """UsageError when ROS_DOMAIN_ID is no domain: said now, not once the graph fails to join
+    it."""
+    from harness_bringup.domain import attached_domain_id
+    from harness_bringup.run import UsageError
+
+    try:
+        attached_domain_id()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _not_started(folder: Path, base: dict, problem: str) -> int:
@@ -129,7 +141,6 @@ def _run(args: argparse.Namespace) -> int:
     from harness_driver.models import ModelError
     from harness_types.config import ConfigError, with_overrides
 
-    from harness_bringup.domain import attached_domain_id
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
@@ -143,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     child_folder = os.environ.get(SUPERVISED_FOLDER)
     try:
         if args.attach:
-            attached_domain_id()  # said now, not once the graph fails to join it
+            _attachable()
         config = _load(
             args,
             model=args.model,
@@ -162,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         checked = with_overrides(config, 'driver', interface='programs') if source_first else config
         prepared = prepare(checked, args.task, args.layout, args.seed, _say, actions_from)
-    except (FileNotFoundError, ConfigError, UsageError, ValueError) as exc:
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
     folder = (
@@ -409,6 +420,8 @@ def _program(args: argparse.Namespace) -> int:
     try:
         config = _load(args)
         check_station_settings(config)
+        if args.attach:
+            _attachable()
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     try:
@@ -495,11 +508,13 @@ def _program(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
+    from harness_bringup.run import UsageError, check_station_settings
     from harness_bringup.serve import serve
 
     try:
         config = _load(args)
-    except (FileNotFoundError, ConfigError) as exc:
+        check_station_settings(config)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     return serve(config, args.ros_args, _say)
 
@@ -508,13 +523,15 @@ def _mcp(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup.mcp import McpOptions, protocol_stdout, serve_mcp
+    from harness_bringup.run import UsageError, check_station_settings
 
     # Standard output is the protocol's: until the server takes it, everything this process and
     # its children (policy servers) print goes to standard error.
     with protocol_stdout() as serving:
         try:
             config = _load(args)
-        except (FileNotFoundError, ConfigError) as exc:
+            check_station_settings(config)
+        except (FileNotFoundError, ConfigError, UsageError) as exc:
             return _fail(str(exc))
         options = McpOptions(
             args.task,
@@ -660,9 +677,6 @@ def _interfaces(text: str) -> tuple[str, ...]:
             f'interfaces are {", ".join(INTERFACES)} (comma-separated), not {text!r}'
         )
     return rungs
-
-
-INT64_MAX = 2**63 - 1  # seeds and counts travel in ROS messages and parameters as int64
 
 
 def _integer(text: str) -> int:
@@ -1126,7 +1140,7 @@ OUTPUTS = {
     'program': (OUT,),
     'bench': (OUT,),
     'mcp': (OUT, ('journal', '--journal', True)),
-    'export': (('lerobot', '--lerobot', True),),
+    'export': (('lerobot', '--lerobot', False),),
 }
 
 
@@ -1158,10 +1172,10 @@ def main(argv: list[str] | None = None) -> int:
     # `harness serve --ros-args -p x:=1`: what follows --ros-args is ROS's, not argparse's.
     ros_args = argv[argv.index('--ros-args') + 1 :] if '--ros-args' in argv else None
     args = parser.parse_args(argv if ros_args is None else argv[: argv.index('--ros-args')])
-    if ros_args is not None:
-        if args.command != 'serve':
-            return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')
-        args.ros_args = [a for a in args.ros_args if a != '--'] + ros_args
+    if ros_args is not None and args.command != 'serve':
+        return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')
+    if args.command == 'serve':
+        args.ros_args = [a for a in args.ros_args if a != '--'] + (ros_args or [])
     args.argv = argv
     for name, flag, names_file in OUTPUTS.get(args.command, ()):
         value = getattr(args, name, None)

@@ -182,7 +182,7 @@ def close_run(
         **goal,
         'model': 'mcp',
         'agent': 'an agent operator over MCP',
-        'status': 'error' if graph is not None else 'session_ended',
+        'status': 'error' if graph is not None or holder.error else 'session_ended',
     }
     if graph is None and not holder.error:
         summary['detail'] = 'the client called no tool: the station was never started'

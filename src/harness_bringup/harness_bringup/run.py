@@ -95,8 +95,10 @@ def check_station_settings(config: GraphConfig) -> None:
     worker's backend exists, the driver's cameras are the station's."""
     import importlib.util
 
+    from harness_worker.station import backend_module
+
     backend = config.worker.backend
-    module = backend if '.' in backend else f'harness_worker.backends.{backend}'
+    module = backend_module(backend)
     try:
         found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package that does not exist

@@ -3,6 +3,7 @@ other nodes run elsewhere (a kernel and driver started by launch files, a test, 
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +24,14 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     """Serve until interrupted; 2 when a node cannot start (one line says why)."""
     use_discovery_profile()
     params = config.write(Path(tempfile.mkdtemp(prefix='harness-serve-')) / 'params.yaml')
-    ros_args = [a for a in ros_args if a not in ('--', '--ros-args')]
     try:
         rclpy.init(args=['harness', '--ros-args', '--params-file', str(params), *ros_args])
     except Exception as exc:  # rclpy's own errors (unknown ROS arguments, a bad domain id)
         given = ' '.join(ros_args) or 'none'
-        print(f'harness: ROS did not start (ROS arguments: {given}): {type(exc).__name__}: {exc}')
+        print(
+            f'harness: ROS did not start (ROS arguments: {given}): {type(exc).__name__}: {exc}',
+            file=sys.stderr,
+        )
         return 2
     try:
         worker = WorkerNode()

@@ -17,7 +17,10 @@ CAMERAS = tuple(load_embodiment().cameras)
 def default_config() -> str:
     """$HARNESS_CONFIG, else ./config/harness.yaml, else the workspace's, else '' (the one rule
     the `harness` command follows too)."""
-    path = config_file()
+    try:
+        path = config_file()
+    except FileNotFoundError:  # a stale $HARNESS_CONFIG: config:= may still name the file
+        return ''
     return '' if path is None else str(path.resolve())
 
 

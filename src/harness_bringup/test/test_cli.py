@@ -266,7 +266,7 @@ def test_a_model_name_cannot_move_the_run_folder(tmp_path):
 def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys):
     monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
     assert main(['serve', '--ros-args', '--no-such-ros-flag']) == 2  # before any node starts
-    assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().out
+    assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().err
     assert main(['run', 'lift_cube', '--ros-args', '-p', 'x:=1']) == 2
     assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
 
@@ -277,3 +277,32 @@ def test_attach_to_a_domain_that_cannot_be(domain, monkeypatch, capsys):
     monkeypatch.setenv('ROS_DOMAIN_ID', domain)
     assert main(['run', 'lift_cube', '--attach']) == 2
     assert 'ROS_DOMAIN_ID must be' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    'section,said',
+    [
+        ('worker:\n  ros__parameters:\n    backend: nosuch\n', 'no module harness_worker.backends'),
+        ('driver:\n  ros__parameters:\n    cameras: [cam_nosuch]\n', "no camera 'cam_nosuch'"),
+        ('driver:\n  ros__parameters:\n    prompts: harness.yaml\n', 'is not a folder'),
+    ],
+)
+def test_settings_the_graph_would_refuse_are_said_before_it_starts(tmp_path, capsys, section, said):
+    config = tmp_path / 'harness.yaml'
+    config.write_text(section)
+    commands = [['run', 'lift_cube']]
+    if 'prompts' not in section:  # a program has no model: prompts are not read
+        commands.append(['program', 'lift_cube', __file__])
+    for command in commands:
+        assert main(['--config', str(config), *command]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_an_existing_dataset_folder_is_a_place_to_export_to(tmp_path, capsys):
+    # --lerobot names a folder that export may replace: the check lets it through to export
+    data = tmp_path / 'data'
+    data.mkdir()
+    assert main(['export', '--lerobot', str(data), str(tmp_path / 'no-run')]) == 2
+    err = capsys.readouterr().err
+    assert f"--lerobot '{data}'" not in err and 'no-run' in err, err

@@ -217,7 +217,7 @@ class Episode:
         # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
         self.cell_timeout = cell_timeout_seconds
         self.cell_wait = cell_timeout_seconds + 60.0
-        self.cell_deadline: float | None = None  # the running cell's timeout (time.monotonic)
+        self.cell_deadline: float | None = None  # by when its verify() is answered (monotonic)
         self.station = station
         self.model = model
         self.verifier = verifier
@@ -443,7 +443,8 @@ class Episode:
     def _run_cell(self, code: str, call: int) -> CellResult:
         since = time.monotonic()
         self.log(f'running the program of call {call} ({len(code.splitlines())} lines)')
-        self.cell_deadline = since + self.cell_timeout
+        # A program's verify() must be answered before the kernel stops the cell.
+        self.cell_deadline = since + self.cell_timeout - max(2.0, 0.1 * self.cell_timeout)
         try:
             cell = self.station.run_cell(code, self.cell_wait)
         finally:

@@ -20,11 +20,12 @@ INSTRUCTION = 'INSTRUCTION'  # the name a reference program reads the instructio
 
 
 class ModelError(RuntimeError):
-    """The model could not be asked. `setup` is True when the cause is the set-up (no key, an
-    unreachable server at the start, a refused key, an unknown model): the command reports it
-    in one line and exits 2. `service` is True when the service failed during the episode
-    (overloaded, rate limited, unreachable or answering garbage for longer than the episode's
-    wall budget allows): the episode ends `model_service_failed`."""
+    """The model could not be asked. `setup` is True when the cause is the set-up, before
+    any answer (no key, an unreachable server at the start, a refused key, an unknown model):
+    the command reports it in one line and exits 2. `service` is True when the service failed
+    during the episode (overloaded, rate limited, unreachable or answering garbage for longer
+    than the request's deadline allows: the episode's wall budget, or a program cell's time):
+    the episode ends `model_service_failed`."""
 
     def __init__(self, message: str, setup: bool = False, service: bool = False) -> None:
         super().__init__(message)
@@ -119,6 +120,11 @@ class AnthropicModel:
         self._anthropic = anthropic
         self._key = key
         self.client = self._new_client()
+        # A client given up on (a request past its time) is closed once no request of any
+        # thread uses it: the model and the verifier may be one client, asked from two threads.
+        self._clients_lock = threading.Lock()
+        self._in_use: dict[int, int] = {}  # id(client) -> requests running on it
+        self._retired: set[int] = set()
         self.answered = 0
 
     def _new_client(self):
@@ -181,9 +187,9 @@ class AnthropicModel:
 
     def _create(self, request: ModelRequest, attempt: int):
         """One request, on a thread of its own so that it can be given up: after `timeout`
-        seconds in all, or when a hard deadline comes (RequestTimeoutError). Its connection is
-        then closed with the client it used (its thread ends at its next read) and the next
-        attempt gets a new client."""
+        seconds in all, or when a hard deadline comes (RequestTimeoutError, without a grace
+        then). The next attempt gets a new client; the one given up on is closed by the last
+        request that used it, once its read ends (each read is bounded by the timeout)."""
         limit = self.timeout
         if request.deadline is not None and request.hard_deadline:
             left = request.deadline - time.monotonic()
@@ -194,7 +200,9 @@ class AnthropicModel:
                     service=True,
                 )
             limit = min(limit, left)
-        client = self.client
+        with self._clients_lock:
+            client = self.client
+            self._in_use[id(client)] = self._in_use.get(id(client), 0) + 1
         outcome: dict = {}
         done = threading.Event()
 
@@ -211,15 +219,33 @@ class AnthropicModel:
                 outcome['error'] = exc
             finally:
                 done.set()
+                self._release(client)
 
         threading.Thread(target=ask, name='model-request', daemon=True).start()
-        if not done.wait(limit + REQUEST_GRACE_S):
-            self.client = self._new_client()
-            client.close()
+        grace = 0.0 if request.hard_deadline else REQUEST_GRACE_S
+        if not done.wait(limit + grace):
+            with self._clients_lock:
+                retire = self.client is client
+                if retire:
+                    self.client = self._new_client()
+                    self._retired.add(id(client))
+                    self._in_use[id(client)] += 1  # released below: closed now if unused
+            if retire:
+                self._release(client)
             raise RequestTimeoutError(f'the request took longer than {limit:.0f} s')
         if 'error' in outcome:
             raise outcome['error']
         return outcome['response']
+
+    def _release(self, client) -> None:
+        with self._clients_lock:
+            key = id(client)
+            self._in_use[key] -= 1
+            if self._in_use[key] or key not in self._retired:
+                return
+            del self._in_use[key]
+            self._retired.discard(key)
+        client.close()
 
     def _wait(self, request: ModelRequest, attempt: int, what: str, exc) -> None:
         """Sleep before the next attempt, or raise ModelError (service) when the deadline

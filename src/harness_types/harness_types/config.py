@@ -25,6 +25,9 @@ class ConfigError(ValueError):
     """A config file is missing, malformed or has a wrong value; the message says which."""
 
 
+# ROS parameters and message integers are 64-bit: the file's integers, seeds and counts.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
 # locate()'s backends (harness_kernel.perception): the one list the config, CLI and kernel use.
 PERCEPTION_BACKENDS = ('pixels', 'oracle', 'service')
 # The interface ladder (harness_driver.interface): what one model reply may do.
@@ -216,11 +219,14 @@ def _typed(where: str, value: Any, default: Any) -> Any:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
-        # ROS parameters are 64-bit integers
-        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and INT64_MIN <= value <= INT64_MAX
     elif isinstance(default, float):
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        ok = ok and math.isfinite(value)
+        try:
+            ok = ok and math.isfinite(value)
+        except OverflowError:  # an integer beyond any float
+            ok = False
         value = float(value) if ok else value
     elif isinstance(default, tuple):
         ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)

@@ -48,6 +48,7 @@ def test_the_project_config_loads_and_names_every_key():
         ('1: {}\nfoo: {}\n', "no node of the graph is called '1', 'foo'"),
         ('driver:\n  ros__parameters:\n    1: 2\n', 'driver has no parameter 1'),
         (b'driver: \xff\xfe\n', 'not UTF-8 text'),
+        ('driver:\n  ros__parameters:\n    max_wall_seconds: 1' + '0' * 400 + '\n', 'finite'),
         (
             'kernel:\n  ros__parameters:\n    perception: service\n'
             "    perception_service_url: 'http://'\n",

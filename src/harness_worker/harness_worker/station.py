@@ -78,10 +78,16 @@ class BackendError(ValueError):
     """The configured backend cannot be loaded; the message says why."""
 
 
+def backend_module(backend: str) -> str:
+    """The module of the backend named `backend` (worker.backend): a module of
+    harness_worker.backends, or a dotted module path."""
+    return backend if '.' in backend else f'harness_worker.backends.{backend}'
+
+
 def make_station(backend: str, emb: Embodiment, urdf: str, node=None) -> Station:
-    """The station of the backend named `backend`: a module of harness_worker.backends, or a
-    dotted module path, that defines `make_station(emb, urdf, node)`."""
-    module_name = backend if '.' in backend else f'harness_worker.backends.{backend}'
+    """The station of the backend named `backend` (`backend_module`), whose module defines
+    `make_station(emb, urdf, node)`."""
+    module_name = backend_module(backend)
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
