@@ -156,6 +156,17 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     assert cell['status'] == 'episode_ended' and cell['executions']
 
 
+def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
+    program = tmp_path / 'broken.py'
+    program.write_text("print('task:', INSTRUCTION)\nx = 1\nraise ValueError('on line three')\n")
+    config = str(ROOT / 'config' / 'harness.yaml')
+    argv = ['--config', config, 'program', 'lift_cube', str(program), '--out', str(tmp_path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert 'task: Pick up the red cube' in out  # INSTRUCTION is set, in a cell of its own
+    assert 'line 3, in <module>' in out and 'ValueError: on line three' in out, out
+
+
 @pytest.mark.parametrize(
     'catalogue,message',
     [
