@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS
+from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS, not_a_file
 
 EXIT_USAGE = 2
 
@@ -112,8 +112,7 @@ def _policies_path(args: argparse.Namespace, config: Path | None) -> str | None:
         folder = config.parent if config is not None else Path('config')
         given = str(folder / 'policies.yaml')
     if not Path(given).is_file():
-        what = 'is a folder, not a file' if Path(given).is_dir() else 'does not exist'
-        raise FileNotFoundError(f'policy catalogue {given} {what}')
+        raise FileNotFoundError(f'policy catalogue {given} {not_a_file(Path(given))}')
     return str(Path(given).resolve())
 
 
@@ -272,7 +271,7 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-def _with_policies(config, work, logs: Path | None = None, failed=None) -> int:
+def _with_policies(config, work, logs: Path | None = None, failed=_fail) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
     do not, stopped after); `failed(problem)` (default: one line, exit 2) when they cannot be.
     An episode of `harness bench` starts none: the bench's own broker owns them (BROKERED)."""
@@ -289,7 +288,7 @@ def _with_policies(config, work, logs: Path | None = None, failed=None) -> int:
         try:
             broker.ensure()
         except BrokerError as exc:
-            return (failed or _fail)(str(exc))
+            return failed(str(exc))
         except KeyboardInterrupt:
             return 130
         return work()
@@ -415,8 +414,7 @@ def _program(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     program = Path(args.file)
     if not program.is_file():
-        what = 'is a folder, not a file' if program.is_dir() else 'does not exist'
-        return _fail(f'program file {program} {what}')
+        return _fail(f'program file {program} {not_a_file(program)}')
     try:
         config = _load(args)
         check_station_settings(config)
@@ -556,8 +554,7 @@ def _tickets(args: argparse.Namespace) -> int:
 
     path = Path(args.journal)
     if not path.is_file():
-        what = 'is a folder, not a file' if path.is_dir() else 'does not exist'
-        return _fail(f'journal {path} {what}')
+        return _fail(f'journal {path} {not_a_file(path)}')
     try:
         if args.resolve:
             ticket = resolve_ticket(path, args.resolve, args.note)
@@ -1170,8 +1167,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     # `harness serve --ros-args -p x:=1`: what follows --ros-args is ROS's, not argparse's.
-    ros_args = argv[argv.index('--ros-args') + 1 :] if '--ros-args' in argv else None
-    args = parser.parse_args(argv if ros_args is None else argv[: argv.index('--ros-args')])
+    split = argv.index('--ros-args') if '--ros-args' in argv else None
+    ros_args = None if split is None else argv[split + 1 :]
+    args = parser.parse_args(argv[:split])
     if ros_args is not None and args.command != 'serve':
         return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')
     if args.command == 'serve':

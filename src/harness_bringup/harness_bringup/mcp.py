@@ -178,13 +178,14 @@ def close_run(
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
     graph, session = opened.get('graph'), opened.get('session')
+    never_started = graph is None and not holder.error  # the client called no tool
     summary: dict = {
         **goal,
         'model': 'mcp',
         'agent': 'an agent operator over MCP',
-        'status': 'error' if graph is not None or holder.error else 'session_ended',
+        'status': 'session_ended' if never_started else 'error',
     }
-    if graph is None and not holder.error:
+    if never_started:
         summary['detail'] = 'the client called no tool: the station was never started'
     if session is not None:
         # a call still running (the client left mid-action): stop its motion, let it end

@@ -73,8 +73,8 @@ class ModelClient(Protocol):
 
 FIRST_WAIT_S = 1.0
 LONGEST_WAIT_S = 30.0
-# A request that runs past its time is left to end on its own once its connection is closed;
-# this much longer than the SDK's own timeout is waited for first.
+# How much longer than its time a request is waited for before it is given up (the SDK's own
+# timeout may end it first, with its own error); none past a hard deadline.
 REQUEST_GRACE_S = 1.0
 
 

@@ -286,6 +286,11 @@ CONFIG_VARIABLE = 'HARNESS_CONFIG'
 CONFIG_IN_WORKSPACE = Path('config') / 'harness.yaml'
 
 
+def not_a_file(path: Path) -> str:
+    """Why `path`, asked for as a file to read, is not one (for a message that names it)."""
+    return 'is a folder, not a file' if path.is_dir() else 'does not exist'
+
+
 def config_file(named: str | Path | None = None) -> Path | None:
     """The configuration file to read: `named` (a command line's --config), else
     $HARNESS_CONFIG, else ./config/harness.yaml, else the workspace's config/harness.yaml (the
@@ -299,8 +304,7 @@ def config_file(named: str | Path | None = None) -> Path | None:
         path = Path(given)
         if not path.is_file():
             origin = '' if named else f' (${CONFIG_VARIABLE})'
-            what = 'is a folder, not a file' if path.is_dir() else 'does not exist'
-            raise FileNotFoundError(f'config file {path}{origin} {what}')
+            raise FileNotFoundError(f'config file {path}{origin} {not_a_file(path)}')
         return path
     if CONFIG_IN_WORKSPACE.is_file():
         return CONFIG_IN_WORKSPACE
