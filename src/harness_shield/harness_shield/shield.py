@@ -50,6 +50,13 @@ Clearance = Callable[[np.ndarray], Contacts]
 _SAME = 1e-9
 
 
+def _all_finite(v: np.ndarray) -> bool:
+    """Whether every entry of a float vector is finite. A finite sum proves it (a NaN or an inf
+    makes the sum NaN or inf), in Python floats at a third of np.isfinite's cost and without
+    numpy's overflow warning; a sum that overflows falls back to the entrywise test."""
+    return math.isfinite(sum(v.tolist())) or bool(np.isfinite(v).all())
+
+
 def _norm(v: np.ndarray) -> float:
     """Euclidean norm of a vector: what np.linalg.norm computes (sqrt of the dot product),
     without its generality, which costs more than the rest of a check."""
@@ -130,6 +137,12 @@ class Shield:
         self._slack[self._joints] = config.joint_limit_tolerance_rad
         self._step = np.full(config.size, np.inf)
         self._step[self._joints] = min(config.max_joint_jump_rad, config.max_lead_rad)
+        self._bounds = (
+            config.lower.tolist(),
+            config.upper.tolist(),
+            self._slack.tolist(),
+            self._step.tolist(),
+        )
         self._box = (tuple(config.workspace_min.tolist()), tuple(config.workspace_max.tolist()))
 
     @property
@@ -153,7 +166,7 @@ class Shield:
             return Verdict(False, command, tuple(reasons))
         q = np.asarray(command, dtype=float)
         m = np.asarray(measured, dtype=float)
-        if m.shape != (cfg.size,) or not np.isfinite(m).all():
+        if m.shape != (cfg.size,) or not _all_finite(m):
             raise ValueError(f'measured state must be {cfg.size} finite numbers, got {m.shape}')
         if not self._within_joint_bounds(q, m):  # else none of the three can reject
             reasons += self._joint_limits(q, m)
@@ -185,12 +198,14 @@ class Shield:
         than the tolerance; grippers: in [0, 1]) and every arm joint within both the jump and the
         lead maximum of the measured one: the joint checks cannot reject such a command. The
         differences are those the checks compute, so the answer agrees with them exactly."""
-        cfg = self.config
-        return bool(
-            (cfg.lower - q <= self._slack).all()
-            and (q - cfg.upper <= self._slack).all()
-            and (np.abs(q - m) <= self._step).all()
-        )
+        # In Python floats: the same IEEE-754 differences and comparisons as numpy's, entry by
+        # entry, at a fraction of the cost of ten array operations on 14 numbers.
+        for a, b, lower, upper, slack, step in zip(
+            q.tolist(), m.tolist(), *self._bounds, strict=True
+        ):
+            if not (lower - a <= slack and a - upper <= slack and abs(a - b) <= step):
+                return False
+        return True
 
     def _shape_and_finite(self, command: object) -> list[Rejection]:
         cfg = self.config
@@ -212,10 +227,9 @@ class Shield:
                     limit=float(cfg.size),
                 )
             ]
-        finite = np.isfinite(q)
-        if finite.all():
+        if _all_finite(q):
             return []
-        bad = np.flatnonzero(~finite)
+        bad = np.flatnonzero(~np.isfinite(q))
         return [
             Rejection(
                 'finite',
