@@ -1129,7 +1129,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Where a command writes: checked (and made) before anything starts, so that a file or an
-# unwritable place in the way is one line, not a traceback after the graph started.
+# unwritable place in the way is one line, not a traceback after the graph started. The folders
+# made for it are removed again if the command leaves them empty (it failed on other input).
 # command: (attribute, flag, True when the flag names a file whose folder is made)
 OUT = ('out', '--out', False)
 OUTPUTS = {
@@ -1141,8 +1142,9 @@ OUTPUTS = {
 }
 
 
-def _output_problem(text: str, names_file: bool) -> str:
-    """Why `text` cannot be written to (its folder made), or ''."""
+def _output_problem(text: str, names_file: bool, made: list[Path]) -> str:
+    """Why `text` cannot be written to (its folder made), or ''. The folders it made are
+    appended to `made`, outermost first."""
     if not text.strip():
         return 'names no folder' if not names_file else 'names no file'
     path = Path(text)
@@ -1154,13 +1156,26 @@ def _output_problem(text: str, names_file: bool) -> str:
         above = above.parent
     if not above.is_dir():
         return 'is a file, not a folder' if above == path else f'is inside {above}, a file'
+    missing = [folder, *folder.parents]
+    missing = missing[: missing.index(above)] if above in missing else []
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return f'cannot be made: {exc.strerror or exc}'
+    finally:
+        made += [f for f in reversed(missing) if f.is_dir()]
     if not os.access(folder, os.W_OK | os.X_OK):
         return f'{folder} is not writable'
     return ''
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Remove the folders made for a command's output that it left empty, innermost first."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone: either way it is not ours to remove
+            return
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1175,11 +1190,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == 'serve':
         args.ros_args = [a for a in args.ros_args if a != '--'] + (ros_args or [])
     args.argv = argv
-    for name, flag, names_file in OUTPUTS.get(args.command, ()):
-        value = getattr(args, name, None)
-        if value is not None and (problem := _output_problem(value, names_file)):
-            return _fail(f'{flag} {value!r} {problem}')
-    return args.func(args)
+    made: list[Path] = []
+    try:
+        for name, flag, names_file in OUTPUTS.get(args.command, ()):
+            value = getattr(args, name, None)
+            if value is not None and (problem := _output_problem(value, names_file, made)):
+                return _fail(f'{flag} {value!r} {problem}')
+        return args.func(args)
+    finally:
+        _remove_if_empty(made)
 
 
 if __name__ == '__main__':

@@ -67,6 +67,16 @@ def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_bad_input_leaves_no_output_folder(tmp_path, capsys):
+    """The folders made for --out are removed when the command fails on other input; one that
+    was there stays."""
+    assert main(['run', 'lift_cubes', '--out', str(tmp_path / 'a' / 'runs')]) == 2
+    assert not (tmp_path / 'a').exists()
+    assert main(['run', 'lift_cubes', '--out', str(tmp_path)]) == 2
+    assert tmp_path.is_dir()
+    assert "unknown task 'lift_cubes'" in capsys.readouterr().err
+
+
 def test_syntax_error_in_the_program(tmp_path, capsys):
     bad = tmp_path / 'bad.py'
     bad.write_text('pick(\n')
@@ -317,3 +327,30 @@ def test_an_existing_dataset_folder_is_a_place_to_export_to(tmp_path, capsys):
     assert main(['export', '--lerobot', str(data), str(tmp_path / 'no-run')]) == 2
     err = capsys.readouterr().err
     assert f"--lerobot '{data}'" not in err and 'no-run' in err, err
+
+
+def test_a_policy_server_that_cannot_start_leaves_a_run_folder(tmp_path, monkeypatch, capsys):
+    """The catalogue's local server exits before it answers (its port is held by something that
+    is not a policy server): the run ends before any graph starts, in one line, and its run
+    folder says why (events, summary, report)."""
+    import socket
+
+    monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
+    with socket.socket() as squatter:
+        squatter.bind(('127.0.0.1', 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        text = (ROOT / 'config' / 'policies.yaml').read_text()
+        catalog = tmp_path / 'policies.yaml'
+        catalog.write_text(text.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
+        argv = ['run', 'lift_cube', '--policies', str(catalog), '--out', str(tmp_path / 'runs')]
+        assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'policy server scripted_expert exited with status' in err[0], err
+    (run,) = (tmp_path / 'runs').iterdir()
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'error' and 'exited with status' in summary['detail']
+    assert summary['task'] == 'lift_cube'
+    events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
+    assert events[-1]['type'] == 'end' and (run / 'report.html').is_file()
+    assert (run / 'policy_scripted_expert.log').is_file()  # the server's own words

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,10 +266,12 @@ def render(folder: Path) -> str:
             nominal=NOMINAL,
         )
     except (TypeError, AttributeError, KeyError, ValueError, TemplateError) as exc:
-        # A run folder's files edited or broken by hand: said, not a traceback.
+        # A run folder's files edited or broken by hand: said, not a traceback. Where it was
+        # raised is said too, so that a bug of the report's own reads as one.
+        where = traceback.extract_tb(exc.__traceback__)[-1]
         raise ReportError(
             f'{folder}: a file of the run folder is not as an episode writes it '
-            f'({type(exc).__name__}: {exc})'
+            f'({type(exc).__name__}: {exc}; raised at {Path(where.filename).name}:{where.lineno})'
         ) from None
 
 

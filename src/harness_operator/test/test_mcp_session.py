@@ -315,3 +315,20 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     assert events[-1] == 'end'
     records = [json.loads(x) for x in journal.read_text().splitlines()]
     assert any(r['type'] == 'dispatch' and r['key'] == 'long' for r in records)
+
+
+def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path):
+    """A client that lists the tools and leaves: the station never starts, and the run folder
+    says why it holds no trial (with the session's task), not that something failed."""
+
+    async def list_and_leave() -> None:
+        async with Client(server(tmp_path, tmp_path / 'runs' / 'j.jsonl')) as c:
+            assert {t.name for t in (await c.list_tools()).tools} == TOOLS
+
+    anyio.run(list_and_leave)
+    (run,) = (tmp_path / 'runs').glob('*-mcp')
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'session_ended', summary
+    assert 'called no tool' in summary['detail'] and summary['task'] == 'place_in_bowl'
+    events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
+    assert events[-1]['type'] == 'end' and events[-1]['status'] == 'session_ended'
