@@ -1179,7 +1179,10 @@ def _remove_if_empty(folders: list[Path]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from harness_bringup.processes import use_wheels_ament_prefix
+
     argv = sys.argv[1:] if argv is None else list(argv)
+    use_wheels_ament_prefix()
     parser = build_parser()
     # `harness serve --ros-args -p x:=1`: what follows --ros-args is ROS's, not argparse's.
     split = argv.index('--ros-args') if '--ros-args' in argv else None

@@ -51,6 +51,28 @@ def with_numerics_defaults(environ: Mapping[str, str]) -> dict[str, str]:
     return numerics_defaults(environ) | dict(environ)
 
 
+def ament_prefix_path(environ: Mapping[str, str], prefix: str) -> str | None:
+    """AMENT_PREFIX_PATH with `prefix` (this interpreter's, sys.prefix) first where ROS comes
+    from PyPI wheels: the wheels install the ROS packages' share/ (their message definitions,
+    which an episode reads) into the venv, but nothing names the venv an ament prefix. None
+    when nothing is to change: a sourced ROS installation (ROS_DISTRO set) names its own
+    prefixes, and a prefix without an ament index is not one."""
+    paths = [p for p in environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
+    if environ.get('ROS_DISTRO') or prefix in paths:
+        return None
+    if not os.path.isdir(os.path.join(prefix, 'share', 'ament_index')):
+        return None
+    return os.pathsep.join([prefix, *paths])
+
+
+def use_wheels_ament_prefix() -> None:
+    """Make this process and the processes it starts find the wheels' ROS packages (see
+    ament_prefix_path): `harness` from an activated venv needs no export first."""
+    path = ament_prefix_path(os.environ, sys.prefix)
+    if path is not None:
+        os.environ['AMENT_PREFIX_PATH'] = path
+
+
 def child_environment(domain_id: int) -> dict[str, str]:
     use_discovery_profile()
     env = {k: v for k, v in with_numerics_defaults(os.environ).items() if k not in SECRETS}

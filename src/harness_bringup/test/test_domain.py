@@ -10,7 +10,7 @@ from harness_bringup.domain import (
     claim_domain_id,
     use_discovery_profile,
 )
-from harness_bringup.processes import child_environment, numerics_defaults
+from harness_bringup.processes import ament_prefix_path, child_environment, numerics_defaults
 
 
 def test_claims_are_exclusive_and_released(tmp_path):
@@ -125,3 +125,43 @@ def test_a_measurement_starts_itself_again_as_an_episode_process():
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split('\n')[0] == f"['--an', 'argument'] 3 {2**30}"
+
+
+def test_the_venv_of_the_ros_wheels_is_an_ament_prefix(tmp_path):
+    """Where ROS comes from PyPI wheels, the venv goes first on AMENT_PREFIX_PATH (the wheels'
+    message definitions are in its share/); not twice, not under a ROS installation, and not a
+    prefix without an ament index."""
+    venv = tmp_path / 'venv'
+    (venv / 'share' / 'ament_index').mkdir(parents=True)
+    prefix = str(venv)
+    assert ament_prefix_path({}, prefix) == prefix
+    assert (
+        ament_prefix_path({'AMENT_PREFIX_PATH': '/ws/install/a:'}, prefix)
+        == f'{prefix}:/ws/install/a'
+    )
+    assert ament_prefix_path({'AMENT_PREFIX_PATH': f'/x:{prefix}'}, prefix) is None
+    assert ament_prefix_path({'ROS_DISTRO': 'kilted'}, prefix) is None
+    assert ament_prefix_path({}, str(tmp_path)) is None
+
+
+def test_harness_runs_an_episode_without_the_venv_on_the_ament_prefix_path(tmp_path):
+    """The README's first command from a fresh shell: `./harness` activates the venv and sources
+    the workspace, which names only the workspace's packages on AMENT_PREFIX_PATH. The episode
+    reads builtin_interfaces' message definitions from the venv all the same (it failed with
+    "package 'builtin_interfaces' not found")."""
+    env = dict(os.environ)
+    paths = env.get('AMENT_PREFIX_PATH', '').split(os.pathsep)
+    env['AMENT_PREFIX_PATH'] = os.pathsep.join(p for p in paths if p and p != sys.prefix)
+    env.pop('ROS_DISTRO', None)
+    run = subprocess.run(
+        [sys.executable, '-m', 'harness_bringup.cli', 'run', 'lift_cube']
+        + ['--out', str(tmp_path / 'runs')],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert 'episode episode_ended' in run.stdout and 'SUCCESS' in run.stdout, run.stdout
