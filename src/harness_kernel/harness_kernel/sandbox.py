@@ -198,14 +198,21 @@ def _landlock(read_paths: list[str], write_paths: list[str], report: Sandbox) ->
     report.landlock_abi, report.tcp_blocked, report.scoped = abi, bool(net), bool(scoped)
 
 
+def _reachable_by_others(path: str) -> bool:
+    """Whether a user that owns nothing here may pass through every folder above `path`."""
+    parts = os.path.realpath(path).split(os.sep)
+    for k in range(1, len(parts)):
+        d = os.sep + os.path.join(*parts[1:k]) if k > 1 else os.sep
+        if os.path.isdir(d) and not os.stat(d).st_mode & 0o001:
+            return False
+    return True
+
+
 def _readable_by_others(paths: list[str]) -> bool:
     """Whether every one of `paths` can be read by a user that owns nothing here."""
     for path in paths:
-        parts = os.path.realpath(path).split(os.sep)
-        for k in range(1, len(parts)):
-            d = os.sep + os.path.join(*parts[1:k]) if k > 1 else os.sep
-            if os.path.isdir(d) and not os.stat(d).st_mode & 0o001:
-                return False
+        if not _reachable_by_others(path):
+            return False
         if os.path.exists(path) and not os.stat(path).st_mode & 0o004:
             return False
     return True
@@ -231,7 +238,10 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
     if os.geteuid() == 0:
         _check(_libc.unshare(_CLONE_NEWNET), 'unshare(network namespace)')
         report.network_namespace = True
-        if _readable_by_others(readable):
+        # The unprivileged uid needs the Python installation and a way into the workspace (it
+        # is made its own): a folder above either that others may not enter (a root-only
+        # home's Python, a workspace under pytest's 0700 base folder) keeps uid 0.
+        if _readable_by_others(readable) and _reachable_by_others(workspace):
             os.chown(workspace, uid, uid)
             os.setgroups([])
             os.setresgid(uid, uid, uid)
@@ -239,10 +249,12 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
             if os.getuid() == 0 or os.geteuid() == 0:
                 raise IsolationError('could not leave root')
         else:
-            report.notes.append(
-                'uid 0 kept without capabilities: the Python installation is not readable '
-                'by other users'
+            why = (
+                'the Python installation is not readable by other users'
+                if not _readable_by_others(readable)
+                else f'other users may not enter a folder above the workspace {workspace}'
             )
+            report.notes.append(f'uid 0 kept without capabilities: {why}')
             _drop_capabilities()
         report.uid = os.getuid()
         return
