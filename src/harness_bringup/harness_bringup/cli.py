@@ -1130,7 +1130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Where a command writes: checked (and made) before anything starts, so that a file or an
 # unwritable place in the way is one line, not a traceback after the graph started. The folders
-# made for it are removed again if the command leaves them empty (it failed on other input).
+# made for it are removed again if the command fails and leaves them empty (bad other input).
 # command: (attribute, flag, True when the flag names a file whose folder is made)
 OUT = ('out', '--out', False)
 OUTPUTS = {
@@ -1144,7 +1144,7 @@ OUTPUTS = {
 
 def _output_problem(text: str, names_file: bool, made: list[Path]) -> str:
     """Why `text` cannot be written to (its folder made), or ''. The folders it made are
-    appended to `made`, outermost first."""
+    appended to `made` (_make_folder)."""
     if not text.strip():
         return 'names no folder' if not names_file else 'names no file'
     path = Path(text)
@@ -1156,25 +1156,38 @@ def _output_problem(text: str, names_file: bool, made: list[Path]) -> str:
         above = above.parent
     if not above.is_dir():
         return 'is a file, not a folder' if above == path else f'is inside {above}, a file'
-    missing = [folder, *folder.parents]
-    missing = missing[: missing.index(above)] if above in missing else []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        _make_folder(folder, made)
     except OSError as exc:
         return f'cannot be made: {exc.strerror or exc}'
-    finally:
-        made += [f for f in reversed(missing) if f.is_dir()]
     if not os.access(folder, os.W_OK | os.X_OK):
         return f'{folder} is not writable'
     return ''
 
 
+def _make_folder(folder: Path, made: list[Path]) -> None:
+    """Make `folder` and the missing folders above it one at a time, appending to `made` only
+    those this call made, outermost first: a folder that was there, or that another process
+    made meanwhile, is never taken for ours."""
+    for step in [*reversed(folder.parents), folder]:
+        if step.is_dir():
+            continue
+        try:
+            step.mkdir()
+        except FileExistsError:
+            continue  # made meanwhile by another process: not ours (a file fails below)
+        made.append(step)
+
+
 def _remove_if_empty(folders: list[Path]) -> None:
-    """Remove the folders made for a command's output that it left empty, innermost first."""
+    """Remove the folders made for a failed command's output that it left empty, innermost
+    first."""
     for folder in reversed(folders):
         try:
             folder.rmdir()
-        except OSError:  # not empty, or gone: either way it is not ours to remove
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty: what is above it is not empty either
             return
 
 
@@ -1194,14 +1207,18 @@ def main(argv: list[str] | None = None) -> int:
         args.ros_args = [a for a in args.ros_args if a != '--'] + (ros_args or [])
     args.argv = argv
     made: list[Path] = []
+    code = 1  # until the command returns: an exception leaves nothing of its own either
     try:
         for name, flag, names_file in OUTPUTS.get(args.command, ()):
             value = getattr(args, name, None)
             if value is not None and (problem := _output_problem(value, names_file, made)):
-                return _fail(f'{flag} {value!r} {problem}')
-        return args.func(args)
+                code = _fail(f'{flag} {value!r} {problem}')
+                return code
+        code = args.func(args)
+        return code
     finally:
-        _remove_if_empty(made)
+        if code != 0:
+            _remove_if_empty(made)
 
 
 if __name__ == '__main__':

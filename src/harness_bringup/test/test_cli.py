@@ -74,6 +74,10 @@ def test_bad_input_leaves_no_output_folder(tmp_path, capsys):
     assert not (tmp_path / 'a').exists()
     assert main(['run', 'lift_cubes', '--out', str(tmp_path)]) == 2
     assert tmp_path.is_dir()
+    mine = tmp_path / 'mine'  # an empty folder of the user's, reached through `..`
+    mine.mkdir()
+    assert main(['run', 'lift_cubes', '--out', str(tmp_path / 'new' / '..' / 'mine' / 'x')]) == 2
+    assert mine.is_dir() and not (mine / 'x').exists() and not (tmp_path / 'new').exists()
     assert "unknown task 'lift_cubes'" in capsys.readouterr().err
 
 

@@ -199,12 +199,14 @@ def _landlock(read_paths: list[str], write_paths: list[str], report: Sandbox) ->
 
 
 def _reachable_by_others(path: str) -> bool:
-    """Whether a user that owns nothing here may pass through every folder above `path`."""
-    parts = os.path.realpath(path).split(os.sep)
-    for k in range(1, len(parts)):
-        d = os.sep + os.path.join(*parts[1:k]) if k > 1 else os.sep
-        if os.path.isdir(d) and not os.stat(d).st_mode & 0o001:
-            return False
+    """Whether a user that owns nothing here may pass through every folder above `path`, as
+    written and as resolved (a link's way in crosses the folders above the link too)."""
+    for way in {os.path.abspath(path), os.path.realpath(path)}:
+        parts = way.split(os.sep)
+        for k in range(1, len(parts)):
+            d = os.sep + os.path.join(*parts[1:k]) if k > 1 else os.sep
+            if os.path.isdir(d) and not os.stat(d).st_mode & 0o001:
+                return False
     return True
 
 
@@ -240,7 +242,9 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
         report.network_namespace = True
         # The unprivileged uid needs the Python installation and a way into the workspace (it
         # is made its own): a folder above either that others may not enter (a root-only
-        # home's Python, a workspace under pytest's 0700 base folder) keeps uid 0.
+        # home's Python, a workspace under pytest's 0700 base folder) keeps uid 0. Root is not
+        # held by RLIMIT_NPROC; the seccomp filter's refusal of fork, clone and exec is what
+        # keeps such a program to one process.
         if _readable_by_others(readable) and _reachable_by_others(workspace):
             os.chown(workspace, uid, uid)
             os.setgroups([])

@@ -236,15 +236,30 @@ def test_the_program_cannot_signal_its_own_timeout_away_between_cells(sandboxed)
     assert signal.SIGSTOP
 
 
-def test_a_workspace_behind_a_closed_folder_is_not_reachable_by_other_users(tmp_path):
+def test_a_workspace_behind_a_closed_folder_is_not_reachable_by_other_users():
     """Root hands the program an unprivileged uid only when that uid can enter the workspace:
     a folder above it that others may not pass (pytest's 0700 base folder, a TMPDIR under
-    /root) keeps uid 0 without capabilities instead of failing every program's start."""
+    /root) keeps uid 0 without capabilities instead of failing every program's start. Also
+    through a link: its way in crosses the folders above the link."""
+    import shutil
+    import tempfile
+
     from harness_kernel.sandbox import _reachable_by_others
 
-    closed = tmp_path / 'closed'
-    closed.mkdir(mode=0o700)
-    closed.chmod(0o700)
-    assert not _reachable_by_others(str(closed / 'ws'))
-    closed.chmod(0o711)
-    assert _reachable_by_others(str(closed / 'ws')) == _reachable_by_others(str(tmp_path / 'ws'))
+    base = Path(tempfile.mkdtemp(dir='/tmp'))
+    try:
+        base.chmod(0o711)
+        if not _reachable_by_others(str(base / 'ws')):
+            pytest.skip('/tmp is closed to other users here')
+        closed = base / 'closed'
+        closed.mkdir()
+        closed.chmod(0o700)
+        assert not _reachable_by_others(str(closed / 'ws'))
+        (closed / 'open').mkdir()
+        (closed / 'link').symlink_to(base)
+        assert not _reachable_by_others(str(closed / 'link' / 'ws'))
+        closed.chmod(0o711)
+        assert _reachable_by_others(str(closed / 'ws'))
+        assert _reachable_by_others(str(closed / 'link' / 'ws'))
+    finally:
+        shutil.rmtree(base)
