@@ -6,8 +6,10 @@ Tests that start nodes and bench runs that start one graph per episode each need
 file per id; the kernel drops the lock when the process exits, however it exits.
 """
 
+import contextlib
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -73,23 +75,74 @@ def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
     moment ago (whose nodes other processes may still remember until their discovery lease
     runs out) is not handed straight out again. Also selects the harness's discovery profile
     (use_discovery_profile), since whoever claims a domain is about to create participants.
+
+    Domains are the machine's, whichever user runs an episode, so the lock folder is shared:
+    made open to every user (sticky, as /tmp), and a lock file another user made is locked
+    through a read-only descriptor (flock needs no write access).
     """
     use_discovery_profile()
     lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
-    lock_dir.mkdir(parents=True, exist_ok=True)
+    _shared_folder(lock_dir)
     count = LAST_ID - FIRST_ID + 1
     start = (os.getpid() * 7 + time.monotonic_ns() // 1_000_000) % count
+    closed = 0
     for k in range(count):
         domain_id = FIRST_ID + (start + k) % count
-        lock_file = open(lock_dir / f'{domain_id}.lock', 'w')  # noqa: SIM115 (held by the claim)
+        lock_file = _open_lock(lock_dir / f'{domain_id}.lock')
+        if lock_file is None:
+            closed += 1
+            continue
         try:
             fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock_file.close()
             continue
-        lock_file.write(str(os.getpid()))
-        lock_file.flush()
+        if lock_file.writable():  # who holds it, for a person looking
+            lock_file.truncate(0)
+            lock_file.write(str(os.getpid()))
+            lock_file.flush()
         return DomainClaim(domain_id, lock_file)
+    if closed:
+        raise RuntimeError(
+            f'no ROS domain id can be claimed: {closed} of the lock files in {lock_dir} cannot '
+            'be opened or made by this user, the others are in use (the folder must be open '
+            f'to every user running the harness here: chmod 1777 {lock_dir})'
+        )
     raise RuntimeError(
         f'every ROS domain id from {FIRST_ID} to {LAST_ID} is in use on this machine'
     )
+
+
+def _shared_folder(folder: Path) -> None:
+    """Make `folder` if missing and, when this user owns it, open it to every user with the
+    sticky bit (each user's lock files stay their own)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if folder.stat().st_uid == os.geteuid() and folder.stat().st_mode & 0o7777 != 0o1777:
+            folder.chmod(0o1777)
+
+
+def _open_lock(path: Path) -> IO[str] | None:
+    """The lock file, read-write (made if missing, writable by every user), or read-only where
+    another user made it; None when this user may neither open nor make it, or it is not a
+    plain file of its own (in a folder every user may write, a link or a hard link planted
+    there must not make a claim write or chmod what it points at)."""
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o666)
+    except PermissionError:
+        try:
+            fd = os.open(path, os.O_RDONLY | flags)
+        except OSError:
+            return None
+    except OSError:  # a link (ELOOP), a folder: not a lock file
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        return None
+    writable = os.O_ACCMODE & fcntl.fcntl(fd, fcntl.F_GETFL) == os.O_RDWR
+    if writable and info.st_uid == os.geteuid():
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o666)  # the umask took write from the others
+    return os.fdopen(fd, 'r+' if writable else 'r')

@@ -1,7 +1,10 @@
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from harness_bringup.domain import (
@@ -24,6 +27,77 @@ def test_claims_are_exclusive_and_released(tmp_path):
     assert again.domain_id not in ids[1:]
     for c in claims[1:] + [again]:
         c.release()
+
+
+def test_the_lock_folder_is_shared_and_a_planted_link_is_not_followed(tmp_path):
+    """Every user's episodes claim from one folder (open to all, sticky); a lock file that is a
+    link or a hard link is skipped, and what it points at is neither written nor chmodded."""
+    folder = tmp_path / 'domains'
+    folder.mkdir(mode=0o755)
+    victim = tmp_path / 'victim'
+    victim.write_text('precious')
+    victim.chmod(0o600)
+    for domain_id in range(FIRST_ID, LAST_ID + 1):
+        if domain_id % 2:
+            (folder / f'{domain_id}.lock').symlink_to(victim)
+        else:
+            os.link(victim, folder / f'{domain_id}.lock')
+    try:
+        claim_domain_id(folder)
+    except RuntimeError as exc:
+        assert 'cannot be opened or made by this user' in str(exc)
+    else:
+        raise AssertionError('expected RuntimeError')
+    assert folder.stat().st_mode & 0o7777 == 0o1777
+    assert victim.read_text() == 'precious' and victim.stat().st_mode & 0o777 == 0o600
+
+
+def _open_to_others(path: str) -> bool:
+    """Whether a user that owns nothing here may reach `path` and read or run it."""
+    real = Path(os.path.realpath(path))
+    folders_open = all(p.stat().st_mode & 0o001 for p in real.parents)
+    return folders_open and bool(real.stat().st_mode & 0o005)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='needs root to start a process of another user')
+def test_another_user_claims_from_lock_files_made_by_root():
+    """Lock files that root made (0644, as before they were opened to all) are locked by
+    another user through a read-only descriptor: a claim, not a PermissionError."""
+    import harness_bringup
+
+    package = str(Path(harness_bringup.__file__).parent)
+    if not (_open_to_others(sys.executable) and _open_to_others(package)):
+        pytest.skip('this Python or workspace is not open to other users (a pyenv under /root)')
+    base = Path(tempfile.mkdtemp(dir='/tmp'))
+    try:
+        base.chmod(0o755)
+        folder = base / 'domains'
+        claims = [claim_domain_id(folder) for _ in range(LAST_ID - FIRST_ID + 1)]
+        held = claims[:3]
+        for c in claims[3:]:
+            c.release()
+        for lock in folder.iterdir():
+            lock.chmod(0o644)
+        folder.chmod(0o755)  # as an earlier harness left it: a user may not add files
+        code = (
+            'from pathlib import Path; from harness_bringup.domain import claim_domain_id; '
+            f'c = claim_domain_id(Path({str(folder)!r})); print(c.domain_id)'
+        )
+        out = subprocess.run(
+            [sys.executable, '-c', code],
+            user=65534,
+            group=65534,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout) not in {c.domain_id for c in held}
+        for c in held:
+            c.release()
+    finally:
+        shutil.rmtree(base)
 
 
 def test_all_ids_in_use_is_a_clear_error(tmp_path):
