@@ -70,7 +70,10 @@ class StationGraph:
             except ValueError as exc:
                 raise GraphStartError(str(exc)) from None
         else:
-            self.claim = claim_domain_id()
+            try:
+                self.claim = claim_domain_id()
+            except (RuntimeError, OSError) as exc:  # every id taken, a lock folder closed to us
+                raise GraphStartError(f'no ROS domain for the graph: {exc}') from None
             self.domain_id = self.claim.domain_id
         self.context = rclpy.Context()
         rclpy.init(

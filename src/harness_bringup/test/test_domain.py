@@ -244,3 +244,18 @@ def test_harness_runs_an_episode_without_the_venv_on_the_ament_prefix_path(tmp_p
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'episode episode_ended' in run.stdout and 'SUCCESS' in run.stdout, run.stdout
+
+
+def test_a_graph_without_a_domain_is_a_start_error_that_says_why(monkeypatch):
+    """No domain to claim (every id taken, a lock folder closed to this user): the graph does
+    not start, with the claim's words (the run folder then says it), not a traceback."""
+    from harness_bringup.station_graph import GraphStartError, StationGraph
+
+    from harness_bringup import station_graph
+
+    def closed():
+        raise RuntimeError('no ROS domain id can be claimed: chmod 1777 /tmp/x')
+
+    monkeypatch.setattr(station_graph, 'claim_domain_id', closed)
+    with pytest.raises(GraphStartError, match='no ROS domain for the graph: .*chmod 1777'):
+        StationGraph().__enter__()
