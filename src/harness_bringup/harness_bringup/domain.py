@@ -127,7 +127,7 @@ def _open_lock(path: Path) -> IO[str] | None:
     another user made it; None when this user may neither open nor make it, or it is not a
     plain file of its own (in a folder every user may write, a link or a hard link planted
     there must not make a claim write or chmod what it points at)."""
-    flags = os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a planted FIFO must not block
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o666)
     except PermissionError:

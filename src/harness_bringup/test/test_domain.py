@@ -38,10 +38,12 @@ def test_the_lock_folder_is_shared_and_a_planted_link_is_not_followed(tmp_path):
     victim.write_text('precious')
     victim.chmod(0o600)
     for domain_id in range(FIRST_ID, LAST_ID + 1):
-        if domain_id % 2:
+        if domain_id % 3 == 0:
             (folder / f'{domain_id}.lock').symlink_to(victim)
-        else:
+        elif domain_id % 3 == 1:
             os.link(victim, folder / f'{domain_id}.lock')
+        else:
+            os.mkfifo(folder / f'{domain_id}.lock', 0o444)  # read-only: it would block
     try:
         claim_domain_id(folder)
     except RuntimeError as exc:
