@@ -16,6 +16,14 @@ force=0
 [[ "${1:-}" == "--force" ]] && force=1
 say() { printf '[setup] %s\n' "$*" >&2; }
 
+# colcon's setup scripts run the Python path unquoted, and the scripts it installs start with a
+# #! line, which cannot hold a space: a path with one fails later, obscurely. Said now.
+if [[ "$root" == *[[:space:]]* ]]; then
+  say "error: the workspace's path has a space or tab: '$root'. colcon's setup scripts and the"
+  say "commands it installs cannot run from such a path; clone the workspace to a path without."
+  exit 2
+fi
+
 if [[ -n "${ROS_DISTRO:-}" ]]; then
   reqs=requirements-py.txt
   python="${HARNESS_PYTHON:-python3}"

@@ -358,3 +358,20 @@ def test_a_policy_server_that_cannot_start_leaves_a_run_folder(tmp_path, monkeyp
     events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
     assert events[-1]['type'] == 'end' and (run / 'report.html').is_file()
     assert (run / 'policy_scripted_expert.log').is_file()  # the server's own words
+
+
+def test_a_workspace_path_with_a_space_is_refused_before_set_up(tmp_path):
+    """colcon's setup scripts and installed commands cannot run from a path with a space: the
+    set-up (first step of ./harness and of the tests) says so at once, and makes nothing."""
+    import shutil
+    import subprocess
+
+    tools = tmp_path / 'my ws' / 'tools'
+    tools.mkdir(parents=True)
+    shutil.copy(ROOT / 'tools' / 'setup.sh', tools / 'setup.sh')
+    run = subprocess.run(
+        ['bash', str(tools / 'setup.sh')], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 2, run.stderr
+    assert "the workspace's path has a space" in run.stderr and 'my ws' in run.stderr
+    assert sorted(p.name for p in (tmp_path / 'my ws').iterdir()) == ['tools']
