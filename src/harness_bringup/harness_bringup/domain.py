@@ -118,7 +118,8 @@ def _shared_folder(folder: Path) -> None:
     sticky bit (each user's lock files stay their own)."""
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
-        if folder.stat().st_uid == os.geteuid() and folder.stat().st_mode & 0o7777 != 0o1777:
+        info = folder.stat()
+        if info.st_uid == os.geteuid() and info.st_mode & 0o7777 != 0o1777:
             folder.chmod(0o1777)
 
 

@@ -44,12 +44,8 @@ def test_the_lock_folder_is_shared_and_a_planted_link_is_not_followed(tmp_path):
             os.link(victim, folder / f'{domain_id}.lock')
         else:
             os.mkfifo(folder / f'{domain_id}.lock', 0o444)  # read-only: it would block
-    try:
+    with pytest.raises(RuntimeError, match='cannot be opened or made by this user'):
         claim_domain_id(folder)
-    except RuntimeError as exc:
-        assert 'cannot be opened or made by this user' in str(exc)
-    else:
-        raise AssertionError('expected RuntimeError')
     assert folder.stat().st_mode & 0o7777 == 0o1777
     assert victim.read_text() == 'precious' and victim.stat().st_mode & 0o777 == 0o600
 
@@ -104,12 +100,8 @@ def test_another_user_claims_from_lock_files_made_by_root():
 
 def test_all_ids_in_use_is_a_clear_error(tmp_path):
     claims = [claim_domain_id(tmp_path) for _ in range(LAST_ID - FIRST_ID + 1)]
-    try:
+    with pytest.raises(RuntimeError, match='in use'):
         claim_domain_id(tmp_path)
-    except RuntimeError as exc:
-        assert 'in use' in str(exc)
-    else:
-        raise AssertionError('expected RuntimeError')
     for c in claims:
         c.release()
 

@@ -245,7 +245,8 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
         # home's Python, a workspace under pytest's 0700 base folder) keeps uid 0. Root is not
         # held by RLIMIT_NPROC; the seccomp filter's refusal of fork, clone and exec is what
         # keeps such a program to one process.
-        if _readable_by_others(readable) and _reachable_by_others(workspace):
+        python_open = _readable_by_others(readable)
+        if python_open and _reachable_by_others(workspace):
             os.chown(workspace, uid, uid)
             os.setgroups([])
             os.setresgid(uid, uid, uid)
@@ -255,7 +256,7 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
         else:
             why = (
                 'the Python installation is not readable by other users'
-                if not _readable_by_others(readable)
+                if not python_open
                 else f'other users may not enter a folder above the workspace {workspace}'
             )
             report.notes.append(f'uid 0 kept without capabilities: {why}')
