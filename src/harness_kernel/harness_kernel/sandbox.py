@@ -2,34 +2,41 @@
 
 Layers, outermost first (each reported in `Sandbox`):
 1. a fresh minimal environment (set by whoever starts the process: no keys, no ROS variables);
-2. started as root: a new network namespace (no network at all, not even loopback: the
-   channel to the kernel is an inherited socket), then an unprivileged uid and gid of its
-   own, or, when the Python installation is not readable by other users (a pyenv under
-   /root), uid 0 with every capability dropped (bounding, permitted, effective, inheritable,
-   ambient); started unprivileged: a user + network namespace when the kernel allows it;
+2. started as root: new network and mount namespaces (no network at all, not even loopback:
+   the channel to the kernel is an inherited socket), then an unprivileged uid and gid of its
+   own. Folders that other users may not pass on the way to what the program needs (a pyenv
+   Python under a 0700 /root, a workspace under pytest's 0700 base folder) are opened in its
+   own mount namespace only: an empty tmpfs covers such a folder and only the entries on the
+   way are bound back into it, so the rest of the folder stays hidden and nothing changes
+   outside. Started unprivileged: a user + network namespace when the kernel allows it. The
+   program never runs as root;
 3. Landlock: reads only beneath the allowed paths (the Python installation and the API's
    packages, not the bench's tasks, reference programs or other runs), writes only beneath
    the workspace, nothing executed, no TCP, and (ABI >= 6) no signals to and no abstract Unix
    sockets of processes outside its own domain;
 4. resource limits: address space, file size, open files, no core dumps, no new processes;
 5. PR_SET_PDEATHSIG: it dies with the kernel node that started it;
-6. a seccomp filter: no new processes or threads (fork, vfork, clone, clone3), no exec
-   (execve, execveat), no ptrace, mount, namespaces, reboot, kernel modules, keyrings, bpf,
-   perf, other processes' memory, no new session or process group (it stays in the
-   episode's process group), no sockets but Unix ones (no raw or packet sockets), no signals
-   to any process but itself, no chmod, chown or extended attributes.
-Everything that is refused fails with EPERM (clone3 with ENOSYS, so that libc falls back to
-clone and is refused there).
+6. a seccomp filter that allows a list of system calls and refuses every other one: file I/O
+   in what Landlock lets it reach, memory, time, its own signals, poll/select, and messages on
+   the sockets it already holds. Among what it refuses: new processes and threads, exec,
+   ptrace, mounts and namespaces, new sockets (socketpair of Unix sockets excepted: no
+   connect to any socket file, no network family), io_uring, memfd_create, personality,
+   prctl, setting attributes (chmod, chown, utime, xattrs), the uid and capabilities, keys,
+   bpf, perf. Signals go only to itself and prlimit64 only to itself.
+Everything refused fails with EPERM (clone3 with ENOSYS, so that libc falls back to clone and
+is refused there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import platform
 import resource
 import signal
+import stat
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -61,47 +68,80 @@ _WRITES = (
     | MAKE_SYM
 )
 
-# prctl, namespaces, seccomp -----------------------------------------------------------------
-_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE = 1, 38, 4
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+# prctl, namespaces, mounts, seccomp -------------------------------------------------------
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+_MAX_OPENED = 32  # closed folders opened in the mount namespace, at most
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO, _SECCOMP_RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0
 _AUDIT_ARCH = {'x86_64': 0xC000003E, 'aarch64': 0xC00000B7}
 _AF_UNIX = 1
-# Refused system calls: name -> (x86_64 number, aarch64 number; None where it does not exist).
-_REFUSED = {
-    'fork': (57, None), 'vfork': (58, None), 'clone': (56, 220), 'execve': (59, 221),
-    'execveat': (322, 281), 'ptrace': (101, 117), 'mount': (165, 40), 'umount2': (166, 39),
-    'pivot_root': (155, 41), 'chroot': (161, 51), 'reboot': (169, 142),
-    'kexec_load': (246, 104), 'kexec_file_load': (320, 294), 'init_module': (175, 105),
-    'finit_module': (313, 273), 'delete_module': (176, 106), 'setns': (308, 268),
-    'unshare': (272, 97), 'bpf': (321, 280), 'perf_event_open': (298, 241),
-    'keyctl': (250, 219), 'add_key': (248, 217), 'request_key': (249, 218),
-    'process_vm_readv': (310, 270), 'process_vm_writev': (311, 271), 'setsid': (112, 157),
-    'setpgid': (109, 154), 'userfaultfd': (323, 282), 'mknod': (133, None),
-    'mknodat': (259, 33), 'iopl': (172, None), 'ioperm': (173, None), 'swapon': (167, 224),
-    'swapoff': (168, 225), 'acct': (163, 89), 'settimeofday': (164, 170),
-    'clock_settime': (227, 112), 'open_by_handle_at': (304, 265),
-    'name_to_handle_at': (303, 264), 'fsopen': (430, 430), 'fsmount': (432, 432),
-    'move_mount': (429, 429), 'open_tree': (428, 428), 'pidfd_getfd': (438, 438),
-    'kcmp': (312, 272), 'pidfd_open': (434, 434), 'pidfd_send_signal': (424, 424),
-    'chmod': (90, None), 'fchmod': (91, 52), 'fchmodat': (268, 53), 'fchmodat2': (452, 452),
-    'chown': (92, None), 'fchown': (93, 55), 'lchown': (94, None), 'fchownat': (260, 54),
-    'setxattr': (188, 5), 'lsetxattr': (189, 6), 'fsetxattr': (190, 7),
-    'removexattr': (197, 14), 'lremovexattr': (198, 15), 'fremovexattr': (199, 16),
-    'setxattrat': (463, 463), 'removexattrat': (466, 466), 'capset': (126, 91),
-    'setuid': (105, 146), 'setgid': (106, 144), 'setreuid': (113, 145),
-    'setregid': (114, 143), 'setresuid': (117, 147), 'setresgid': (119, 149),
-    'setgroups': (116, 159), 'setfsuid': (122, 151), 'setfsgid': (123, 152),
+# Allowed system calls: name -> (x86_64 number, aarch64 number; None where it does not exist).
+# Everything else is refused. Read from the kernel's unistd headers; grouped: file I/O, files
+# and folders, memory, signals and timers, time, this process's ids and limits, threads' own
+# bookkeeping (no new thread can start), waiting on descriptors, messages on held sockets.
+_ALLOWED = {
+    'read': (0, 63), 'write': (1, 64), 'readv': (19, 65), 'writev': (20, 66),
+    'pread64': (17, 67), 'pwrite64': (18, 68), 'preadv': (295, 69), 'pwritev': (296, 70),
+    'preadv2': (327, 286), 'pwritev2': (328, 287), 'lseek': (8, 62), 'close': (3, 57),
+    'close_range': (436, 436), 'dup': (32, 23), 'dup2': (33, None), 'dup3': (292, 24),
+    'fcntl': (72, 25), 'ioctl': (16, 29), 'flock': (73, 32), 'fsync': (74, 82),
+    'fdatasync': (75, 83), 'sync_file_range': (277, 84), 'fadvise64': (221, 223),
+    'readahead': (187, 213), 'sendfile': (40, 71), 'copy_file_range': (326, 285),
+    'open': (2, None), 'openat': (257, 56), 'openat2': (437, 437), 'creat': (85, None),
+    'stat': (4, None), 'fstat': (5, 80), 'lstat': (6, None), 'newfstatat': (262, 79),
+    'statx': (332, 291), 'statfs': (137, 43), 'fstatfs': (138, 44), 'access': (21, None),
+    'faccessat': (269, 48), 'faccessat2': (439, 439), 'readlink': (89, None),
+    'readlinkat': (267, 78), 'getdents': (78, None), 'getdents64': (217, 61),
+    'getcwd': (79, 17), 'chdir': (80, 49), 'fchdir': (81, 50), 'mkdir': (83, None),
+    'mkdirat': (258, 34), 'rmdir': (84, None), 'unlink': (87, None), 'unlinkat': (263, 35),
+    'rename': (82, None), 'renameat': (264, 38), 'renameat2': (316, 276), 'link': (86, None),
+    'linkat': (265, 37), 'symlink': (88, None), 'symlinkat': (266, 36), 'truncate': (76, 45),
+    'ftruncate': (77, 46), 'fallocate': (285, 47), 'umask': (95, 166),
+    'getxattr': (191, 8), 'lgetxattr': (192, 9), 'fgetxattr': (193, 10),
+    'listxattr': (194, 11), 'llistxattr': (195, 12), 'flistxattr': (196, 13),
+    'mmap': (9, 222), 'munmap': (11, 215), 'mremap': (25, 216), 'mprotect': (10, 226),
+    'brk': (12, 214), 'madvise': (28, 233), 'msync': (26, 227), 'mincore': (27, 232),
+    'rt_sigaction': (13, 134), 'rt_sigprocmask': (14, 135), 'rt_sigreturn': (15, 139),
+    'rt_sigpending': (127, 136), 'rt_sigtimedwait': (128, 137), 'rt_sigsuspend': (130, 133),
+    'sigaltstack': (131, 132), 'restart_syscall': (219, 128), 'pause': (34, None),
+    'alarm': (37, None), 'setitimer': (38, 103), 'getitimer': (36, 102),
+    'timer_create': (222, 107), 'timer_settime': (223, 110), 'timer_gettime': (224, 108),
+    'timer_getoverrun': (225, 109), 'timer_delete': (226, 111),
+    'timerfd_create': (283, 85), 'timerfd_settime': (286, 86), 'timerfd_gettime': (287, 87),
+    'clock_gettime': (228, 113), 'clock_getres': (229, 114), 'clock_nanosleep': (230, 115),
+    'nanosleep': (35, 101), 'gettimeofday': (96, 169), 'time': (201, None), 'times': (100, 153),
+    'getpid': (39, 172), 'getppid': (110, 173), 'gettid': (186, 178), 'getuid': (102, 174),
+    'geteuid': (107, 175), 'getgid': (104, 176), 'getegid': (108, 177),
+    'getgroups': (115, 158), 'getresuid': (118, 148), 'getresgid': (120, 150),
+    'getpgid': (121, 155), 'getpgrp': (111, None), 'getsid': (124, 156), 'uname': (63, 160),
+    'sysinfo': (99, 179), 'getrusage': (98, 165), 'getrlimit': (97, 163),
+    'setrlimit': (160, 164), 'getpriority': (140, 141), 'sched_getaffinity': (204, 123),
+    'sched_yield': (24, 124), 'sched_getparam': (143, 121), 'sched_getscheduler': (145, 120),
+    'sched_getattr': (315, 275), 'getcpu': (309, 168), 'getrandom': (318, 278),
+    'exit': (60, 93), 'exit_group': (231, 94), 'wait4': (61, 260), 'waitid': (247, 95),
+    'futex': (202, 98), 'futex_waitv': (449, 449), 'set_robust_list': (273, 99),
+    'get_robust_list': (274, 100), 'rseq': (334, 293), 'set_tid_address': (218, 96),
+    'arch_prctl': (158, None),
+    'poll': (7, None), 'ppoll': (271, 73), 'select': (23, None), 'pselect6': (270, 72),
+    'epoll_create': (213, None), 'epoll_create1': (291, 20), 'epoll_ctl': (233, 21),
+    'epoll_wait': (232, None), 'epoll_pwait': (281, 22), 'epoll_pwait2': (441, 441),
+    'eventfd': (284, None), 'eventfd2': (290, 19), 'pipe': (22, None), 'pipe2': (293, 59),
+    'recvfrom': (45, 207), 'sendto': (44, 206), 'recvmsg': (47, 212), 'sendmsg': (46, 211),
+    'recvmmsg': (299, 243), 'sendmmsg': (307, 269), 'shutdown': (48, 210),
+    'getsockname': (51, 204), 'getpeername': (52, 205), 'getsockopt': (55, 209),
+    'setsockopt': (54, 208),
 }  # fmt: skip
-# Signals: allowed only with this process's own pid as their first argument.
-_SIGNALS = {
+# Allowed only with this process's own pid as their first argument (0 too for prlimit64: the
+# caller). Signals to any other process, and other processes' limits, are refused.
+_OWN_PID_ONLY = {
     'kill': (62, 129), 'tkill': (200, 130), 'tgkill': (234, 131),
-    'rt_sigqueueinfo': (129, 138), 'rt_tgsigqueueinfo': (297, 240),
+    'rt_sigqueueinfo': (129, 138), 'rt_tgsigqueueinfo': (297, 240), 'prlimit64': (302, 261),
 }  # fmt: skip
+_SOCKETPAIR = (53, 199)  # allowed for Unix sockets only
 _ARCH_INDEX = {'x86_64': 0, 'aarch64': 1}
 _CLONE3 = {'x86_64': 435, 'aarch64': 435}
-_SOCKET = {'x86_64': (41, 53), 'aarch64': (198, 199)}  # socket, socketpair
 
 
 class IsolationError(RuntimeError):
@@ -124,6 +164,8 @@ class Sandbox:
     uid: int = -1
     network_namespace: bool = False
     user_namespace: bool = False
+    mount_namespace: bool = False
+    opened: list[str] = field(default_factory=list)  # closed folders opened in its namespace
     landlock_abi: int = 0
     scoped: bool = False  # signals and abstract sockets scoped to the domain (ABI >= 6)
     tcp_blocked: bool = False
@@ -198,16 +240,26 @@ def _landlock(read_paths: list[str], write_paths: list[str], report: Sandbox) ->
     report.landlock_abi, report.tcp_blocked, report.scoped = abi, bool(net), bool(scoped)
 
 
+def _ancestors(path: str) -> list[str]:
+    """The folders above `path`, outermost first ('/' included)."""
+    parts = path.strip(os.sep).split(os.sep)
+    return [os.sep + os.path.join(*parts[:k]) if k else os.sep for k in range(len(parts))]
+
+
+def _ways(paths: list[str]) -> list[str]:
+    """Each path as written and as resolved (a link's way in crosses the folders above the
+    link too)."""
+    return sorted({w for p in paths for w in (os.path.abspath(p), os.path.realpath(p))})
+
+
+def _closed(folder: str) -> bool:
+    return os.path.isdir(folder) and not os.stat(folder).st_mode & 0o001
+
+
 def _reachable_by_others(path: str) -> bool:
     """Whether a user that owns nothing here may pass through every folder above `path`, as
-    written and as resolved (a link's way in crosses the folders above the link too)."""
-    for way in {os.path.abspath(path), os.path.realpath(path)}:
-        parts = way.split(os.sep)
-        for k in range(1, len(parts)):
-            d = os.sep + os.path.join(*parts[1:k]) if k > 1 else os.sep
-            if os.path.isdir(d) and not os.stat(d).st_mode & 0o001:
-                return False
-    return True
+    written and as resolved."""
+    return not any(_closed(d) for way in _ways([path]) for d in _ancestors(way))
 
 
 def _readable_by_others(paths: list[str]) -> bool:
@@ -220,47 +272,81 @@ def _readable_by_others(paths: list[str]) -> bool:
     return True
 
 
-def _drop_capabilities() -> None:
-    """Every capability out of every set, for good (the process stays uid 0)."""
-    for cap in range(64):
-        if _libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
-            break  # PR_CAPBSET_DROP: past the last capability this kernel has
-    _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
-    header = struct.pack('Ii', 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = bytes(24)  # two (effective, permitted, inheritable) triples, all empty
-    capset = _REFUSED['capset'][_ARCH_INDEX.get(platform.machine(), 0)]
-    _check(_libc.syscall(capset, header, data), 'capset')
-    with open('/proc/self/status') as status:
-        effective = [ln for ln in status if ln.startswith('CapEff:')]
-    if effective and int(effective[0].split()[1], 16) != 0:
-        raise IsolationError('capabilities are still effective after dropping them')
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = '') -> None:
+    encode = lambda v: v.encode() if v is not None else None  # noqa: E731
+    _check(
+        _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data or None)),
+        f'mount({target})',
+    )
+
+
+def _first_closed(paths: list[str]) -> tuple[str, set[str]] | None:
+    """The first folder above one of `paths` that other users may not pass, and the names
+    beneath it on the way to each path that crosses it; None when every way is open."""
+    wanted = set(_ways(paths))  # a folder read whole is never covered (its error comes later)
+    for way in _ways(paths):
+        for d in _ancestors(way):
+            if d not in wanted and _closed(d):
+                names = set()
+                for other in _ways(paths):
+                    if other.startswith(d.rstrip(os.sep) + os.sep):
+                        names.add(other[len(d.rstrip(os.sep)) + 1 :].split(os.sep)[0])
+                return d, names
+    return None
+
+
+def _open_ways(paths: list[str], report: Sandbox) -> None:
+    """In this process's own mount namespace, make every folder above `paths` passable by other
+    users: a closed folder is covered by an empty tmpfs (0755) and only the entries on the way
+    are bound back into it. The folder itself, outside this namespace, is not changed."""
+    for _ in range(_MAX_OPENED):
+        found = _first_closed(paths)
+        if found is None:
+            return
+        folder, names = found
+        if folder == os.sep:
+            raise IsolationError('the root folder / is closed to other users')
+        held = {}
+        try:
+            for name in sorted(names):
+                with contextlib.suppress(FileNotFoundError):
+                    held[name] = os.open(os.path.join(folder, name), os.O_PATH | os.O_CLOEXEC)
+            _mount('tmpfs', folder, 'tmpfs', _MS_NOSUID | _MS_NODEV, 'mode=0755,size=64k')
+            for name, fd in held.items():
+                target = os.path.join(folder, name)
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    os.mkdir(target)
+                else:
+                    os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+                _mount(f'/proc/self/fd/{fd}', target, None, _MS_BIND | _MS_REC)
+        finally:
+            for fd in held.values():
+                os.close(fd)
+        report.opened.append(folder)
+    raise IsolationError(f'more than {_MAX_OPENED} closed folders on the way to the program')
 
 
 def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: Sandbox) -> None:
     if os.geteuid() == 0:
-        _check(_libc.unshare(_CLONE_NEWNET), 'unshare(network namespace)')
-        report.network_namespace = True
-        # The unprivileged uid needs the Python installation and a way into the workspace (it
-        # is made its own): a folder above either that others may not enter (a root-only
-        # home's Python, a workspace under pytest's 0700 base folder) keeps uid 0. Root is not
-        # held by RLIMIT_NPROC; the seccomp filter's refusal of fork, clone and exec is what
-        # keeps such a program to one process.
-        python_open = _readable_by_others(readable)
-        if python_open and _reachable_by_others(workspace):
-            os.chown(workspace, uid, uid)
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            if os.getuid() == 0 or os.geteuid() == 0:
-                raise IsolationError('could not leave root')
-        else:
-            why = (
-                'the Python installation is not readable by other users'
-                if not python_open
-                else f'other users may not enter a folder above the workspace {workspace}'
+        _check(_libc.unshare(_CLONE_NEWNET | _CLONE_NEWNS), 'unshare(network, mount namespaces)')
+        report.network_namespace = report.mount_namespace = True
+        # Nothing of this namespace's mounts reaches the machine's.
+        _mount(None, os.sep, None, _MS_REC | _MS_PRIVATE)
+        _open_ways([*readable, workspace], report)
+        unreadable = [p for p in readable if not _readable_by_others([p])]
+        if unreadable or not _reachable_by_others(workspace):
+            what = unreadable[0] if unreadable else workspace
+            raise IsolationError(
+                f'{what} cannot be read by other users, so the program cannot run as its own '
+                'uid: make it readable (chmod o+rX), or set up the workspace with a Python '
+                'installation other users can read'
             )
-            report.notes.append(f'uid 0 kept without capabilities: {why}')
-            _drop_capabilities()
+        os.chown(workspace, uid, uid)
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if 0 in os.getresuid() or 0 in os.getresgid():
+            raise IsolationError('could not leave root')
         report.uid = os.getuid()
         return
     report.uid = os.getuid()
@@ -269,7 +355,7 @@ def _namespaces_and_uid(uid: int, workspace: str, readable: list[str], report: S
     else:
         report.notes.append(
             'no network namespace: unprivileged user namespaces are not allowed here '
-            '(Landlock still blocks TCP)'
+            '(Landlock still blocks TCP, and the seccomp filter every new socket)'
         )
 
 
@@ -303,10 +389,9 @@ _LD_W_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
 def _seccomp(report: Sandbox) -> None:
     arch = platform.machine()
     if arch not in _AUDIT_ARCH:
-        report.notes.append(f'no seccomp filter for architecture {arch}')
-        return
+        raise IsolationError(f'no seccomp filter for architecture {arch}; refusing to run programs')
     index = _ARCH_INDEX[arch]
-    refused = sorted(n[index] for n in _REFUSED.values() if n[index] is not None)
+    allowed = sorted({n[index] for n in _ALLOWED.values() if n[index] is not None})
     eperm = _SECCOMP_RET_ERRNO | errno.EPERM
     prog = [
         _bpf(_LD_W_ABS, 4),  # seccomp_data.arch
@@ -317,28 +402,30 @@ def _seccomp(report: Sandbox) -> None:
     if arch == 'x86_64':  # the x32 ABI's numbers: refused
         prog += [_bpf(_JGE, 0x40000000, 0, 1), _bpf(_RET, eperm)]
     prog += [_bpf(_JEQ, _CLONE3[arch], 0, 1), _bpf(_RET, _SECCOMP_RET_ERRNO | errno.ENOSYS)]
-    for nr in refused:
-        prog += [_bpf(_JEQ, nr, 0, 1), _bpf(_RET, eperm)]
-    # kill, tgkill, ...: only this process itself (its pid as the process argument).
+    for nr in allowed:
+        prog += [_bpf(_JEQ, nr, 0, 1), _bpf(_RET, _SECCOMP_RET_ALLOW)]
+    # kill, tgkill, prlimit64, ...: only this process itself (its pid, or 0 for prlimit64).
     pid = os.getpid()
-    for numbers in _SIGNALS.values():
+    for name, numbers in _OWN_PID_ONLY.items():
+        zero_too = name == 'prlimit64'
         prog += [
-            _bpf(_JEQ, numbers[index], 0, 4),
-            _bpf(_LD_W_ABS, 16),  # args[0], low 32 bits
-            _bpf(_JEQ, pid, 1, 0),
+            _bpf(_JEQ, numbers[index], 0, 5),
+            _bpf(_LD_W_ABS, 16),  # args[0], low 32 bits (a pid is an int)
+            _bpf(_JEQ, pid, 2, 0),
+            _bpf(_JEQ, 0, 1 if zero_too else 0, 0),
             _bpf(_RET, eperm),
-            _bpf(_LD_W_ABS, 0),
+            _bpf(_RET, _SECCOMP_RET_ALLOW),
         ]
-    # socket(domain, ...) and socketpair(domain, ...): Unix sockets only.
-    for nr in _SOCKET[arch]:
-        prog += [
-            _bpf(_JEQ, nr, 0, 3),
-            _bpf(_LD_W_ABS, 16),  # args[0], low 32 bits
-            _bpf(_JEQ, _AF_UNIX, 1, 0),
-            _bpf(_RET, eperm),
-            _bpf(_LD_W_ABS, 0),
-        ]
-    prog.append(_bpf(_RET, _SECCOMP_RET_ALLOW))
+    # socketpair(domain, ...): Unix sockets only. socket() itself is refused: the channel is
+    # the one socket a program needs, so no socket file or network can be reached.
+    prog += [
+        _bpf(_JEQ, _SOCKETPAIR[index], 0, 4),
+        _bpf(_LD_W_ABS, 16),  # args[0], low 32 bits
+        _bpf(_JEQ, _AF_UNIX, 0, 1),
+        _bpf(_RET, _SECCOMP_RET_ALLOW),
+        _bpf(_RET, eperm),
+    ]
+    prog.append(_bpf(_RET, eperm))
     raw = b''.join(prog)
     buffer = ctypes.create_string_buffer(raw, len(raw))
 
