@@ -1048,7 +1048,11 @@ def build_parser() -> argparse.ArgumentParser:
         '--new', action='store_true', help='start a fresh journal (the old one is kept, renamed)'
     )
     mcp.add_argument(
-        '--http', type=_port, metavar='PORT', help='serve streamable HTTP at PORT/mcp, not stdio'
+        '--http',
+        type=_port,
+        metavar='PORT',
+        help='serve streamable HTTP at PORT/mcp, not stdio; every request needs the bearer '
+        'token printed at start and written to OUT/mcp-PORT.token (mode 0600)',
     )
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
     mcp.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)

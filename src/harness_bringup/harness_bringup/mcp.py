@@ -148,16 +148,39 @@ def serve_mcp(
             with serving():
                 server.run()
         else:
-            say(
-                f'serving MCP over streamable HTTP at http://{options.host}:{options.http_port}/mcp'
-            )
-            server.run('streamable-http', host=options.host, port=options.http_port)
+            serve_http(server, options, say)
     except KeyboardInterrupt:
         pass
     finally:
         goal = {'task': options.task, 'layout': options.layout, 'seed': options.seed}
         close_run(run, opened, holder, started, say, goal)
     return 0
+
+
+def token_path(options: McpOptions) -> Path:
+    """Where `harness mcp --http` writes its bearer token (readable by its user alone)."""
+    return options.out / f'mcp-{options.http_port}.token'
+
+
+def serve_http(server, options: McpOptions, say: Callable[[str], None]) -> None:
+    """Streamable HTTP at http://host:port/mcp behind a bearer token made now: printed once
+    and written to token_path(options); a request without it is answered 401."""
+    import anyio
+    import uvicorn
+    from harness_operator.bearer import BearerToken, new_token, write_token
+
+    token = new_token()
+    path = token_path(options)
+    write_token(path, token)
+    app = BearerToken(server.streamable_http_app(host=options.host), token)
+    url = f'http://{options.host}:{options.http_port}/mcp'
+    say(f'serving MCP over streamable HTTP at {url}')
+    say(f'bearer token (send "Authorization: Bearer <token>"): {token} (also in {path})')
+    config = uvicorn.Config(app, host=options.host, port=options.http_port, log_level='warning')
+    try:
+        anyio.run(uvicorn.Server(config).serve)
+    finally:
+        path.unlink(missing_ok=True)  # the token dies with the server
 
 
 def policy_names(config: GraphConfig) -> tuple[str, ...]:

@@ -119,6 +119,7 @@ def cell_record(cell: CellResult, call: int, code: str) -> dict:
         'code': code,
         'status': cell.status,
         'output': cell.output,
+        'notes': cell.notes,
         'traceback': cell.traceback,
         'event': stopped.event if stopped else None,
         'event_detail': stopped.detail if stopped else '',

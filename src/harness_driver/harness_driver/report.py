@@ -55,6 +55,20 @@ def start_text(
     )
 
 
+PROGRAM_QUOTE = '| '  # every line of program text in a report starts with this
+
+
+def quoted(text: str) -> list[str]:
+    """Text that came from the program, one report line per line of it, each quoted: nothing
+    the program prints can pass for a line of the report (a status, a kernel note)."""
+    return [PROGRAM_QUOTE + line for line in text.rstrip().splitlines()]
+
+
+def inline(text: str) -> str:
+    """Text on one report line: its line breaks become spaces."""
+    return ' '.join(text.splitlines())
+
+
 def turn_text(
     cell: CellResult, robot: RobotState, step_limit: int, calls_left: int, cameras: list[str]
 ) -> str:
@@ -62,16 +76,18 @@ def turn_text(
     steps and calls left."""
     lines = [f'Cell status: {cell.status}']
     if cell.output:
-        lines += ['Output:', cell.output.rstrip()]
+        lines += [f'Output (what the program printed, each line after "{PROGRAM_QUOTE}"):']
+        lines += quoted(cell.output)
     else:
         lines.append('Output: (nothing printed)')
     if cell.traceback:
-        lines += ['Error:', cell.traceback.rstrip()]
+        lines += [f'Error (each line after "{PROGRAM_QUOTE}"):', *quoted(cell.traceback)]
     if cell.stopped_by is not None:
         e = cell.stopped_by
-        lines.append(f'Stopped by event {e.event} ({e.skill}): {e.detail}')
+        lines.append(f'Stopped by event {e.event} ({e.skill}): {inline(e.detail)}')
     if cell.restored:
         lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
+    lines += [f'Kernel: {inline(note)}' for note in cell.notes]
     if cell.events_handled:
         lines.append(f'Events absorbed by your handlers: {cell.events_handled}')
     if cell.executions:
@@ -83,7 +99,7 @@ def turn_text(
             + '):'
         )
         for e in shown:
-            detail = f': {e.detail}' if e.detail else ''
+            detail = f': {inline(e.detail)}' if e.detail else ''
             counts = '' if e.chunks is None else f' ({e.chunks} chunks, {e.actions} actions)'
             lines.append(
                 f'  {e.skill} {e.arm} -> {e.event} after {len(e.trace)} ticks{counts}{detail}'
@@ -94,7 +110,9 @@ def turn_text(
     if scene.measured:
         lines.append('Scene (every object located so far, measured now):')
         for o in scene.objects:
-            lines.append(f'  {o.id} "{o.label}" at {_v(o.position)} m, size {_v(o.size)} m')
+            lines.append(
+                f'  {inline(o.id)} "{inline(o.label)}" at {_v(o.position)} m, size {_v(o.size)} m'
+            )
         if not scene.objects:
             lines.append('  (no located object is visible now)')
     grips = [

@@ -37,6 +37,10 @@ class ChannelClosedError(ChannelError):
     """The other side closed the channel (its process ended)."""
 
 
+class ChannelStalledError(ChannelError):
+    """The other side did not read a frame in time."""
+
+
 class Codec:
     """Encodes values for the channel; decodes only the dataclasses in `types`."""
 
@@ -194,14 +198,23 @@ class Channel:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, value: Any) -> None:
+    def send(self, value: Any, timeout: float | None = None) -> None:
+        """One frame; with a `timeout`, ChannelStalledError when the other side has not read
+        it all by then (the channel is then broken: a frame may be cut)."""
         data = self.codec.encode(value)
         if len(data) > MAX_FRAME:
             raise ChannelError(f'a frame of {len(data)} bytes is over the {MAX_FRAME} limit')
+        self.sock.settimeout(timeout)
         try:
             self.sock.sendall(struct.pack('<Q', len(data)) + data)
+        except TimeoutError:
+            raise ChannelStalledError(
+                f'the other side did not read what was sent to it for {timeout:g} s'
+            ) from None
         except OSError as exc:
             raise ChannelClosedError(f'the other side is gone: {exc}') from None
+        finally:
+            self.sock.settimeout(None)
 
     def recv(self, timeout: float | None = None) -> Any:
         self.sock.settimeout(timeout)

@@ -33,13 +33,21 @@ from harness_policy.catalog import Catalog
 from harness_reactive.stage import ReactiveResult
 from harness_skills.skill_table import SKILLS
 from harness_types.camera import CameraView
-from harness_types.cell import CellResult, ShownImage
+from harness_types.cell import STATUSES, CellResult, ShownImage
+from harness_types.config import KernelConfig
 from harness_types.execution import EPISODE_ENDED, Execution, skill_error
 from harness_types.prediction import Prediction
 from harness_types.robot_state import ARMS, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
 from harness_worker.world_model import MAX_HORIZON_S
 
+from harness_kernel.bounds import (
+    OUTPUT_LIMIT,
+    ProgramBounds,
+    bounded_record,
+    program_text,
+    workspace_use,
+)
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
 from harness_kernel.learned import (
@@ -59,10 +67,9 @@ from harness_kernel.program_host import (
     ProgramStartError,
 )
 
-OUTPUT_LIMIT = 8000
-MAX_SHOWN_PIXELS = 4096 * 4096
 HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
 INTERRUPT_GRACE_S = 2.0  # after a timeout signal, how long the program may take to stop
+WORKSPACE_CHECK_S = 0.1  # while a cell runs, its workspace is measured this often
 
 
 class Pump(Protocol):
@@ -179,7 +186,12 @@ class _Cell:
     stop: _Stop | None = None
     reactive: bool = False  # the program has guards: executions call its reactive stage
     interrupted_at: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    interrupted_why: str = ''  # '' = its time ran out
+    notes: list[str] = field(default_factory=list)  # the kernel's own lines for the report
+    records: int = 0  # kernel.log records of this cell's calls and executions
+    unlogged: int = 0  # records over the cell's bound, counted and not written
+    workspace_checked: float = 0.0
+    workspace_start: int = 0  # bytes when the cell started (a cell may shrink an overfull one)
 
 
 class Kernel:
@@ -200,8 +212,11 @@ class Kernel:
         catalog: Catalog | None = None,
         world_model_shadow: bool = False,
         control_hz: float | None = None,
+        bounds: ProgramBounds | None = None,
     ) -> None:
         self.robot = robot
+        self.bounds = bounds or ProgramBounds.of(KernelConfig())
+        self.shown_in_episode = 0
         self.control_hz = control_hz  # the embodiment's; None: predict_future sends every row
         self.world_model_shadow = world_model_shadow
         self.on_located = on_located  # shows what locate() found (rviz markers)
@@ -281,22 +296,18 @@ class Kernel:
         """Run `code` in the program's namespace; the result is the kernel's own account."""
         with self._call_lock:
             cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            cell.workspace_start = self._workspace().bytes
             status, traceback, summary, restored = 'error', '', '', []
             self._lent_news = None
             try:
                 if not self.host.alive():
                     self._restart(cell)
                 self.host.thaw()
-                self.host.channel.send({'op': 'cell', 'code': code})
-                done = self._serve('done')
-                status = str(done.get('status', 'error'))
-                traceback = str(done.get('traceback', ''))[:OUTPUT_LIMIT]
-                summary = str(done.get('summary', ''))[:OUTPUT_LIMIT]
-                restored = [str(r) for r in done.get('restored', [])][:64]
+                self._send({'op': 'cell', 'code': code})
+                status, traceback, summary, restored = _program_done(self._serve('done'))
             except _CellOver as over:
                 if over.done is not None:
-                    status = str(over.done.get('status', 'error'))
-                    traceback = str(over.done.get('traceback', ''))[:OUTPUT_LIMIT]
+                    status, traceback, _, _ = _program_done(over.done)
                 else:
                     traceback = over.error
             except ChannelClosedError:
@@ -309,23 +320,21 @@ class Kernel:
                 self.host.freeze()
                 self._cell = None
             if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
-                traceback = (
-                    f'CellTimeout: the cell ran longer than cell_timeout_seconds '
-                    f'({self.cell_timeout:g} s) and was stopped'
-                )
+                traceback = self._interruption(cell)
             status, summary = self._trusted_status(cell, status, summary)
             if status not in ('ok', 'escalated', 'episode_ended', 'finished', 'error'):
                 status = 'error'
-            output = cell.output.text()
-            if restored:
-                output += (
-                    f'\n[kernel] restored API names the program rebound: {", ".join(restored)}'
+            if cell.unlogged:
+                cell.notes.append(
+                    f"{cell.unlogged} records of this cell's calls were not written to "
+                    f'kernel.log (kernel.log_records_per_cell: '
+                    f'{self.bounds.log_records_per_cell})'
                 )
-            if cell.notes:
-                output += ''.join(f'\n[kernel] {note}' for note in cell.notes)
+                self.log({'call': '(kernel)', 'unlogged_records': cell.unlogged})
             return CellResult(
                 status=status,
-                output=output,
+                output=cell.output.text(),
+                notes=list(cell.notes),
                 traceback=traceback,
                 summary=summary,
                 stopped_by=cell.stop.execution if cell.stop is not None else None,
@@ -484,17 +493,44 @@ class Kernel:
     def _check_deadlines(self, cell: _Cell, now: float, deadline: float | None) -> None:
         if deadline is not None and now > deadline:
             raise _ReactiveLateError()
-        if now > cell.deadline and not cell.interrupted_at:
-            cell.interrupted_at = now
-            self.host.interrupt(CELL_TIMEOUT_SIGNAL)
+        if not cell.interrupted_at:
+            if now > cell.deadline:
+                self._interrupt(cell, now, '')
+            elif now > cell.workspace_checked + WORKSPACE_CHECK_S:
+                cell.workspace_checked = now
+                use = self._workspace()
+                if use.bytes > cell.workspace_start or use.entries > self.bounds.workspace_files:
+                    over = use.over(self.bounds)
+                    if over:
+                        self._interrupt(cell, now, over)
         if cell.interrupted_at and now > cell.interrupted_at + INTERRUPT_GRACE_S:
-            raise _CellOver(
-                None,
-                self._lost(
-                    f'CellTimeout: the cell ran longer than cell_timeout_seconds '
-                    f'({self.cell_timeout:g} s) and did not stop when interrupted'
-                ),
+            raise _CellOver(None, self._lost(self._interruption(cell, stopped=False)))
+
+    def _interrupt(self, cell: _Cell, now: float, why: str) -> None:
+        """Stop the running cell: its time ran out (`why` empty) or it passed a bound."""
+        cell.interrupted_at, cell.interrupted_why = now, why
+        self.host.interrupt(CELL_TIMEOUT_SIGNAL)
+
+    def _interruption(self, cell: _Cell, stopped: bool = True) -> str:
+        how = 'was stopped' if stopped else 'did not stop when interrupted'
+        if cell.interrupted_why:
+            return (
+                f'WorkspaceFull: {cell.interrupted_why}; the cell {how}. Delete files to write more'
             )
+        return (
+            f'CellTimeout: the cell ran longer than cell_timeout_seconds '
+            f'({self.cell_timeout:g} s) and {how}'
+        )
+
+    def _workspace(self):
+        return workspace_use(str(self.host.workspace), self.bounds.workspace_files)
+
+    def _send(self, message: dict) -> None:
+        """To the program, waiting for it to read at most until the cell's end (and the grace
+        after it): a program that does not read its replies cannot hold the kernel."""
+        cell = self._cell
+        end = cell.deadline + INTERRUPT_GRACE_S if cell is not None else time.monotonic() + 5.0
+        self.host.channel.send(message, timeout=max(0.05, end - time.monotonic()))
 
     def serve(self, wait_s: float) -> None:
         """While a skill runs (Pump.serve): read output, watch the program and the cell's
@@ -603,8 +639,8 @@ class Kernel:
             reply.update(error=type(exc).__name__, message=str(exc)[:2000])
             record.update(raised=type(exc).__name__, detail=str(exc)[:2000])
         record['wall_s'] = round(time.monotonic() - started, 4)
-        self.log(record)
-        self.host.channel.send(reply)
+        self._record(record)
+        self._send(reply)
 
     def _named_call(self, name: str, args: dict) -> Any:
         try:
@@ -673,7 +709,7 @@ class Kernel:
             return e
         if e.event == EPISODE_ENDED:
             raise _Stop('episode_ended', e)
-        self.host.channel.send({'op': 'event', 'execution': e})
+        self._send({'op': 'event', 'execution': e})
         answer = self._serve('handled')
         if answer.get('error'):
             raise _Stop('handler_error', e, str(answer['error'])[:2000])
@@ -683,8 +719,19 @@ class Kernel:
             return e
         raise _Stop('escalated', e)
 
+    def _record(self, record: dict) -> None:
+        """A kernel.log record of the running cell's calls and executions: at most
+        log_records_per_cell of them are written, each clipped; the rest are counted."""
+        cell = self._cell
+        if cell is not None:
+            cell.records += 1
+            if cell.records > self.bounds.log_records_per_cell:
+                cell.unlogged += 1
+                return
+        self.log(bounded_record(record))
+
     def _log_execution(self, e: Execution) -> None:
-        self.log(
+        self._record(
             {
                 'execution': e.skill,
                 'arm': e.arm,
@@ -734,7 +781,10 @@ class Kernel:
                 return ReactiveResult(fault='the cell ended during this step (its result says why)')
 
     def _reactive(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
-        self.host.channel.send({'op': 'reactive', 'obs': obs, 'call_controller': call_controller})
+        self.host.channel.send(
+            {'op': 'reactive', 'obs': obs, 'call_controller': call_controller},
+            timeout=self.reactive_deadline,
+        )
         try:
             answer = self._reactive_answer(time.monotonic() + self.reactive_deadline)
             return _reactive_result(answer.get('result'))
@@ -785,19 +835,39 @@ class Kernel:
         return self.robot.views([str(camera)], depth=True, segmentation=False)[0]
 
     def _show(self, image=None, caption: str = '') -> None:
+        cell, bounds = self._cell, self.bounds
+        if len(cell.images) >= bounds.shown_images_per_cell:
+            raise ValueError(
+                f'show(): this cell already showed {len(cell.images)} images, the most a cell '
+                f'may show (kernel.shown_images_per_cell)'
+            )
+        if self.shown_in_episode >= bounds.shown_images_per_episode:
+            raise ValueError(
+                f'show(): this episode already showed {self.shown_in_episode} images, the most '
+                f'an episode may show (kernel.shown_images_per_episode)'
+            )
         if isinstance(image, str):
             image = self._look(image).rgb
         array = np.asarray(image)
-        if array.dtype == object or array.ndim not in (2, 3) or array.size > MAX_SHOWN_PIXELS * 4:
+        if array.dtype == object or array.ndim not in (2, 3):
             raise ValueError(f'show() needs an image array (H x W or H x W x 3), got {array.shape}')
         if array.ndim == 3 and array.shape[2] not in (3, 4):
             raise ValueError(f'show() needs H x W x 3 or H x W x 4 colours, got {array.shape}')
-        if array.shape[0] * array.shape[1] > MAX_SHOWN_PIXELS or 0 in array.shape[:2]:
-            raise ValueError(f'show(): an image of {array.shape[:2]} pixels is too large')
+        if array.shape[0] * array.shape[1] > bounds.shown_image_pixels or 0 in array.shape[:2]:
+            raise ValueError(
+                f'show(): an image of {array.shape[0]} x {array.shape[1]} pixels; at most '
+                f'{bounds.shown_image_pixels} pixels (kernel.shown_image_pixels) and not empty'
+            )
         if array.ndim == 2:
-            array = np.repeat(array[..., None], 3, axis=2)
-        rgb = np.clip(np.nan_to_num(array[..., :3].astype(float)), 0, 255).astype(np.uint8)
-        self._cell.images.append(ShownImage(str(caption)[:500], rgb))
+            array = array[..., None]
+        if array.dtype == np.uint8:
+            rgb = np.broadcast_to(array[..., :3], (*array.shape[:2], 3)).copy()
+        else:  # float32 keeps the copy of a large image a third of float64's
+            values = np.nan_to_num(array[..., :3].astype(np.float32), posinf=255.0, neginf=0.0)
+            rgb = np.broadcast_to(np.clip(values, 0, 255).astype(np.uint8), (*array.shape[:2], 3))
+            rgb = rgb.copy()
+        cell.images.append(ShownImage(program_text(caption, 500), rgb))
+        self.shown_in_episode += 1
 
     def _predict_future(
         self, policy: str = '', actions=None, seconds: float = 2.0, instruction: str = ''
@@ -960,7 +1030,12 @@ class Kernel:
         if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
             raise ValueError(f'{what}: the object has no valid position and size')
         return LocatedObject(
-            str(obj.id), str(obj.label), position, size, float(obj.top), list(obj.cameras)
+            program_text(obj.id, 100),
+            program_text(obj.label, 200),
+            position,
+            size,
+            float(obj.top),
+            [program_text(c, 100) for c in list(obj.cameras)[:16]],
         )
 
     def _pick(
@@ -1012,7 +1087,23 @@ class Kernel:
         return self.robot.verify(str(claim)[:2000])
 
     def _finish(self, summary: str = '') -> None:
-        raise _Stop('finished', None, str(summary)[:OUTPUT_LIMIT])
+        raise _Stop('finished', None, program_text(summary))
+
+
+def _program_done(done: dict) -> tuple[str, str, str, list[str]]:
+    """The program's own account of its cell (its 'done' frame) as data: a status among the
+    known ones (the kernel decides the one it reports), the traceback and summary clipped and
+    encodable, and the rebound names only where they are API names."""
+    status = done.get('status')
+    status = status if isinstance(status, str) and status in STATUSES else 'error'
+    raw = done.get('restored')
+    rebound = {n for n in raw if isinstance(n, str)} if isinstance(raw, list) else set()
+    return (
+        status,
+        program_text(done.get('traceback') or ''),
+        program_text(done.get('summary') or ''),
+        [n for n in API_NAMES if n in rebound],
+    )
 
 
 def _rounded(v: np.ndarray) -> list[float]:

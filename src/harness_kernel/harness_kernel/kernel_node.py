@@ -52,6 +52,7 @@ from rclpy.node import Node
 from rclpy.utilities import get_default_context
 from visualization_msgs.msg import MarkerArray
 
+from harness_kernel.bounds import ProgramBounds
 from harness_kernel.kernel import Kernel, Pump
 from harness_kernel.perception import make_perception
 from harness_kernel.program_api import enabled_names
@@ -237,6 +238,7 @@ class KernelNode(Node):
             load_catalog(config.policies, emb) if config.policies else None,
             config.world_model_shadow,
             emb.rates.control_hz,
+            ProgramBounds.of(config),
         )
         # Served on a node of its own: called every tick of an execution with program code
         # (reactive_lane.py says why).

@@ -229,14 +229,22 @@ def test_policies_are_an_executor_and_switching_to_one_is_budgeted(tmp_path):
     anyio.run(with_policies, tmp_path, tmp_path / 'runs' / 'policies.journal.jsonl')
 
 
-async def over_http(url: str) -> None:
-    async with Client(url) as c:
+def authorised(url: str, token: str):
+    """A streamable HTTP transport that sends `token` (as `Authorization: Bearer`)."""
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    headers = {'Authorization': f'Bearer {token}'}
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+
+
+async def over_http(url: str, token: str) -> None:
+    async with Client(authorised(url, token)) as c:
         looked = await c.call_tool('observe')
         assert not looked.is_error, looked.content[0].text
         r = structured(await c.call_tool('do_action', {'action': {'skill': 'home'}, 'key': 'h1'}))
         assert r['executor_status'] == 'done' and r['verdict'] == 'satisfied', r
     # a second HTTP session finds the same station and journal
-    async with Client(url) as c:
+    async with Client(authorised(url, token)) as c:
         again = structured(
             await c.call_tool('do_action', {'action': {'skill': 'home'}, 'key': 'h1'})
         )
@@ -247,7 +255,7 @@ async def over_http(url: str) -> None:
 @contextlib.contextmanager
 def http_server(tmp_path: Path, journal: Path, stop: int = signal.SIGINT):
     """`harness mcp --http` in a subprocess until the block ends (then `stop` is sent); yields
-    (url, process)."""
+    (url, process, token): the bearer token read from the file the server wrote."""
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
@@ -270,7 +278,9 @@ def http_server(tmp_path: Path, journal: Path, stop: int = signal.SIGINT):
                 assert proc.poll() is None, (tmp_path / 'server.log').read_text()
                 assert time.monotonic() < deadline, 'the HTTP server did not listen'
                 time.sleep(0.2)
-        yield f'http://127.0.0.1:{port}/mcp', proc
+        token_file = tmp_path / 'runs' / f'mcp-{port}.token'
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        yield f'http://127.0.0.1:{port}/mcp', proc, token_file.read_text().strip()
     finally:
         if proc.poll() is None:
             proc.send_signal(stop)
@@ -283,26 +293,57 @@ def http_server(tmp_path: Path, journal: Path, stop: int = signal.SIGINT):
 
 
 def test_the_server_speaks_streamable_http_too(tmp_path):
-    with http_server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl') as (url, _):
-        anyio.run(over_http, url)
+    with http_server(tmp_path, tmp_path / 'runs' / 'http.journal.jsonl') as (url, _, token):
+        anyio.run(over_http, url, token)
     runs = list((tmp_path / 'runs').glob('*-mcp'))
     assert len(runs) == 1 and (runs[0] / 'summary.json').is_file()
+    assert not list((tmp_path / 'runs').glob('*.token'))  # the token died with the server
 
 
-async def long_action(url: str) -> None:
+def test_the_http_server_refuses_a_client_without_its_token(tmp_path):
+    """Any local process may reach the port: without the bearer token (or with another) a
+    request is answered 401 and no session opens, so nothing moves."""
+    import httpx2
+
+    with http_server(tmp_path, tmp_path / 'runs' / 'refused.journal.jsonl') as (url, _, token):
+        hello = {
+            'jsonrpc': '2.0',
+            'id': 1,
+            'method': 'initialize',
+            'params': {
+                'protocolVersion': '2025-06-18',
+                'capabilities': {},
+                'clientInfo': {'name': 'intruder', 'version': '0'},
+            },
+        }
+        accept = {'Accept': 'application/json, text/event-stream'}
+        for headers in ({}, {'Authorization': 'Bearer guess'}, {'Authorization': token}):
+            r = httpx2.post(url, json=hello, headers={**accept, **headers}, timeout=10)
+            assert r.status_code == 401, (headers, r.status_code, r.text)
+            assert r.headers['www-authenticate'].startswith('Bearer')
+        ok = httpx2.post(
+            url, json=hello, headers={**accept, 'Authorization': f'Bearer {token}'}, timeout=10
+        )
+        assert ok.status_code == 200, ok.text
+    (run,) = (tmp_path / 'runs').glob('*-mcp')
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'session_ended' and 'called no tool' in summary['detail']
+
+
+async def long_action(url: str, token: str) -> None:
     action = {'program': 'run_controller(lambda obs: {}, max_seconds=60.0)'}
     with contextlib.suppress(Exception):  # the server goes away under the call
-        async with Client(url) as c:
+        async with Client(authorised(url, token)) as c:
             await c.call_tool('do_action', {'action': action, 'key': 'long'})
 
 
 def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     journal = tmp_path / 'runs' / 'term.journal.jsonl'
-    with http_server(tmp_path, journal, signal.SIGTERM) as (url, proc):
+    with http_server(tmp_path, journal, signal.SIGTERM) as (url, proc, token):
 
         async def act_then_terminate() -> None:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(long_action, url)
+                tg.start_soon(long_action, url, token)
                 await anyio.sleep(2.0)
                 proc.send_signal(signal.SIGTERM)
 

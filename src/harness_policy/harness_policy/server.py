@@ -29,6 +29,9 @@ from harness_policy.protocol import Policy, ProtocolError, packb, unpackb
 log = logging.getLogger('harness_policy')
 
 HEALTH_PATH = '/healthz'
+# The largest observation frame taken from a client: several cameras' images and depth are a
+# few MiB; a larger frame is refused by websockets (close 1009) before it is held whole.
+MAX_OBSERVATION_BYTES = 64 * 2**20
 # A close reason must fit a control frame (123 bytes); the text frame before it says more.
 _CLOSE_REASON = 'policy server error, see the text frame before this close'
 
@@ -76,7 +79,7 @@ class PolicyServer:
             # What openpi servers and clients use: images do not compress, and a frame of
             # several cameras is megabytes.
             compression=None,
-            max_size=None,
+            max_size=MAX_OBSERVATION_BYTES,
             process_request=self._health,
         )
         self._port = self._server.socket.getsockname()[1]

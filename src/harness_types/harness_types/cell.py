@@ -22,8 +22,9 @@ class ShownImage:
 
 @dataclass
 class CellResult:
-    """`status` is one of STATUSES; `output` what the program printed (clipped), `traceback` the
-    program's own frames on an error, `summary` what it passed to finish(); `stopped_by` the
+    """`status` is one of STATUSES; `output` what the program printed (clipped), `notes` the
+    kernel's own lines about the cell (never the program's text), `traceback` the program's
+    own frames on an error, `summary` what it passed to finish(); `stopped_by` the
     execution whose event escalated or ended the episode; `executions` every execution of the
     cell in order; `images` what it showed; `restored` API names it rebound; `events_handled`
     events its handlers absorbed; `scene` the located objects and grips measured after it;
@@ -31,6 +32,7 @@ class CellResult:
 
     status: str
     output: str = ''
+    notes: list[str] = field(default_factory=list)
     traceback: str = ''
     summary: str = ''
     stopped_by: Execution | None = None

@@ -73,6 +73,15 @@ class KernelConfig:
     program_memory_mb: int = field(default=4096, metadata=_at_least(256))
     program_file_size_mb: int = field(default=64, metadata=_at_least(1))
     program_open_files: int = field(default=256, metadata=_at_least(16))
+    # What a program may make the trusted side hold (harness_kernel.bounds): its files in all,
+    # images shown with show() (each cell, the episode, one image's height x width) and the
+    # kernel.log records of one cell's calls. Reaching one is an error to the program.
+    program_workspace_mb: int = field(default=256, metadata=_at_least(1))
+    program_workspace_files: int = field(default=10000, metadata=_at_least(16))
+    shown_images_per_cell: int = field(default=4, metadata=_at_least(0))
+    shown_images_per_episode: int = field(default=32, metadata=_at_least(0))
+    shown_image_pixels: int = field(default=2048 * 2048, metadata=_at_least(1))
+    log_records_per_cell: int = field(default=2000, metadata=_at_least(10))
     # What locate() sees with: pixels (RGB-D and calibration, what a real camera feeds), oracle
     # (the simulator's segmentation, ground truth) or service (an external detector).
     perception: str = field(default='pixels', metadata={'choices': PERCEPTION_BACKENDS})

@@ -337,6 +337,7 @@ def cell_result_msg(cell: CellResult) -> RunCell.Result:
     msg = RunCell.Result(
         status=cell.status,
         output=cell.output,
+        notes=list(cell.notes),
         traceback=cell.traceback,
         summary=cell.summary,
         restored=list(cell.restored),
@@ -357,6 +358,7 @@ def cell_result_of(msg: RunCell.Result) -> CellResult:
     return CellResult(
         status=msg.status,
         output=msg.output,
+        notes=list(msg.notes),
         traceback=msg.traceback,
         summary=msg.summary,
         stopped_by=execution_of(msg.stopped_by[0]) if msg.stopped_by else None,

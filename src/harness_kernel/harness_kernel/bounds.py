@@ -1,0 +1,108 @@
+"""What a program may make the trusted side hold or send: the bounds the kernel enforces per
+cell and per episode, and the measures it takes of the program's workspace and of the text
+it reports. A bound that is reached is a clear error to the program (or the cell's end, for
+the workspace), never a failure of the kernel node."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from harness_types.config import KernelConfig
+
+OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
+LOG_RECORD_CHARS = 4000  # one kernel.log record (a call's arguments and result), at most
+
+
+@dataclass(frozen=True)
+class ProgramBounds:
+    """Per-cell and per-episode bounds: the kernel.* parameters of config/harness.yaml (their
+    defaults and meaning: harness_types.config.KernelConfig)."""
+
+    workspace_mb: int
+    workspace_files: int
+    shown_images_per_cell: int
+    shown_images_per_episode: int
+    shown_image_pixels: int
+    log_records_per_cell: int
+
+    @classmethod
+    def of(cls, config: KernelConfig) -> ProgramBounds:
+        return cls(
+            config.program_workspace_mb,
+            config.program_workspace_files,
+            config.shown_images_per_cell,
+            config.shown_images_per_episode,
+            config.shown_image_pixels,
+            config.log_records_per_cell,
+        )
+
+
+@dataclass(frozen=True)
+class WorkspaceUse:
+    """What the workspace holds: bytes (the larger of size and allocation) and entries,
+    counted until `files` passes its bound."""
+
+    bytes: int
+    entries: int
+
+    def over(self, bounds: ProgramBounds) -> str:
+        """Why this is over `bounds` ('' when it is not)."""
+        if self.entries > bounds.workspace_files:
+            return (
+                f'the workspace holds more than {bounds.workspace_files} files and folders '
+                '(kernel.program_workspace_files)'
+            )
+        if self.bytes > bounds.workspace_mb * 1024 * 1024:
+            return (
+                f'the workspace holds {self.bytes / 1048576:.0f} MB, over its '
+                f'{bounds.workspace_mb} MB quota (kernel.program_workspace_mb)'
+            )
+        return ''
+
+
+def workspace_use(root: str, max_entries: int) -> WorkspaceUse:
+    """The workspace's bytes and entries, links not followed; the walk stops once it has seen
+    more than `max_entries` entries (that alone is over the bound)."""
+    total, entries, stack = 0, 0, [root]
+    while stack and entries <= max_entries:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    entries += 1
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # removed while measured
+                    total += max(info.st_size, info.st_blocks * 512)
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue  # a folder removed while measured, or closed to the kernel
+    return WorkspaceUse(total, entries)
+
+
+def program_text(value: object, limit: int = OUTPUT_LIMIT) -> str:
+    """Text that came from the program, made safe to show: a string (anything else is written
+    as one), clipped to `limit` characters with the clip said, and encodable (a lone
+    surrogate is replaced)."""
+    text = value if isinstance(value, str) else repr(value)
+    clipped = len(text) > limit
+    text = text[:limit].encode('utf-8', 'replace').decode('utf-8')
+    return text + f'\n[clipped at {limit} characters]' if clipped else text
+
+
+def bounded_record(record: dict) -> dict:
+    """A kernel.log record of at most LOG_RECORD_CHARS characters: over that, its arguments and
+    result are replaced by their first characters."""
+    line = json.dumps(record, default=str)
+    if len(line) <= LOG_RECORD_CHARS:
+        return record
+    small = {k: v for k, v in record.items() if k not in ('args', 'result')}
+    room = LOG_RECORD_CHARS // 4
+    for key in ('args', 'result'):
+        if key in record:
+            small[key] = json.dumps(record[key], default=str)[:room] + '...'
+    small['clipped'] = f'a record of {len(line)} characters, clipped'
+    return small
