@@ -58,6 +58,7 @@ class ShieldLimits:
     workspace_max: tuple[float, float, float]
     max_lead_rad: float
     collision_tolerance_m: float
+    max_contact_force_n: float
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,7 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         r.numbers(raw, 'shield.workspace_max', 3),  # type: ignore[arg-type]
         r.number(raw, 'shield.max_lead_rad'),
         r.number(raw, 'shield.collision_tolerance_m'),
+        r.number(raw, 'shield.max_contact_force_n'),
     )
     sim = SimParams(
         r.numbers(raw, 'sim.kp', 6),

@@ -139,7 +139,10 @@ def run_trials(run: Path) -> list[TrialData]:
     frames = camera_frames(run)
     out = []
     for t in trials:
-        ticks = load_ticks(run, t.get('ticks') or [])
+        try:
+            ticks = load_ticks(run, t.get('ticks') or [])
+        except (ValueError, OSError) as exc:  # a run folder edited or broken by hand
+            raise ExportError(f'the ticks of trial {t.get("key", "?")!r} in {run}: {exc}') from None
         if not len(ticks['time']):
             continue  # nothing moved: no frames
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])

@@ -20,6 +20,23 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def file_inside(folder: Path, name: object) -> Path | None:
+    """The file `name` (as events.jsonl names it) of the run folder `folder`: a relative path
+    that, links followed, stays inside the folder and is a regular file; None otherwise (an
+    absolute path, a way out through .. or a link, a folder, nothing). What a crafted run
+    folder names elsewhere is never read."""
+    if not isinstance(name, str) or not name or Path(name).is_absolute():
+        return None
+    root = Path(folder).resolve()
+    try:
+        path = (root / name).resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return None
+    if root not in path.parents or not path.is_file():
+        return None
+    return path
+
+
 def read_events(folder: Path) -> list[dict]:
     """The lines of <folder>/events.jsonl ([] without one); a line cut short by a crash is
     left out, the rest still reads."""

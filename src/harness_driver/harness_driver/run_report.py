@@ -31,7 +31,7 @@ from jinja2 import (
 
 from arx_x5_description.urdf import user_cache_dir
 from harness_driver.reply import ALL_BLOCKS, FormatError, parse_reply
-from harness_driver.run_folder import read_events
+from harness_driver.run_folder import file_inside, read_events
 from harness_driver.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
@@ -215,10 +215,10 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
             except FormatError as error:
                 thought, block, body = reply, 'format error', str(error)
             images = []
-            for name in e.get('image_files', []):
-                path = folder / name
-                if path.is_file():
-                    images.append((name, _data_uri(path)))
+            for name in e.get('image_files') or []:
+                path = file_inside(folder, name)
+                if path is not None:
+                    images.append((str(name), _data_uri(path)))
             decisions.append(
                 Decision(
                     int(e.get('call', 0)),

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 from harness_types.execution import Execution
 
+from harness_driver.run_folder import file_inside
+
 TICKS = 'ticks'
 
 
@@ -49,7 +51,10 @@ def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndar
     for rel in parts:
         if not rel:
             continue
-        with np.load(Path(run_folder) / rel) as data:
+        path = file_inside(run_folder, rel)
+        if path is None:
+            raise ValueError(f'{rel!r} is not a file inside the run folder {run_folder}')
+        with np.load(path) as data:
             loaded.append({k: data[k] for k in ('time', 'measured', 'command')})
     if not loaded:
         return {

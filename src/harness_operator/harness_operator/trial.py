@@ -11,6 +11,7 @@ from harness_types.execution import (
     BLOCKED,
     COMPLETED,
     EPISODE_ENDED,
+    FORCE_LIMIT,
     GUARD_TRIGGERED,
     PREDICATE_SATISFIED,
     REGION_EXIT,
@@ -22,7 +23,7 @@ EXECUTOR_STATUSES = ('done', 'timeout', 'clamped', 'error')
 # Events that stop a motion short of its goal without a fault: it was held back (by the world,
 # a guard, its region, the shield, or the station ending the episode: the task succeeded or
 # the step limit passed).
-CLAMPED = (BLOCKED, GUARD_TRIGGERED, REGION_EXIT, SHIELD_REJECTED, EPISODE_ENDED)
+CLAMPED = (BLOCKED, GUARD_TRIGGERED, REGION_EXIT, SHIELD_REJECTED, FORCE_LIMIT, EPISODE_ENDED)
 
 
 def executor_status(cell: CellResult) -> tuple[str, str]:

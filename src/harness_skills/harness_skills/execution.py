@@ -17,6 +17,7 @@ from harness_reactive.stage import ReactiveResult
 from harness_types.execution import (
     COMPLETED,
     EPISODE_ENDED,
+    FORCE_LIMIT,
     GUARD_TRIGGERED,
     NOMINAL,
     PREDICATE_SATISFIED,
@@ -113,11 +114,19 @@ class Engine:
     `control_hz` turns simulated seconds into ticks (the embodiment's rate)."""
 
     def __init__(
-        self, port: StationPort, control_hz: float, reactive: ReactivePort | None = None
+        self,
+        port: StationPort,
+        control_hz: float,
+        reactive: ReactivePort | None = None,
+        max_contact_force_n: float = float('inf'),
     ) -> None:
         self.port = port
         self.control_hz = control_hz
         self.reactive = reactive
+        # An arm that presses the table, or an object it does not hold, harder than this
+        # ends the execution (FORCE_LIMIT): the shield bounds how deep a command goes, this
+        # how hard the arm pushes before it gets there.
+        self.max_contact_force_n = max_contact_force_n
         # Grippers keep their last commanded opening between executions: a closed gripper's
         # command is below its measured opening (it squeezes), and holding "the measured
         # opening" would let a grasped object slip. Forgotten when the episode restarts.
@@ -232,6 +241,16 @@ class Engine:
         if outcome.episode_ended:
             why = outcome.reasons[0] if outcome.reasons else 'the episode ended'
             return self._end(result, obs, EPISODE_ENDED, why)
+        for arm in motion.arms():
+            force = obs.arm(arm).contact_force
+            if force > self.max_contact_force_n:
+                self._stop(obs, command)
+                detail = (
+                    f'the {arm} arm pressed with {force:.1f} N, over the '
+                    f'{self.max_contact_force_n:g} N limit (shield.max_contact_force_n); it '
+                    'holds where it is'
+                )
+                return self._end(result, obs, FORCE_LIMIT, detail)
         signals = obs.signals()
         for watch in run.options.watches:
             run.guards.append(watch.name)

@@ -62,7 +62,9 @@ class SkillServer(Node):
             names.SKILL_SERVER_REACTIVE, self, ReactiveStep, names.REACTIVE_STEP
         )
         self.reactive = RosReactivePort(self.reactive_lane, self.station, timeout)
-        engine = Engine(self.station, emb.rates.control_hz, self.reactive)
+        engine = Engine(
+            self.station, emb.rates.control_hz, self.reactive, emb.shield.max_contact_force_n
+        )
         self.skills = Skills(
             engine,
             emb.gripper.closed_below,

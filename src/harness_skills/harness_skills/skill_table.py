@@ -194,6 +194,15 @@ def _run_policy(sk: Skills, g, o: Options, run: dict):
     return sk.run_policy(policy, o, **run)
 
 
+def _fraction(value) -> float:
+    """A gripper fraction from a program: in [0, 1], refused otherwise (the goal's negative
+    target means the skill's default on ROS; a program's -5 is a mistake, not that)."""
+    fraction = float(value)
+    if not 0.0 <= fraction <= 1.0:  # NaN too
+        raise ValueError(f'fraction must be in [0, 1], got {fraction}')
+    return fraction
+
+
 def _goal(kind, args: dict, **fields):
     goal = kind.Goal(**fields)
     options_into(goal.options, args)
@@ -254,7 +263,7 @@ SKILLS: dict[str, SkillSpec] = {
             'open_gripper',
             Gripper,
             open_gripper,
-            lambda a: _goal(Gripper, a, arm=a['arm'], target=float(a['fraction'])),
+            lambda a: _goal(Gripper, a, arm=a['arm'], target=_fraction(a['fraction'])),
             lambda sk, g, o, run: sk.gripper(
                 'open_gripper', g.arm, 1.0 if g.target < 0 else g.target, o, **run
             ),
@@ -263,7 +272,7 @@ SKILLS: dict[str, SkillSpec] = {
             'close_gripper',
             Gripper,
             close_gripper,
-            lambda a: _goal(Gripper, a, arm=a['arm'], target=float(a['fraction'])),
+            lambda a: _goal(Gripper, a, arm=a['arm'], target=_fraction(a['fraction'])),
             lambda sk, g, o, run: sk.gripper(
                 'close_gripper', g.arm, 0.0 if g.target < 0 else g.target, o, **run
             ),

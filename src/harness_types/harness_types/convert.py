@@ -80,6 +80,7 @@ def arm_state_msg(arm: ArmState, msg: hm.ArmState | None = None) -> hm.ArmState:
     _set_pose(msg.link6, arm.link6_position, arm.link6_quat)
     _set_pose(msg.tcp, arm.tcp_position, arm.tcp_quat)
     msg.grip_force = float(arm.grip_force)
+    msg.contact_force = float(arm.contact_force)
     msg.fingers = np.array(arm.fingers, dtype=np.float64)
     return msg
 
@@ -95,6 +96,7 @@ def arm_state_of(msg: hm.ArmState) -> ArmState:
         link6_quat=quat_of(msg.link6.orientation),
         velocities=np.array(msg.velocities),
         grip_force=float(msg.grip_force),
+        contact_force=float(msg.contact_force),
         fingers=(float(msg.fingers[0]), float(msg.fingers[1])),
     )
 

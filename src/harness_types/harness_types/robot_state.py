@@ -21,8 +21,9 @@ class ArmState:
     """One arm, measured. Positions are in the world frame (m), quaternions (w, x, y, z).
 
     `tcp` is `tcp_position`; `gripper` the open fraction (1 = open, 88 mm); `grip_force` the
-    normal force (N) on the fingers from anything but the arm itself; `fingers` the two finger
-    joints (m)."""
+    normal force (N) on the fingers from anything but the arm itself; `contact_force` how hard
+    (N, normal) the arm presses on the table and on objects it does not hold (0 where the arm
+    cannot sense it); `fingers` the two finger joints (m)."""
 
     name: str
     joints: np.ndarray  # 6, rad
@@ -33,6 +34,7 @@ class ArmState:
     link6_quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     velocities: np.ndarray = _zeros(6)
     grip_force: float = 0.0
+    contact_force: float = 0.0
     fingers: tuple[float, float] = (0.0, 0.0)
 
     @property

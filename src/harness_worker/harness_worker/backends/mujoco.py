@@ -276,6 +276,7 @@ class MujocoStation:
                 link6_quat=d.xquat[link6].copy(),
                 velocities=d.qvel[self._arm_dof[a]],
                 grip_force=self._grip_force(a, contact),
+                contact_force=self._contact_force(a, contact),
                 fingers=(finger, float(d.qpos[self._mimic_qpos[a]])),
             )
         return RobotState(arms['left'], arms['right'], step, self.time)
@@ -305,6 +306,22 @@ class MujocoStation:
         fingers, mine = self._finger_mask[arm], self._arm_mask[arm]
         on_finger = (fingers[b1] & ~mine[b2]) | (fingers[b2] & ~mine[b1])
         return float(self._normal_force(np.flatnonzero(on_finger)))
+
+    def _contact_force(self, arm: str, contact: tuple[np.ndarray, np.ndarray]) -> float:
+        """How hard (N, normal) `arm` presses on the table and on objects it does not hold
+        (a grasp's squeeze is not pressing)."""
+        b1, b2 = contact
+        if not len(b1):
+            return 0.0
+        mine = self._arm_mask[arm]
+        other = np.where(mine[b1], b2, b1)
+        pressed = (mine[b1] ^ mine[b2]) & ~self._any_arm_mask[other]
+        if not pressed.any():
+            return 0.0
+        held = {self._object_bodies[name] for name in self._holding(arm, contact)}
+        if held:
+            pressed &= ~np.isin(other, list(held))
+        return float(self._normal_force(np.flatnonzero(pressed)))
 
     def holding(self, arm: str) -> tuple[str, ...]:
         """Objects touched by both fingers of `arm`."""
