@@ -75,6 +75,7 @@ def doc_values(config: GraphConfig) -> dict:
     return {
         'reactive_budget_ms': config.kernel.reactive_budget_ms,
         'control_hz': load_embodiment().rates.control_hz,
+        'max_contact_force_n': load_embodiment().shield.max_contact_force_n,
         'post_policy_calls': config.driver.post_policy_calls,
     }
 

@@ -207,6 +207,7 @@ class KernelNode(Node):
         doc_values = {
             'reactive_budget_ms': config.reactive_budget_ms,
             'control_hz': emb.rates.control_hz,
+            'max_contact_force_n': emb.shield.max_contact_force_n,
         }
         host = ProgramHost(
             workspace,

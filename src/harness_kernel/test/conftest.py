@@ -18,7 +18,7 @@ from harness_types.execution import Execution, TraceTick
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import Verdict
 
-DOC_VALUES = {'reactive_budget_ms': 20.0, 'control_hz': 25.0}
+DOC_VALUES = {'reactive_budget_ms': 20.0, 'control_hz': 25.0, 'max_contact_force_n': 20.0}
 
 
 def robot_state(step=0):

@@ -111,6 +111,22 @@ def test_raw_frames_see_openpis_protocol(server: PolicyServer) -> None:
         assert ws.close_code == 1011
 
 
+def test_a_frame_over_the_bound_is_refused_before_it_is_held(monkeypatch) -> None:
+    """A 300 MB frame was read whole (max_size=None): the server now closes a connection whose
+    frame passes MAX_OBSERVATION_BYTES (1009, message too big) and serves on."""
+    import harness_policy.server as server_module
+
+    monkeypatch.setattr(server_module, 'MAX_OBSERVATION_BYTES', 2**20)
+    with PolicyServer(Counter, METADATA) as bounded:
+        with connect(bounded.url, compression=None, max_size=None) as ws:
+            ws.recv(timeout=5)
+            ws.send(b'\x00' * (2 * 2**20))
+            ws.recv_events_thread.join(5)
+            assert ws.close_code == 1009
+        with PolicyClient(bounded.url) as client:
+            assert client.infer(_obs())['calls'] == 1
+
+
 def test_a_text_request_is_malformed(server: PolicyServer) -> None:
     with connect(server.url, compression=None) as ws:
         ws.recv(timeout=5)

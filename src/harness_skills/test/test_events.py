@@ -118,17 +118,43 @@ def test_skill_error_for_an_unreachable_pose(graph):
     assert not r.ticks
 
 
-def test_into_the_table_is_shield_rejected(graph):
+def test_into_the_table_ends_at_the_force_limit_with_the_force(graph):
     graph.reset()
-    # Joint targets whose TCP lies 6 cm inside the table: the shield refuses the fingers in it.
+    # Joint targets whose TCP lies 6 cm inside the table: the fingers press on the table, and
+    # the execution ends when they press harder than the limit (the shield's depth bound
+    # would end it only millimetres later, after the force).
     kin = graph.worker.worker.kinematics.arms['left']
     solved = kin.ik(np.array([-0.25, 0.0, 0.705]))
     assert solved.ok
     r = graph.run(
         'move_joints', MoveJoints.Goal(arm='left', positions=solved.joints.tolist(), speed=0.6)
     )
-    assert r.event.name == 'SHIELD_REJECTED', r.event.detail
-    assert any('into the table' in reason for reason in r.event.reasons)
+    assert r.event.name == 'FORCE_LIMIT', r.event.detail
+    assert 'left arm pressed with' in r.event.detail and '20 N limit' in r.event.detail
+    assert 20.0 < float(r.event.detail.split('pressed with ')[1].split(' N')[0]) < 40.0
+
+
+def test_a_slow_walk_into_the_table_ends_at_the_force_limit(graph):
+    """A controller lowering the TCP 1 mm a tick into the table (the attack that pressed with
+    44.6 N before the shield stopped it 7-9 mm deep): FORCE_LIMIT, the force measured under
+    the limit's first crossing, and the arm holds where it is."""
+    graph.reset()
+    start = graph.state().left.tcp.position
+    target = [start.x, start.y, start.z]
+
+    def lower(obs):
+        target[2] -= 0.001
+        return {'left_eef': list(target)}
+
+    graph.stage.controller = lower
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 20.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'FORCE_LIMIT', r.event.detail
+    force = float(r.event.detail.split('pressed with ')[1].split(' N')[0])
+    assert 20.0 < force < 30.0, r.event.detail
+    assert graph.state().left.contact_force < 20.0  # it holds, no longer pushing
 
 
 def test_blocked_on_the_cube(graph):
