@@ -306,15 +306,19 @@ def test_ctrl_c_mid_cell_closes_the_bag_with_everything_up_to_it(tmp_path):
 
 
 def test_two_episodes_side_by_side_cannot_reach_each_other(tmp_path):
-    """Each program looks for the other episode every way it can and tries to stop it."""
+    """Each program looks for the other episode every way it can and tries to stop it: signals
+    and prlimit64 (RLIMIT_FSIZE=1 on the kernel node stopped its log and failed every later
+    cell) on every process, a datagram to DDS."""
     probe = (
-        '<python>\nimport os, socket, signal\nfound = []\n'
+        '<python>\nimport os, resource, socket, signal\nfound = []\n'
         "for path in ['/proc', '/tmp', '/dev/shm', os.path.expanduser('~/..')]:\n"
         '    try:\n        found.append((path, len(os.listdir(path))))\n'
         '    except OSError as e:\n        found.append((path, e.errno))\n'
         'for pid in set(range(2, 4000)) - {os.getpid()}:\n    try:\n'
         '        os.kill(pid, signal.SIGSTOP)\n'
         "        found.append(('signalled', pid))\n    except OSError:\n        pass\n"
+        '    try:\n        resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, 1))\n'
+        "        found.append(('limited', pid))\n    except OSError:\n        pass\n"
         "try:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', "
         "('127.0.0.1', 7400))\n    found.append('sent')\nexcept OSError as e:\n"
         "    found.append(('udp', e.errno))\nprint(found, os.getcwd())\n</python>"
@@ -329,6 +333,7 @@ def test_two_episodes_side_by_side_cannot_reach_each_other(tmp_path):
         assert code == 0 and summary['status'] == 'finished', out
         (cell,) = [e for e in events if e['type'] == 'cell']
         assert "'signalled'" not in cell['output'] and "'sent'" not in cell['output']
+        assert "'limited'" not in cell['output']
         assert "('/proc', 13)" in cell['output'] and "('/tmp', 13)" in cell['output']
         # The program's folder says nothing of the task, layout or seed.
         assert 'lift_cube' not in cell['output'] and '-l0-s0' not in cell['output']
