@@ -138,7 +138,8 @@ def run_controller(
     by IK), {'left_gripper': fraction}, same for right. Ends when `until(obs)` holds
     (PREDICATE_SATISFIED, checked every tick), a guard fires, the arms it commands leave
     `region` (REGION_EXIT), an arm presses the table or an object it does not hold harder
-    than {max_contact_force_n:g} N (FORCE_LIMIT), or max_seconds pass (TIMEOUT). cameras: names whose views arrive
+    than {max_contact_force_n:g} N (FORCE_LIMIT), or max_seconds pass (TIMEOUT). cameras:
+    names whose views arrive
     in obs.images (by name) every 1/camera_hz s (0: with every call), each a CameraView as
     look() gives (.rgb, .depth arrays, .fx .fy .cx .cy, .position, .rotation). Each call of fn
     and until has a {reactive_budget_ms:g} ms budget; every command is shielded."""
@@ -152,8 +153,9 @@ def run_policy(name: str, instruction: str, max_seconds: float = 60.0, until=Non
     says it is done or the arms stall (still for a few seconds once they moved), TIMEOUT
     after max_seconds of simulated time, PREDICATE_SATISFIED when `until(obs)` holds
     (checked every tick), REGION_EXIT when link6 of an arm leaves `region` ([xmin, ymin,
-    zmin], [xmax, ymax, zmax]), SHIELD_REJECTED, FORCE_LIMIT, GUARD_TRIGGERED, EPISODE_ENDED (the task
-    succeeded or the step limit passed), or SKILL_ERROR when the policy cannot be reached or
+    zmin], [xmax, ymax, zmax]), SHIELD_REJECTED, FORCE_LIMIT, GUARD_TRIGGERED, EPISODE_ENDED
+    (the task succeeded or the step limit passed), or SKILL_ERROR when the policy cannot be
+    reached or
     breaks off. The result's .chunks and .actions count what the policy sent and what ran."""
 
 
