@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from harness_types.config import KernelConfig
 
 OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
-LOG_RECORD_CHARS = 4000  # one kernel.log record (a call's arguments and result), at most
+LOG_RECORD_CHARS = 2000  # one kernel.log record (a call's arguments and result), at most
 
 
 @dataclass(frozen=True)
@@ -47,14 +47,16 @@ class WorkspaceUse:
     bytes: int
     entries: int
 
-    def over(self, bounds: ProgramBounds) -> str:
-        """Why this is over `bounds` ('' when it is not)."""
-        if self.entries > bounds.workspace_files:
+    def over(self, bounds: ProgramBounds, since: WorkspaceUse | None = None) -> str:
+        """Why this is over `bounds` ('' when it is not); with `since`, only a measure that
+        grew since then counts (a cell that deletes from an overfull workspace goes on)."""
+        since = since or WorkspaceUse(-1, -1)
+        if self.entries > bounds.workspace_files and self.entries > since.entries:
             return (
                 f'the workspace holds more than {bounds.workspace_files} files and folders '
                 '(kernel.program_workspace_files)'
             )
-        if self.bytes > bounds.workspace_mb * 1024 * 1024:
+        if self.bytes > bounds.workspace_mb * 1024 * 1024 and self.bytes > since.bytes:
             return (
                 f'the workspace holds {self.bytes / 1048576:.0f} MB, over its '
                 f'{bounds.workspace_mb} MB quota (kernel.program_workspace_mb)'

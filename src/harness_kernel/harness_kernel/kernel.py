@@ -44,6 +44,7 @@ from harness_worker.world_model import MAX_HORIZON_S
 from harness_kernel.bounds import (
     OUTPUT_LIMIT,
     ProgramBounds,
+    WorkspaceUse,
     bounded_record,
     program_text,
     workspace_use,
@@ -191,7 +192,7 @@ class _Cell:
     records: int = 0  # kernel.log records of this cell's calls and executions
     unlogged: int = 0  # records over the cell's bound, counted and not written
     workspace_checked: float = 0.0
-    workspace_start: int = 0  # bytes when the cell started (a cell may shrink an overfull one)
+    workspace_start: WorkspaceUse | None = None  # a cell may shrink an overfull workspace
 
 
 class Kernel:
@@ -296,7 +297,7 @@ class Kernel:
         """Run `code` in the program's namespace; the result is the kernel's own account."""
         with self._call_lock:
             cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
-            cell.workspace_start = self._workspace().bytes
+            cell.workspace_start = self._workspace()
             status, traceback, summary, restored = 'error', '', '', []
             self._lent_news = None
             try:
@@ -498,11 +499,9 @@ class Kernel:
                 self._interrupt(cell, now, '')
             elif now > cell.workspace_checked + WORKSPACE_CHECK_S:
                 cell.workspace_checked = now
-                use = self._workspace()
-                if use.bytes > cell.workspace_start or use.entries > self.bounds.workspace_files:
-                    over = use.over(self.bounds)
-                    if over:
-                        self._interrupt(cell, now, over)
+                over = self._workspace().over(self.bounds, since=cell.workspace_start)
+                if over:
+                    self._interrupt(cell, now, over)
         if cell.interrupted_at and now > cell.interrupted_at + INTERRUPT_GRACE_S:
             raise _CellOver(None, self._lost(self._interruption(cell, stopped=False)))
 
@@ -522,7 +521,7 @@ class Kernel:
             f'({self.cell_timeout:g} s) and {how}'
         )
 
-    def _workspace(self):
+    def _workspace(self) -> WorkspaceUse:
         return workspace_use(str(self.host.workspace), self.bounds.workspace_files)
 
     def _send(self, message: dict) -> None:

@@ -32,7 +32,6 @@ class CellResult:
 
     status: str
     output: str = ''
-    notes: list[str] = field(default_factory=list)
     traceback: str = ''
     summary: str = ''
     stopped_by: Execution | None = None
@@ -43,3 +42,4 @@ class CellResult:
     scene: SceneReport = field(default_factory=SceneReport)
     strategy: str = ''  # the episode's strategy once start() chose it (A, B, C)
     strategy_kind: str = ''  # the task kind start() named
+    notes: list[str] = field(default_factory=list)  # the kernel's own lines, never the program's

@@ -34,8 +34,8 @@ class ArmState:
     link6_quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     velocities: np.ndarray = _zeros(6)
     grip_force: float = 0.0
-    contact_force: float = 0.0
     fingers: tuple[float, float] = (0.0, 0.0)
+    contact_force: float = 0.0
 
     @property
     def tcp(self) -> np.ndarray:

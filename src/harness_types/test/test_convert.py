@@ -135,8 +135,10 @@ def test_cell_result_round_trip():
             {'left': 'cube', 'right': None},
             True,
         ),
+        notes=['the program process was started again'],
     )
     back = cell_result_of(cell_result_msg(cell))
+    assert back.notes == ['the program process was started again']
     assert back.status == 'escalated' and back.stopped_by.event == 'BLOCKED'
     assert back.stopped_by.trace[0].guards == ('g',) and back.stopped_by.end_step == 4
     assert back.executions[0].holding is True and back.executions[0].opening == 0.3
