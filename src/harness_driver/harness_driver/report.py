@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from harness_types.cell import CellResult
+from harness_types.execution import Execution
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
 
 LAST_EXECUTIONS = 8
+EVENT_TICKS = 3  # ticks of an escalation's trace the turn report shows, up to its event
 
 
 def _v(values, digits: int = 3) -> str:
@@ -64,9 +66,33 @@ def quoted(text: str) -> list[str]:
     return [PROGRAM_QUOTE + line for line in text.rstrip().splitlines()]
 
 
-def inline(text: str) -> str:
-    """Text on one report line: its line breaks become spaces."""
-    return ' '.join(text.splitlines())
+DETAIL_CHARS = 400  # of one execution's detail in a report (guard details are the program's)
+
+
+def inline(text: str, limit: int = DETAIL_CHARS) -> str:
+    """Text on one report line: its line breaks become spaces, clipped to `limit` characters."""
+    text = ' '.join(str(text).splitlines())
+    return text if len(text) <= limit else text[:limit] + ' [clipped]'
+
+
+def event_lines(e: Execution) -> list[str]:
+    """The event that stopped a cell, as the model reads it: its sentence, every reason (each
+    shield rejection with its numbers), and the last ticks before it (measured and commanded
+    joints, left then right, and the guards evaluated)."""
+    lines = [f'Stopped by event {e.event} ({e.skill} {e.arm}): {inline(e.detail)}'.rstrip()]
+    reasons = [r for r in e.reasons if r not in e.detail]
+    lines += [f'  reason: {inline(r)}' for r in reasons]
+    ticks = e.trace[-EVENT_TICKS:]
+    if ticks:
+        lines.append(
+            f'  the last {len(ticks)} ticks before it (rad; left joints 1-6, gripper, then right):'
+        )
+        for t in ticks:
+            guards = f', guards {inline(", ".join(t.guards), 200)}' if t.guards else ''
+            lines.append(
+                f'    t={t.time:.2f} s measured {_v(t.measured)} commanded {_v(t.command)}{guards}'
+            )
+    return lines
 
 
 def turn_text(
@@ -83,8 +109,7 @@ def turn_text(
     if cell.traceback:
         lines += [f'Error (each line after "{PROGRAM_QUOTE}"):', *quoted(cell.traceback)]
     if cell.stopped_by is not None:
-        e = cell.stopped_by
-        lines.append(f'Stopped by event {e.event} ({e.skill}): {inline(e.detail)}')
+        lines += event_lines(cell.stopped_by)
     if cell.restored:
         lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
     lines += [f'Kernel: {inline(note)}' for note in cell.notes]

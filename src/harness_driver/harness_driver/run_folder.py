@@ -30,9 +30,9 @@ def file_inside(folder: Path, name: object) -> Path | None:
     root = Path(folder).resolve()
     try:
         path = (root / name).resolve()
-    except (OSError, RuntimeError):  # a link loop
-        return None
-    if root not in path.parents or not path.is_file():
+        if root not in path.parents or not path.is_file():
+            return None
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
         return None
     return path
 

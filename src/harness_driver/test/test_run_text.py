@@ -61,6 +61,7 @@ def test_a_run_folder_names_only_its_own_files(tmp_path):
         None,
         7,
         '/etc/passwd',
+        'images/a\0.png',
     ):
         assert file_inside(run, name) is None, name
     events = [

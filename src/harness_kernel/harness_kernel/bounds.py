@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 
 from harness_types.config import KernelConfig
@@ -64,10 +65,12 @@ class WorkspaceUse:
         return ''
 
 
-def workspace_use(root: str, max_entries: int) -> WorkspaceUse:
+def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
     """The workspace's bytes and entries, links not followed; the walk stops once it has seen
-    more than `max_entries` entries (that alone is over the bound)."""
-    total, entries, stack = 0, 0, [root]
+    more than `max_entries` entries (that alone is over the bound). With the program's `pid`,
+    the files it holds open that have no name any more (deleted, or made with O_TMPFILE) count
+    too: they fill the disk as much as named ones."""
+    total, entries, stack = _unnamed_open_bytes(pid), 0, [root]
     while stack and entries <= max_entries:
         try:
             with os.scandir(stack.pop()) as listing:
@@ -85,6 +88,24 @@ def workspace_use(root: str, max_entries: int) -> WorkspaceUse:
     return WorkspaceUse(total, entries)
 
 
+def _unnamed_open_bytes(pid: int) -> int:
+    if pid <= 0:
+        return 0
+    total = 0
+    try:
+        fds = os.listdir(f'/proc/{pid}/fd')
+    except OSError:
+        return 0  # gone, or not ours to read
+    for fd in fds:
+        try:
+            info = os.stat(f'/proc/{pid}/fd/{fd}')
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+            total += max(info.st_size, info.st_blocks * 512)
+    return total
+
+
 def program_text(value: object, limit: int = OUTPUT_LIMIT) -> str:
     """Text that came from the program, made safe to show: a string (anything else is written
     as one), clipped to `limit` characters with the clip said, and encodable (a lone
@@ -96,15 +117,14 @@ def program_text(value: object, limit: int = OUTPUT_LIMIT) -> str:
 
 
 def bounded_record(record: dict) -> dict:
-    """A kernel.log record of at most LOG_RECORD_CHARS characters: over that, its arguments and
-    result are replaced by their first characters."""
+    """A kernel.log record of at most about LOG_RECORD_CHARS characters: over that, the record
+    becomes its call's name and the first characters of its line (any field may hold what the
+    program sent: arguments, a refused name, an error's words)."""
     line = json.dumps(record, default=str)
     if len(line) <= LOG_RECORD_CHARS:
         return record
-    small = {k: v for k, v in record.items() if k not in ('args', 'result')}
-    room = LOG_RECORD_CHARS // 4
-    for key in ('args', 'result'):
-        if key in record:
-            small[key] = json.dumps(record[key], default=str)[:room] + '...'
-    small['clipped'] = f'a record of {len(line)} characters, clipped'
-    return small
+    return {
+        'call': str(record.get('call', record.get('execution', '?')))[:64],
+        'clipped': f'a record of {len(line)} characters; its first {LOG_RECORD_CHARS}:',
+        'line': line[:LOG_RECORD_CHARS],
+    }

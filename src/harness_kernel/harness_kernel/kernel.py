@@ -30,7 +30,8 @@ from typing import Any, Protocol
 
 import numpy as np
 from harness_policy.catalog import Catalog
-from harness_reactive.stage import ReactiveResult
+from harness_reactive.guards import check_action
+from harness_reactive.stage import ReactiveResult, check_targets
 from harness_skills.skill_table import SKILLS
 from harness_types.camera import CameraView
 from harness_types.cell import STATUSES, CellResult, ShownImage
@@ -273,6 +274,7 @@ class Kernel:
         self._channel_lock = threading.Lock()
         self._channel_lent = False
         self._lent_news: Exception | None = None
+        self._cell_thread = 0  # the thread running the cell (run_cell's)
 
     # Starting and stopping -------------------------------------------------------------------
 
@@ -297,6 +299,7 @@ class Kernel:
         """Run `code` in the program's namespace; the result is the kernel's own account."""
         with self._call_lock:
             cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            self._cell_thread = threading.get_ident()
             cell.workspace_start = self._workspace()
             status, traceback, summary, restored = 'error', '', '', []
             self._lent_news = None
@@ -522,14 +525,18 @@ class Kernel:
         )
 
     def _workspace(self) -> WorkspaceUse:
-        return workspace_use(str(self.host.workspace), self.bounds.workspace_files)
+        return workspace_use(str(self.host.workspace), self.bounds.workspace_files, self.host.pid)
 
     def _send(self, message: dict) -> None:
         """To the program, waiting for it to read at most until the cell's end (and the grace
         after it): a program that does not read its replies cannot hold the kernel."""
         cell = self._cell
-        end = cell.deadline + INTERRUPT_GRACE_S if cell is not None else time.monotonic() + 5.0
-        self.host.channel.send(message, timeout=max(0.05, end - time.monotonic()))
+        if cell is None or threading.get_ident() != self._cell_thread:
+            # a reply sent on the lent channel (reactive_step's thread): its step's bound
+            timeout = self.reactive_deadline
+        else:
+            timeout = max(0.05, cell.deadline + INTERRUPT_GRACE_S - time.monotonic())
+        self.host.channel.send(message, timeout=timeout)
 
     def serve(self, wait_s: float) -> None:
         """While a skill runs (Pump.serve): read output, watch the program and the cell's
@@ -569,11 +576,12 @@ class Kernel:
         return select.select(fds, [], [], timeout)[0]
 
     def _lost(self, why: str) -> str:
-        """The program process is gone or broken: kill it; the next cell starts a new one."""
+        """The program process is gone or broken: kill it; the next cell starts a new one.
+        `why` may quote what the program sent (a codec's words): clipped."""
         self.host.stop()
         return (
-            f'{why}. The program process was stopped; the next cell runs in a new one '
-            f'and the variables of earlier cells are lost.'
+            f'{program_text(why, 1000)}. The program process was stopped; the next cell '
+            'runs in a new one and the variables of earlier cells are lost.'
         )
 
     def _death(self) -> str:
@@ -1138,20 +1146,20 @@ def _reactive_result(raw: Any) -> ReactiveResult:
     if not isinstance(raw, dict):
         return ReactiveResult(fault='the program answered the reactive step with garbage')
     targets = {}
-    for key, value in (raw.get('targets') or {}).items():
-        array = np.asarray(value, dtype=float).reshape(-1)
-        targets[str(key)] = array
-    from harness_reactive.stage import check_targets
-
     try:
+        for key, value in (raw.get('targets') or {}).items():
+            targets[program_text(key, 100)] = np.asarray(value, dtype=float).reshape(-1)
         targets = check_targets(targets)
-    except ValueError as exc:
-        return ReactiveResult(fault=str(exc))
+        action = str(raw.get('guard_action', ''))
+        if raw.get('guard_fired'):
+            check_action(action)  # the program's side checked it: a forged frame may not
+    except (ValueError, TypeError, AttributeError) as exc:
+        return ReactiveResult(fault=program_text(str(exc), 500))
     return ReactiveResult(
-        fault=str(raw.get('fault', ''))[:2000],
-        guard_fired=str(raw.get('guard_fired', ''))[:200],
-        guard_action=str(raw.get('guard_action', ''))[:200],
-        guard_detail=str(raw.get('guard_detail', ''))[:2000],
+        fault=program_text(raw.get('fault', ''), 2000),
+        guard_fired=program_text(raw.get('guard_fired', ''), 200),
+        guard_action=action[:200],
+        guard_detail=program_text(raw.get('guard_detail', ''), 2000),
         until_satisfied=bool(raw.get('until_satisfied', False)),
         targets=targets,
         evaluated=tuple(str(v)[:200] for v in (raw.get('evaluated') or ()))[:100],

@@ -86,7 +86,7 @@ _ALLOWED = {
     'pread64': (17, 67), 'pwrite64': (18, 68), 'preadv': (295, 69), 'pwritev': (296, 70),
     'preadv2': (327, 286), 'pwritev2': (328, 287), 'lseek': (8, 62), 'close': (3, 57),
     'close_range': (436, 436), 'dup': (32, 23), 'dup2': (33, None), 'dup3': (292, 24),
-    'fcntl': (72, 25), 'ioctl': (16, 29), 'flock': (73, 32), 'fsync': (74, 82),
+    'flock': (73, 32), 'fsync': (74, 82),
     'fdatasync': (75, 83), 'sync_file_range': (277, 84), 'fadvise64': (221, 223),
     'readahead': (187, 213), 'sendfile': (40, 71), 'copy_file_range': (326, 285),
     'open': (2, None), 'openat': (257, 56), 'openat2': (437, 437), 'creat': (85, None),
@@ -139,7 +139,15 @@ _OWN_PID_ONLY = {
     'kill': (62, 129), 'tkill': (200, 130), 'tgkill': (234, 131),
     'rt_sigqueueinfo': (129, 138), 'rt_tgsigqueueinfo': (297, 240), 'prlimit64': (302, 261),
 }  # fmt: skip
-_SOCKETPAIR = (53, 199)  # allowed for Unix sockets only
+_SOCKETPAIR = (53, 199)  # allowed for Unix stream sockets only
+_SOCK_STREAM, _SOCK_FLAGS = 1, 0x800 | 0x80000  # SOCK_NONBLOCK | SOCK_CLOEXEC
+# fcntl and ioctl, allowed but for the commands that make the kernel signal a process the
+# program names (F_SETOWN, F_SETSIG, F_SETOWN_EX; FIOSETOWN, SIOCSPGRP), take a lease
+# (F_SETLEASE: a signal to the lease breaker's victim) or type into a terminal (TIOCSTI).
+_COMMAND_REFUSED = {
+    'fcntl': ((72, 25), (8, 10, 15, 1024)),
+    'ioctl': ((16, 29), (0x8901, 0x8902, 0x5412)),
+}
 _ARCH_INDEX = {'x86_64': 0, 'aarch64': 1}
 _CLONE3 = {'x86_64': 435, 'aarch64': 435}
 
@@ -383,7 +391,7 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack('HBBI', code, jt, jf, k & 0xFFFFFFFF)
 
 
-_LD_W_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ, _JGE, _RET, _ALU_AND_K = 0x20, 0x15, 0x35, 0x06, 0x54
 
 
 def _seccomp(report: Sandbox) -> None:
@@ -416,15 +424,24 @@ def _seccomp(report: Sandbox) -> None:
             _bpf(_RET, eperm),
             _bpf(_RET, _SECCOMP_RET_ALLOW),
         ]
-    # socketpair(domain, ...): Unix sockets only. socket() itself is refused: the channel is
-    # the one socket a program needs, so no socket file or network can be reached.
+    # socketpair(domain, type, ...): Unix stream sockets only (a datagram socket could be
+    # sent to any socket file by name). socket() itself is refused: the channel is the one
+    # socket a program needs, so no socket file or network can be reached.
     prog += [
-        _bpf(_JEQ, _SOCKETPAIR[index], 0, 4),
+        _bpf(_JEQ, _SOCKETPAIR[index], 0, 7),
         _bpf(_LD_W_ABS, 16),  # args[0], low 32 bits
-        _bpf(_JEQ, _AF_UNIX, 0, 1),
+        _bpf(_JEQ, _AF_UNIX, 0, 4),
+        _bpf(_LD_W_ABS, 24),  # args[1], low 32 bits
+        _bpf(_ALU_AND_K, ~_SOCK_FLAGS),
+        _bpf(_JEQ, _SOCK_STREAM, 0, 1),
         _bpf(_RET, _SECCOMP_RET_ALLOW),
         _bpf(_RET, eperm),
     ]
+    for numbers, commands in _COMMAND_REFUSED.values():
+        n = len(commands)
+        prog += [_bpf(_JEQ, numbers[index], 0, n + 3), _bpf(_LD_W_ABS, 24)]  # args[1]
+        prog += [_bpf(_JEQ, c, n - k, 0) for k, c in enumerate(commands)]
+        prog += [_bpf(_RET, _SECCOMP_RET_ALLOW), _bpf(_RET, eperm)]
     prog.append(_bpf(_RET, eperm))
     raw = b''.join(prog)
     buffer = ctypes.create_string_buffer(raw, len(raw))

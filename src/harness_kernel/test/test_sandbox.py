@@ -2,6 +2,7 @@
 the kernel (this process) goes on. The kernel core runs here with a scripted robot; the
 program runs in its real sandbox."""
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -254,7 +255,10 @@ def test_prlimit_reaches_only_the_program_itself(sandboxed):
     import resource
     import subprocess
 
-    bystander = subprocess.Popen(['sleep', '60'])  # another episode's process, say
+    # Another episode's process, say; as root, one of the program's own uid, so that only the
+    # seccomp filter (not the permission check between users) can refuse the call.
+    own_uid = {'user': kernel_uid(sandboxed)} if os.geteuid() == 0 else {}
+    bystander = subprocess.Popen(['sleep', '60'], **own_uid)
     try:
         before = resource.getrlimit(resource.RLIMIT_FSIZE)
         r = run(
@@ -289,6 +293,8 @@ def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
     listener.setblocking(False)
     stamp = root / 'stamp.txt'
     stamp.write_text('x')
+    if os.geteuid() == 0:  # the program's own file, so that only the filter can refuse utime
+        os.chown(stamp, kernel_uid(sandboxed), kernel_uid(sandboxed))
     mtime = stamp.stat().st_mtime
     try:
         r = run(
@@ -308,7 +314,14 @@ def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
             '    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n'
             f'    s.connect({str(outside)!r})\n'
             'attempt("connect", connect)\n'
-            'attempt("socketpair", lambda: socket.socketpair() and 0)\n',
+            'attempt("socketpair", lambda: socket.socketpair() and 0)\n'
+            'attempt("dgram", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))\n'
+            'import fcntl, termios\n'
+            'a, b = socket.socketpair()\n'
+            'attempt("setown", lambda: fcntl.fcntl(a, fcntl.F_SETOWN, os.getppid()))\n'
+            'attempt("setsig", lambda: fcntl.fcntl(a, 10, 10))\n'
+            'attempt("tiocsti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))\n'
+            'attempt("getfl", lambda: fcntl.fcntl(a, fcntl.F_GETFL) and 0)\n',
         )
         lines = dict(line.split() for line in r.output.strip().splitlines())
         assert lines == {
@@ -319,12 +332,44 @@ def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
             'utime': 'refused',
             'connect': 'refused',
             'socketpair': 'ALLOWED',  # two Unix sockets joined to each other reach nothing
+            'dgram': 'refused',  # a datagram socket could be sent to any socket file by name
+            'setown': 'refused',  # the kernel would signal that process on I/O
+            'setsig': 'refused',
+            'tiocsti': 'refused',
+            'getfl': 'ALLOWED',
         }, r.output
         with pytest.raises(BlockingIOError):
             listener.accept()
         assert stamp.stat().st_mtime == mtime
     finally:
         listener.close()
+
+
+def kernel_uid(sandboxed) -> int:
+    return sandboxed[0].host.sandbox['uid']
+
+
+def test_a_guard_cannot_name_the_harnesss_own_events(sandboxed):
+    """A guard that fired EPISODE_ENDED made the kernel stop the cell as if the episode had
+    ended: the harness's events are refused as guard actions, on both sides of the channel."""
+    from harness_kernel.kernel import _reactive_result
+
+    r = run(
+        sandboxed,
+        'for name in ("EPISODE_ENDED", "FORCE_LIMIT", "SHIELD_REJECTED", "CONTACT"):\n'
+        '    try:\n        when(lambda obs: False, action=name)\n        print("taken", name)\n'
+        '    except ValueError:\n        print("refused", name)',
+    )
+    assert r.output.split('\n')[:4] == [
+        'refused EPISODE_ENDED',
+        'refused FORCE_LIMIT',
+        'refused SHIELD_REJECTED',
+        'taken CONTACT',
+    ], r.output
+    forged = _reactive_result({'guard_fired': 'g', 'guard_action': 'EPISODE_ENDED'})
+    assert forged.fault and not forged.guard_fired
+    huge = _reactive_result({'targets': {'k' * 10**6: [1.0]}})
+    assert huge.fault and len(huge.fault) < 700
 
 
 def test_a_forged_done_frame_is_data_and_clipped(sandboxed):
@@ -441,8 +486,10 @@ def test_the_kernel_log_holds_a_bounded_number_of_records_per_cell(bounded):
     [
         'for i in range(40):\n    open(f"f{i}", "wb").write(b"x" * 100000)',
         'for i in range(200):\n    open(f"e{i}", "w").close()',
+        # a file with no name any more, held open: it fills the disk as much
+        'import os\nf = open("x", "wb")\nos.remove("x")\nf.write(b"x" * 2000000)\nf.flush()',
     ],
-    ids=['bytes', 'files'],
+    ids=['bytes', 'files', 'unnamed'],
 )
 def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     """16 x 60 MB files landed in one cell (the per-file limit held, no total): now the
@@ -457,7 +504,9 @@ def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     # only shrinks it is not stopped, however long it takes).
     r = kernel.run_cell(
         'import os, time\ntime.sleep(0.3)\n'
-        'for n in os.listdir("."):\n    os.remove(n)\nprint(len(os.listdir(".")))'
+        'for n in os.listdir("."):\n    os.remove(n)\n'
+        'if "f" in globals():\n    f.close()\n'
+        'print(len(os.listdir(".")))'
     )
     assert r.status == 'ok' and r.output.strip() == '0', (r.output, r.traceback)
     for leftover in workspace.iterdir():  # the next parameter starts empty
@@ -490,3 +539,17 @@ def test_a_workspace_behind_a_closed_folder_is_not_reachable_by_other_users():
         assert _reachable_by_others(str(closed / 'link' / 'ws'))
     finally:
         shutil.rmtree(base)
+
+
+def test_a_kernel_log_record_is_bounded_whatever_field_holds_the_programs_text():
+    from harness_kernel.bounds import LOG_RECORD_CHARS, bounded_record
+
+    for record in (
+        {'call': 'x' * 10**6, 'refused': 'y' * 10**6},
+        {'execution': 'move_eef', 'detail': 'z' * 10**6},
+        {'call': 'state', 'args': {'a': ['w' * 10**5] * 40}},
+    ):
+        line = json.dumps(bounded_record(record))
+        assert len(line) < LOG_RECORD_CHARS + 300, len(line)
+    small = {'call': 'state', 'args': {}, 'result': 'ok'}
+    assert bounded_record(small) is small

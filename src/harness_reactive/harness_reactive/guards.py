@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harness_types.execution import EVENTS
 from harness_types.robot_state import RobotState
 
 ACTIONS = ('stop', 'hold', 'open_gripper')
@@ -18,12 +19,15 @@ _EVENT_NAME = re.compile(r'^[A-Z][A-Z0-9_]{1,63}$')
 
 
 def check_action(action: str) -> str:
-    """`action` if valid, else ValueError saying what is allowed."""
-    if action in ACTIONS or _EVENT_NAME.match(action or ''):
+    """`action` if valid, else ValueError saying what is allowed. The harness's own events
+    (EPISODE_ENDED, SHIELD_REJECTED, ...) are not a guard's to name: each means something the
+    harness measured."""
+    if action in ACTIONS or (_EVENT_NAME.match(action or '') and action not in EVENTS):
         return action
     raise ValueError(
-        f'guard action must be one of {", ".join(ACTIONS)} or an event name in '
-        f'CAPITALS (e.g. CONTACT), got {action!r}'
+        f'guard action must be one of {", ".join(ACTIONS)} or an event name of your own in '
+        f"CAPITALS (e.g. CONTACT; not one of the harness's: {', '.join(EVENTS)}), got "
+        f'{str(action)[:100]!r}'
     )
 
 

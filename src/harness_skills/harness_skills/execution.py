@@ -221,12 +221,13 @@ class Engine:
         if outcome.episode_ended:
             why = outcome.reasons[0] if outcome.reasons else 'the episode ended'
             return self._end(run.result, outcome.observation, EPISODE_ENDED, why)
+        reasons = tuple(outcome.reasons)
         return self._end(
             run.result,
             outcome.observation,
             SHIELD_REJECTED,
-            'the shield rejected the command; the arm did not move',
-            tuple(outcome.reasons),
+            'the shield rejected the command; the arm did not move: ' + '; '.join(reasons),
+            reasons,
         )
 
     def _after_tick(self, run: _Run, tick: int, feedback) -> Execution | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from harness_types.execution import BLOCKED, COMPLETED
 from harness_types.robot_state import RobotState, arm_slice, gripper_index
@@ -168,14 +170,18 @@ class GripperMotion(Motion):
 
 
 class ControllerMotion(Motion):
-    """Holds still and applies the program controller's targets; the controller is called
-    every `every` ticks (its hz). The arms it has commanded are the execution's arms (the region
-    and a guard's open_gripper apply to them)."""
+    """Holds still and applies the program controller's targets; the controller is called on
+    `calls_per_tick` of the ticks on average, exactly: on each tick where the accumulated phase
+    passes a whole call (hz 10 at 25 Hz: 2 calls in every 5 ticks, 20 in 2 s; rounding the
+    period to whole ticks made it 12.5 Hz). The arms it has commanded are the execution's arms
+    (the region and a guard's open_gripper apply to them)."""
 
     arm = 'both'
 
-    def __init__(self, every: int, default_seconds: float) -> None:
-        self.every = max(1, every)
+    def __init__(self, calls_per_tick: float, default_seconds: float) -> None:
+        if not 0.0 < calls_per_tick <= 1.0:
+            raise ValueError(f'calls_per_tick must be in (0, 1], got {calls_per_tick}')
+        self.calls_per_tick = calls_per_tick
         self.default_seconds = default_seconds
         self.commanded: set[str] = set()
 
@@ -186,7 +192,10 @@ class ControllerMotion(Motion):
         return None
 
     def controller_due(self, tick: int) -> bool:
-        return tick % self.every == 0
+        # Calls made by the end of `tick` (the first tick calls): floor(tick * rate) + 1; the
+        # small epsilon keeps 0.4 * 5 from landing just under 2.
+        calls = math.floor(tick * self.calls_per_tick + 1e-9)
+        return tick == 0 or calls > math.floor((tick - 1) * self.calls_per_tick + 1e-9)
 
     def arms(self) -> tuple[str, ...]:
         return tuple(a for a in ('left', 'right') if a in self.commanded)

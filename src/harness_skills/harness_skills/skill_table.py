@@ -133,16 +133,17 @@ def run_controller(
     cameras=(),
     camera_hz: float = 0.0,
 ):
-    """Run `fn(obs)` every 1/hz s of simulated time (hz at most {control_hz:g}); it returns
+    """Run `fn(obs)` hz times a second of simulated time on average, exactly (on the control
+    ticks where each 1/hz s falls; hz at most {control_hz:g}, the tick rate); it returns
     targets: {'left': 6 joints}, {'left_eef': [x, y, z] or [x, y, z, qw, qx, qy, qz]} (solved
     by IK), {'left_gripper': fraction}, same for right. Ends when `until(obs)` holds
     (PREDICATE_SATISFIED, checked every tick), a guard fires, the arms it commands leave
     `region` (REGION_EXIT), an arm presses the table or an object it does not hold harder
     than {max_contact_force_n:g} N (FORCE_LIMIT), or max_seconds pass (TIMEOUT). cameras:
-    names whose views arrive
-    in obs.images (by name) every 1/camera_hz s (0: with every call), each a CameraView as
-    look() gives (.rgb, .depth arrays, .fx .fy .cx .cy, .position, .rotation). Each call of fn
-    and until has a {reactive_budget_ms:g} ms budget; every command is shielded."""
+    names whose views arrive in obs.images (by name) every 1/camera_hz s (0: with every
+    call), each a CameraView as look() gives (.rgb, .depth arrays, .fx .fy .cx .cy,
+    .position, .rotation). Each call of fn and until has a {reactive_budget_ms:g} ms budget;
+    every command is shielded."""
 
 
 def run_policy(name: str, instruction: str, max_seconds: float = 60.0, until=None, region=None):

@@ -190,8 +190,7 @@ class Skills:
                 obs.step,
                 obs.time,
             )
-        every = 1 if hz == 0 else int(round(self.control_hz / hz))
-        motion = ControllerMotion(every, default_seconds=10.0)
+        motion = ControllerMotion(1.0 if hz == 0 else hz / self.control_hz, default_seconds=10.0)
         return self.engine.run('run_controller', motion, options, **run)
 
     def run_policy(self, run: PolicyRun, options: Options, **kw) -> Execution:

@@ -3,6 +3,7 @@
 Each event of ARCHITECTURE.md section 5 is produced by causing it.
 """
 
+import math
 import time
 
 import numpy as np
@@ -157,21 +158,40 @@ def test_a_slow_walk_into_the_table_ends_at_the_force_limit(graph):
     assert graph.state().left.contact_force < 20.0  # it holds, no longer pushing
 
 
-def test_blocked_on_the_cube(graph):
-    graph.reset()
+def _press_into_the_cube(graph):
     cube = cube_position(graph)
     assert graph.run('close_gripper', Gripper.Goal(arm='left', target=0.0)).event.name == (
         'COMPLETED'
     )
     assert graph.run('move_eef', eef('left', cube + [0, 0, 0.07])).event.name == 'COMPLETED'
-    # The closed fingertips pressed 2 cm into the cube's top: the cube on the table stops them.
+    # The closed fingertips pushed 2 cm into the cube's top: the cube on the table stops them.
     kin = graph.worker.worker.kinematics.arms['left']
     seed = np.array(graph.state().left.joints)
     solved = kin.ik(cube + [0, 0, 0.0], kin.fk(seed).rotation, seed)
     assert solved.ok
-    r = graph.run(
+    return graph.run(
         'move_joints', MoveJoints.Goal(arm='left', positions=solved.joints.tolist(), speed=0.3)
     )
+
+
+def test_pressing_a_held_cube_into_the_table_ends_at_the_force_limit(graph):
+    """The arm's stiffness makes 1 cm short of a target behind a rigid obstacle tens of
+    newtons: the cube, pinched between the closed fingers, is pressed into the table past the
+    limit before the motion could count as blocked."""
+    graph.reset()
+    r = _press_into_the_cube(graph)
+    assert r.event.name == 'FORCE_LIMIT', r.event.detail
+
+
+def test_blocked_on_the_cube(graph):
+    """BLOCKED itself (the motion settled short of its target), with the force watch off."""
+    graph.reset()
+    engine = graph.skills.skills.engine
+    limit, engine.max_contact_force_n = engine.max_contact_force_n, float('inf')
+    try:
+        r = _press_into_the_cube(graph)
+    finally:
+        engine.max_contact_force_n = limit
     assert r.event.name == 'BLOCKED', r.event.detail
     assert 'short of its target' in r.event.detail
 
@@ -311,6 +331,22 @@ def test_a_controller_is_called_at_its_rate_and_guards_every_tick(graph):
     assert r.event.name == 'TIMEOUT'
     assert len(checks) == 50 and len(calls) == 10  # 2 s: guards at 25 Hz, the controller at 5
     assert all(b - a == 5 for a, b in zip(calls, calls[1:], strict=False))
+
+
+@pytest.mark.parametrize('hz', [10.0, 7.0, 25.0, 3.0])
+def test_a_controller_runs_at_its_exact_average_rate(graph, hz):
+    """hz=10 ran 25 times in 2 s (12.5 Hz: the period rounded to whole ticks): the rate is
+    now exact on average, each call on the tick where its 1/hz s falls."""
+    graph.reset()
+    calls = []
+    graph.stage.controller = lambda obs: calls.append(obs.step) or {}
+    goal = RunController.Goal(hz=hz)
+    goal.options.reactive = True
+    goal.options.max_seconds = 2.0
+    assert graph.run('run_controller', goal).event.name == 'TIMEOUT'
+    assert len(calls) == int(2.0 * hz)
+    gaps = {b - a for a, b in zip(calls, calls[1:], strict=False)}
+    assert gaps <= {math.floor(25 / hz), math.ceil(25 / hz)}
 
 
 def test_a_right_arm_controller_leaving_its_region_ends_with_region_exit(graph):

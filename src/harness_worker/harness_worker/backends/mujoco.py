@@ -309,18 +309,21 @@ class MujocoStation:
 
     def _contact_force(self, arm: str, contact: tuple[np.ndarray, np.ndarray]) -> float:
         """How hard (N, normal) `arm` presses on the table and on objects it does not hold
-        (a grasp's squeeze is not pressing)."""
+        (a grasp's squeeze is not pressing), and what it holds on anything but the arms (a
+        held object driven into the table)."""
         b1, b2 = contact
         if not len(b1):
             return 0.0
-        mine = self._arm_mask[arm]
+        mine, arms = self._arm_mask[arm], self._any_arm_mask
         other = np.where(mine[b1], b2, b1)
-        pressed = (mine[b1] ^ mine[b2]) & ~self._any_arm_mask[other]
+        pressed = (mine[b1] ^ mine[b2]) & ~arms[other]
         if not pressed.any():
-            return 0.0
-        held = {self._object_bodies[name] for name in self._holding(arm, contact)}
+            return 0.0  # it touches nothing: it holds nothing either
+        held = [self._object_bodies[name] for name in self._holding(arm, contact)]
         if held:
-            pressed &= ~np.isin(other, list(held))
+            pressed &= ~np.isin(other, held)
+            in_1, in_2 = np.isin(b1, held), np.isin(b2, held)
+            pressed |= (in_1 & ~arms[b2] & ~in_2) | (in_2 & ~arms[b1] & ~in_1)
         return float(self._normal_force(np.flatnonzero(pressed)))
 
     def holding(self, arm: str) -> tuple[str, ...]:
