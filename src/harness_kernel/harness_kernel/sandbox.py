@@ -19,10 +19,11 @@ Layers, outermost first (each reported in `Sandbox`):
 6. a seccomp filter that allows a list of system calls and refuses every other one: file I/O
    in what Landlock lets it reach, memory, time, its own signals, poll/select, and messages on
    the sockets it already holds. Among what it refuses: new processes and threads, exec,
-   ptrace, mounts and namespaces, new sockets (socketpair of Unix sockets excepted: no
-   connect to any socket file, no network family), io_uring, memfd_create, personality,
-   prctl, setting attributes (chmod, chown, utime, xattrs), the uid and capabilities, keys,
-   bpf, perf. Signals go only to itself and prlimit64 only to itself.
+   ptrace, mounts and namespaces, new sockets (socketpair of Unix stream sockets excepted: no
+   connect or sendto to any socket file, no network family), io_uring, memfd_create,
+   personality, prctl, setting attributes (chmod, chown, utime, xattrs), the uid and
+   capabilities, keys, bpf, perf, and the fcntl/ioctl commands that make the kernel signal a
+   process or type into a terminal. Signals go only to itself and prlimit64 only to itself.
 Everything refused fails with EPERM (clone3 with ENOSYS, so that libc falls back to clone and
 is refused there).
 """
