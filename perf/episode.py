@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from arx_x5_description.embodiment import load_embodiment
-from harness_bringup.processes import as_episode_process
+from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
 from harness_bringup.run import prepare, run_episode
 from harness_types.config import load_config, with_overrides
 
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--tasks', nargs='+', default=['lift_cube', 'place_in_bowl'])
     parser.add_argument('--layout', type=int, default=0)

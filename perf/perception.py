@@ -25,7 +25,7 @@ import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
-from harness_bringup.processes import as_episode_process
+from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
 from harness_kernel.perception import make_perception
 from harness_types.transforms import quat_to_matrix
 from harness_worker.staging import hold_object, stack_boxes, true_centre
@@ -175,6 +175,7 @@ def held_and_stacked(worker, emb, urdf, backend: str) -> dict:
 
 
 def main() -> None:
+    use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--backends', nargs='+', default=['pixels', 'oracle'])
     parser.add_argument('--tasks', nargs='+', default=sorted(TASKS))

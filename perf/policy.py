@@ -22,6 +22,7 @@ import multiprocessing
 import time
 
 import numpy as np
+from harness_bringup.processes import use_wheels_ament_prefix
 from harness_policy.client import PolicyClient
 from harness_policy.protocol import Encoder, packb, unpackb
 from harness_policy.server import PolicyServer
@@ -209,6 +210,7 @@ def shield_throughput(seconds: float) -> dict:
 
 
 def main() -> None:
+    use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         '--requests', type=int, default=200, help='timed requests per measurement (default 200)'

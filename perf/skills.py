@@ -19,6 +19,7 @@ import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point
 from harness_bringup.kernel_process import KernelProcess
+from harness_bringup.processes import use_wheels_ament_prefix
 from harness_bringup.station_graph import StationGraph
 from harness_types.convert import cell_result_of
 from harness_types.wait import wait_future
@@ -35,6 +36,7 @@ def wait(future):
 
 
 def main() -> None:
+    use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeats', type=int, default=6, help='moves per measurement')
     args = parser.parse_args()

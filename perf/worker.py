@@ -17,6 +17,7 @@ import rclpy
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import TransformStamped
 from harness_bringup.domain import claim_domain_id
+from harness_bringup.processes import use_wheels_ament_prefix
 from harness_types.convert import stamp
 from harness_types.tf_tree import TfTree
 from harness_worker.state_messages import StateMessages
@@ -164,6 +165,7 @@ def state_topics_us(emb, urdf, n: int) -> dict:
 
 
 def main() -> None:
+    use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--ticks', type=int, default=500)
     parser.add_argument('--observes', type=int, default=20)

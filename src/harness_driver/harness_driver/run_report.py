@@ -277,7 +277,9 @@ def render(folder: Path) -> str:
 
 def write_report(folder: Path) -> Path:
     path = Path(folder) / REPORT
-    path.write_text(render(folder))
+    # A reply may hold a lone surrogate (json keeps it as \\ud800): written as '?', not a
+    # UnicodeEncodeError after the file was opened (a 0-byte report.html).
+    path.write_bytes(render(folder).encode('utf-8', 'replace'))
     return path
 
 

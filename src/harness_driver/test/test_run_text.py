@@ -74,3 +74,16 @@ def test_a_run_folder_names_only_its_own_files(tmp_path):
     (decision,) = _decisions(run, events)[0]
     assert [name for name, _ in decision.images] == ['images/a.png']
     assert 'c2VjcmV0' not in json.dumps(decision.images)  # base64 of b'secret'
+
+
+def test_a_reply_with_a_lone_surrogate_still_makes_a_report(tmp_path):
+    from harness_driver.run_report import write_report
+
+    run = tmp_path / 'run'
+    run.mkdir()
+    (run / 'summary.json').write_text(json.dumps({'task': 'lift_cube', 'status': 'finished'}))
+    reply = 'I will look first \ud800 <python>\nprint(1)\n</python>'
+    events = [{'type': 'model_request', 'call': 1, 'reason': 'start', 'reply': reply}]
+    (run / 'events.jsonl').write_text(''.join(json.dumps(e) + '\n' for e in events))
+    page = write_report(run).read_text()
+    assert len(page) > 1000 and 'I will look first ?' in page

@@ -30,9 +30,10 @@ from harness_types.transforms import matrix_to_quat, quat_to_matrix
 
 
 def stamp_parts(time: float) -> tuple[int, int]:
-    """Seconds -> (sec, nanosec) of a builtin_interfaces/Time."""
-    sec = int(time)
-    return sec, int(round((time - sec) * 1e9))
+    """Seconds -> (sec, nanosec) of a builtin_interfaces/Time, nanosec in [0, 1e9) (the
+    fraction rounded alone gave nanosec == 1e9 for a time just under a whole second)."""
+    sec, nanosec = divmod(int(round(time * 1e9)), 1_000_000_000)
+    return sec, nanosec
 
 
 def stamp(time: float) -> Time:

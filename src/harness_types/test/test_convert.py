@@ -178,3 +178,16 @@ def test_markers_to_messages():
 
     sphere, text = marker_array_msg(rejection_marks(2, 'right', [0.3, -0.2, 1.0], 'x')).markers
     assert sphere.lifetime.sec == 5 and text.text == 'right: x' and sphere.id != text.id
+
+
+def test_every_stamp_is_normalised():
+    """~8 stamps a topic in every bag had nanosec == 1000000000: the fraction was rounded
+    alone. Times just under and over whole seconds, and the bags' usual tick times."""
+    from harness_types.convert import stamp_parts
+
+    times = [k + d for k in range(0, 200) for d in (-5e-10, -1e-10, 0.0, 1e-10, 0.9999999996)]
+    times += [n * 0.04 for n in range(5000)]
+    for t in times:
+        sec, nanosec = stamp_parts(t)
+        assert 0 <= nanosec < 1_000_000_000, (t, sec, nanosec)
+        assert abs(sec + nanosec * 1e-9 - t) < 1e-6
