@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from harness_types.execution import NOMINAL, TASK_SUCCEEDED
 from jinja2 import (
     Environment,
     FileSystemBytecodeCache,
@@ -35,7 +36,6 @@ from harness_driver.run_folder import file_inside, read_events
 from harness_driver.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
-NOMINAL = ('COMPLETED', 'PREDICATE_SATISFIED')
 LABEL_MIN_TICKS = 15  # executions this long get their skill's name in the joint plots
 ORANGE, RED = '#ff7f0e', '#d62728'  # an event other than COMPLETED; a shield rejection
 
@@ -264,6 +264,7 @@ def render(folder: Path) -> str:
             plots=plots(series),
             series=series,
             nominal=NOMINAL,
+            task_succeeded=TASK_SUCCEEDED,
         )
     except (TypeError, AttributeError, KeyError, ValueError, TemplateError) as exc:
         # A run folder's files edited or broken by hand: said, not a traceback. Where it was

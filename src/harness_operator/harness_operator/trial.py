@@ -17,12 +17,13 @@ from harness_types.execution import (
     REGION_EXIT,
     SHIELD_REJECTED,
     TIMEOUT,
+    ended_in_success,
 )
 
 EXECUTOR_STATUSES = ('done', 'timeout', 'clamped', 'error')
 # Events that stop a motion short of its goal without a fault: it was held back (by the world,
-# a guard, its region, the shield, or the station ending the episode: the task succeeded or
-# the step limit passed).
+# a guard, its region, the shield, its force, or the station ending the episode at its step
+# limit). The episode's end because the task succeeded is no motion held back: done.
 CLAMPED = (BLOCKED, GUARD_TRIGGERED, REGION_EXIT, SHIELD_REJECTED, FORCE_LIMIT, EPISODE_ENDED)
 
 
@@ -36,6 +37,8 @@ def executor_status(cell: CellResult) -> tuple[str, str]:
     if cell.status == 'error':
         detail = cell.traceback.strip().splitlines()[-1] if cell.traceback else cell.output
         return 'error', (detail or 'the cell failed')[-500:]
+    if last is not None and ended_in_success(last.event, last.detail):
+        return 'done', last.detail
     if last is not None and last.event == TIMEOUT:
         return 'timeout', last.detail
     if last is not None and last.event in CLAMPED:

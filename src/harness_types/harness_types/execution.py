@@ -31,6 +31,14 @@ EVENTS = (
     EPISODE_ENDED,
 )
 NOMINAL = (COMPLETED, PREDICATE_SATISFIED)
+# The one sentence the worker ends an episode with when the task succeeded (the other is the
+# step limit's): what tells an EPISODE_ENDED that is a success from one that is not.
+TASK_SUCCEEDED = 'episode ended: the task succeeded'
+
+
+def ended_in_success(event: str, detail: str) -> bool:
+    """Whether an execution's event is the episode's end because its task succeeded."""
+    return event == EPISODE_ENDED and detail.startswith(TASK_SUCCEEDED)
 
 
 @dataclass(frozen=True)

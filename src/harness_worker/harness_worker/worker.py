@@ -18,6 +18,7 @@ from harness_bench.tasks import make_task
 from harness_shield.config import shield_config
 from harness_shield.shield import Shield
 from harness_types.camera import CameraView
+from harness_types.execution import TASK_SUCCEEDED
 from harness_types.robot_state import RobotState, arm_slice
 
 from harness_worker.kinematics import IKResult, Pose, StationKinematics
@@ -148,7 +149,7 @@ class Worker:
 
     def _end_reason(self) -> str:
         if self.succeeded:
-            return 'episode ended: the task succeeded'
+            return TASK_SUCCEEDED
         return f'episode ended: the step limit of {self.task.step_limit} ticks was reached'
 
     def tick(self, command: object) -> TickResult:
