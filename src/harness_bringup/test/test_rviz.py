@@ -78,3 +78,19 @@ def test_every_display_has_a_publisher_and_image_frames_are_in_tf(config):
         assert parents - children == {fixed}  # one root: the fixed frame
         assert images[-1].header.frame_id in children
         assert np.isfinite(images[-1].header.stamp.sec)
+
+
+def test_image_displays_read_what_bags_hold(config):
+    """Bags hold each camera's JPEG frames (image_raw/compressed), not raw images: image
+    displays on image_raw showed empty panes in every replay. rviz2's image display takes the
+    transport from the topic's last name (image_transport's compressed plugin)."""
+    from harness_driver.bag import episode_topics
+
+    recorded = {'/' + t.lstrip('/') for t in episode_topics(['cam_head'])}
+    images = [d for d in displays(config) if d['Class'] == 'rviz_default_plugins/Image']
+    assert images
+    for display in images:
+        (topic,) = topics_of(display)
+        assert topic.endswith('/image_raw/compressed'), topic
+        if 'cam_head' in topic:
+            assert topic in recorded, sorted(recorded)
