@@ -268,11 +268,15 @@ class WorkerNode(Node):
         self._frames_published.wait()
 
     def _positions(self, state: RobotState) -> dict[str, float]:
-        """The 16 joint positions by URDF name (both fingers of each gripper)."""
+        """The 16 joint positions by URDF name (both fingers of each gripper). The second
+        finger is its URDF mimic rule (joint8 = joint7, 1:1): what robot_state_publisher and
+        every reader of the URDF computes, so /joint_states and /tf agree with them (the
+        simulator's second finger, coupled by a soft constraint, was up to 6 mm off)."""
         values: list[float] = []
         for a in ARMS:
             arm = state.arm(a)
-            values += [float(q) for q in arm.joints] + [float(f) for f in arm.fingers]
+            leader = float(arm.fingers[0])
+            values += [float(q) for q in arm.joints] + [leader, leader]
         return dict(zip(self._joint_names, values, strict=True))
 
     @staticmethod

@@ -162,6 +162,12 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     outcome = call(clients['outcome'], Outcome.Request(token=reset.token))
     assert outcome.accepted and outcome.success, outcome.detail
     assert joint_states and len(joint_states[-1].name) == 16
+    # The second finger is the URDF's mimic of the first in every message (what a reader of
+    # the URDF, robot_state_publisher, computes), also while the fingers grip the cube.
+    for message in joint_states:
+        position = dict(zip(message.name, message.position, strict=True))
+        for arm in ('left', 'right'):
+            assert position[f'{arm}_joint8'] == position[f'{arm}_joint7']
 
 
 def test_a_failing_handler_answers_with_the_error_and_the_node_serves_on(graph, monkeypatch):
