@@ -229,6 +229,55 @@ def test_a_programs_verify_is_answered_within_its_cells_time(tmp_path, monkeypat
     assert cell['status'] == 'ok' and 'verdict False the model service failed' in cell['output']
 
 
+def _config(tmp_path, **driver_values):
+    import yaml
+
+    doc = yaml.safe_load(Path(CONFIG).read_text())
+    driver = doc['driver']['ros__parameters']
+    for key in ('prompts', 'price_table'):
+        driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
+    driver.update(driver_values)
+    config = tmp_path / 'harness.yaml'
+    config.write_text(yaml.safe_dump(doc))
+    return config
+
+
+def _run(tmp_path, monkeypatch, server, config):
+    out = tmp_path / 'runs'
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
+    code = main(['--config', str(config), 'run', 'lift_cube', '--model', MODEL, '--out', str(out)])
+    (folder,) = out.iterdir()
+    summary = json.loads((folder / 'summary.json').read_text())
+    events = [json.loads(line) for line in (folder / 'events.jsonl').read_text().splitlines()]
+    return code, summary, events
+
+
+def test_a_failing_verifier_is_bounded_by_its_own_time(tmp_path, monkeypatch):
+    """A verifier answering 500 was retried for 28-31 s, bounded only by the episode's wall
+    budget: driver.verifier_timeout_seconds bounds each verdict, then 'could not answer'."""
+    config = _config(tmp_path, verifier_timeout_seconds=2.0)
+    replies = ['<verify>the red cube stands on the table</verify>', FINISH]
+    with MessagesServer(replies, [overloaded()] * 50) as server:
+        code, summary, events = _run(tmp_path, monkeypatch, server, config)
+    assert code == 0 and summary['status'] == 'finished', summary
+    (check,) = of_type(events, 'verify')
+    assert not check['answered'], check
+    assert "the verifier's bound (driver.verifier_timeout_seconds)" in check['sentence'], check
+    assert 'The verifier could not answer' in text_of(server.requests[1])
+
+
+def test_the_verifier_can_be_switched_off(tmp_path, monkeypatch):
+    config = _config(tmp_path, verifier_enabled=False)
+    replies = ["<python>\nv = verify('the cube is red')\nprint('verdict', v.sentence)\n</python>"]
+    with MessagesServer([*replies, FINISH], [Scripted('YES.', 500, 10)]) as server:
+        code, summary, events = _run(tmp_path, monkeypatch, server, config)
+    assert code == 0 and summary['status'] == 'finished', summary
+    assert server.verifier_requests == [] and summary['verifier_calls'] == 0
+    (cell,) = of_type(events, 'cell')
+    assert 'no verifier in this run (driver.verifier_enabled: false)' in cell['output']
+
+
 def test_a_refusal_ends_the_episode_instead_of_asking_again(tmp_path, monkeypatch):
     refusal = Scripted('I cannot help with that.', stop_reason='refusal')
     with MessagesServer([refusal, PICK]) as server:

@@ -497,6 +497,9 @@ class Episode:
     def _verdict(self, claim: str, source: str) -> tuple[Verdict, dict]:
         if self.verifier is None or self.verifier.name == SCRIPTED:
             return Verdict(False, False, 'the scripted baseline has no verifier'), {}
+        if not self.config.verifier_enabled:
+            why = 'no verifier in this run (driver.verifier_enabled: false)'
+            return Verdict(False, False, why), {}
         history = History(keep_images=1, max_history_turns=0)
         history.start(
             f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
@@ -516,9 +519,13 @@ class Episode:
             return Verdict(False, False, f'the verifier was not asked: {why}'), {}
         # A program's verify() is answered within its cell's time, whatever the service does:
         # the program waits for the answer, and the kernel stops the cell at that time.
-        deadline, deadline_for = self.deadline, "the episode's wall budget"
+        # Every verdict has its own bound too (verifier_timeout_seconds), whichever comes first.
+        bound = time.monotonic() + self.config.verifier_timeout_seconds
+        deadline, deadline_for = bound, "the verifier's bound (driver.verifier_timeout_seconds)"
+        if self.deadline is not None and self.deadline < deadline:
+            deadline, deadline_for = self.deadline, "the episode's wall budget"
         cell_deadline = self.cell_deadline if source == 'program' else None
-        if cell_deadline is not None and (deadline is None or cell_deadline < deadline):
+        if cell_deadline is not None and cell_deadline < deadline:
             deadline, deadline_for = cell_deadline, "the program cell's time"
         request = ModelRequest(
             self.prompts.verifier,
@@ -527,7 +534,7 @@ class Episode:
             Decision('verify', 0),
             deadline,
             deadline_for,
-            hard_deadline=cell_deadline is not None,
+            hard_deadline=True,
         )
         try:
             reply = self.verifier.complete(request)

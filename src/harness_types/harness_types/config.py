@@ -122,6 +122,12 @@ class DriverConfig:
     # motion per reply)
     interface: str = field(default='programs', metadata={'choices': INTERFACES})
     verifier_model: str = ''  # '' = the main model
+    # The model's verifier (a program's verify(), a <verify> reply): off, every claim is
+    # answered "no verifier in this run" and no model call is made for it.
+    verifier_enabled: bool = True
+    # One verdict, all its retries included, within this many seconds; then "the verifier could
+    # not answer" (a verifier answering 500 or bad JSON was retried until the wall budget).
+    verifier_timeout_seconds: float = field(default=30.0, metadata=_at_least(0, strict=True))
     max_model_calls: int = field(default=30, metadata=_at_least(1))
     max_wall_seconds: float = field(default=1800.0, metadata=_at_least(0, strict=True))
     max_cost_usd: float = field(default=0.0, metadata=_at_least(0))
