@@ -167,6 +167,85 @@ def _checked(skill: str, name: str, kind: str, value):
     raise AssertionError(kind)
 
 
+def _number_schema() -> dict:
+    return {'type': 'number'}
+
+
+def _vector_schema(n: int) -> dict:
+    return {'type': 'array', 'items': {'type': 'number'}, 'minItems': n, 'maxItems': n}
+
+
+_OBJECT_SCHEMA = {
+    'anyOf': [
+        {'type': 'string', 'minLength': 1, 'maxLength': 200},
+        {
+            'type': 'object',
+            'properties': {'label': {'type': 'string'}, 'near': _vector_schema(3)},
+            'required': ['label', 'near'],
+            'additionalProperties': False,
+        },
+    ],
+    'description': 'a locate() query such as "red cube", or an id from observe',
+}
+_KIND_SCHEMAS = {
+    'object': _OBJECT_SCHEMA,
+    'arm': {'enum': ['left', 'right', ''], 'description': "'' = either"},
+    'number': _number_schema(),
+    'point3': _vector_schema(3),
+    'vector2': _vector_schema(2),
+    'quat': _vector_schema(4),
+    'target': {'anyOf': [_OBJECT_SCHEMA, _vector_schema(3)]},
+}
+
+
+def action_schema() -> dict:
+    """The JSON Schema of an action, one alternative per kind (each skill with its arguments,
+    a program, a policy), made from SKILL_ARGS: what an MCP client validates before calling.
+    parse_action checks the same and more (ranges, place's one target)."""
+    kinds = []
+    for skill, table in SKILL_ARGS.items():
+        properties = {'skill': {'const': skill}}
+        for name, (kind, _required) in table.items():
+            schema = dict(_KIND_SCHEMAS[kind.rstrip('?')])
+            properties[name] = (
+                {'anyOf': [schema, {'type': 'null'}]} if kind.endswith('?') else schema
+            )
+        required = ['skill', *(n for n, (_, needed) in table.items() if needed)]
+        kinds.append(
+            {
+                'type': 'object',
+                'title': skill,
+                'properties': properties,
+                'required': required,
+                'additionalProperties': False,
+            }
+        )
+    kinds.append(
+        {
+            'type': 'object',
+            'title': 'program',
+            'properties': {
+                'program': {'type': 'string', 'minLength': 1, 'maxLength': MAX_PROGRAM_CHARS}
+            },
+            'required': ['program'],
+            'additionalProperties': False,
+        }
+    )
+    kinds.append(
+        {
+            'type': 'object',
+            'title': 'policy',
+            'properties': {
+                'policy': {'type': 'string', 'minLength': 1},
+                'instruction': {'type': 'string', 'minLength': 1, 'maxLength': 2000},
+            },
+            'required': ['policy', 'instruction'],
+            'additionalProperties': False,
+        }
+    )
+    return {'oneOf': kinds}
+
+
 def parse_action(action) -> Action:
     """An Action from its JSON form: {"skill": "pick", "object": "red cube", ...} or
     {"program": "<python>"}. ActionError says what is wrong."""

@@ -9,13 +9,14 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from harness_driver.images import outlined, png
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import WithJsonSchema
 
-from harness_operator.actions import SKILL_ARGS
+from harness_operator.actions import SKILL_ARGS, action_schema
 from harness_operator.budgets import BudgetRefusedError
 from harness_operator.journal import JournalError
 from harness_operator.session import EXECUTORS, OperatorError, OperatorSession
@@ -31,6 +32,26 @@ INSTRUCTIONS = (
     'switching executors spend budgets you cannot raise; an exhausted budget opens a ticket for '
     "the station's owner. Call finish when the task is done."
 )
+
+
+# An action as do_action takes it: checked by parse_action (ActionError says what is wrong);
+# its input schema is one alternative per kind, so a client can validate before it calls.
+ActionJson = Annotated[dict[str, Any], WithJsonSchema(action_schema())]
+BatchStep = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            'type': 'object',
+            'properties': {
+                'action': action_schema(),
+                'key': {'type': 'string', 'minLength': 1},
+                'executor': {'type': 'string'},
+            },
+            'required': ['action', 'key'],
+            'additionalProperties': False,
+        }
+    ),
+]
 
 
 class SessionHolder:
@@ -126,12 +147,12 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             'and satisfied; after ambiguous or stale, recheck(key) before deciding.'
         )
     )
-    def do_action(action: dict[str, Any], key: str, executor: str = 'auto') -> dict[str, Any]:
+    def do_action(action: ActionJson, key: str, executor: str = 'auto') -> dict[str, Any]:
         session = holder.get()
         return _call(session.do_action, action, executor, key).as_dict()
 
     @server.tool()
-    def run_batch(actions: list[dict[str, Any]]) -> dict[str, Any]:
+    def run_batch(actions: list[BatchStep]) -> dict[str, Any]:
         """Dispatch several steps in order, each {"action": ..., "key": ..., "executor"?}, as
         do_action would, stopping after the first that is not ok. Every step is checked before
         the first runs. Returns {"trials": [...]}, one do_action result per step that ran, and

@@ -59,3 +59,48 @@ def test_a_program_action_is_the_program_itself():
     a = parse_action({'program': 'print(1)\n'})
     assert cell_source(a) == 'print(1)\n'
     assert json.loads(a.canonical()) == {'program': 'print(1)\n'}
+
+
+def test_do_action_advertises_a_schema_per_action_kind():
+    """do_action's input schema accepted any object as the action: each kind (a skill with its
+    arguments, a program, a policy) now has its own, made from SKILL_ARGS, so a client
+    validates before calling; and what parse_action takes, the schema takes."""
+    import anyio
+    import jsonschema
+    from harness_operator.actions import SKILL_ARGS, parse_action
+    from harness_operator.mcp_server import SessionHolder, build_server
+
+    async def schemas():
+        tools = {
+            t.name: t.input_schema for t in await build_server(SessionHolder(None)).list_tools()
+        }
+        return tools['do_action']['properties']['action'], tools['run_batch']
+
+    action, batch = anyio.run(schemas)
+    assert len(action['oneOf']) == len(SKILL_ARGS) + 2
+    check = jsonschema.Draft202012Validator(action)
+    good = [
+        {'skill': 'pick', 'object': 'red cube', 'arm': 'left', 'lift': 0.1},
+        {'skill': 'place', 'onto': {'label': 'blue block', 'near': [0.1, 0.2, 0.8]}},
+        {'skill': 'move_eef', 'position': [0.1, 0.0, 1.0], 'arm': 'right', 'quat': None},
+        {'skill': 'press', 'target': [0.1, 0.0, 0.8]},
+        {'program': 'print(1)'},
+        {'policy': 'act_lift_cube', 'instruction': 'lift the cube'},
+    ]
+    for a in good:
+        parse_action(a)
+        assert check.is_valid(a), a
+    bad = [
+        {'skill': 'pick'},  # object is required
+        {'skill': 'fly'},
+        {'skill': 'home', 'arm': 'up'},
+        {'skill': 'move_eef', 'position': [0.1, 0.0], 'arm': 'left'},
+        {'skill': 'pick', 'object': 'cube', 'speed': 1.0},  # no such argument
+        {'program': ''},
+        {'program': 'x = 1', 'skill': 'home'},
+    ]
+    for a in bad:
+        assert not check.is_valid(a), a
+    step = batch['properties']['actions']['items']
+    assert step['properties']['action']['oneOf'] == action['oneOf']
+    assert step['required'] == ['action', 'key']
