@@ -339,3 +339,29 @@ def test_two_episodes_side_by_side_cannot_reach_each_other(tmp_path):
         assert 'lift_cube' not in cell['output'] and '-l0-s0' not in cell['output']
     for proc in runs:
         no_process_left(proc)
+
+
+def test_many_short_executions_under_cpu_load_all_end(tmp_path):
+    """A transfer cell hung on a held-out bench under load: the motion ended on the skill
+    server and the kernel waited for a result that never came. 300 short executions, with
+    two busy processes taking the cores, each get their result (a lost one is asked for
+    again) and the cell ends well inside its time."""
+    program = (
+        '<python>\nevents = []\nfor k in range(150):\n'
+        '    events.append(home().event)\n'
+        '    events.append(run_controller(lambda obs: {}, until=lambda obs: True).event)\n'
+        'print(len(events), sorted(set(events)))\n</python>'
+    )
+    burners = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(2)]
+    try:
+        with MessagesServer([program, FINISH]) as server:
+            proc = start(tmp_path, server)
+            code, summary, events, _folder, out = finished(proc, tmp_path)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert code == 0 and summary['status'] == 'finished', out
+    (cell,) = [e for e in events if e['type'] == 'cell']
+    assert cell['status'] == 'ok', cell
+    assert cell['output'].startswith('300 '), cell['output']

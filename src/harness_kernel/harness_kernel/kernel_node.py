@@ -17,11 +17,13 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 
 import numpy as np
 import rclpy
+from action_msgs.msg import GoalStatus
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
 from harness_reactive.stage import ReactiveResult
@@ -63,6 +65,26 @@ from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State, Verify
 from harness_types import names
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
+RESULT_CHECK_S = 2.0  # how often a wait for a result looks whether the goal has ended
+# An execution with no max_seconds is bounded by its motion's default, which the kernel does not
+# know; its wait for the result assumes at most this much simulated time.
+UNSET_BOUND_S = 120.0
+ENDED_STATUSES = (
+    GoalStatus.STATUS_SUCCEEDED,
+    GoalStatus.STATUS_CANCELED,
+    GoalStatus.STATUS_ABORTED,
+)
+
+
+def result_bound(max_seconds: float, ceiling: float) -> float:
+    """How long (wall seconds) the kernel waits for an execution's result: its bound in
+    simulated time (max_seconds; UNSET_BOUND_S when unset) ten times over, as the simulator
+    may run slower than real time (cameras rendered every tick on a loaded machine), plus
+    30 s; never past `ceiling` (the cell's time and a margin)."""
+    simulated = max_seconds if max_seconds > 0 else UNSET_BOUND_S
+    return min(ceiling, 10.0 * simulated + 30.0)
+
+
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
 
 
@@ -125,19 +147,44 @@ class RosRobot:
             raise RuntimeError(f'the skill server did not take the {skill} goal') from None
         if not handle.accepted:
             raise RuntimeError(f'{names.skill_action(skill)} refused the goal')
+        bound = result_bound(float(args.get('max_seconds') or 0.0), self.wait_s)
         try:
-            result = wait_future_serving(
-                handle.get_result_async(), self.wait_s, pump.serve, pump.wake
-            ).result
+            result = self._result(handle, bound, pump)
         except TimeoutError:
             handle.cancel_goal_async()
             raise RuntimeError(
-                f'no answer from the skill server within {self.wait_s:g} s'
+                f'no result from the skill server for {skill} within {bound:g} s (the '
+                f"execution's bound, max_seconds {args.get('max_seconds') or 'unset'}, with a "
+                'margin); the goal was cancelled'
             ) from None
         except BaseException:
             handle.cancel_goal_async()  # the cell stopped: stop the arm too
             raise
         return execution_of(result.execution)
+
+    @staticmethod
+    def _result(handle, bound: float, pump: Pump):
+        """The goal's result within `bound` seconds. A goal the server says has ended whose
+        result has not come (a lost response) is asked for again: the server keeps a finished
+        goal's result (skill_server.result_timeout_seconds)."""
+        deadline = time.monotonic() + bound
+        future, ended_since = handle.get_result_async(), None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                return wait_future_serving(
+                    future, min(left, RESULT_CHECK_S), pump.serve, pump.wake
+                ).result
+            except TimeoutError:
+                pass
+            if handle.status not in ENDED_STATUSES:
+                ended_since = None
+            elif ended_since is None:
+                ended_since = time.monotonic()
+            elif time.monotonic() - ended_since >= RESULT_CHECK_S:
+                future, ended_since = handle.get_result_async(), None
 
     def state(self) -> RobotState:
         return robot_state_of(self._call(self.state_client, State.Request()).state)

@@ -157,3 +157,61 @@ def test_the_skill_servers_read_services_are_served_and_called_on_lanes(kernel):
     assert lanes <= set(graph.client.get_node_names())
     run, *_ = kernel
     assert run('print(state().step >= 0)').output.strip() == 'True'
+
+
+class _Future:
+    def __init__(self, value=None, done=False):
+        self.value, self._done, self.callbacks = value, done, []
+
+    def done(self):
+        return self._done
+
+    def result(self):
+        return self.value
+
+    def add_done_callback(self, fn):
+        self.callbacks.append(fn)
+
+
+class _Handle:
+    """A goal whose first result response was lost: the server says it ended (status), and a
+    second request for its result is answered."""
+
+    def __init__(self, status):
+        self.status, self.requests = status, 0
+
+    def get_result_async(self):
+        self.requests += 1
+        from types import SimpleNamespace
+
+        return _Future(SimpleNamespace(result='the result'), done=self.requests > 1)
+
+
+class _Pump:
+    def serve(self, wait_s):
+        import time
+
+        time.sleep(min(wait_s, 0.01))
+
+    def wake(self):
+        pass
+
+
+def test_a_lost_result_is_asked_for_again_and_a_wait_is_bounded(monkeypatch):
+    """A transfer cell hung for its whole time: the motion ended on the skill server and the
+    kernel waited for a result that never came. A goal the server says has ended is asked
+    for its result again; a wait that still gets nothing ends at the execution's bound."""
+    from action_msgs.msg import GoalStatus
+
+    from harness_kernel import kernel_node
+
+    monkeypatch.setattr(kernel_node, 'RESULT_CHECK_S', 0.05)
+    ended = _Handle(GoalStatus.STATUS_SUCCEEDED)
+    assert kernel_node.RosRobot._result(ended, 5.0, _Pump()) == 'the result'
+    assert ended.requests == 2
+    running = _Handle(GoalStatus.STATUS_EXECUTING)
+    with pytest.raises(TimeoutError):
+        kernel_node.RosRobot._result(running, 0.3, _Pump())
+    assert running.requests == 1  # a goal still running is not asked again
+    assert kernel_node.result_bound(2.0, 720.0) == 50.0
+    assert kernel_node.result_bound(0.0, 720.0) == 720.0  # unset: the cell's bound
