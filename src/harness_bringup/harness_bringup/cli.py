@@ -215,8 +215,13 @@ def _run(args: argparse.Namespace) -> int:
         _say(
             f'episode {s["status"]}'
             + (f': {s["detail"]}' if s.get('detail') else '')
-            + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}), '
-            f'{s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+            + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}'
+            + (
+                f'; {s["model_requests_unanswered"]} of them asked, not answered'
+                if s.get('model_requests_unanswered')
+                else ''
+            )
+            + f'), {s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
         )
         _say(f'run folder: {folder}')
         if result.setup_error:

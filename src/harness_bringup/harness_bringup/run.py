@@ -381,6 +381,7 @@ def _run_graph(
     spec, config = prepared.spec, prepared.config
     since = time.monotonic()
     bag = run.bag_path if config.driver.record_bag else None
+    running = False  # the episode's loop runs: it writes the summary, whatever happens
     try:
         with EpisodeGraph(params, bag, options.attach) as graph:
             if options.foxglove_port is not None:
@@ -400,22 +401,41 @@ def _run_graph(
             run.publish_to(graph.publish_event, graph.publish_model_image)
             episode.phases.seconds['graph_start'] = time.monotonic() - since
             log(f'graph up in ROS domain {graph.domain_id}')
+            running = True
             return episode.run(spec)
     except GraphError as exc:
-        status = 'interrupted' if interrupts else 'error'
         detail = f'the graph did not start: {exc}'
         if interrupts:
             detail = f'interrupted while the graph started ({exc})'
-        summary = {
-            'task': spec.task,
-            'layout': spec.layout,
-            'seed': spec.seed,
-            'model': prepared.model.name,
-            'baseline': prepared.model.name == SCRIPTED,
-            'status': status,
-            'detail': detail,
-        }
-        run.event({'type': 'end', 'status': status, 'detail': detail})
-        run.summary(summary)
-        run.close()
-        return EpisodeResult(summary)
+        return _not_run(prepared, run, 'interrupted' if interrupts else 'error', detail, since)
+    except KeyboardInterrupt:
+        if running:  # while the graph stopped after the loop: the summary is written
+            raise
+        # A Ctrl-C (to the whole process group, as a terminal sends it) while the graph
+        # started: this process writes the episode's summary, not only the supervisor.
+        log('interrupted while the graph started')
+        _not_run(prepared, run, 'interrupted', 'interrupted while the graph started', since)
+        raise
+
+
+def _not_run(
+    prepared: Prepared, run: RunFolder, status: str, detail: str, since: float
+) -> EpisodeResult:
+    """The summary of an episode whose graph did not start (or was interrupted starting)."""
+    spec = prepared.spec
+    summary = {
+        'task': spec.task,
+        'layout': spec.layout,
+        'seed': spec.seed,
+        'model': prepared.model.name,
+        'baseline': prepared.model.name == SCRIPTED,
+        'status': status,
+        'detail': detail,
+        'model_calls': 0,
+        'wall_seconds': round(time.monotonic() - since, 2),
+        'bag': 'bag' if (run.bag_path / 'metadata.yaml').is_file() else None,
+    }
+    run.event({'type': 'end', 'status': status, 'detail': detail})
+    run.summary(summary)
+    run.close()
+    return EpisodeResult(summary)

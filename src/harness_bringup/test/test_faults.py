@@ -65,7 +65,9 @@ def wait_for(predicate, timeout=60.0):
     raise AssertionError('timed out waiting')
 
 
-def start(tmp_path, server, *flags):
+def start(tmp_path, server, *flags, session=False):
+    """`harness run` as its own process; with `session`, in a process group of its own (a
+    terminal's Ctrl-C reaches every process of the group: os.killpg)."""
     env = dict(os.environ, ANTHROPIC_API_KEY='test-key', ANTHROPIC_BASE_URL=server.url)
     return subprocess.Popen(
         [
@@ -86,6 +88,7 @@ def start(tmp_path, server, *flags):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=session,
     )
 
 
@@ -275,6 +278,41 @@ def test_ctrl_c_during_start_up(tmp_path):
         code, summary, events, folder, out = finished(proc, tmp_path)
     assert code == 130 and summary['status'] == 'interrupted', out
     assert 'Traceback' not in out
+    no_process_left(proc)
+
+
+def test_a_terminals_ctrl_c_during_start_up_is_summarised_by_the_episode(tmp_path):
+    """A terminal's Ctrl-C reaches every process of the group: only the supervisor wrote
+    summary.json then. The episode process writes it itself, with no traceback anywhere."""
+    with MessagesServer([FINISH]) as server:
+        proc = start(tmp_path, server, session=True)
+        wait_for(lambda: list(tmp_path.glob('*/events.jsonl')) or None)
+        time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 130 and summary['status'] == 'interrupted', out
+    assert 'written_by' not in summary, summary  # the episode's own, not the supervisor's
+    assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
+    assert (folder / 'report.html').stat().st_size > 0
+    no_process_left(proc)
+
+
+def test_a_ctrl_c_during_a_model_call_says_the_call_was_not_answered(tmp_path):
+    from messages_server import Scripted
+
+    with MessagesServer([Scripted(FINISH, delay=30.0)]) as server:
+        proc = start(tmp_path, server, session=True)
+        wait_for(lambda: server.requests or None)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 130 and summary['status'] == 'interrupted', out
+    assert summary['model_calls'] == 0 and summary['model_requests_unanswered'] == 1
+    assert '0 model calls (start 1; 1 of them asked, not answered)' in out, out
+    (asked,) = [e for e in events if e['type'] == 'model_request']
+    assert asked['answered'] is False and asked['why'] == 'interrupted'
+    assert summary['bag'] == 'bag' and (folder / 'bag' / 'metadata.yaml').is_file()
+    assert 'Traceback' not in out, out
     no_process_left(proc)
 
 

@@ -229,6 +229,7 @@ class Episode:
         self.history = History(config.keep_images, config.max_history_turns)
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
+        self.unanswered = 0  # model requests made (a decision counted) that got no answer
         self.phases = _Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
@@ -417,6 +418,21 @@ class Episode:
         self.handover.used_call()
         try:
             reply = self.model.complete(request)
+        except BaseException as exc:  # interrupted, or the service failed: asked, not answered
+            self.unanswered += 1
+            self.folder.event(
+                {
+                    'type': 'model_request',
+                    'call': decision.call,
+                    'reason': decision.reason,
+                    'characters': chars,
+                    'images': n_images,
+                    'answered': False,
+                    'why': 'interrupted' if isinstance(exc, KeyboardInterrupt) else str(exc),
+                    'wall_s': round(time.monotonic() - since, 3),
+                }
+            )
+            raise
         finally:
             self.phases.add('model', since)
         cost = self.budgets.add(self.model.name, reply.input_tokens, reply.output_tokens, False)
@@ -704,6 +720,7 @@ class Episode:
             'detail': detail,
             'finish_summary': finish_summary,
             'model_calls': u.model_calls,
+            'model_requests_unanswered': self.unanswered,  # asked (a decision), never answered
             'verifier_calls': u.verifier_calls,
             'decisions': {r: self.decisions.get(r, 0) for r in REASONS},
             'events_handled': self.events_handled,
