@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness_bench.layout import layout_name
-from harness_driver.bench_table import bench_tables, markdown
+from harness_driver.bench_table import bench_tables, markdown, wall_accounting
 from harness_driver.report_card import markdown as report_card_markdown
 from harness_driver.report_card import report_card
 from harness_driver.run_report import write_bench_page
@@ -206,6 +206,7 @@ def run_bench(
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
     tables['timing']['bench_wall_seconds'] = round(time.monotonic() - started, 1)
+    tables['timing']['accounting'] = wall_accounting(ordered, time.monotonic() - started)
     tables['timing']['jobs'] = jobs
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     (out / 'bench.md').write_text(markdown(tables))

@@ -5,6 +5,7 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -30,6 +31,7 @@ from harness_driver.run_folder import RunFolder
 from harness_kernel.program_api import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
+from harness_types.process import process_age_s
 
 if TYPE_CHECKING:
     from harness_driver.evidence import EvidenceTaker
@@ -253,6 +255,7 @@ def run_episode(
     """Start the graph, run the episode, stop the graph. The run folder is written whatever
     happens; a graph that does not start is an `error` episode. Ends with the run's
     report.html."""
+    before = process_age_s()  # the process's start, imports and the inputs' checks
     _import_graph_modules()
     config = prepared.config
     run = RunFolder(folder)
@@ -287,13 +290,23 @@ def run_episode(
             'pid': os.getpid(),
         }
     )
+    started = time.monotonic()
     try:
         with _noting_interrupts() as interrupts:
             return _run_graph(prepared, episode, run, params, log, options, interrupts)
     finally:
+        graph = time.monotonic()
         if config.driver.write_dataset:
             write_dataset_safely(run.path, log)
+        dataset = time.monotonic()
         write_report_safely(run.path, log)
+        phases = {
+            'start_and_checks': round(before, 3),
+            'graph_and_episode': round(graph - started, 3),  # the summary's phases are within
+            'dataset': round(dataset - graph, 3),
+            'report': round(time.monotonic() - dataset, 3),
+        }
+        _add_to_summary(run.path, 'episode_process_seconds', phases)
 
 
 @contextlib.contextmanager
@@ -323,6 +336,19 @@ def _noting_interrupts() -> Iterator[list[int]]:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _add_to_summary(folder: Path, key: str, value: dict) -> None:
+    """summary.json with `key` added (written after the report and the dataset, which it
+    times); a summary that cannot be read is left as it is."""
+    path = folder / 'summary.json'
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    summary[key] = value
+    with contextlib.suppress(OSError):
+        path.write_text(json.dumps(summary, indent=2) + '\n')
 
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from harness_types.process import INVOKED_NS, SET_UP_NS, process_age_s, wrapper_time
+
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import collect_program_workspace
 from harness_bringup.shared_memory import sweep
@@ -87,6 +89,7 @@ def supervised(
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
             sys.stderr.flush()
+        spawned = time.time()
         child = subprocess.Popen(
             [sys.executable, '-m', 'harness_bringup.cli', *argv],
             env={
@@ -121,7 +124,9 @@ def supervised(
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         interrupted = len(seen.times()) > before
+        exited = time.time()
         code = _close(Path(folder), base, child.returncode, interrupted, output)
+        _account(Path(folder), spawned, exited, own)
         # An interrupt that came once the episode had ended still ends this process as one.
         return 130 if interrupted and code == 0 else code
     finally:
@@ -130,6 +135,43 @@ def supervised(
             # must not turn its exit code 130 into a death by SIGINT. (A handler that does
             # nothing, not SIG_IGN: processes started later would inherit that.)
             signal.signal(s, _ignore if len(seen.times()) > before else handler)
+
+
+def _account(folder: Path, spawned: float, exited: float, own_process: bool) -> None:
+    """The user's whole wait in summary.json (`command_seconds`), by phase: before this process
+    (the `harness` wrapper's set-up check and Python's start, when the wrapper said when it
+    started), this process until the episode's, the episode process (its own phases are in
+    `episode_process_seconds`), and after it; `started_at` and `ended_at` (time.time()) place
+    the episode process in a bench's wall time. In a bench (not `own_process`) the command is
+    the bench's: its start is not this episode's. A summary that cannot be read is left as
+    it is."""
+    path = folder / 'summary.json'
+    now = time.time()
+    invoked, set_up = wrapper_time(INVOKED_NS), wrapper_time(SET_UP_NS)
+    python_started = set_up if set_up is not None else now - process_age_s()
+    if not own_process:
+        invoked, set_up, python_started = None, None, spawned
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    episode = exited - spawned
+    inside = summary.get('episode_process_seconds') or {}
+    parts = {
+        # the wrapper's set-up check (tools/setup.sh: seconds when nothing changed)
+        'set_up_check': round(set_up - invoked, 3) if invoked and set_up else None,
+        # Python's start, the command's imports and its checks of the inputs
+        'harness_process_start': round(spawned - python_started, 3),
+        'episode_process': round(episode, 3),
+        # of it, what its own phases (episode_process_seconds) leave: its exit
+        'episode_process_exit': round(episode - sum(inside.values()), 3) if inside else None,
+        'after_episode_process': round(now - exited, 3),
+    }
+    parts['total'] = round(now - (invoked or python_started), 3)
+    parts['started_at'], parts['ended_at'] = round(spawned, 3), round(exited, 3)
+    summary['command_seconds'] = parts
+    with contextlib.suppress(OSError):
+        path.write_text(json.dumps(summary, indent=2) + '\n')
 
 
 def _ignore(_signum, _frame) -> None:

@@ -226,6 +226,11 @@ def test_harness_runs_an_episode_without_the_venv_on_the_ament_prefix_path(tmp_p
     env['AMENT_PREFIX_PATH'] = os.pathsep.join(
         p for p in paths if p and os.path.realpath(p) != venv
     )
+    # As the `harness` wrapper says when the user's command started and its set-up ended.
+    import time
+
+    now = time.time_ns()
+    env['HARNESS_INVOKED_NS'], env['HARNESS_SET_UP_NS'] = str(now - 200_000_000), str(now)
     run = subprocess.run(
         [sys.executable, '-m', 'harness_bringup.cli', 'run', 'lift_cube']
         + ['--out', str(tmp_path / 'runs')],
@@ -238,6 +243,21 @@ def test_harness_runs_an_episode_without_the_venv_on_the_ament_prefix_path(tmp_p
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'episode episode_ended' in run.stdout and 'SUCCESS' in run.stdout, run.stdout
+    # Every second of the user's wait is in the summary, by phase (the summary's own
+    # wall_seconds covered about half of it).
+    import json
+
+    (summary,) = (tmp_path / 'runs').glob('*/summary.json')
+    s = json.loads(summary.read_text())
+    command, inside = s['command_seconds'], s['episode_process_seconds']
+    parts = ('set_up_check', 'harness_process_start', 'episode_process', 'after_episode_process')
+    assert all(command[p] >= 0 for p in parts) and command['set_up_check'] >= 0.2, command
+    assert abs(sum(command[p] for p in parts) - command['total']) < 0.05, command
+    assert (
+        abs(sum(inside.values()) + command['episode_process_exit'] - command['episode_process'])
+        < 0.05
+    )
+    assert inside['graph_and_episode'] >= s['wall_seconds'] > 0
 
 
 def test_a_graph_without_a_domain_is_a_start_error_that_says_why(monkeypatch):

@@ -121,6 +121,40 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
     }
 
 
+def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
+    """Where a bench's wall time went: each phase summed over its episodes (their processes'
+    start, the episode's own phases, the dataset, the report, the exit), and the bench's wall
+    outside every episode process (their [started_at, ended_at] intervals joined: starting
+    episodes, the tables)."""
+    phases: dict[str, float] = {}
+    intervals = []
+    for s in summaries:
+        command = s.get('command_seconds') or {}
+        for part in ('episode_process', 'episode_process_exit', 'after_episode_process'):
+            phases[part] = phases.get(part, 0.0) + float(command.get(part) or 0.0)
+        for part, seconds in (s.get('episode_process_seconds') or {}).items():
+            phases[part] = phases.get(part, 0.0) + float(seconds)
+        for part, seconds in (s.get('phases_seconds') or {}).items():
+            key = f'episode.{part}'
+            phases[key] = phases.get(key, 0.0) + float(seconds)
+        if command.get('started_at') is not None and command.get('ended_at') is not None:
+            intervals.append((float(command['started_at']), float(command['ended_at'])))
+    covered, end = 0.0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            covered += b - a
+            end = b
+        elif b > end:
+            covered += b - end
+            end = b
+    return {
+        'bench_wall_seconds': round(bench_wall_s, 2),
+        'within_episode_processes_seconds': round(covered, 2),
+        'outside_every_episode_process_seconds': round(max(0.0, bench_wall_s - covered), 2),
+        'summed_by_phase_seconds': {k: round(v, 2) for k, v in sorted(phases.items())},
+    }
+
+
 def _cell(value) -> str:
     if isinstance(value, dict):
         return ', '.join(f'{k} {v}' for k, v in value.items()) or '-'

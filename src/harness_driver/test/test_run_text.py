@@ -87,3 +87,30 @@ def test_a_reply_with_a_lone_surrogate_still_makes_a_report(tmp_path):
     (run / 'events.jsonl').write_text(''.join(json.dumps(e) + '\n' for e in events))
     page = write_report(run).read_text()
     assert len(page) > 1000 and 'I will look first ?' in page
+
+
+def test_a_bench_accounts_for_its_wall_outside_every_episode():
+    from harness_driver.bench_table import wall_accounting
+
+    def episode(start, end, **inside):
+        return {
+            'command_seconds': {
+                'episode_process': end - start,
+                'started_at': start,
+                'ended_at': end,
+            },
+            'episode_process_seconds': inside,
+            'phases_seconds': {'cells': 1.0},
+        }
+
+    summaries = [
+        episode(100.0, 110.0, dataset=1.0),
+        episode(105.0, 112.0, dataset=0.5),  # overlaps the first (jobs 2)
+        episode(115.0, 118.0, report=0.25),
+    ]
+    a = wall_accounting(summaries, 20.0)
+    assert a['within_episode_processes_seconds'] == 15.0  # 100-112 and 115-118
+    assert a['outside_every_episode_process_seconds'] == 5.0
+    assert a['summed_by_phase_seconds']['dataset'] == 1.5
+    assert a['summed_by_phase_seconds']['episode.cells'] == 3.0
+    assert a['summed_by_phase_seconds']['episode_process'] == 20.0

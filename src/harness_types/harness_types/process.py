@@ -15,6 +15,32 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
+# When the user's command started and when the `harness` wrapper's set-up check ended
+# (time.time_ns), set by the wrapper: the accounting of the user's wait starts there.
+INVOKED_NS, SET_UP_NS = 'HARNESS_INVOKED_NS', 'HARNESS_SET_UP_NS'
+
+
+def process_age_s(pid: int | str = 'self') -> float:
+    """How long (s) process `pid` has run: its start time after boot (/proc/PID/stat) against
+    the boot clock now. 0.0 where that cannot be read."""
+    try:
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+        started = int(fields[19]) / os.sysconf('SC_CLK_TCK')  # field 22: starttime, in ticks
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def wrapper_time(name: str, environ: dict | None = None) -> float | None:
+    """A time the `harness` wrapper noted (INVOKED_NS, SET_UP_NS) as time.time() seconds; None
+    when unset, not a time, or not in the last month."""
+    value = (os.environ if environ is None else environ).get(name, '')
+    try:
+        at = int(value) / 1e9
+    except ValueError:
+        return None
+    return at if 0 <= time.time() - at < 86400 * 30 else None
+
 
 def process_stopped(pid: int) -> bool:
     """Whether a process is stopped (SIGSTOP, or traced): it will not run until continued."""
