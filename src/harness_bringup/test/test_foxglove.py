@@ -54,7 +54,10 @@ class Client:
     `wanted` (all when None) and keeps what arrives, by topic."""
 
     def __init__(self, port: int, wanted=None) -> None:
-        self.ws = connect(f'ws://127.0.0.1:{port}', subprotocols=SUBPROTOCOLS, open_timeout=10)
+        self._connection = connect(
+            f'ws://127.0.0.1:{port}', subprotocols=SUBPROTOCOLS, open_timeout=10
+        )
+        self.ws = self._connection.__enter__()
         assert self.ws.subprotocol in SUBPROTOCOLS
         self.wanted = wanted
         self.channels, self.subscribed, self.received = {}, {}, {}
@@ -105,7 +108,7 @@ class Client:
         return [decode(data) for data in self.received.get(topic, [])]
 
     def close(self) -> None:
-        self.ws.close()
+        self._connection.__exit__(None, None, None)
 
 
 def test_a_foxglove_client_receives_joint_states_and_camera_frames(tmp_path):
