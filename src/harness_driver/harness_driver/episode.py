@@ -226,7 +226,9 @@ class Episode:
         self.prompts = prompts
         self.folder = folder
         self.log = log
-        self.history = History(config.keep_images, config.max_history_turns)
+        self.history = History(
+            config.keep_images, config.max_history_turns, config.max_request_images
+        )
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
         self.unanswered = 0  # model requests made (a decision counted) that got no answer

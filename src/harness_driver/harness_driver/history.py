@@ -25,11 +25,15 @@ class Turn:
 
 class History:
     """`keep_images`: user turns (counted from the end) that keep their images.
-    `max_history_turns`: exchanges (reply + answer) kept after the first message."""
+    `max_history_turns`: exchanges (reply + answer) kept after the first message.
+    `max_images`: images in one request at most, the newest kept (None: no bound)."""
 
-    def __init__(self, keep_images: int, max_history_turns: int) -> None:
+    def __init__(
+        self, keep_images: int, max_history_turns: int, max_images: int | None = None
+    ) -> None:
         self.keep_images = keep_images
         self.max_history_turns = max_history_turns
+        self.max_images = max_images
         self.turns: list[Turn] = []
 
     def start(self, text: str, images: list[TurnImage]) -> None:
@@ -60,14 +64,19 @@ class History:
         window = self.window()
         with_images = [i for i, t in enumerate(window) if t.role == 'user' and t.images]
         keep = set(with_images[-self.keep_images :]) if self.keep_images else set()
+        # The newest images of the kept turns, at most max_images of them.
+        chosen = [(i, k) for i in sorted(keep) for k in range(len(window[i].images))]
+        if self.max_images is not None:
+            chosen = chosen[len(chosen) - min(len(chosen), self.max_images) :]
+        chosen_set = set(chosen)
         messages, sent = [], []
         for i, turn in enumerate(window):
             if turn.role == 'assistant':
                 messages.append({'role': 'assistant', 'content': turn.text})
                 continue
             content: list[dict] = []
-            for image in turn.images:
-                if i in keep:
+            for k, image in enumerate(turn.images):
+                if (i, k) in chosen_set:
                     if image.caption:
                         content.append({'type': 'text', 'text': image.caption})
                     content.append(_image_block(image.png))

@@ -69,3 +69,18 @@ def test_bad_format_exchanges_leave_once_a_valid_reply_arrives():
     h.reply('<python>ok</python>')
     h.answer('report')
     assert texts(h.messages()[0]) == ['task', '<python>ok</python>', 'report']
+
+
+def test_one_request_carries_at_most_max_images_the_newest():
+    """A program that showed many images put 152 in one request: the newest max_images of
+    the kept turns go, the older ones are said to be omitted."""
+    h = History(keep_images=2, max_history_turns=10, max_images=5)
+    h.start('task', [IMG])
+    h.reply('reply 0')
+    h.answer('report 0', [TurnImage(f'shown {k}', b'png') for k in range(4)])
+    h.reply('reply 1')
+    h.answer('report 1', [TurnImage(f'later {k}', b'png') for k in range(4)])
+    messages, sent = h.messages()
+    assert images(messages) == 5 and len(sent) == 5
+    assert [i.caption for i in sent] == ['shown 3', 'later 0', 'later 1', 'later 2', 'later 3']
+    assert f'{IMAGE_OMITTED} shown 0' in texts(messages)[2]

@@ -132,6 +132,9 @@ class DriverConfig:
     max_wall_seconds: float = field(default=1800.0, metadata=_at_least(0, strict=True))
     max_cost_usd: float = field(default=0.0, metadata=_at_least(0))
     keep_images: int = field(default=2, metadata=_at_least(0))
+    # Images in one model request at most (the newest kept): a program's show() images are
+    # bounded per cell and per episode too (kernel.shown_images_*); 152 reached one request.
+    max_request_images: int = field(default=16, metadata=_at_least(1))
     max_history_turns: int = field(default=12, metadata=_at_least(0))
     max_tokens: int = field(default=4096, metadata=_at_least(1))
     model_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
