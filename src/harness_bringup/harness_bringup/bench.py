@@ -209,9 +209,10 @@ def run_bench(
     tables['timing']['accounting'] = wall_accounting(ordered, time.monotonic() - started)
     tables['timing']['jobs'] = jobs
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
-    (out / 'bench.md').write_text(markdown(tables))
+    # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
+    (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
     card = report_card(ordered)
     (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
-    (out / 'report_card.md').write_text(report_card_markdown(card))
+    (out / 'report_card.md').write_bytes(report_card_markdown(card).encode('utf-8', 'replace'))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
     return tables

@@ -258,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
             return code or 1
         replay = run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
         _say(f'now its motions, one action per reply ({replay})')
-        return supervised(replay, base, [*argv, '--actions-from', str(source)])
+        return supervised(replay, base, [*argv, '--actions-from', str(source)], since=time.time())
 
     try:
         work = source_then_replay if source_first else lambda: supervised(folder, base, argv)

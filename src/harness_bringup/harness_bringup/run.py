@@ -27,7 +27,7 @@ from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
-from harness_driver.run_folder import RunFolder
+from harness_driver.run_folder import RunFolder, write_summary
 from harness_kernel.program_api import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
@@ -173,11 +173,12 @@ def prepare(
     timeout = driver.model_timeout_seconds
     try:
         model = make_model(driver.model, cells, timeout, log, driver.interface, names, actions_from)
-        verifier = (
-            model
-            if driver.verifier == driver.model
-            else make_model(driver.verifier, cells, timeout, log)
-        )
+        if not driver.verifier_enabled:  # no client made, none probed
+            verifier = None
+        elif driver.verifier == driver.model:
+            verifier = model
+        else:
+            verifier = make_model(driver.verifier, cells, timeout, log)
     except ModelError as exc:
         raise UsageError(str(exc)) from None
     replies = len(getattr(model, 'cells', ())) + 1  # its steps and the finish
@@ -348,7 +349,7 @@ def _add_to_summary(folder: Path, key: str, value: dict) -> None:
         return
     summary[key] = value
     with contextlib.suppress(OSError):
-        path.write_text(json.dumps(summary, indent=2) + '\n')
+        write_summary(folder, summary)
 
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:

@@ -65,13 +65,15 @@ def supervised(
     output: IO[str] | None = None,
     interrupts: Interrupts | None = None,
     env: dict[str, str] | None = None,
+    since: float | None = None,
 ) -> int:
     """Run `harness argv` as the episode's child process; return its exit code. `base` holds
     the summary fields known before the episode started (task, layout, seed, model). The
     child's output goes to `output` (default: this process's). Without `interrupts` this
     process's SIGINT and SIGTERM are caught (on the main thread) and sent on; with them (a
     thread of the bench), the interrupts the caller records are. `env`: the child's
-    environment (default this process's)."""
+    environment (default this process's). `since` (time.time()): where this episode's part of
+    the command began, when it is not the command's start (a second episode of one command)."""
     # Signals can be caught on the main thread only; elsewhere nothing is caught.
     own = interrupts is None and threading.current_thread() is threading.main_thread()
     seen = interrupts if interrupts is not None else Interrupts()
@@ -126,7 +128,7 @@ def supervised(
         interrupted = len(seen.times()) > before
         exited = time.time()
         code = _close(Path(folder), base, child.returncode, interrupted, output)
-        _account(Path(folder), spawned, exited, own)
+        _account(Path(folder), spawned, exited, own and since is None, since)
         # An interrupt that came once the episode had ended still ends this process as one.
         return 130 if interrupted and code == 0 else code
     finally:
@@ -137,7 +139,9 @@ def supervised(
             signal.signal(s, _ignore if len(seen.times()) > before else handler)
 
 
-def _account(folder: Path, spawned: float, exited: float, own_process: bool) -> None:
+def _account(
+    folder: Path, spawned: float, exited: float, own_process: bool, since: float | None = None
+) -> None:
     """The user's whole wait in summary.json (`command_seconds`), by phase: before this process
     (the `harness` wrapper's set-up check and Python's start, when the wrapper said when it
     started), this process until the episode's, the episode process (its own phases are in
@@ -149,8 +153,8 @@ def _account(folder: Path, spawned: float, exited: float, own_process: bool) -> 
     now = time.time()
     invoked, set_up = wrapper_time(INVOKED_NS), wrapper_time(SET_UP_NS)
     python_started = set_up if set_up is not None else now - process_age_s()
-    if not own_process:
-        invoked, set_up, python_started = None, None, spawned
+    if not own_process:  # a bench's episode, or a command's second one
+        invoked, set_up, python_started = None, None, since if since is not None else spawned
     try:
         summary = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -170,8 +174,10 @@ def _account(folder: Path, spawned: float, exited: float, own_process: bool) -> 
     parts['total'] = round(now - (invoked or python_started), 3)
     parts['started_at'], parts['ended_at'] = round(spawned, 3), round(exited, 3)
     summary['command_seconds'] = parts
+    from harness_driver.run_folder import write_summary
+
     with contextlib.suppress(OSError):
-        path.write_text(json.dumps(summary, indent=2) + '\n')
+        write_summary(folder, summary)
 
 
 def _ignore(_signum, _frame) -> None:
@@ -211,7 +217,9 @@ def _close(
                 )
                 + '\n'
             )
-        summary_path.write_text(json.dumps(summary, indent=2) + '\n')
+        from harness_driver.run_folder import write_summary
+
+        write_summary(folder, summary)
         print(
             f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}',
             file=output,

@@ -25,7 +25,8 @@ def test_a_perf_script_runs_without_the_venv_named_an_ament_prefix():
     AMENT_PREFIX_PATH named the venv by hand: the scripts find the wheels as `harness` does."""
     env = dict(os.environ)
     paths = [p for p in env.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
-    env['AMENT_PREFIX_PATH'] = os.pathsep.join(p for p in paths if p != sys.prefix)
+    venv = os.path.realpath(sys.prefix)
+    env['AMENT_PREFIX_PATH'] = os.pathsep.join(p for p in paths if os.path.realpath(p) != venv)
     if env.get('ROS_DISTRO'):
         env.pop('ROS_DISTRO')  # a sourced installation names its own prefixes
     done = subprocess.run(

@@ -513,11 +513,11 @@ class Episode:
         return verdict
 
     def _verdict(self, claim: str, source: str) -> tuple[Verdict, dict]:
-        if self.verifier is None or self.verifier.name == SCRIPTED:
-            return Verdict(False, False, 'the scripted baseline has no verifier'), {}
         if not self.config.verifier_enabled:
             why = 'no verifier in this run (driver.verifier_enabled: false)'
             return Verdict(False, False, why), {}
+        if self.verifier is None or self.verifier.name == SCRIPTED:
+            return Verdict(False, False, 'the scripted baseline has no verifier'), {}
         history = History(keep_images=1, max_history_turns=0)
         history.start(
             f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
@@ -552,7 +552,9 @@ class Episode:
             Decision('verify', 0),
             deadline,
             deadline_for,
-            hard_deadline=True,
+            # its own bound and a cell's time cut a verdict in flight; the wall budget (checked
+            # before asking) lets a started one finish, as for the model
+            hard_deadline=deadline_for != "the episode's wall budget",
         )
         try:
             reply = self.verifier.complete(request)

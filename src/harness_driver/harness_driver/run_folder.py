@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,15 @@ def _default(value: Any) -> Any:
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
     return str(value)
+
+
+def write_summary(folder: Path, summary: dict) -> None:
+    """<folder>/summary.json, whole or not at all: written beside and renamed over (a process
+    killed mid-write leaves the previous one, never a truncated file)."""
+    path = Path(folder) / 'summary.json'
+    part = path.with_name(f'.summary.json.{os.getpid()}')
+    part.write_text(json.dumps(summary, indent=2, default=_default) + '\n')
+    os.replace(part, path)
 
 
 def file_inside(folder: Path, name: object) -> Path | None:
@@ -112,8 +122,7 @@ class RunFolder:
         return relative
 
     def summary(self, summary: dict) -> None:
-        text = json.dumps(summary, indent=2, default=_default) + '\n'
-        (self.path / 'summary.json').write_text(text)
+        write_summary(self.path, summary)
 
     def close(self) -> None:
         self._events.close()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_types.execution import NOMINAL, TASK_SUCCEEDED
+from harness_types.execution import NOMINAL, ended_in_success
 from jinja2 import (
     Environment,
     FileSystemBytecodeCache,
@@ -194,7 +194,9 @@ def plots(series: Series) -> list[tuple[str, str]]:
         for n, e in enumerate(mine):
             start, end = e.get('start_step', 0), e.get('end_step', 0)
             plot.spans.append((start, end, '#ebebeb' if n % 2 else '#d9d9d9'))
-            if e.get('event') not in NOMINAL:
+            if e.get('event') not in NOMINAL and not ended_in_success(
+                str(e.get('event', '')), str(e.get('detail', ''))
+            ):
                 plot.marks.append(Mark(end, ORANGE, e.get('event', ''), dashed=True))
             if end - start >= LABEL_MIN_TICKS and arm:
                 plot.notes.append(((start + end) / 2, e.get('skill', '')))
@@ -209,11 +211,14 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
     for e in events:
         if e.get('type') == 'model_request':
             reply = str(e.get('reply', ''))
-            try:
-                parsed = parse_reply(reply, ALL_BLOCKS)
-                thought, block, body = parsed.thought, parsed.kind, parsed.body
-            except FormatError as error:
-                thought, block, body = reply, 'format error', str(error)
+            if e.get('answered') is False:  # interrupted, or the service failed
+                thought, block, body = '', 'not answered', str(e.get('why', ''))
+            else:
+                try:
+                    parsed = parse_reply(reply, ALL_BLOCKS)
+                    thought, block, body = parsed.thought, parsed.kind, parsed.body
+                except FormatError as error:
+                    thought, block, body = reply, 'format error', str(error)
             images = []
             for name in e.get('image_files') or []:
                 path = file_inside(folder, name)
@@ -264,7 +269,7 @@ def render(folder: Path) -> str:
             plots=plots(series),
             series=series,
             nominal=NOMINAL,
-            task_succeeded=TASK_SUCCEEDED,
+            ended_in_success=ended_in_success,
         )
     except (TypeError, AttributeError, KeyError, ValueError, TemplateError) as exc:
         # A run folder's files edited or broken by hand: said, not a traceback. Where it was
@@ -300,5 +305,5 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
         rows.append({**e, 'link': link})
     page = environment.get_template('bench.html.j2').render(tables=tables, rows=rows)
     path = Path(out) / 'bench.html'
-    path.write_text(page)
+    path.write_bytes(page.encode('utf-8', 'replace'))
     return path

@@ -164,27 +164,41 @@ class RosRobot:
 
     @staticmethod
     def _result(handle, bound: float, pump: Pump):
-        """The goal's result within `bound` seconds. A goal the server says has ended whose
-        result has not come (a lost response) is asked for again: the server keeps a finished
-        goal's result (skill_server.result_timeout_seconds)."""
+        """The goal's result within `bound` seconds (TimeoutError past it). A goal the server
+        says has ended whose result has not come (a lost response) is asked for its result
+        again; every request asked stays awaited. A server that no longer has the result (it
+        keeps one for skill_server.result_timeout_seconds) answers STATUS_UNKNOWN: an error,
+        never an empty result taken for the execution's."""
         deadline = time.monotonic() + bound
-        future, ended_since = handle.get_result_async(), None
+        futures, ended_since = [], None
+
+        def ask() -> None:
+            future = handle.get_result_async()
+            future.add_done_callback(lambda _f: pump.wake())
+            futures.append(future)
+
+        ask()
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            done = next((f for f in futures if f.done()), None)
+            if done is not None:
+                response = done.result()
+                if response.status == GoalStatus.STATUS_UNKNOWN:
+                    raise RuntimeError(
+                        'the skill server no longer had the result of the goal it ended (its '
+                        'answer was lost and the result expired)'
+                    )
+                return response.result
+            now = time.monotonic()
+            if now >= deadline:
                 raise TimeoutError
-            try:
-                return wait_future_serving(
-                    future, min(left, RESULT_CHECK_S), pump.serve, pump.wake
-                ).result
-            except TimeoutError:
-                pass
             if handle.status not in ENDED_STATUSES:
                 ended_since = None
             elif ended_since is None:
-                ended_since = time.monotonic()
-            elif time.monotonic() - ended_since >= RESULT_CHECK_S:
-                future, ended_since = handle.get_result_async(), None
+                ended_since = now
+            elif now - ended_since >= RESULT_CHECK_S:
+                ask()
+                ended_since = None
+            pump.serve(min(deadline - now, 0.05))
 
     def state(self) -> RobotState:
         return robot_state_of(self._call(self.state_client, State.Request()).state)

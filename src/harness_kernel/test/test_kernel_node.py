@@ -177,14 +177,20 @@ class _Handle:
     """A goal whose first result response was lost: the server says it ended (status), and a
     second request for its result is answered."""
 
-    def __init__(self, status):
+    def __init__(self, status, answer=None):
+        from action_msgs.msg import GoalStatus
+
         self.status, self.requests = status, 0
+        self.answer = GoalStatus.STATUS_SUCCEEDED if answer is None else answer
 
     def get_result_async(self):
-        self.requests += 1
         from types import SimpleNamespace
 
-        return _Future(SimpleNamespace(result='the result'), done=self.requests > 1)
+        from action_msgs.msg import GoalStatus
+
+        self.requests += 1
+        status = self.answer if self.requests > 1 else GoalStatus.STATUS_SUCCEEDED
+        return _Future(SimpleNamespace(result='the result', status=status), self.requests > 1)
 
 
 class _Pump:
@@ -213,5 +219,8 @@ def test_a_lost_result_is_asked_for_again_and_a_wait_is_bounded(monkeypatch):
     with pytest.raises(TimeoutError):
         kernel_node.RosRobot._result(running, 0.3, _Pump())
     assert running.requests == 1  # a goal still running is not asked again
+    expired = _Handle(GoalStatus.STATUS_SUCCEEDED, answer=GoalStatus.STATUS_UNKNOWN)
+    with pytest.raises(RuntimeError, match='no longer had the result'):
+        kernel_node.RosRobot._result(expired, 5.0, _Pump())
     assert kernel_node.result_bound(2.0, 720.0) == 50.0
     assert kernel_node.result_bound(0.0, 720.0) == 720.0  # unset: the cell's bound

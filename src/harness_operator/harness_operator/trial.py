@@ -29,9 +29,9 @@ CLAMPED = (BLOCKED, GUARD_TRIGGERED, REGION_EXIT, SHIELD_REJECTED, FORCE_LIMIT, 
 
 def executor_status(cell: CellResult) -> tuple[str, str]:
     """(status, detail) of a finished cell: `done` when the cell ran to its end and every
-    execution ended nominally; `timeout` and `clamped` (CLAMPED: held back, or the episode
-    ended) from the event that stopped it; `error` for a program error, a skill error or a
-    fault."""
+    execution ended nominally, or the episode ended because the task succeeded; `timeout` and
+    `clamped` (CLAMPED: held back, or the episode ended at its step limit) from the event that
+    stopped it; `error` for a program error, a skill error or a fault."""
     stopped = cell.stopped_by
     last = stopped or (cell.executions[-1] if cell.executions else None)
     if cell.status == 'error':
