@@ -242,7 +242,7 @@ def test_the_scripted_actions_rung_replays_only_a_whole_source(
 
     calls = []
 
-    def fake_supervised(run, base, argv, *_):
+    def fake_supervised(run, base, argv, *_, **__):
         interface = argv[len(argv) - argv[::-1].index('--interface')]  # the last one given
         calls.append(argv)
         run.mkdir(parents=True)
