@@ -198,10 +198,11 @@ _KIND_SCHEMAS = {
 }
 
 
-def action_schema() -> dict:
+def action_schema(policies: bool = True) -> dict:
     """The JSON Schema of an action, one alternative per kind (each skill with its arguments,
-    a program, a policy), made from SKILL_ARGS: what an MCP client validates before calling.
-    parse_action checks the same and more (ranges, place's one target)."""
+    a program, and with `policies` a policy), made from SKILL_ARGS: what an MCP client
+    validates before calling. parse_action checks the same and more (ranges, place's one
+    target)."""
     kinds = []
     for skill, table in SKILL_ARGS.items():
         properties = {'skill': {'const': skill}}
@@ -231,6 +232,8 @@ def action_schema() -> dict:
             'additionalProperties': False,
         }
     )
+    if not policies:
+        return {'oneOf': kinds}
     kinds.append(
         {
             'type': 'object',

@@ -36,22 +36,22 @@ INSTRUCTIONS = (
 
 # An action as do_action takes it: checked by parse_action (ActionError says what is wrong);
 # its input schema is one alternative per kind, so a client can validate before it calls.
-ActionJson = Annotated[dict[str, Any], WithJsonSchema(action_schema())]
-BatchStep = Annotated[
-    dict[str, Any],
-    WithJsonSchema(
-        {
-            'type': 'object',
-            'properties': {
-                'action': action_schema(),
-                'key': {'type': 'string', 'minLength': 1},
-                'executor': {'type': 'string'},
-            },
-            'required': ['action', 'key'],
-            'additionalProperties': False,
-        }
-    ),
-]
+def _action_json(policies: bool):
+    return Annotated[dict[str, Any], WithJsonSchema(action_schema(policies))]
+
+
+def _batch_step(policies: bool):
+    step = {
+        'type': 'object',
+        'properties': {
+            'action': action_schema(policies),
+            'key': {'type': 'string', 'minLength': 1},
+            'executor': {'type': 'string'},
+        },
+        'required': ['action', 'key'],
+        'additionalProperties': False,
+    }
+    return Annotated[dict[str, Any], WithJsonSchema(step)]
 
 
 class SessionHolder:
@@ -130,7 +130,14 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             out.append(Image(data=png(image), format='png'))
         return out
 
-    @server.tool(
+    def do_action(action: dict, key: str, executor: str = 'auto') -> dict[str, Any]:
+        session = holder.get()
+        return _call(session.do_action, action, executor, key).as_dict()
+
+    # The action's schema, one alternative per kind (a policy's only with policies), set
+    # before the tool is made: it is what the client is told to send.
+    do_action.__annotations__['action'] = _action_json(policies)
+    server.tool(
         description=(
             'Dispatch one unit step of the task and wait for it. `action` is a skill call, '
             '{"skill": NAME, ARG: VALUE, ...}, with objects named by a locate query ("green '
@@ -146,13 +153,9 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             '2 perception; 0 when no tier could tell), budgets_left, ok}. ok only when done '
             'and satisfied; after ambiguous or stale, recheck(key) before deciding.'
         )
-    )
-    def do_action(action: ActionJson, key: str, executor: str = 'auto') -> dict[str, Any]:
-        session = holder.get()
-        return _call(session.do_action, action, executor, key).as_dict()
+    )(do_action)
 
-    @server.tool()
-    def run_batch(actions: list[BatchStep]) -> dict[str, Any]:
+    def run_batch(actions: list[dict]) -> dict[str, Any]:
         """Dispatch several steps in order, each {"action": ..., "key": ..., "executor"?}, as
         do_action would, stopping after the first that is not ok. Every step is checked before
         the first runs. Returns {"trials": [...]}, one do_action result per step that ran, and
@@ -160,6 +163,9 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         session = holder.get()
         trials, refused = _call(session.run_batch, actions)
         return {'trials': [t.as_dict() for t in trials]} | ({'refused': refused} if refused else {})
+
+    run_batch.__annotations__['actions'] = list[_batch_step(policies)]
+    server.tool()(run_batch)
 
     @server.tool()
     def recheck(key: str) -> dict[str, Any]:

@@ -70,13 +70,14 @@ def test_do_action_advertises_a_schema_per_action_kind():
     from harness_operator.actions import SKILL_ARGS, parse_action
     from harness_operator.mcp_server import SessionHolder, build_server
 
-    async def schemas():
-        tools = {
-            t.name: t.input_schema for t in await build_server(SessionHolder(None)).list_tools()
-        }
+    async def schemas(policies):
+        server = build_server(SessionHolder(None), policies=policies)
+        tools = {t.name: t.input_schema for t in await server.list_tools()}
         return tools['do_action']['properties']['action'], tools['run_batch']
 
-    action, batch = anyio.run(schemas)
+    action, batch = anyio.run(schemas, True)
+    without, _ = anyio.run(schemas, False)  # no policy action offered without policies
+    assert [k['title'] for k in without['oneOf']] == [*SKILL_ARGS, 'program']
     assert len(action['oneOf']) == len(SKILL_ARGS) + 2
     check = jsonschema.Draft202012Validator(action)
     good = [
