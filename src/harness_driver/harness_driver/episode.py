@@ -35,7 +35,7 @@ from harness_driver.models import (
     ModelRequest,
 )
 from harness_driver.reply import FormatError, format_error_message, parse_reply
-from harness_driver.report import start_text, turn_text, verdict_text
+from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks, ticks_of
 
@@ -232,6 +232,7 @@ class Episode:
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
         self.unanswered = 0  # model requests made (a decision counted) that got no answer
+        self._tcp: TcpOf | bool | None = None  # the event traces' TCP placer, made on first use
         self.phases = _Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
@@ -398,6 +399,7 @@ class Episode:
                 self.spec.step_limit,
                 self.budgets.calls_left,
                 list(self.config.cameras),
+                self._tcp_of() if cell.stopped_by is not None else None,
             )
             self.history.answer(self._noted(text), images)
             event = cell.stopped_by.event if cell.stopped_by else ''
@@ -570,6 +572,19 @@ class Episode:
         if reply.stop_reason == REFUSAL:
             return Verdict(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
         return parse_verdict(reply.text), tokens
+
+    def _tcp_of(self) -> TcpOf | None:
+        """The TCP placer of the event traces (the station's URDF, read once; None where it
+        cannot be made: the report then gives the joints alone)."""
+        if self._tcp is None:
+            try:
+                from arx_x5_description.urdf import station_urdf
+
+                self._tcp = TcpOf(station_urdf())
+            except Exception as exc:  # a trace without TCPs, not a lost turn
+                self.log(f'the event traces give no TCP: {type(exc).__name__}: {exc}')
+                self._tcp = False
+        return self._tcp or None
 
     def _noted(self, text: str) -> str:
         """A turn's text with the post-policy countdown, once it runs."""

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 from harness_types.cell import CellResult
 from harness_types.execution import Execution
 from harness_types.robot_state import RobotState
 from harness_types.scene import Verdict
+from harness_types.tf_tree import TfTree
 
 LAST_EXECUTIONS = 8
 EVENT_TICKS = 3  # ticks of an escalation's trace the turn report shows, up to its event
@@ -75,10 +79,29 @@ def inline(text: str, limit: int = DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + ' [clipped]'
 
 
-def event_lines(e: Execution) -> list[str]:
+class TcpOf:
+    """Each arm's TCP position (m, world) at a measured 14-vector: the URDF's `<arm>_tcp`
+    links placed by its joints (harness_types.tf_tree), as rviz and robot_state_publisher
+    place them."""
+
+    def __init__(self, urdf: str) -> None:
+        self.tree = TfTree(urdf)
+
+    def __call__(self, measured) -> dict[str, np.ndarray]:
+        positions = {
+            f'{arm}_joint{k + 1}': float(measured[base + k])
+            for arm, base in (('left', 0), ('right', 7))
+            for k in range(6)
+        }
+        world = self.tree.world(positions)
+        return {arm: world[f'{arm}_tcp'][1] for arm in ('left', 'right')}
+
+
+def event_lines(e: Execution, tcp_of: Callable | None = None) -> list[str]:
     """The event that stopped a cell, as the model reads it: its sentence, every reason (each
     shield rejection with its numbers), and the last ticks before it (measured and commanded
-    joints, left then right, and the guards evaluated)."""
+    joints, left then right, each arm's TCP when `tcp_of` places it, and the guards
+    evaluated)."""
     lines = [f'Stopped by event {e.event} ({e.skill} {e.arm}): {inline(e.detail)}'.rstrip()]
     reasons = [r for r in e.reasons if r not in e.detail]
     lines += [f'  reason: {inline(r)}' for r in reasons]
@@ -89,14 +112,24 @@ def event_lines(e: Execution) -> list[str]:
         )
         for t in ticks:
             guards = f', guards {inline(", ".join(t.guards), 200)}' if t.guards else ''
+            tcp = ''
+            if tcp_of is not None:
+                at = tcp_of(t.measured)
+                tcp = f' tcp left {_v(at["left"])} right {_v(at["right"])} m'
             lines.append(
-                f'    t={t.time:.2f} s measured {_v(t.measured)} commanded {_v(t.command)}{guards}'
+                f'    t={t.time:.2f} s measured {_v(t.measured)} commanded {_v(t.command)}'
+                f'{tcp}{guards}'
             )
     return lines
 
 
 def turn_text(
-    cell: CellResult, robot: RobotState, step_limit: int, calls_left: int, cameras: list[str]
+    cell: CellResult,
+    robot: RobotState,
+    step_limit: int,
+    calls_left: int,
+    cameras: list[str],
+    tcp_of: Callable | None = None,
 ) -> str:
     """The turn report after a cell: status, output, event, executions, scene, grips, robot,
     steps and calls left."""
@@ -109,7 +142,7 @@ def turn_text(
     if cell.traceback:
         lines += [f'Error (each line after "{PROGRAM_QUOTE}"):', *quoted(cell.traceback)]
     if cell.stopped_by is not None:
-        lines += event_lines(cell.stopped_by)
+        lines += event_lines(cell.stopped_by, tcp_of)
     if cell.restored:
         lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
     lines += [f'Kernel: {inline(note)}' for note in cell.notes]

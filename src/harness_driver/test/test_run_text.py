@@ -114,3 +114,33 @@ def test_a_bench_accounts_for_its_wall_outside_every_episode():
     assert a['summed_by_phase_seconds']['dataset'] == 1.5
     assert a['summed_by_phase_seconds']['episode.cells'] == 3.0
     assert a['summed_by_phase_seconds']['episode_process'] == 20.0
+
+
+def test_an_escalation_shows_the_ticks_around_its_event_with_the_tcp():
+    """The model read 'the shield rejected the command; the arm did not move' alone: the event
+    now comes with its reasons and its last ticks (measured and commanded joints, each arm's
+    TCP, the guards that ran)."""
+    from harness_driver.report import TcpOf
+    from harness_types.execution import TraceTick
+
+    from arx_x5_description.urdf import station_urdf
+
+    trace = [
+        TraceTick(0.04 * k, np.zeros(14), np.full(14, 0.01 * k), ('near_table',)) for k in range(5)
+    ]
+    reasons = ('left arm would be 7.1 mm into the table (measured 1.0 mm)',)
+    e = Execution(
+        'move_eef',
+        'left',
+        'SHIELD_REJECTED',
+        'the shield rejected the command; the arm did not move: ' + reasons[0],
+        reasons,
+        trace,
+    )
+    cell = CellResult(status='escalated', stopped_by=e, executions=[e])
+    text = turn_text(cell, _robot(), 600, 5, [], TcpOf(station_urdf()))
+    assert '7.1 mm into the table' in text
+    ticks = [ln for ln in text.splitlines() if ln.startswith('    t=')]
+    assert len(ticks) == 3 and ticks[-1].startswith('    t=0.16 s measured [0.000')
+    assert 'commanded [0.040' in ticks[-1] and 'guards near_table' in ticks[-1]
+    assert 'tcp left [-0.299, -0.207, 0.921] right [0.301, -0.207, 0.921] m' in ticks[-1]
