@@ -4,12 +4,17 @@ node that takes it), then sends back the episode's folder as a tar archive, unpa
 bench's folder here, so the tables, report card and pages are made as for a local bench.
 
 Ray is an optional extra (requirements-ray.txt): the default set-up does not install it. Every
-node needs this workspace at the same path, set up (the task runs its Python)."""
+node needs this workspace at the same path, set up (the task runs its Python). The tasks get
+this process's workspace environment (Ray's runtime_env: PYTHONPATH, AMENT_PREFIX_PATH, ...),
+so a cluster started from a shell that only activated the venv runs them too; every node is
+asked to import the workspace before any episode is sent, and an episode whose task failed
+before it ran is `not_started` (counted as not run, not as a task failure)."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import tarfile
 import tempfile
@@ -19,6 +24,23 @@ from harness_bringup.bench import EpisodeJob, Runner, not_run, run_episode_proce
 from harness_bringup.supervisor import Interrupts
 
 CPUS_PER_EPISODE = 2  # the simulator and the kernel process: what a local job takes
+# What a task needs of this process's environment to run the workspace's Python and ROS (a
+# sourced workspace sets them; a node's Ray worker does not have them otherwise).
+WORKSPACE_ENV = (
+    'PYTHONPATH',
+    'AMENT_PREFIX_PATH',
+    'CMAKE_PREFIX_PATH',
+    'COLCON_PREFIX_PATH',
+    'LD_LIBRARY_PATH',
+    'PATH',
+    'ROS_DISTRO',
+    'ROS_VERSION',
+    'ROS_PYTHON_VERSION',
+    'RMW_IMPLEMENTATION',
+    'HARNESS_CONFIG',
+    'MUJOCO_GL',
+)
+PROBE_S = 120.0  # how long a node may take to start a worker and import the workspace
 
 
 class RayUnavailableError(RuntimeError):
@@ -37,6 +59,44 @@ def _episode_on_node(job: EpisodeJob) -> tuple[dict, bytes]:
         run = summary.get('run_folder')
         summary['run_folder'] = str(Path(run).relative_to(Path(tmp))) if run else None
         return summary, data.getvalue()
+
+
+def _workspace_here() -> str:
+    """On a node: where the workspace's harness_bringup is imported from."""
+    import harness_bringup
+
+    return str(Path(harness_bringup.__file__).resolve().parent)
+
+
+def runtime_env(environ: dict | None = None) -> dict:
+    """Ray's runtime_env of the tasks: this process's workspace environment."""
+    environ = os.environ if environ is None else environ
+    return {'env_vars': {k: environ[k] for k in WORKSPACE_ENV if environ.get(k)}}
+
+
+def _check_nodes(ray, env: dict) -> None:
+    """Every alive node imports the workspace with `env`, or RayUnavailableError names the
+    node that cannot and why (before any episode is sent: they would all fail there)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = ray.remote(num_cpus=0, max_retries=0, runtime_env=env)(_workspace_here)
+    nodes = [n for n in ray.nodes() if n.get('Alive')]
+    refs = {
+        probe.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(n['NodeID'], soft=False)
+        ).remote(): n
+        for n in nodes
+    }
+    for ref, node in refs.items():
+        where = node.get('NodeManagerAddress', node['NodeID'])
+        try:
+            ray.get(ref, timeout=PROBE_S)
+        except Exception as exc:
+            cause = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise RayUnavailableError(
+                f'Ray node {where} cannot run the workspace ({cause}): it needs this workspace '
+                'at the same path, set up'
+            ) from None
 
 
 def _unpacked(archive: bytes, into: Path) -> None:
@@ -73,7 +133,9 @@ def ray_runner(address: str) -> Runner:
             ray.init(address=address, log_to_driver=False)
         except Exception as exc:  # ConnectionError, or Ray's own for a bad address
             raise RayUnavailableError(f'no Ray cluster at {address!r}: {exc}') from None
-    remote = ray.remote(num_cpus=CPUS_PER_EPISODE, max_retries=0)(_episode_on_node)
+    env = runtime_env()
+    _check_nodes(ray, env)
+    remote = ray.remote(num_cpus=CPUS_PER_EPISODE, max_retries=0, runtime_env=env)(_episode_on_node)
 
     def run(job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
         ref = remote.remote(job)
@@ -86,8 +148,12 @@ def ray_runner(address: str) -> Runner:
                     cancelled = len(interrupts.times())
                     ray.cancel(ref, force=cancelled > 1)
             summary, archive = ray.get(ref)
-        except Exception as exc:  # the task or its node died: the episode is an error
-            return not_run(job, 'error', f'the Ray task failed: {type(exc).__name__}: {exc}')
+        except Exception as exc:  # the task or its node failed before the episode's folder
+            # came back: not a task failure of the agent's
+            why = str(exc).strip().splitlines()[-1] if str(exc).strip() else ''
+            return not_run(
+                job, 'not_started', f'the Ray task failed: {type(exc).__name__}: {why}'[:2000]
+            )
         _unpacked(archive, folder.parent)
         if summary.get('run_folder'):
             summary['run_folder'] = str(folder.parent / summary['run_folder'])

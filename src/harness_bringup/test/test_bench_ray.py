@@ -42,3 +42,72 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(capsys):
     code = main(['--config', config, 'bench', '--tasks', 'lift_cube', '--ray', '127.0.0.1:1'])
     assert code == 2
     assert 'no Ray cluster at' in capsys.readouterr().err
+
+
+def test_a_cluster_started_from_a_venv_only_shell_runs_the_episodes(tmp_path):
+    """The README's way (`ray start --head` with the venv activated, the workspace not
+    sourced) ran no episode: every task failed with "No module named 'harness_bringup'" and the
+    bench scored them as failures. The tasks now get the workspace's environment, every node is
+    checked first, and a node that cannot import the workspace is one line, exit 2."""
+    import os
+    import shutil
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    from harness_bringup.bench_ray import RayUnavailableError, _check_nodes
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    venv_only = {
+        'HOME': os.environ.get('HOME', str(tmp_path)),
+        'PATH': f'{Path(sys.executable).parent}:/usr/bin:/bin',
+        'RAY_USAGE_STATS_ENABLED': '0',
+    }
+    ray_cmd = str(Path(sys.executable).parent / 'ray')
+    # Ray's Unix sockets live under its temp dir: pytest's is too long a path for them.
+    temp = tempfile.mkdtemp(prefix='ray-', dir='/tmp')
+    # --block, in a session of its own: this cluster alone is stopped at the end (`ray stop`
+    # would stop every Ray instance of the machine's user).
+    head = subprocess.Popen(
+        [ray_cmd, 'start', '--head', f'--port={port}', '--num-cpus=4', '--block']
+        + ['--include-dashboard=false', '--disable-usage-stats', f'--temp-dir={temp}'],
+        env=venv_only,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(('127.0.0.1', port), timeout=1).close()
+            break
+        except OSError:
+            assert head.poll() is None and time.monotonic() < deadline, 'ray start failed'
+            time.sleep(0.5)
+    try:
+        config = str(ROOT / 'config' / 'harness.yaml')
+        code = main(
+            ['--config', config, 'bench', '--tasks', 'lift_cube', '--layouts', '1']
+            + ['--ray', f'127.0.0.1:{port}', '--out', str(tmp_path / 'runs')]
+        )
+        assert code == 0
+        (folder,) = (tmp_path / 'runs').iterdir()
+        tables = json.loads((folder / 'bench.json').read_text())
+        assert tables['overall']['success_rate'] == 1.0 and tables['overall']['not_run'] == 0
+        broken = {'env_vars': {'PYTHONPATH': str(tmp_path / 'nowhere')}}
+        with pytest.raises(RayUnavailableError, match='cannot run the workspace'):
+            _check_nodes(ray, broken)
+    finally:
+        ray.shutdown()
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        shutil.rmtree(temp, ignore_errors=True)

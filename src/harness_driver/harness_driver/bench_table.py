@@ -12,9 +12,10 @@ from harness_bench.layout import layout_name
 
 from harness_driver.episode import REASONS
 
-# Episodes the model service failed (overloaded past the wall budget, unreachable) were not
-# run: they count apart, not as task failures.
-NOT_RUN = ('model_service_failed',)
+# Episodes the model service failed (overloaded past the wall budget, unreachable), or that
+# could not start where they were sent (a Ray task that failed before its episode ran), were
+# not run: they count apart, not as task failures.
+NOT_RUN = ('model_service_failed', 'not_started')
 RESULT_COLUMNS = (
     'episodes',
     'not_run',

@@ -144,3 +144,20 @@ def test_an_escalation_shows_the_ticks_around_its_event_with_the_tcp():
     assert len(ticks) == 3 and ticks[-1].startswith('    t=0.16 s measured [0.000')
     assert 'commanded [0.040' in ticks[-1] and 'guards near_table' in ticks[-1]
     assert 'tcp left [-0.299, -0.207, 0.921] right [0.301, -0.207, 0.921] m' in ticks[-1]
+
+
+def test_an_episode_that_could_not_start_counts_as_not_run():
+    from harness_driver.bench_table import bench_tables
+
+    done = {
+        'layout': 0,
+        'seed': 0,
+        'model': 'scripted',
+        'task': 'lift_cube',
+        'status': 'episode_ended',
+        'outcome': {'success': True, 'score': 1.0},
+    }
+    failed = {**done, 'status': 'not_started', 'detail': 'the Ray task failed', 'outcome': None}
+    overall = bench_tables([done, failed])['overall']
+    assert overall['not_run'] == 1 and overall['episodes'] == 1
+    assert overall['success_rate'] == 1.0
