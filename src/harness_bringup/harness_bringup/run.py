@@ -5,7 +5,6 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -27,7 +26,7 @@ from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
-from harness_driver.run_folder import RunFolder, write_summary
+from harness_driver.run_folder import RunFolder, update_summary
 from harness_kernel.program_api import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
@@ -307,7 +306,7 @@ def run_episode(
             'dataset': round(dataset - graph, 3),
             'report': round(time.monotonic() - dataset, 3),
         }
-        _add_to_summary(run.path, 'episode_process_seconds', phases)
+        update_summary(run.path, lambda summary: summary.update(episode_process_seconds=phases))
 
 
 @contextlib.contextmanager
@@ -337,19 +336,6 @@ def _noting_interrupts() -> Iterator[list[int]]:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _add_to_summary(folder: Path, key: str, value: dict) -> None:
-    """summary.json with `key` added (written after the report and the dataset, which it
-    times); a summary that cannot be read is left as it is."""
-    path = folder / 'summary.json'
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
-    summary[key] = value
-    with contextlib.suppress(OSError):
-        write_summary(folder, summary)
 
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:

@@ -149,35 +149,32 @@ def _account(
     the episode process in a bench's wall time. In a bench (not `own_process`) the command is
     the bench's: its start is not this episode's. A summary that cannot be read is left as
     it is."""
-    path = folder / 'summary.json'
     now = time.time()
     invoked, set_up = wrapper_time(INVOKED_NS), wrapper_time(SET_UP_NS)
     python_started = set_up if set_up is not None else now - process_age_s()
     if not own_process:  # a bench's episode, or a command's second one
         invoked, set_up, python_started = None, None, since if since is not None else spawned
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
     episode = exited - spawned
-    inside = summary.get('episode_process_seconds') or {}
-    parts = {
-        # the wrapper's set-up check (tools/setup.sh: seconds when nothing changed)
-        'set_up_check': round(set_up - invoked, 3) if invoked and set_up else None,
-        # Python's start, the command's imports and its checks of the inputs
-        'harness_process_start': round(spawned - python_started, 3),
-        'episode_process': round(episode, 3),
-        # of it, what its own phases (episode_process_seconds) leave: its exit
-        'episode_process_exit': round(episode - sum(inside.values()), 3) if inside else None,
-        'after_episode_process': round(now - exited, 3),
-    }
-    parts['total'] = round(now - (invoked or python_started), 3)
-    parts['started_at'], parts['ended_at'] = round(spawned, 3), round(exited, 3)
-    summary['command_seconds'] = parts
-    from harness_driver.run_folder import write_summary
 
-    with contextlib.suppress(OSError):
-        write_summary(folder, summary)
+    def add(summary: dict) -> None:
+        inside = summary.get('episode_process_seconds') or {}
+        parts = {
+            # the wrapper's set-up check (tools/setup.sh: seconds when nothing changed)
+            'set_up_check': round(set_up - invoked, 3) if invoked and set_up else None,
+            # Python's start, the command's imports and its checks of the inputs
+            'harness_process_start': round(spawned - python_started, 3),
+            'episode_process': round(episode, 3),
+            # of it, what its own phases (episode_process_seconds) leave: its exit
+            'episode_process_exit': round(episode - sum(inside.values()), 3) if inside else None,
+            'after_episode_process': round(now - exited, 3),
+        }
+        parts['total'] = round(now - (invoked or python_started), 3)
+        parts['started_at'], parts['ended_at'] = round(spawned, 3), round(exited, 3)
+        summary['command_seconds'] = parts
+
+    from harness_driver.run_folder import update_summary
+
+    update_summary(folder, add)
 
 
 def _ignore(_signum, _frame) -> None:

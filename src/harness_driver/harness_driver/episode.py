@@ -4,6 +4,7 @@ outcome and the run folder. Pure: the graph comes in as a `Station`."""
 from __future__ import annotations
 
 import base64
+import functools
 import struct
 import time
 from collections import Counter
@@ -232,7 +233,6 @@ class Episode:
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
         self.unanswered = 0  # model requests made (a decision counted) that got no answer
-        self._tcp: TcpOf | bool | None = None  # the event traces' TCP placer, made on first use
         self.phases = _Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
@@ -399,7 +399,7 @@ class Episode:
                 self.spec.step_limit,
                 self.budgets.calls_left,
                 list(self.config.cameras),
-                self._tcp_of() if cell.stopped_by is not None else None,
+                self._tcp_of if cell.stopped_by is not None else None,
             )
             self.history.answer(self._noted(text), images)
             event = cell.stopped_by.event if cell.stopped_by else ''
@@ -420,17 +420,20 @@ class Episode:
             self.prompts.system, messages, self.config.max_tokens, decision, self.deadline
         )
         self.handover.used_call()
+        asked = {
+            'type': 'model_request',
+            'call': decision.call,
+            'reason': decision.reason,
+            'characters': chars,
+            'images': n_images,
+        }
         try:
             reply = self.model.complete(request)
         except BaseException as exc:  # interrupted, or the service failed: asked, not answered
             self.unanswered += 1
             self.folder.event(
                 {
-                    'type': 'model_request',
-                    'call': decision.call,
-                    'reason': decision.reason,
-                    'characters': chars,
-                    'images': n_images,
+                    **asked,
                     'answered': False,
                     'why': 'interrupted' if isinstance(exc, KeyboardInterrupt) else str(exc),
                     'wall_s': round(time.monotonic() - since, 3),
@@ -443,11 +446,7 @@ class Episode:
         files = [self.folder.image(f'call{decision.call:02d}', i.png) for i in images]
         self.folder.event(
             {
-                'type': 'model_request',
-                'call': decision.call,
-                'reason': decision.reason,
-                'characters': chars,
-                'images': n_images,
+                **asked,
                 'image_bytes': png_bytes,
                 'image_files': files,
                 'messages': len(messages),
@@ -540,13 +539,16 @@ class Episode:
         # A program's verify() is answered within its cell's time, whatever the service does:
         # the program waits for the answer, and the kernel stops the cell at that time.
         # Every verdict has its own bound too (verifier_timeout_seconds), whichever comes first.
+        # Its own bound and a cell's time cut a verdict in flight; the wall budget (checked
+        # before asking) lets a started one finish, as for the model.
         bound = time.monotonic() + self.config.verifier_timeout_seconds
         deadline, deadline_for = bound, "the verifier's bound (driver.verifier_timeout_seconds)"
+        hard = True
         if self.deadline is not None and self.deadline < deadline:
-            deadline, deadline_for = self.deadline, "the episode's wall budget"
+            deadline, deadline_for, hard = self.deadline, "the episode's wall budget", False
         cell_deadline = self.cell_deadline if source == 'program' else None
         if cell_deadline is not None and cell_deadline < deadline:
-            deadline, deadline_for = cell_deadline, "the program cell's time"
+            deadline, deadline_for, hard = cell_deadline, "the program cell's time", True
         request = ModelRequest(
             self.prompts.verifier,
             messages,
@@ -554,9 +556,7 @@ class Episode:
             Decision('verify', 0),
             deadline,
             deadline_for,
-            # its own bound and a cell's time cut a verdict in flight; the wall budget (checked
-            # before asking) lets a started one finish, as for the model
-            hard_deadline=deadline_for != "the episode's wall budget",
+            hard_deadline=hard,
         )
         try:
             reply = self.verifier.complete(request)
@@ -573,18 +573,17 @@ class Episode:
             return Verdict(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
         return parse_verdict(reply.text), tokens
 
+    @functools.cached_property
     def _tcp_of(self) -> TcpOf | None:
         """The TCP placer of the event traces (the station's URDF, read once; None where it
         cannot be made: the report then gives the joints alone)."""
-        if self._tcp is None:
-            try:
-                from arx_x5_description.urdf import station_urdf
+        try:
+            from arx_x5_description.urdf import station_urdf
 
-                self._tcp = TcpOf(station_urdf())
-            except Exception as exc:  # a trace without TCPs, not a lost turn
-                self.log(f'the event traces give no TCP: {type(exc).__name__}: {exc}')
-                self._tcp = False
-        return self._tcp or None
+            return TcpOf(station_urdf())
+        except Exception as exc:  # a trace without TCPs, not a lost turn
+            self.log(f'the event traces give no TCP: {type(exc).__name__}: {exc}')
+            return None
 
     def _noted(self, text: str) -> str:
         """A turn's text with the post-policy countdown, once it runs."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -28,6 +29,19 @@ def write_summary(folder: Path, summary: dict) -> None:
     part = path.with_name(f'.summary.json.{os.getpid()}')
     part.write_text(json.dumps(summary, indent=2, default=_default) + '\n')
     os.replace(part, path)
+
+
+def update_summary(folder: Path, change: Callable[[dict], None]) -> None:
+    """<folder>/summary.json read, changed in place by `change` and written whole again; a
+    summary that cannot be read or written is left as it is (what is added after the
+    episode's own summary: timings of the report, the dataset, the whole command)."""
+    try:
+        summary = json.loads((Path(folder) / 'summary.json').read_text())
+    except (OSError, ValueError):
+        return
+    change(summary)
+    with contextlib.suppress(OSError):
+        write_summary(folder, summary)
 
 
 def file_inside(folder: Path, name: object) -> Path | None:

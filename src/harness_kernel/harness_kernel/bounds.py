@@ -80,7 +80,7 @@ def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue  # removed while measured
-                    total += max(info.st_size, info.st_blocks * 512)
+                    total += _disk_bytes(info)
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
         except OSError:
@@ -102,8 +102,13 @@ def _unnamed_open_bytes(pid: int) -> int:
         except OSError:
             continue
         if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
-            total += max(info.st_size, info.st_blocks * 512)
+            total += _disk_bytes(info)
     return total
+
+
+def _disk_bytes(info: os.stat_result) -> int:
+    """A file's bytes: the larger of its size and its allocation (a sparse file's size)."""
+    return max(info.st_size, info.st_blocks * 512)
 
 
 def program_text(value: object, limit: int = OUTPUT_LIMIT) -> str:

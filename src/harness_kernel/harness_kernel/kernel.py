@@ -325,9 +325,8 @@ class Kernel:
                 self._cell = None
             if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
                 traceback = self._interruption(cell)
+            # a known status: _program_done keeps only STATUSES, the kernel's stops are among them
             status, summary = self._trusted_status(cell, status, summary)
-            if status not in ('ok', 'escalated', 'episode_ended', 'finished', 'error'):
-                status = 'error'
             if cell.unlogged:
                 cell.notes.append(
                     f"{cell.unlogged} records of this cell's calls were not written to "
@@ -788,10 +787,7 @@ class Kernel:
                 return ReactiveResult(fault='the cell ended during this step (its result says why)')
 
     def _reactive(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
-        self.host.channel.send(
-            {'op': 'reactive', 'obs': obs, 'call_controller': call_controller},
-            timeout=self.reactive_deadline,
-        )
+        self._send({'op': 'reactive', 'obs': obs, 'call_controller': call_controller})
         try:
             answer = self._reactive_answer(time.monotonic() + self.reactive_deadline)
             return _reactive_result(answer.get('result'))
@@ -867,12 +863,13 @@ class Kernel:
             )
         if array.ndim == 2:
             array = array[..., None]
-        if array.dtype == np.uint8:
-            rgb = np.broadcast_to(array[..., :3], (*array.shape[:2], 3)).copy()
-        else:  # float32 keeps the copy of a large image a third of float64's
-            values = np.nan_to_num(array[..., :3].astype(np.float32), posinf=255.0, neginf=0.0)
-            rgb = np.broadcast_to(np.clip(values, 0, 255).astype(np.uint8), (*array.shape[:2], 3))
-            rgb = rgb.copy()
+        colours = array[..., :3]
+        if (
+            colours.dtype != np.uint8
+        ):  # float32 keeps the copy of a large image a third of float64's
+            values = np.nan_to_num(colours.astype(np.float32), posinf=255.0, neginf=0.0)
+            colours = np.clip(values, 0, 255).astype(np.uint8)
+        rgb = np.broadcast_to(colours, (*array.shape[:2], 3)).copy()
         cell.images.append(ShownImage(program_text(caption, 500), rgb))
         self.shown_in_episode += 1
 

@@ -292,15 +292,13 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 def _first_closed(paths: list[str]) -> tuple[str, set[str]] | None:
     """The first folder above one of `paths` that other users may not pass, and the names
     beneath it on the way to each path that crosses it; None when every way is open."""
-    wanted = set(_ways(paths))  # a folder read whole is never covered (its error comes later)
-    for way in _ways(paths):
+    ways = _ways(paths)
+    wanted = set(ways)  # a folder read whole is never covered (its error comes later)
+    for way in ways:
         for d in _ancestors(way):
             if d not in wanted and _closed(d):
-                names = set()
-                for other in _ways(paths):
-                    if other.startswith(d.rstrip(os.sep) + os.sep):
-                        names.add(other[len(d.rstrip(os.sep)) + 1 :].split(os.sep)[0])
-                return d, names
+                below = d.rstrip(os.sep) + os.sep
+                return d, {w[len(below) :].split(os.sep)[0] for w in ways if w.startswith(below)}
     return None
 
 
