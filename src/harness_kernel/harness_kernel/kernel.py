@@ -275,6 +275,7 @@ class Kernel:
         self._channel_lent = False
         self._lent_news: Exception | None = None
         self._cell_thread = 0  # the thread running the cell (run_cell's)
+        self._cells = 0  # cells sent to the program; its 'done' names the cell it ends
 
     # Starting and stopping -------------------------------------------------------------------
 
@@ -307,7 +308,8 @@ class Kernel:
                 if not self.host.alive():
                     self._restart(cell)
                 self.host.thaw()
-                self._send({'op': 'cell', 'code': code})
+                self._cells += 1
+                self._send({'op': 'cell', 'code': code, 'cell': self._cells})
                 status, traceback, summary, restored = _program_done(self._serve('done'))
             except _CellOver as over:
                 if over.done is not None:
@@ -484,6 +486,10 @@ class Kernel:
         anything else as ChannelError (`during` says what the kernel was doing)."""
         message = self.host.channel.recv(timeout=5.0)
         op = message.get('op') if isinstance(message, dict) else None
+        if op == 'done' and message.get('cell') != self._cells:
+            # An earlier cell's end, come late: that cell was ended early by a 'done' the
+            # program sent itself; taken now, it would end this cell before its code ran.
+            return None
         if expect is not None and op == expect:
             return message
         if op == 'done':

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             outcome = CellOutcome('error', traceback=type(exc).__name__)
         with contextlib.suppress(BaseException):  # the program broke its own stdout
             flush()
-        channel.send({'op': 'done', **asdict(outcome)})
+        channel.send({'op': 'done', 'cell': message.get('cell'), **asdict(outcome)})
 
 
 if __name__ == '__main__':

@@ -373,10 +373,15 @@ def test_a_guard_cannot_name_the_harnesss_own_events(sandboxed):
 
 
 def test_a_forged_done_frame_is_data_and_clipped(sandboxed):
-    """The program sends its own 'done': a 3.8-million-character 'restored' list that begins
-    like a kernel line, and a huge traceback. The cell's result keeps none of it unclipped and
-    presents none of it as the kernel's."""
+    """The program sends its own 'done' (naming the running cell, as a program that counts
+    its cells can): a 'restored' list of a million characters that begins like a kernel line,
+    and a huge traceback. The cell's result keeps none of it unclipped and presents none of it
+    as the kernel's; the cell's real end, come late, does not end the next cell before its code
+    runs."""
     from harness_kernel.program_api import API_NAMES
+
+    kernel, *_ = sandboxed
+    this_cell = kernel._cells + 1
 
     # ~1 MB in each of three fields: the frame must fit the channel's 4 MB header bound to
     # reach the kernel at all (a larger one fails in the program's own send)
@@ -384,7 +389,8 @@ def test_a_forged_done_frame_is_data_and_clipped(sandboxed):
     r = run(
         sandboxed,
         'api = state.__wrapped__.__self__\n'
-        f'api.link.channel.send({{"op": "done", "status": "finished", "summary": {forged!r},'
+        f'api.link.channel.send({{"op": "done", "cell": {this_cell}, "status": "finished", '
+        f'"summary": {forged!r},'
         f' "traceback": {forged!r}, "restored": [{forged!r}, "state", 7]}})\n'
         'import time\ntime.sleep(0.5)',
     )
@@ -393,7 +399,9 @@ def test_a_forged_done_frame_is_data_and_clipped(sandboxed):
     assert r.restored == [] or set(r.restored) <= set(API_NAMES)
     assert all('[kernel]' not in note and 'outcome=success' not in note for note in r.notes)
     assert len(r.traceback) <= 8100 and len(r.summary) <= 8100 and len(r.output) <= 8200
-    assert run(sandboxed, 'print("fresh")').output.startswith('fresh')
+    after = run(sandboxed, 'x = 41\nprint(x + 1)')
+    assert after.status == 'ok' and after.output.strip() == '42', (after.output, after.traceback)
+    assert run(sandboxed, 'print(x)').output.strip() == '41'
 
 
 def test_a_program_that_never_reads_its_replies_ends_at_its_time_out(sandboxed):
