@@ -92,6 +92,19 @@ class SimParams:
 
 
 @dataclass(frozen=True)
+class RealArms:
+    """The real arms' ros2_control hardware: one system of `plugin` per arm on its CAN bus."""
+
+    plugin: str
+    robot_model: str
+    can_interface: dict[str, str]  # arm -> CAN interface
+    joint_k_gains: tuple[float, ...]
+    joint_d_gains: tuple[float, ...]
+    gripper_kp: float
+    gripper_kd: float
+
+
+@dataclass(frozen=True)
 class Embodiment:
     robot: str
     joints: tuple[JointLimit, ...]
@@ -105,6 +118,7 @@ class Embodiment:
     rates: Rates
     shield: ShieldLimits
     sim: SimParams
+    real: RealArms
     home_tolerance_m: float
     home_tolerance_rad: float
     path: Path
@@ -166,6 +180,14 @@ class _Reader:
         ):
             raise EmbodimentError(f'{self.path}: `{dotted}` must be a finite number, got {value!r}')
         return float(value)
+
+    def text(self, node: Any, dotted: str) -> str:
+        value = self.get(node, dotted)
+        if not isinstance(value, str) or not value.strip():
+            raise EmbodimentError(
+                f'{self.path}: `{dotted}` must be a non-empty string, got {value!r}'
+            )
+        return value
 
     def count(self, node: Any, dotted: str, minimum: int = 0) -> int:
         """A whole number of at least `minimum` (not rounded from a fraction)."""
@@ -271,6 +293,22 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         r.numbers(raw, 'sim.finger_friction', 3),  # type: ignore[arg-type]
         r.count(raw, 'sim.msaa_samples'),
     )
+    real = RealArms(
+        r.text(raw, 'real.plugin'),
+        r.text(raw, 'real.robot_model'),
+        {arm: r.text(raw, f'real.can_interface.{arm}') for arm in ARMS},
+        r.numbers(raw, 'arm.kp', 6),
+        r.numbers(raw, 'arm.kd', 6),
+        r.number(raw, 'real.gripper_kp'),
+        r.number(raw, 'real.gripper_kd'),
+    )
+    if 'gripper' not in gripper.joint.lower():
+        # The ARX plugin takes every joint whose name lacks "gripper" for an arm joint: a
+        # finger joint named otherwise would be driven as a seventh arm joint.
+        raise EmbodimentError(
+            f"{path}: `arm.gripper.joint` must contain 'gripper' (the real arm's ros2_control "
+            f'plugin finds the gripper by it), got {gripper.joint!r}'
+        )
     return Embodiment(
         robot=str(r.get(raw, 'robot')),
         joints=tuple(joints),
@@ -284,6 +322,7 @@ def load_embodiment(path: Path | str | None = None) -> Embodiment:
         rates=rates,
         shield=shield,
         sim=sim,
+        real=real,
         home_tolerance_m=r.number(raw, 'station.home_tolerance_m'),
         home_tolerance_rad=math.radians(r.number(raw, 'station.home_tolerance_deg')),
         path=path,

@@ -26,7 +26,7 @@ def test_joints_and_actuators(emb, model):
     assert actuators == emb.command_layout
     grip = model.actuator('left_gripper')
     assert grip.ctrlrange == pytest.approx([-0.01, 0.044])
-    assert model.joint('left_joint7').range == pytest.approx([0.0, 0.044])
+    assert model.joint('left_gripper').range == pytest.approx([0.0, 0.044])
     assert model.opt.timestep == pytest.approx(1 / 250)
     assert model.neq == 2  # the finger mimics
 

@@ -2,8 +2,10 @@
 
 import math
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+import yaml
 from arx_x5_description.embodiment import EmbodimentError, load_embodiment
 
 from arx_x5_description.urdf import station_urdf
@@ -53,7 +55,7 @@ FACTS = {
         -1.9635,
         2.0,
     ),
-    'joint7': (
+    'gripper': (
         'prismatic',
         'link6',
         'link7',
@@ -63,7 +65,7 @@ FACTS = {
         0.0,
         0.044,
     ),
-    'joint8': (
+    'gripper_mimic': (
         'prismatic',
         'link6',
         'link8',
@@ -115,8 +117,8 @@ def test_joint_matches_facts(robot, arm, joint):
 
 @pytest.mark.parametrize('arm', ['left', 'right'])
 def test_mimic_tcp_and_masses(robot, arm):
-    mimic = robot.find(f"joint[@name='{arm}_joint8']/mimic")
-    assert mimic.get('joint') == f'{arm}_joint7'
+    mimic = robot.find(f"joint[@name='{arm}_gripper_mimic']/mimic")
+    assert mimic.get('joint') == f'{arm}_gripper'
     assert float(mimic.get('multiplier')) == 1.0
     tcp = robot.find(f"joint[@name='{arm}_tcp_joint']")
     assert tcp.get('type') == 'fixed' and tcp.find('child').get('link') == f'{arm}_tcp'
@@ -142,43 +144,107 @@ def test_station_mounts_and_cameras(robot):
     assert len(robot.findall('joint')) - len(robot.findall("joint[@type='fixed']")) == 16
 
 
-@pytest.mark.parametrize(
-    'hardware,plugin',
-    [
-        ('mock', 'mock_components/GenericSystem'),
-        ('gazebo', 'gz_ros2_control/GazeboSimSystem'),
-        ('real', 'arx_x5_hardware/ArxX5SystemInterface'),
-    ],
-)
-def test_ros2_control_block_selectable(hardware, plugin):
-    robot = ET.fromstring(station_urdf(ros2_control=hardware))
-    block = robot.find('ros2_control')
-    assert block.find('hardware/plugin').text == plugin
-    commanded = [
+def _commanded(block) -> list[str]:
+    return [
         j.get('name') for j in block.findall('joint') if j.find('command_interface') is not None
     ]
-    assert len(commanded) == 14
-    assert all(
-        j.find('command_interface').get('name') == 'position'
-        for j in block.findall('joint')
-        if j.find('command_interface') is not None
-    )
-    # Every command range lies within its URDF joint limits: ros2_control's limit enforcement
-    # would refuse a command below them (a closed gripper squeezes by the hardware's force
-    # control, not by a target below 0). The mimic finger takes no command.
+
+
+def _command_ranges_within_limits(robot, block) -> None:
+    """Every command range lies within its URDF joint limits: ros2_control's limit enforcement
+    would refuse a command below them (a closed gripper squeezes by the hardware's force
+    control, not by a target below 0)."""
     for joint in block.findall('joint'):
         limit = robot.find(f"joint[@name='{joint.get('name')}']/limit")
         command = joint.find('command_interface')
         if command is None:
             continue
+        assert command.get('name') == 'position'
         low = float(command.find("param[@name='min']").text)
         high = float(command.find("param[@name='max']").text)
         assert float(limit.get('lower')) <= low < high <= float(limit.get('upper')), joint.get(
             'name'
         )
-    assert block.find("joint[@name='left_joint8']/command_interface") is None
-    assert block.find("joint[@name='left_joint8']/param") is None  # the URDF's <mimic> says it
+
+
+@pytest.mark.parametrize(
+    'hardware,plugin',
+    [('mock', 'mock_components/GenericSystem'), ('gazebo', 'gz_ros2_control/GazeboSimSystem')],
+)
+def test_simulated_ros2_control_block_selectable(hardware, plugin):
+    robot = ET.fromstring(station_urdf(ros2_control=hardware))
+    (block,) = robot.findall('ros2_control')
+    assert block.find('hardware/plugin').text == plugin
+    assert len(_commanded(block)) == 14
+    _command_ranges_within_limits(robot, block)
+    # The mimic finger takes no command; the URDF's <mimic> says whom it follows.
+    assert block.find("joint[@name='left_gripper_mimic']/command_interface") is None
+    assert block.find("joint[@name='left_gripper_mimic']/param") is None
     assert (robot.find('gazebo') is not None) == (hardware == 'gazebo')
+
+
+def test_real_arms_are_the_public_arx_plugin_one_system_per_arm():
+    """The default real hardware is arx_ros2_control/ArxX5Hardware (fiveages-sim/arx-ros2-
+    control): one system per arm on its own CAN bus, with the embodiment's gains. The plugin
+    takes a joint whose name holds "gripper" for the gripper and every other for an arm
+    joint, so each system lists six arm joints and one gripper joint, and no mimic finger."""
+    emb = load_embodiment()
+    robot = ET.fromstring(station_urdf(ros2_control='real'))
+    blocks = robot.findall('ros2_control')
+    assert [b.get('name') for b in blocks] == ['arx_x5_left_arm', 'arx_x5_right_arm']
+    for arm, block in zip(('left', 'right'), blocks, strict=True):
+        hw = block.find('hardware')
+        params = {p.get('name'): p.text for p in hw.findall('param')}
+        assert hw.find('plugin').text == 'arx_ros2_control/ArxX5Hardware'
+        assert params['arm_config'] == arm.upper()
+        assert params['can_interface'] == {'left': 'can0', 'right': 'can1'}[arm]
+        assert params['robot_model'] == 'X5'
+        # The plugin parses "[a, b, ...]"; the values are arm.kp / arm.kd, one source.
+        assert [float(v) for v in params['joint_k_gains'].strip('[]').split(',')] == list(
+            emb.real.joint_k_gains
+        )
+        assert [float(v) for v in params['joint_d_gains'].strip('[]').split(',')] == [
+            2.0,
+            2.0,
+            2.0,
+            1.0,
+            1.0,
+            0.7,
+        ]
+        assert float(params['gripper_kp']) == 5.0 and float(params['gripper_kd']) == 0.2
+        joints = [j.get('name') for j in block.findall('joint')]
+        grippers = [j for j in joints if 'gripper' in j.lower()]
+        assert grippers == [f'{arm}_gripper']
+        assert [j for j in joints if j not in grippers] == emb.arm_joint_names(arm)
+        assert _commanded(block) == joints
+        _command_ranges_within_limits(robot, block)
+        for joint in block.findall('joint'):  # what the plugin exports
+            states = [s.get('name') for s in joint.findall('state_interface')]
+            assert states[:2] == ['position', 'velocity'], joint.get('name')
+    # Every joint the position controller commands is in one of the systems.
+    controllers = yaml.safe_load((Path(emb.path).parent / 'controllers.yaml').read_text())[
+        'station_position_controller'
+    ]['ros__parameters']['joints']
+    assert controllers == sum((_commanded(b) for b in blocks), [])
+
+
+def test_another_real_plugin_by_argument():
+    import xacro
+
+    from arx_x5_description.urdf import station_xacro_path
+
+    text = xacro.process_file(
+        str(station_xacro_path()),
+        mappings={'ros2_control': 'real', 'hardware_plugin': 'my_arx/MySystem'},
+    ).toxml()
+    plugins = [p.text for p in ET.fromstring(text).findall('ros2_control/hardware/plugin')]
+    assert plugins == ['my_arx/MySystem', 'my_arx/MySystem']
+
+
+def test_a_gripper_joint_the_real_plugin_cannot_tell_is_refused(tmp_path):
+    changed = edited_config(tmp_path, 'joint: gripper\n', 'joint: finger\n')
+    with pytest.raises(EmbodimentError, match="arm.gripper.joint` must contain 'gripper'"):
+        load_embodiment(changed)
 
 
 def test_no_ros2_control_by_default(robot):

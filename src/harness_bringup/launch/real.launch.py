@@ -1,11 +1,11 @@
-"""The real ARX X5 station: ros2_control with the hardware plugin named by `hardware_plugin`,
+"""The real ARX X5 station: ros2_control with the arms' hardware plugin (default: the
+embodiment's `real.plugin`, arx_ros2_control/ArxX5Hardware, one system per arm on its CAN bus),
 its controllers, robot_state_publisher, the camera topics remapped from your drivers', and the
 harness's station on the ros2_control backend.
 
     ros2 launch harness_bringup real.launch.py \\
-        hardware_plugin:=arx_x5_hardware/ArxX5SystemInterface \\
         cam_head:=/camera/head/color cam_left_wrist:=/camera/left/color \\
-        cam_right_wrist:=/camera/right/color [config:=FILE]
+        cam_right_wrist:=/camera/right/color [hardware_plugin:=PKG/CLASS] [config:=FILE]
 
 A camera argument is the prefix of that camera driver's topics: PREFIX/image_raw,
 PREFIX/camera_info and (aligned depth) PREFIX/depth/image_raw.
@@ -45,8 +45,9 @@ def generate_launch_description() -> LaunchDescription:
             *station_arguments(),
             DeclareLaunchArgument(
                 'hardware_plugin',
-                default_value='arx_x5_hardware/ArxX5SystemInterface',
-                description='the ros2_control hardware plugin of the arms',
+                default_value='',
+                description="the arms' ros2_control hardware plugin (empty: the embodiment "
+                "YAML's real.plugin, arx_ros2_control/ArxX5Hardware)",
             ),
             *[
                 DeclareLaunchArgument(cam, default_value=f'/{cam}', description=f'{cam} topics')

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from arx_x5_description.embodiment import load_embodiment
 from harness_types.execution import NOMINAL, ended_in_success
 from jinja2 import (
     Environment,
@@ -118,8 +119,9 @@ def _data_uri(path: Path) -> str:
     return 'data:image/png;base64,' + base64.b64encode(path.read_bytes()).decode()
 
 
-def read_series(bag: Path, control_hz: float = 25.0) -> Series:
-    """The plotted series from a run's bag (an empty Series with a note when there is none)."""
+def read_series(bag: Path, control_hz: float = 25.0, gripper_joint: str = 'gripper') -> Series:
+    """The plotted series from a run's bag (an empty Series with a note when there is none).
+    `gripper_joint`: the embodiment's finger joint name, without the arm's prefix."""
     if not (bag / 'metadata.yaml').is_file():
         return Series(note='no bag in this run folder')
     from rosbags.rosbag2 import Reader
@@ -163,8 +165,9 @@ def read_series(bag: Path, control_hz: float = 25.0) -> Series:
     for arm in ('left', 'right'):
         index = [names.index(f'{arm}_joint{j}') for j in range(1, 7) if f'{arm}_joint{j}' in names]
         series.joints[arm] = positions[:, index]
-        if f'{arm}_joint7' in names:
-            series.grippers[arm] = positions[:, names.index(f'{arm}_joint7')]
+        finger = f'{arm}_{gripper_joint}'
+        if finger in names:
+            series.grippers[arm] = positions[:, names.index(finger)]
     return series
 
 
@@ -257,7 +260,7 @@ def render(folder: Path) -> str:
     try:
         events = read_events(folder)
         decisions, wrap_up = _decisions(folder, events)
-        series = read_series(folder / 'bag')
+        series = read_series(folder / 'bag', gripper_joint=load_embodiment().gripper.joint)
         environment = _environment()
         end = next((e for e in reversed(events) if e.get('type') == 'end'), {})
         return environment.get_template('report.html.j2').render(

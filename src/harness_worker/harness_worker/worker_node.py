@@ -269,7 +269,7 @@ class WorkerNode(Node):
 
     def _positions(self, state: RobotState) -> dict[str, float]:
         """The 16 joint positions by URDF name (both fingers of each gripper). The second
-        finger is its URDF mimic rule (joint8 = joint7, 1:1): what robot_state_publisher and
+        finger is its URDF mimic rule (gripper_mimic = gripper, 1:1): what robot_state_publisher and
         every reader of the URDF computes, so /joint_states and /tf agree with them (the
         simulator's second finger, coupled by a soft constraint, was up to 6 mm off)."""
         values: list[float] = []

@@ -32,7 +32,7 @@ def test_one_root_every_frame_and_the_kinematics_agree():
         n: float(v)
         for n, v in zip(emb.arm_joint_names('left'), rng.uniform(emb.lower, emb.upper), strict=True)
     }
-    q['left_joint7'] = 0.02
+    q['left_gripper'] = 0.02
     transforms = tree.static() + tree.moving(q)
     children = {t.child for t in transforms}
     for frame in [
@@ -56,7 +56,7 @@ def test_one_root_every_frame_and_the_kinematics_agree():
 
     # The mimic finger follows its leader: the fingers move apart by twice the opening.
     def gap(opening):
-        moved = {t.child: t for t in tree.moving({**q, 'left_joint7': opening})}
+        moved = {t.child: t for t in tree.moving({**q, 'left_gripper': opening})}
         return moved['left_link7'].translation[1] - moved['left_link8'].translation[1]
 
     assert np.isclose(gap(0.03) - gap(0.0), 0.06)

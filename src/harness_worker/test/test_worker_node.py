@@ -167,7 +167,7 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
     for message in joint_states:
         position = dict(zip(message.name, message.position, strict=True))
         for arm in ('left', 'right'):
-            assert position[f'{arm}_joint8'] == position[f'{arm}_joint7']
+            assert position[f'{arm}_gripper_mimic'] == position[f'{arm}_gripper']
 
 
 def test_a_failing_handler_answers_with_the_error_and_the_node_serves_on(graph, monkeypatch):
