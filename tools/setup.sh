@@ -3,6 +3,8 @@
 #
 #   tools/setup.sh            set up (first run: minutes; later runs: seconds, nothing changed)
 #   tools/setup.sh --force    reinstall requirements and rebuild everything
+#   tools/setup.sh --learning also the learning extra: .venv-learning with LeRobot and torch
+#                             (requirements-learning.txt; ~8 GB, a few minutes from a mirror)
 #
 # Without ROS: .venv gets ROS 2 Kilted core from PyPI wheels (requirements.txt).
 # With a sourced ROS 2 installation (ROS_DISTRO set): .venv sees the system packages and gets
@@ -13,7 +15,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 venv="$root/.venv"
 force=0
-[[ "${1:-}" == "--force" ]] && force=1
+learning=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) force=1 ;;
+    --learning) learning=1 ;;
+    *) printf '[setup] error: unknown option %s (options: --force, --learning)\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 # colcon's setup scripts run the Python path unquoted, and the scripts it installs start with a
@@ -87,3 +96,17 @@ fi
 # them whatever that variable says.
 python -m compileall -q -j 0 "${base_paths[@]}" >/dev/null \
   || say "warning: some modules could not be compiled ahead (python -m compileall src says which)"
+
+# 4. The learning extra, only when asked: its own venv (lerobot's pins differ from ours), with a
+# stamp of its requirement file.
+if [[ $learning == 1 ]]; then
+  lvenv="$root/.venv-learning"
+  lhash="$(sha256sum requirements-learning.txt | cut -c1-16)"
+  if [[ $force == 1 || ! -x "$lvenv/bin/python" || "$(cat "$lvenv/.harness-requirements" 2>/dev/null)" != "$lhash" ]]; then
+    [[ -x "$lvenv/bin/python" ]] || { say "creating $lvenv"; "$python" -m venv "$lvenv"; }
+    say "installing the learning extra (requirements-learning.txt: LeRobot, torch; ~8 GB)"
+    "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check pip==25.3
+    "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-learning.txt
+    echo "$lhash" > "$lvenv/.harness-requirements"
+  fi
+fi

@@ -2,11 +2,19 @@
 PyAV only (no lerobot, no torch).
 
 Each trial of a run (a `trial` line of events.jsonl: the episode of `harness run`, an action of
-`harness mcp`) is one dataset episode: its ticks (harness_driver.trials) are the frames at the
-control rate — `observation.state` the 14 measured joints and grippers, `action` the 14
-commanded (the command layout) — and each camera is an H.264 video of the JPEG frames the bag
-holds, each frame shown until the next (the bag records a frame every
-`worker.compressed_every_ticks`; 1 gives every tick). `meta/episodes` carries, beside
+`harness mcp`) is one dataset episode, its frames at the control rate, in LeRobot's convention:
+frame t holds what was observed at tick t and the action commanded after it. From the trial's
+ticks (harness_driver.trials: each the command of a tick and the state measured after it),
+frame t is `observation.state` = the 14 joints and grippers measured after tick t, `action` =
+the 14 commanded at tick t + 1 (the command layout); a trial of N ticks gives N - 1 frames.
+`observation.environment_state`, where every trial has one, is the position (x, y, z, m) of the
+first object the trial's program located (the harness's pixel perception, `locate`, before
+the motion; never the simulator's ground truth). Each camera is an H.264 video of the JPEG
+frames the bag holds, one per frame: a camera is in the dataset only when the bag has its image
+at every tick (`worker.compressed_every_ticks: 1`, as `harness demos` records), so that the
+distinct images come at the fps info.json states; otherwise info.json's
+`harness/cameras_left_out` says why it is not. `image_size` scales every camera to the
+policy's resolution. `meta/episodes` carries, beside
 LeRobot's columns, the run's task, layout, seed, dispatcher, executor and its version, and the
 verifier's verdict, tier and evidence. `demos/` is a second dataset of the trials a tier-1 or
 tier-2 verifier judged satisfied.
@@ -47,11 +55,12 @@ class TrialData:
     """One trial's frames and what the dataset says of it."""
 
     task: str
-    state: np.ndarray  # N x 14 float32
-    action: np.ndarray  # N x 14 float32
-    time: np.ndarray  # N, s of episode time
+    state: np.ndarray  # N x 14 float32: observed at frame t
+    action: np.ndarray  # N x 14 float32: commanded after observing frame t
+    time: np.ndarray  # N, s of episode time of each observation
     images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    environment: np.ndarray | None = None  # (3,) the located object's position, if any
 
     @property
     def satisfied(self) -> bool:
@@ -96,17 +105,25 @@ def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
 
 
 def trial_of(
-    event: dict, ticks: dict[str, np.ndarray], images: dict, episode: dict, run: str
+    event: dict,
+    ticks: dict[str, np.ndarray],
+    images: dict,
+    episode: dict,
+    run: str,
+    environment: np.ndarray | None = None,
 ) -> TrialData:
     """A `trial` line of events.jsonl (`event`), its `ticks`, the camera frames it shows and
     the run's `episode` line (task, layout, seed) as one dataset episode: the one place a
-    trial's dataset columns are made, for the live MCP session and for an export alike."""
+    trial's dataset columns are made, for the live MCP session and for an export alike.
+    A tick's state is measured after its command: frame t pairs the state after tick t with
+    the command of tick t + 1 (what was done after observing it)."""
     return TrialData(
         task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
-        state=ticks['measured'].astype(np.float32),
-        action=ticks['command'].astype(np.float32),
-        time=ticks['time'],
+        state=ticks['measured'][:-1].astype(np.float32),
+        action=ticks['command'][1:].astype(np.float32),
+        time=ticks['time'][:-1],
         images=images,
+        environment=environment,
         meta={
             'run': run,
             'task_name': episode.get('task', event.get('task', '')),
@@ -137,18 +154,49 @@ def run_trials(run: Path) -> list[TrialData]:
     if not trials:
         return []
     frames = camera_frames(run)
+    located = first_located(run)
+    environment, query = located if located else (None, '')
     out = []
     for t in trials:
         try:
             ticks = load_ticks(run, t.get('ticks') or [])
         except (ValueError, OSError) as exc:  # a run folder edited or broken by hand
             raise ExportError(f'the ticks of trial {t.get("key", "?")!r} in {run}: {exc}') from None
-        if not len(ticks['time']):
-            continue  # nothing moved: no frames
+        if len(ticks['time']) < 2:
+            continue  # nothing moved (one tick has no action after its observation)
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])
         images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
-        out.append(trial_of(t, ticks, images, episode, run.name))
+        trial = trial_of(t, ticks, images, episode, run.name, environment)
+        trial.meta['located_query'] = query
+        out.append(trial)
     return out
+
+
+def first_located(run: Path) -> tuple[np.ndarray, str] | None:
+    """The position of the first object the run's programs located (kernel.log's first
+    `locate` record with a result) and the query that found it, or None."""
+    log = Path(run) / 'kernel.log'
+    if not log.is_file():
+        return None
+    for line in log.read_text(errors='replace').splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        found = record.get('result')
+        if record.get('call') == 'locate' and isinstance(found, list) and found:
+            position = found[0].get('position') if isinstance(found[0], dict) else None
+            if not (isinstance(position, list) and len(position) == 3):
+                continue
+            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in position):
+                continue
+            values = np.asarray(position, dtype=np.float32)
+            if np.isfinite(values).all():
+                query = (record.get('args') or {}).get('query', '')
+                return values, query if isinstance(query, str) else ''
+    return None
 
 
 def frames_within(frames: list, start: float, end: float) -> list:
@@ -163,6 +211,35 @@ def _frames_at(frames: list[tuple[float, np.ndarray]], times: np.ndarray) -> lis
     any); `frames` in time order."""
     shown = np.searchsorted([ft for ft, _ in frames], np.asarray(times) + 1e-6, side='right')
     return [frames[max(int(n) - 1, 0)][1] for n in shown]
+
+
+def stale_frames(frames: list[tuple[float, np.ndarray]], times: np.ndarray, fps: float) -> int:
+    """How many of `times` have no camera frame of their own (none stamped within half a
+    period at or before it): 0 when the camera was recorded at every tick."""
+    if not frames:
+        return len(times)
+    stamps = np.asarray([ft for ft, _ in frames])
+    shown = np.searchsorted(stamps, np.asarray(times) + 1e-6, side='right') - 1
+    age = np.asarray(times) - stamps[np.maximum(shown, 0)]
+    return int(np.count_nonzero((shown < 0) | (age > 0.5 / fps)))
+
+
+def _scaled(frames: list[tuple[float, np.ndarray]], size: tuple[int, int] | None) -> list:
+    """`frames` at `size` (h, w), area-averaged (as a camera of that resolution would see)."""
+    if size is None:
+        return frames
+    from PIL import Image
+
+    h, w = size
+    return [
+        (
+            t,
+            rgb
+            if rgb.shape[:2] == (h, w)
+            else np.asarray(Image.fromarray(rgb).resize((w, h), Image.Resampling.BOX)),
+        )
+        for t, rgb in frames
+    ]
 
 
 def _write_video(path: Path, images: list[np.ndarray], fps: int, size: tuple[int, int]) -> None:
@@ -273,21 +350,29 @@ class DatasetWriter:
     """A LeRobot v3.0 dataset at `root`, written one trial at a time: `add(trial)` writes its
     frames and videos and then the whole of meta/ again, so the dataset on disk is complete
     after every trial. With `demos`, root/demos is a second dataset of the trials a tier-1 or
-    tier-2 verifier satisfied (their videos copied, not encoded again). The camera set is the
-    first trial's; a later trial without a camera's frames shows black for it."""
+    tier-2 verifier satisfied (their videos copied, not encoded again). The camera set and
+    whether there is an environment state are the first trial's: the cameras it has at every
+    frame (a camera recorded less often is left out, and info.json says so); a later trial
+    without one of them is refused (ExportError). `image_size` (h, w): every camera scaled."""
 
-    def __init__(self, root: Path, demos: bool = False) -> None:
+    def __init__(
+        self, root: Path, demos: bool = False, image_size: tuple[int, int] | None = None
+    ) -> None:
         import pyarrow as pa
 
         emb = load_embodiment()
         self.fps = int(round(emb.rates.control_hz))
         self.names = list(emb.command_layout)
+        self.image_size = image_size
         self.root = Path(root)
         if self.root.exists():
             shutil.rmtree(self.root)
         (self.root / 'meta/episodes/chunk-000').mkdir(parents=True)
-        self.demos = DatasetWriter(self.root / 'demos') if demos else None
+        self.demos = DatasetWriter(self.root / 'demos', image_size=image_size) if demos else None
         self.cameras: list[str] | None = None
+        self.left_out: dict[str, str] = {}  # camera -> why it is not in the dataset
+        self.environment: bool | None = None
+        self.environments: list[np.ndarray] = []
         self.shapes: dict[str, tuple[int, int]] = {}
         self.tasks: list[str] = []
         self.episodes: list[dict] = []
@@ -303,18 +388,48 @@ class DatasetWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        images = {c: _scaled(fs, self.image_size) for c, fs in trial.images.items() if fs}
+        stale = {c: stale_frames(fs, trial.time, self.fps) for c, fs in images.items()}
         if self.cameras is None:
-            self.cameras = sorted(c for c, frames in trial.images.items() if frames)
+            self.cameras = sorted(c for c in images if not stale[c])
+            self.left_out = {
+                c: f'{stale[c]} of {len(trial.time)} frames have no image of their own: the bag '
+                'holds a frame every few ticks (worker.compressed_every_ticks: 1 records every '
+                'tick)'
+                for c in sorted(images)
+                if stale[c]
+            }
             for c in self.cameras:
-                h, w = trial.images[c][0][1].shape[:2]
+                h, w = images[c][0][1].shape[:2]
                 self.shapes[c] = (h - h % 2, w - w % 2)
                 self.pixels[c] = []
+            self.environment = trial.environment is not None
+        lacking = [c for c in self.cameras if stale.get(c, len(trial.time))]
+        if lacking and not videos:
+            raise ExportError(
+                f'trial {trial.meta.get("trial_id", "?")} of {trial.meta.get("run", "?")} has no '
+                f'image of its own at every frame for {", ".join(lacking)}, which the dataset '
+                'holds at every frame'
+            )
+        if self.environment and trial.environment is None:
+            raise ExportError(
+                f'trial {trial.meta.get("trial_id", "?")} of {trial.meta.get("run", "?")} located '
+                'no object: the dataset holds observation.environment_state for every frame'
+            )
         ep, n = len(self.episodes), len(trial.state)
         if trial.task not in self.tasks:
             self.tasks.append(trial.task)
         chunk, file = divmod(ep, CHUNK_SIZE)
+        columns = {}
+        if self.environment:
+            env = np.tile(np.asarray(trial.environment, np.float32), (n, 1))
+            columns['observation.environment_state'] = pa.array(
+                list(env), pa.list_(pa.float32(), 3)
+            )
+            self.environments.append(env)
         table = pa.table(
-            {
+            columns
+            | {
                 'observation.state': pa.array(list(trial.state), type=self.vec),
                 'action': pa.array(list(trial.action), type=self.vec),
                 'timestamp': pa.array(np.arange(n, dtype=np.float32) / self.fps, pa.float32()),
@@ -337,19 +452,15 @@ class DatasetWriter:
             'dataset_to_index': self.frames + n,
         }
         written: dict[str, Path] = {}
-        missing = []
         for c in self.cameras:
             key = f'observation.images.{c}'
             video = self.root / f'videos/{key}/chunk-{chunk:03d}/file-{file:03d}.mp4'
-            shown = trial.images.get(c) or []
+            shown = images.get(c) or []
             if videos and c in videos:
                 video.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(videos[c], video)
             else:
                 h, w = self.shapes[c]
-                if not shown:
-                    missing.append(c)
-                    shown = [(0.0, np.zeros((h, w, 3), np.uint8))]
                 _write_video(video, _frames_at(shown, trial.time), self.fps, (h, w))
             written[c] = video
             self.pixels[c] += [rgb[::4, ::4].reshape(-1, 3) for _, rgb in shown[:50]]
@@ -363,7 +474,6 @@ class DatasetWriter:
         row |= {'meta/episodes/chunk_index': 0, 'meta/episodes/file_index': 0}
         row |= {f'harness/{k}': v for k, v in trial.meta.items() if k != 'verifier_evidence'}
         row['harness/verifier_evidence'] = [str(x) for x in trial.meta.get('verifier_evidence', [])]
-        row['harness/missing_cameras'] = missing
         self.episodes.append(row)
         self.states.append(trial.state)
         self.actions.append(trial.action)
@@ -377,7 +487,14 @@ class DatasetWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        features: dict = {
+        features: dict = {}
+        if self.environment:
+            features['observation.environment_state'] = {
+                'dtype': 'float32',
+                'shape': [3],
+                'names': ['located_x', 'located_y', 'located_z'],
+            }
+        features |= {
             'observation.state': {'dtype': 'float32', 'shape': [14], 'names': self.names},
             'action': {'dtype': 'float32', 'shape': [14], 'names': self.names},
         }
@@ -425,11 +542,14 @@ class DatasetWriter:
                 else None
             ),
             'features': features,
+            'harness/cameras_left_out': self.left_out,
         }
         stats = {}
         if self.episodes:
             stats['observation.state'] = _stats(np.concatenate(self.states))
             stats['action'] = _stats(np.concatenate(self.actions))
+            if self.environment:
+                stats['observation.environment_state'] = _stats(np.concatenate(self.environments))
             for c in self.cameras or []:
                 if self.pixels[c]:
                     stats[f'observation.images.{c}'] = _image_stats(self.pixels[c], self.frames)
@@ -449,6 +569,8 @@ class DatasetWriter:
             'frames': self.frames,
             'cameras': list(self.cameras or []),
             'demos': len(self.demos.episodes) if self.demos is not None else 0,
+            'cameras_left_out': dict(self.left_out),
+            'environment_state': bool(self.environment),
         }
 
 
@@ -458,9 +580,14 @@ def _replace(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def write_datasets(root: Path, trials: list[TrialData], say=lambda _m: None) -> dict:
+def write_datasets(
+    root: Path,
+    trials: list[TrialData],
+    say=lambda _m: None,
+    image_size: tuple[int, int] | None = None,
+) -> dict:
     """`root` with every trial and `root/demos` with those a tier 1-2 verifier satisfied."""
-    writer = DatasetWriter(root, demos=True)
+    writer = DatasetWriter(root, demos=True, image_size=image_size)
     for trial in trials:
         writer.add(trial)
         say(f'{trial.meta.get("run")} {trial.meta.get("trial_id")}: {len(trial.state)} frames')

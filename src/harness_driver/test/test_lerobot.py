@@ -3,9 +3,7 @@ them; with LeRobot itself where a Python with `lerobot` is given (HARNESS_LEROBO
 installed."""
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 
 import av
@@ -13,7 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from harness_driver.lerobot import TrialData, write_datasets
+from harness_driver.lerobot import (
+    ExportError,
+    TrialData,
+    first_located,
+    trial_of,
+    write_datasets,
+)
+from harness_policy.learning_env import learning_python
 
 FPS = 25
 
@@ -21,7 +26,7 @@ FPS = 25
 def trial(task: str, n: int, colour: int, verdict: str, tier: int) -> TrialData:
     t = 4.0 + np.arange(n) / FPS
     state = np.tile(np.arange(14, dtype=np.float32), (n, 1)) + colour
-    # the camera shows one colour until halfway, then another (frames held between JPEGs)
+    # a camera image at every tick: one colour until halfway, then another
     early = np.full((48, 64, 3), colour, np.uint8)
     late = np.full((48, 64, 3), 255 - colour, np.uint8)
     return TrialData(
@@ -29,9 +34,10 @@ def trial(task: str, n: int, colour: int, verdict: str, tier: int) -> TrialData:
         state=state,
         action=state + 0.5,
         time=t,
-        images={'cam_head': [(t[0], early), (t[n // 2], late)]},
+        images={'cam_head': [(s, early if k < n // 2 else late) for k, s in enumerate(t)]},
         meta={'run': 'r', 'trial_id': f'trial-{colour}', 'verdict': verdict, 'tier': tier}
         | {'layout': 0, 'executor': 'skill', 'verifier_evidence': ['tier 2: seen']},
+        environment=np.array([0.1, -0.2, float(colour)], np.float32),
     )
 
 
@@ -61,7 +67,16 @@ def test_info_describes_the_frames_and_videos(dataset):
     assert len(f['action']['names']) == 14 and f['action']['names'][6] == 'left_gripper'
     assert f['observation.images.cam_head']['dtype'] == 'video'
     assert f['observation.images.cam_head']['shape'] == [48, 64, 3]
-    assert summary == {'episodes': 3, 'frames': 22, 'cameras': ['cam_head'], 'demos': 1}
+    assert f['observation.environment_state']['shape'] == [3]
+    assert info['harness/cameras_left_out'] == {}
+    assert summary == {
+        'episodes': 3,
+        'frames': 22,
+        'cameras': ['cam_head'],
+        'demos': 1,
+        'cameras_left_out': {},
+        'environment_state': True,
+    }
 
 
 def test_the_frames_are_indexed_as_lerobot_reads_them(dataset):
@@ -107,6 +122,92 @@ def test_each_video_frame_is_the_camera_frame_shown_at_that_tick(dataset):
     assert abs(float(frames[9][1].mean()) - 215) < 6
 
 
+def test_a_frame_pairs_the_observation_with_the_action_after_it():
+    """A tick's state is measured after its command: frame t is the state after tick t and
+    the command of tick t + 1, so an action leads its own frame's state (LeRobot's
+    convention); a ramp of commands that the state follows one tick later shows it."""
+    n = 30
+    command = np.linspace(0, 1, n)[:, None] * np.ones(14, np.float32)
+    ticks = {'time': np.arange(1, n + 1) / FPS, 'command': command, 'measured': command.copy()}
+    trial = trial_of({'instruction': 'go'}, ticks, {}, {'task': 't'}, 'r')
+    assert len(trial.state) == n - 1 and len(trial.action) == n - 1
+    state_next = trial.state[1:]
+    to_now = np.abs(trial.action[:-1] - trial.state[:-1]).mean()
+    to_next = np.abs(trial.action[:-1] - state_next).mean()
+    assert to_next < to_now
+    assert trial.time[0] == pytest.approx(1 / FPS)
+
+
+def test_a_camera_without_an_image_at_every_frame_is_left_out(tmp_path):
+    """A bag recording a JPEG every few ticks would repeat a frame until the next: that camera
+    is left out and info.json says why; the distinct images of every camera kept come at the
+    stated fps. image_size scales what is kept."""
+    n = 20
+    t = np.arange(n) / FPS
+    every_tick = [(s, np.full((48, 64, 3), 10 * k, np.uint8)) for k, s in enumerate(t)]
+    sparse = [(s, np.full((48, 64, 3), 99, np.uint8)) for s in t[::5]]
+    data = TrialData(
+        task='x',
+        state=np.zeros((n, 14), np.float32),
+        action=np.zeros((n, 14), np.float32),
+        time=t,
+        images={'cam_head': every_tick, 'cam_left_wrist': sparse},
+        meta={'run': 'r', 'trial_id': 'a'},
+    )
+    summary = write_datasets(tmp_path / 'ds', [data], image_size=(24, 32))
+    info = json.loads((tmp_path / 'ds/meta/info.json').read_text())
+    assert summary['cameras'] == ['cam_head'] and not summary['environment_state']
+    assert 'cam_left_wrist' in info['harness/cameras_left_out']
+    assert 'observation.images.cam_left_wrist' not in info['features']
+    assert info['features']['observation.images.cam_head']['shape'] == [24, 32, 3]
+    path = tmp_path / 'ds/videos/observation.images.cam_head/chunk-000/file-000.mp4'
+    with av.open(str(path)) as container:
+        means = [float(f.to_ndarray(format='rgb24').mean()) for f in container.decode(video=0)]
+    assert len(means) == n == info['total_frames']
+    distinct = 1 + sum(abs(b - a) > 3 for a, b in zip(means, means[1:], strict=False))
+    assert distinct == n  # one image of its own per frame: the rate info.json states
+
+
+def test_a_later_trial_without_the_images_the_dataset_holds_is_refused(tmp_path):
+    first = trial('a', 6, 40, 'satisfied', 1)
+    later = trial('a', 6, 50, 'satisfied', 1)
+    later.images = {'cam_head': later.images['cam_head'][::3]}
+    with pytest.raises(ExportError, match='no image of its own at every frame for cam_head'):
+        write_datasets(tmp_path / 'ds', [first, later])
+    no_object = trial('a', 6, 60, 'satisfied', 1)
+    no_object.environment = None
+    with pytest.raises(ExportError, match='located no object'):
+        write_datasets(tmp_path / 'ds2', [first, no_object])
+
+
+def test_the_environment_state_is_the_first_object_the_program_located(tmp_path):
+    log = tmp_path / 'kernel.log'
+    log.write_text(
+        json.dumps({'call': 'locate', 'args': {'query': 'x'}, 'result': []})
+        + '\n'
+        + 'not json\n'
+        + json.dumps(
+            {
+                'call': 'locate',
+                'result': [{'located': 'red_cube', 'position': [0.1, -0.2, 0.78]}],
+            }
+        )
+        + '\n'
+        + json.dumps({'call': 'locate', 'result': [{'position': [9, 9, 9]}]})
+        + '\n'
+    )
+    position, query = first_located(tmp_path)
+    assert position.tolist() == pytest.approx([0.1, -0.2, 0.78]) and query == ''
+    log.write_text(
+        json.dumps(
+            {'call': 'locate', 'args': {'query': 'red cube'}, 'result': [{'position': [1, 2, 3]}]}
+        )
+    )
+    assert first_located(tmp_path)[1] == 'red cube'
+    log.write_text(json.dumps({'call': 'locate', 'result': [{'position': [1, 'nan', 2]}]}))
+    assert first_located(tmp_path) is None
+
+
 def test_demos_hold_only_what_tier_1_or_2_satisfied(dataset):
     root, _ = dataset
     info = json.loads((root / 'demos/meta/info.json').read_text())
@@ -121,22 +222,23 @@ LOADER = textwrap.dedent(
     ds = LeRobotDataset('harness/test', root=sys.argv[1], video_backend='pyav')
     first, last = ds[0], ds[len(ds) - 1]
     print(ds.num_episodes, ds.num_frames, first['task'], last['task'],
-          tuple(first['observation.images.cam_head'].shape), float(first['action'][0]))
+          tuple(first['observation.images.cam_head'].shape), float(first['action'][0]),
+          tuple(first['observation.environment_state'].shape))
     """
 )
 
 
-def test_lerobot_loads_it_where_it_is_installed(dataset):
+def test_lerobot_loads_it(dataset):
     root, _ = dataset
-    python = os.environ.get('HARNESS_LEROBOT_PYTHON')
-    if not python:
-        pytest.importorskip(
-            'lerobot', reason='lerobot is not installed (or set HARNESS_LEROBOT_PYTHON)'
+    python = learning_python()
+    if python is None:
+        pytest.skip(
+            'the learning extra is not installed (tools/setup.sh --learning; CI installs it)'
         )
-        python = sys.executable
     out = subprocess.run(
         [python, '-c', LOADER, str(root)], capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[:2] == ['3', '22']
     assert 'pick the cube' in out.stdout and '(3, 48, 64)' in out.stdout and '40.5' in out.stdout
+    assert out.stdout.split()[-1] == '(3,)'  # observation.environment_state

@@ -1180,6 +1180,13 @@ def _loggable(value: Any) -> Any:
             'ticks': len(value.trace),
             'holding': value.holding,
         }
+    if isinstance(value, LocatedObject):  # what perception measured, readable as data
+        return {
+            'located': value.id[:100],
+            'label': value.label[:100],
+            'position': [round(float(v), 4) for v in value.position],
+            'size': [round(float(v), 4) for v in value.size],
+        }
     if isinstance(value, str | int | float | bool) or value is None:
         return value if not isinstance(value, str) else value[:500]
     if isinstance(value, dict):
