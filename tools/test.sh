@@ -5,7 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-tools/setup.sh
+# The learning extra too (LeRobot, torch: ~8 GB, minutes once): the suite trains a tiny policy
+# with it, serves it, and reads the datasets with LeRobot itself.
+tools/setup.sh --learning
 # shellcheck disable=SC1091
 source .venv/bin/activate
 export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"

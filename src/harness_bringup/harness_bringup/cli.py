@@ -591,6 +591,67 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demos(args: argparse.Namespace) -> int:
+    """The demonstration collector: the reference programs (the scripted agent) on sampled
+    layouts as a bench whose cameras are recorded at every tick, then one LeRobot dataset of
+    the trials a tier-1/2 verifier satisfied."""
+    from dataclasses import replace
+
+    from harness_driver.lerobot import ExportError, write_demos
+    from harness_types.config import ConfigError, load_config
+
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        return _fail(f'{out} exists and is not empty: choose a new --out')
+    try:
+        config = load_config(_config_path(args))
+    except (FileNotFoundError, ConfigError) as exc:
+        return _fail(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    # Every tick's camera frame in the bag: a dataset holds a camera only at every frame.
+    recorded = replace(config, worker=replace(config.worker, compressed_every_ticks=1))
+    args.config = str(recorded.write(out / 'collection.yaml'))
+    args.model, args.interface, args.perception, args.policies, args.seed = (
+        'scripted',
+        None,
+        None,
+        None,
+        0,
+    )
+    args.out = str(out / 'bench')
+    status = _bench(args)
+    if status:
+        return status
+    episodes = sorted(p.parent for p in (out / 'bench').glob('*/episodes/*/*/events.jsonl'))
+    _say(f'writing the demonstrations of {len(episodes)} episodes to {out / "dataset"}')
+    try:
+        summary = write_demos(episodes, out / 'dataset', _say, args.image_size)
+    except ExportError as exc:
+        return _fail(str(exc))
+    if not summary['episodes']:
+        return _fail(f'no episode gave a demonstration (the episodes are under {out / "bench"})')
+    (out / 'dataset' / 'collection.json').write_text(json.dumps(summary, indent=2) + '\n')
+    _say(
+        f'{summary["episodes"]} demonstrations ({summary["frames"]} frames; cameras: '
+        f'{", ".join(summary["cameras"]) or "none"}) in {out / "dataset"}; '
+        f'{len(summary["runs_without_demonstration"])} episodes gave none'
+    )
+    return 0
+
+
+def _image_size(text: str) -> tuple[int, int]:
+    """--image-size HxW, e.g. 96x128."""
+    try:
+        h, w = (int(v) for v in text.lower().split('x'))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f'expected HEIGHTxWIDTH, e.g. 96x128, not {text!r}'
+        ) from None
+    if not (8 <= h <= 4096 and 8 <= w <= 4096):
+        raise argparse.ArgumentTypeError(f'each side must be 8..4096 pixels, not {text!r}')
+    return h, w
+
+
 def _report(args: argparse.Namespace) -> int:
     from harness_driver.run_report import ReportError, write_report
 
@@ -752,13 +813,63 @@ def _policy_serve(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not spec.serve:
         return _fail(f'policy {spec.name} is external (no `serve` in its catalogue entry)')
-    if spec.serve not in SERVABLE:
-        return _fail(
-            f'policy {spec.name}: no local server {spec.serve!r}; servers: {", ".join(SERVABLE)}'
-        )
     host = args.host or host
     port = port if args.port is None else args.port
+    if spec.serve == 'lerobot':  # a trained checkpoint: served where torch and LeRobot are
+        from harness_policy.learning_env import LearningEnvError, ensure_learning_python
+
+        try:
+            python = ensure_learning_python(_say)
+        except LearningEnvError as exc:
+            return _fail(str(exc))
+        command = [python, '-m', 'harness_learning.serve', spec.checkpoint, '--name', spec.name]
+        os.execv(python, [*command, '--host', host, '--port', str(port)])
+    if spec.serve not in SERVABLE:
+        return _fail(
+            f'policy {spec.name}: no local server {spec.serve!r}; servers: '
+            f'{", ".join([*SERVABLE, "lerobot"])}'
+        )
     return serve(spec.serve, host, port, _say)
+
+
+def _policy_train(args: argparse.Namespace) -> int:
+    from harness_learning.training import TrainError, TrainPlan, train
+    from harness_policy.learning_env import LearningEnvError, ensure_learning_python
+
+    plan = TrainPlan(
+        dataset=Path(args.dataset),
+        out=Path(args.out),
+        policy=args.policy,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        cameras=tuple(args.cameras or ()),
+        save_every=min(args.save_every, args.steps),
+        log_every=max(1, min(50, args.steps // 10)),
+        threads=args.threads,
+    )
+    try:
+        from harness_learning.training import check_dataset
+
+        check_dataset(plan.dataset, plan.cameras)  # before a minutes-long install
+        python = ensure_learning_python(_say)
+        record = train(plan, python, _say)
+    except (TrainError, LearningEnvError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        _say(
+            f'training stopped; the same command resumes it from its last checkpoint in {plan.out}'
+        )
+        return 130
+    _say(
+        f'trained {record["policy"]} in {record["seconds"] / 60:.1f} min, final loss '
+        f'{record["final_loss"]}; checkpoint {plan.out / record["checkpoint"]}'
+    )
+    _say(
+        'serve it from the catalogue (config/policies.yaml): an entry with `serve: lerobot` and '
+        f'`checkpoint: {plan.out.resolve()}`'
+    )
+    return 0
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -1023,6 +1134,40 @@ def build_parser() -> argparse.ArgumentParser:
         help='the catalogue (default: kernel.policies, else policies.yaml beside the config file)',
     )
     policy_serve.set_defaults(func=_policy_serve)
+    policy_train = policy_sub.add_parser(
+        'train',
+        help='train a policy on a dataset with LeRobot (CPU)',
+        description="Train LeRobot's own ACT or diffusion policy class with LeRobot's own "
+        'training script on a LeRobot v3.0 dataset of the harness (`harness demos`), on CPU, '
+        'from scratch, in the learning extra (installed on first use: ~8 GB). The policy sees '
+        'the joint state, the object the programs located (observation.environment_state) and '
+        'the --cameras asked for. Progress shows step, loss and time left; checkpoints are '
+        "LeRobot's (OUT/lerobot/checkpoints/STEP/pretrained_model); the same command resumes a "
+        'stopped run; OUT/harness_training.json is the training record a catalogue entry is '
+        'served from.',
+    )
+    policy_train.add_argument(
+        '--dataset', required=True, metavar='DIR', help='a LeRobot v3.0 dataset'
+    )
+    policy_train.add_argument('--out', required=True, metavar='OUT', help='the training folder')
+    policy_train.add_argument('--policy', choices=('act', 'diffusion'), default='act')
+    policy_train.add_argument('--steps', type=_positive_int, default=5000, help='default 5000')
+    policy_train.add_argument('--batch-size', type=_positive_int, default=32, help='default 32')
+    policy_train.add_argument('--seed', type=_seed, default=0, help='default 0')
+    policy_train.add_argument(
+        '--cameras', nargs='*', metavar='CAM', help='cameras the policy sees (default: none)'
+    )
+    policy_train.add_argument(
+        '--save-every', type=_positive_int, default=1000, help='checkpoint every N steps'
+    )
+    policy_train.add_argument(
+        '--threads',
+        type=_positive_int,
+        default=1,
+        help="torch's threads (default 1: a small policy's step is fastest on one; more "
+        'threads than free cores thrash)',
+    )
+    policy_train.set_defaults(func=_policy_train)
 
     mcp = sub.add_parser(
         'mcp',
@@ -1090,6 +1235,42 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument('runs', nargs='+', metavar='RUN', help='run folders')
     export.add_argument('--lerobot', required=True, metavar='DIR', help='the dataset to write')
     export.set_defaults(func=_export)
+
+    demos = sub.add_parser(
+        'demos',
+        help='collect demonstrations: reference programs on sampled layouts -> one dataset',
+        description='Run the reference programs (the scripted agent) of TASKs on --layouts, '
+        'in parallel as a bench does (its tables land in OUT/bench), with every camera recorded '
+        'at every tick, then write the trials a tier-1 or tier-2 verifier satisfied as one '
+        'LeRobot v3.0 dataset at OUT/dataset (OUT/dataset/collection.json says what it holds '
+        'and which episodes gave no demonstration). Train on it with `harness policy train`.',
+    )
+    demos.add_argument('tasks', nargs='+', metavar='TASK', help='tasks to collect')
+    demos.add_argument(
+        '--layouts',
+        type=_layouts,
+        default=(10, True),
+        metavar='N|random:N',
+        help='layouts per task (default random:10): random:N samples N layouts from seeds '
+        '--seed-base.., N the first N fixed ones',
+    )
+    demos.add_argument(
+        '--seed-base', type=_seed, default=1000, help='the first sampled seed (default 1000)'
+    )
+    demos.add_argument('--out', required=True, metavar='OUT', help='a new folder for it all')
+    demos.add_argument(
+        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+    )
+    demos.add_argument(
+        '--image-size',
+        type=_image_size,
+        metavar='HxW',
+        help="scale every camera to the policy's resolution, e.g. 96x128 (default: as rendered)",
+    )
+    demos.add_argument(
+        '--ray', nargs='?', const='auto', metavar='ADDRESS', help='episodes as Ray tasks (as bench)'
+    )
+    demos.set_defaults(func=_demos)
 
     report = sub.add_parser(
         'report',

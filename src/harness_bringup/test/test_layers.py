@@ -17,6 +17,7 @@ RANK = {
     'harness_driver': 5,
     'harness_expert': 5,
     'harness_operator': 6,
+    'harness_learning': 6,
     'harness_bringup': 7,
 }
 # The bottom packages use nothing of the harness but each other's data (the types' conversions

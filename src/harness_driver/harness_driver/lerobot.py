@@ -635,3 +635,29 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
     if missing:
         say(f'{len(missing)} trials have no camera frames (no bag): the dataset has no videos')
     return write_datasets(Path(out), trials, say)
+
+
+def write_demos(
+    runs: list[Path],
+    out: Path,
+    say: Callable[[str], None] = print,
+    image_size: tuple[int, int] | None = None,
+) -> dict:
+    """One LeRobot dataset at `out` of the trials of `runs` that a tier-1 or tier-2 verifier
+    satisfied (the demonstration collector's last step); a run folder that cannot be read is
+    named and skipped. The summary adds the runs without a demonstration."""
+    writer = DatasetWriter(Path(out), image_size=image_size)
+    without: list[str] = []
+    for k, run in enumerate(sorted(Path(r) for r in runs), 1):
+        try:
+            kept = [t for t in run_trials(run) if t.satisfied]
+            for trial in kept:
+                writer.add(trial)
+        except ExportError as exc:
+            say(f'[{k}/{len(runs)}] {run.name}: left out: {exc}')
+            without.append(run.name)
+            continue
+        if not kept:
+            without.append(run.name)
+        say(f'[{k}/{len(runs)}] {run.name}: {len(kept)} demonstration(s)')
+    return writer.summary() | {'runs_without_demonstration': without}

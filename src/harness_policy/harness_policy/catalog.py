@@ -8,7 +8,7 @@ strategy from it by the rule the prompt gives the model (`strategy_for`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -34,6 +34,7 @@ class PolicySpec:
     description: str
     endpoint: str  # ws://host:port
     serve: str = ''  # a local server `harness policy serve` can start ('' = external)
+    checkpoint: str = ''  # serve: lerobot: the `harness policy train` folder it serves
     action_space: str = 'joint_position'
     action_hz: float = 25.0
     cameras: tuple[str, ...] = ()  # the views it is sent (the catalogue's default: every camera)
@@ -91,6 +92,7 @@ _FIELDS = {
     'description': str,
     'endpoint': str,
     'serve': str,
+    'checkpoint': str,
     'action_space': str,
     'action_hz': float,
     'cameras': list,
@@ -143,6 +145,14 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
             f'{where}: {name}.action_space must be one of {", ".join(ACTION_SPACES)}, '
             f'not {spec.action_space!r}'
         )
+    if spec.serve == 'lerobot' and not spec.checkpoint:
+        raise ConfigError(
+            f'{where}: {name}: a trained policy (serve: lerobot) needs `checkpoint`: the folder '
+            '`harness policy train` wrote'
+        )
+    if spec.checkpoint and not Path(spec.checkpoint).is_absolute():
+        # relative to the catalogue file, as its user wrote it
+        spec = replace(spec, checkpoint=str((Path(where).parent / spec.checkpoint).resolve()))
     if spec.serve and not spec.endpoint.startswith('ws://'):
         raise ConfigError(
             f'{where}: {name}: a local server (serve) is reached at ws://, not wss://'

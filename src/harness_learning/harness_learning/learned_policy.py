@@ -1,0 +1,168 @@
+"""A trained checkpoint behind the policy protocol: `LearnedPolicy.infer(obs) -> reply`.
+
+Runs in the learning extra's environment (torch, LeRobot). The policy sees what it was trained
+on (its training record, harness_training.json): the joint state, the position of the object
+the harness's pixel perception locates in the first observation (the query the demonstrations'
+programs located it with, looked up by the instruction) and, where it was trained with them,
+the cameras' images at the training resolution. Each reply is the policy's chunk of absolute
+joint targets, checked before it leaves: finite, 14 wide. The policy never says done: a run ends
+when the task ends the episode, or by the harness's stall rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from harness_expert.locating import LocateError, Locator
+from harness_policy.observation import (
+    ACTION_SIZE,
+    PROMPT,
+    STATE,
+    ObservationError,
+    image_key,
+    reply,
+)
+
+from harness_learning.training import CHECKPOINT, RECORD
+
+
+class CheckpointError(ValueError):
+    """A folder is not a trained checkpoint this server can load; the message says why."""
+
+
+def checkpoint_sha256(folder: Path) -> str:
+    """The hash of the checkpoint's weights (what the broker compares with the catalogue)."""
+    digest = hashlib.sha256()
+    with open(Path(folder) / 'model.safetensors', 'rb') as weights:
+        for block in iter(lambda: weights.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_training(run: Path) -> tuple[dict, Path]:
+    """The training record of a `harness policy train` folder and its checkpoint folder."""
+    run = Path(run)
+    try:
+        record = json.loads((run / RECORD).read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f'{run} is not a trained policy (no {RECORD})') from None
+    except ValueError as exc:
+        raise CheckpointError(f'{run / RECORD} is not JSON: {exc}') from None
+    checkpoint = run / record.get('checkpoint', CHECKPOINT)
+    if not (checkpoint / 'model.safetensors').is_file():
+        raise CheckpointError(f'{run} has no trained weights ({checkpoint}/model.safetensors)')
+    return record, checkpoint
+
+
+class LearnedModel:
+    """The checkpoint's LeRobot policy with its pre- and post-processors, loaded once per server
+    (connections share it; each has its own LearnedPolicy)."""
+
+    def __init__(self, run: Path) -> None:
+        import torch
+        from lerobot.configs.policies import PreTrainedConfig
+        from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+
+        self.record, self.checkpoint = read_training(run)
+        try:
+            config = PreTrainedConfig.from_pretrained(self.checkpoint)
+        except Exception as exc:
+            raise CheckpointError(
+                f'{self.checkpoint}: not a LeRobot policy config: {exc}'
+            ) from None
+        config.device = 'cpu'
+        shape = (config.output_features.get('action') or None) and config.output_features[
+            'action'
+        ].shape
+        if tuple(shape or ()) != (ACTION_SIZE,):
+            raise CheckpointError(
+                f'{self.checkpoint}: its actions are {tuple(shape or ())} wide, the station takes '
+                f'{ACTION_SIZE} (a checkpoint of another robot?)'
+            )
+        self.config = config
+        self.policy = get_policy_class(config.type).from_pretrained(self.checkpoint, config=config)
+        self.policy.eval()
+        self.pre, self.post = make_pre_post_processors(config, pretrained_path=str(self.checkpoint))
+        self.torch = torch
+        self.cameras = [
+            k.removeprefix('observation.images.')
+            for k in config.input_features
+            if k.startswith('observation.images.')
+        ]
+        self.sha256 = checkpoint_sha256(self.checkpoint)
+
+    def chunk(self, features: dict[str, np.ndarray], prompt: str) -> np.ndarray:
+        """The policy's next chunk of actions (H x 14) for one observation's features."""
+        torch = self.torch
+        batch = {k: torch.from_numpy(np.asarray(v, np.float32))[None] for k, v in features.items()}
+        batch['task'] = prompt
+        with torch.no_grad():
+            batch = self.pre(batch)
+            actions = self.policy.predict_action_chunk(batch)
+            actions = self.post(actions)
+        rows = actions.detach().cpu().numpy().reshape(-1, ACTION_SIZE)
+        steps = int(getattr(self.config, 'n_action_steps', len(rows)) or len(rows))
+        return rows[:steps]
+
+
+class LearnedPolicy:
+    """One connection's policy: finds the object once, then answers every observation with the
+    model's chunk."""
+
+    def __init__(self, model: LearnedModel, locator: Locator) -> None:
+        self.model = model
+        self.locator = locator
+        self.environment: np.ndarray | None = None
+
+    def reset(self) -> None:
+        self.environment = None
+
+    def _object(self, obs: dict, prompt: str) -> np.ndarray:
+        tasks = self.model.record.get('tasks') or {}
+        query = tasks.get(prompt)
+        if query is None:
+            learned = '; '.join(tasks) or 'none recorded'
+            raise ObservationError(
+                f'this policy did not learn the instruction {prompt!r}; it learned: {learned}'
+            )
+        try:
+            found = self.locator.locate(obs, query)
+        except LocateError as exc:
+            raise ObservationError(str(exc)) from None
+        if not found:
+            raise RuntimeError(f'the cameras show no {query}: nothing to act on')
+        return np.asarray(found[0].position, np.float32)
+
+    def infer(self, obs: dict) -> dict:
+        prompt = obs.get(PROMPT)
+        if not isinstance(prompt, str) or not prompt:
+            raise ObservationError(f'the observation has no instruction ({PROMPT})')
+        state = np.asarray(obs.get(STATE), dtype=np.float32)
+        if state.shape != (ACTION_SIZE,) or not np.isfinite(state).all():
+            raise ObservationError(f'{STATE} must be {ACTION_SIZE} finite numbers')
+        features = {'observation.state': state}
+        if self.model.record.get('observation', {}).get('environment_state'):
+            if self.environment is None:
+                self.environment = self._object(obs, prompt)
+            features['observation.environment_state'] = self.environment
+        for camera in self.model.cameras:
+            features[f'observation.images.{camera}'] = self._image(obs, camera)
+        rows = self.model.chunk(features, prompt)
+        if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE or not np.isfinite(rows).all():
+            raise RuntimeError(f'the model answered actions of shape {rows.shape} or not finite')
+        return reply(rows.astype(np.float32))
+
+    def _image(self, obs: dict, camera: str) -> np.ndarray:
+        """The camera's image at the training resolution, channels first, in [0, 1]."""
+        from PIL import Image
+
+        image = obs.get(image_key(camera))
+        if not isinstance(image, np.ndarray) or image.ndim != 3:
+            raise ObservationError(f'the policy sees {camera}; the observation lacks its image')
+        _, h, w = self.model.config.input_features[f'observation.images.{camera}'].shape
+        if image.shape[:2] != (h, w):
+            image = np.asarray(Image.fromarray(image).resize((w, h), Image.Resampling.BOX))
+        return np.transpose(image, (2, 0, 1)).astype(np.float32) / 255.0

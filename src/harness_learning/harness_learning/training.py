@@ -1,0 +1,357 @@
+"""`harness policy train`: LeRobot's own training (its `lerobot_train` script, its ACT and
+diffusion classes, its checkpoint layout) on a harness dataset, run in the learning extra's
+environment. What this module adds is what LeRobot leaves to its user: a check of the dataset
+that says what is wrong in one line, the view of the dataset that holds only the features the
+policy is to see, sizes that train on a CPU, progress with time left, resuming a stopped run,
+and the training record (`harness_training.json`) a catalogue entry is written from.
+
+The observation holds only what a real station has: the joint state, the position of the
+object the program located (the harness's pixel perception; `observation.environment_state`)
+and, where asked (`cameras`), camera images. Never the simulator's ground truth: a harness
+dataset has none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+POLICY_TYPES = ('act', 'diffusion')
+RECORD = 'harness_training.json'
+LOSS_CURVE = 'loss.csv'
+LEROBOT_DIR = 'lerobot'  # LeRobot's output_dir inside the run's folder
+CHECKPOINT = f'{LEROBOT_DIR}/checkpoints/last/pretrained_model'
+STATE = 'observation.state'
+ENVIRONMENT = 'observation.environment_state'
+IMAGES = 'observation.images.'
+
+# Sizes that train one task within the hour on 2 CPU cores (measured in the note). ACT without
+# the VAE (the demonstrations of one program are unimodal) and without a backbone when no
+# camera is asked for: ~3M parameters. A chunk of 25 actions is one second at 25 Hz.
+POLICY_ARGS = {
+    'act': [
+        '--policy.type=act',
+        '--policy.dim_model=256',
+        '--policy.n_heads=8',
+        '--policy.dim_feedforward=1024',
+        '--policy.n_encoder_layers=2',
+        '--policy.n_decoder_layers=1',
+        '--policy.use_vae=false',
+        '--policy.chunk_size=25',
+        '--policy.n_action_steps=25',
+        '--policy.pretrained_backbone_weights=null',
+        # ACT's 1e-5 is for a pretrained backbone; from scratch, 1e-4 learns in the hour
+        '--policy.optimizer_lr=1e-4',
+    ],
+    'diffusion': [
+        '--policy.type=diffusion',
+        '--policy.horizon=16',
+        '--policy.n_action_steps=8',
+        '--policy.down_dims=[128,256,512]',
+        '--policy.num_inference_steps=10',
+        '--policy.pretrained_backbone_weights=null',
+        '--policy.crop_shape=null',
+    ],
+}
+
+
+class TrainError(ValueError):
+    """The dataset, the checkpoint folder or the options cannot train; the message says why."""
+
+
+@dataclass(frozen=True)
+class TrainPlan:
+    dataset: Path
+    out: Path
+    policy: str = 'act'
+    steps: int = 5000
+    batch_size: int = 32
+    seed: int = 0
+    cameras: tuple[str, ...] = ()  # the cameras the policy sees (default: none)
+    save_every: int = 1000
+    log_every: int = 50
+    threads: int = 1
+
+
+@dataclass
+class DatasetFacts:
+    """What the dataset holds, as the policy will see it."""
+
+    episodes: int
+    frames: int
+    fps: float
+    tasks: dict[str, str] = field(default_factory=dict)  # instruction -> located query
+    cameras: list[str] = field(default_factory=list)
+    environment: bool = False
+
+
+def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
+    """The dataset's facts, or TrainError saying in one line why it cannot train a policy."""
+    root = Path(root)
+    info_path = root / 'meta' / 'info.json'
+    if not info_path.is_file():
+        raise TrainError(f'{root} is not a LeRobot dataset (no meta/info.json)')
+    try:
+        info = json.loads(info_path.read_text())
+    except ValueError as exc:
+        raise TrainError(f'{info_path} is not JSON: {exc}') from None
+    version = info.get('codebase_version') if isinstance(info, dict) else None
+    if version != 'v3.0':
+        raise TrainError(f'{root} is a LeRobot dataset of version {version!r}, not v3.0')
+    features = info.get('features') or {}
+    if not info.get('total_episodes') or not info.get('total_frames'):
+        raise TrainError(f'{root} holds no episodes: nothing to learn from')
+    for key in (STATE, 'action'):
+        if (features.get(key) or {}).get('shape') != [14]:
+            raise TrainError(f'{root}: {key} must be 14 values (the command layout)')
+    have = sorted(k[len(IMAGES) :] for k in features if k.startswith(IMAGES))
+    missing = [c for c in cameras if c not in have]
+    if missing:
+        raise TrainError(
+            f'{root} has no camera {", ".join(missing)}; cameras: {", ".join(have) or "none"}'
+        )
+    environment = ENVIRONMENT in features
+    if not environment and not cameras:
+        raise TrainError(
+            f'{root} has neither {ENVIRONMENT} nor a camera the policy could see the object with '
+            '(--cameras): a policy of joint states alone cannot find the object'
+        )
+    return DatasetFacts(
+        episodes=int(info['total_episodes']),
+        frames=int(info['total_frames']),
+        fps=float(info.get('fps') or 0),
+        tasks=_located_queries(root),
+        cameras=list(cameras),
+        environment=environment,
+    )
+
+
+def _located_queries(root: Path) -> dict[str, str]:
+    """Each task's instruction -> the query its programs located the object with (what the
+    served policy asks the harness's perception for)."""
+    import pyarrow.parquet as pq
+
+    out: dict[str, str] = {}
+    for part in sorted((root / 'meta' / 'episodes').glob('*/*.parquet')):
+        table = pq.read_table(part)
+        names = table.column_names
+        if 'tasks' not in names:
+            continue
+        queries = (
+            table.column('harness/located_query').to_pylist()
+            if 'harness/located_query' in names
+            else [''] * table.num_rows
+        )
+        for tasks, query in zip(table.column('tasks').to_pylist(), queries, strict=True):
+            for task in tasks or []:
+                if query and task not in out:
+                    out[task] = query
+    return out
+
+
+def training_view(dataset: Path, cameras: tuple[str, ...], view: Path) -> Path:
+    """`view`: the dataset as the policy sees it: meta/ with only the chosen cameras' features
+    and stats, data/ and those cameras' videos linked (LeRobot makes a policy's inputs of every
+    feature the dataset declares)."""
+    dataset = Path(dataset).resolve()
+    if view.exists():
+        shutil.rmtree(view)
+    (view / 'meta').mkdir(parents=True)
+    dropped = {
+        k
+        for k in json.loads((dataset / 'meta/info.json').read_text())['features']
+        if k.startswith(IMAGES) and k[len(IMAGES) :] not in cameras
+    }
+    info = json.loads((dataset / 'meta/info.json').read_text())
+    info['features'] = {k: v for k, v in info['features'].items() if k not in dropped}
+    if not any(k.startswith(IMAGES) for k in info['features']):
+        info['video_path'] = None
+    (view / 'meta/info.json').write_text(json.dumps(info, indent=2))
+    stats = json.loads((dataset / 'meta/stats.json').read_text())
+    (view / 'meta/stats.json').write_text(
+        json.dumps({k: v for k, v in stats.items() if k not in dropped}, indent=2)
+    )
+    for entry in (dataset / 'meta').iterdir():
+        if entry.name not in ('info.json', 'stats.json'):
+            (view / 'meta' / entry.name).symlink_to(entry)
+    (view / 'data').symlink_to(dataset / 'data')
+    for camera in cameras:
+        key = IMAGES + camera
+        (view / 'videos').mkdir(exist_ok=True)
+        (view / 'videos' / key).symlink_to(dataset / 'videos' / key)
+    return view
+
+
+def lerobot_arguments(plan: TrainPlan, view: Path) -> list[str]:
+    """The arguments of LeRobot's training script for `plan` (a fresh run, or the resumption
+    of the one in plan.out)."""
+    last = plan.out / CHECKPOINT / 'train_config.json'
+    if last.is_file():  # a stopped run: LeRobot resumes from its last checkpoint
+        return ['--resume=true', f'--config_path={last}', f'--steps={plan.steps}']
+    if (plan.out / LEROBOT_DIR).exists():
+        raise TrainError(
+            f'{plan.out / LEROBOT_DIR} exists without a checkpoint to resume from: remove it, '
+            'or choose another --out'
+        )
+    return [
+        f'--dataset.repo_id=local/{Path(plan.dataset).resolve().name}',
+        f'--dataset.root={view}',
+        '--dataset.video_backend=pyav',
+        *POLICY_ARGS[plan.policy],
+        '--policy.device=cpu',
+        '--policy.push_to_hub=false',
+        f'--output_dir={plan.out / LEROBOT_DIR}',
+        f'--job_name=harness_{plan.policy}',
+        f'--steps={plan.steps}',
+        f'--batch_size={plan.batch_size}',
+        f'--seed={plan.seed}',
+        f'--save_freq={plan.save_every}',
+        f'--log_freq={plan.log_every}',
+        '--eval_freq=0',
+        '--num_workers=0',
+        '--wandb.enable=false',
+    ]
+
+
+_LOSS = re.compile(r'\bloss:([0-9.eE+-]+)')
+
+
+@dataclass
+class Progress:
+    """Steps, loss and time left, from LeRobot's log lines (a line every log_every steps)."""
+
+    plan: TrainPlan
+    first_step: int = 0
+    step: int = 0
+    started: float = field(default_factory=time.monotonic)
+    losses: list[tuple[int, float]] = field(default_factory=list)
+
+    def line(self, text: str) -> str | None:
+        """A progress sentence for one of LeRobot's log lines with a loss, else None."""
+        found = _LOSS.search(text)
+        if not found or 'step:' not in text:
+            return None
+        self.step += self.plan.log_every
+        loss = float(found.group(1))
+        self.losses.append((self.step, loss))
+        done = self.step - self.first_step
+        per_step = (time.monotonic() - self.started) / max(done, 1)
+        left = per_step * max(self.plan.steps - self.step, 0)
+        return (
+            f'step {self.step}/{self.plan.steps}  loss {loss:.4f}  '
+            f'{per_step * 1000:.0f} ms/step  {left / 60:.1f} min left'
+        )
+
+
+def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> dict:
+    """Run LeRobot's training for `plan` with the learning environment's `python`; the training
+    record (also written to plan.out/harness_training.json). TrainError when it cannot."""
+    if plan.policy not in POLICY_TYPES:
+        raise TrainError(f'--policy must be one of {", ".join(POLICY_TYPES)}, not {plan.policy!r}')
+    facts = check_dataset(plan.dataset, plan.cameras)
+    plan.out.mkdir(parents=True, exist_ok=True)
+    resumed = (plan.out / CHECKPOINT / 'train_config.json').is_file()
+    view = plan.out / 'dataset_view'
+    if not resumed:
+        training_view(plan.dataset, plan.cameras, view)
+    args = lerobot_arguments(plan, view)
+    progress = Progress(plan)
+    if resumed:
+        record = _read_record(plan.out)
+        progress.step = progress.first_step = int(record.get('steps_done', 0))
+        progress.losses = [tuple(p) for p in record.get('loss_curve', [])]
+        say(f'resuming {plan.out} from step {progress.step}')
+    env = {
+        **os.environ,
+        'PYTHONUNBUFFERED': '1',
+        'OMP_NUM_THREADS': str(plan.threads),
+        'MKL_NUM_THREADS': str(plan.threads),
+        'HF_HUB_OFFLINE': '1',  # nothing is fetched: the dataset is local, weights from scratch
+        'WANDB_MODE': 'disabled',
+        'TQDM_DISABLE': '1',
+    }
+    say(
+        f'training {plan.policy} on {facts.episodes} demonstrations ({facts.frames} frames) of '
+        f'{len(facts.tasks) or "?"} task(s); sees: joint state'
+        + (', the located object' if facts.environment else '')
+        + (f', cameras {", ".join(plan.cameras)}' if plan.cameras else '')
+    )
+    started = time.monotonic()
+    log_path = plan.out / 'train.log'
+    with open(log_path, 'a') as log:
+        process = subprocess.Popen(
+            [python, '-m', 'lerobot.scripts.lerobot_train', *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        try:
+            for text in process.stdout:
+                log.write(text)
+                sentence = progress.line(text)
+                if sentence:
+                    say(sentence)
+                    _write_record(plan, facts, progress, started, 'training')
+        except KeyboardInterrupt:
+            process.terminate()
+            process.wait()
+            _write_record(plan, facts, progress, started, 'stopped')
+            raise
+        code = process.wait()
+    if code != 0:
+        _write_record(plan, facts, progress, started, 'failed')
+        tail = log_path.read_text().strip().splitlines()[-1:] or ['']
+        raise TrainError(f'LeRobot training exited with {code}: {tail[0][:300]} (log: {log_path})')
+    if not (plan.out / CHECKPOINT / 'model.safetensors').is_file():
+        raise TrainError(f'LeRobot training ended without a checkpoint in {plan.out / CHECKPOINT}')
+    progress.step = plan.steps
+    return _write_record(plan, facts, progress, started, 'done')
+
+
+def _read_record(out: Path) -> dict:
+    try:
+        return json.loads((out / RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_record(
+    plan: TrainPlan, facts: DatasetFacts, progress: Progress, started: float, status: str
+) -> dict:
+    earlier = _read_record(plan.out)
+    record = {
+        'status': status,
+        'policy': plan.policy,
+        'dataset': str(Path(plan.dataset).resolve()),
+        'demonstrations': facts.episodes,
+        'frames': facts.frames,
+        'fps': facts.fps,
+        'tasks': facts.tasks,
+        'observation': {
+            'state': True,
+            'environment_state': facts.environment,
+            'cameras': list(plan.cameras),
+        },
+        'plan': {k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()},
+        'steps_done': progress.step,
+        'seconds': round(float(earlier.get('seconds_before', 0)) + time.monotonic() - started, 1),
+        'loss_curve': [list(p) for p in progress.losses],
+        'final_loss': progress.losses[-1][1] if progress.losses else None,
+        'checkpoint': CHECKPOINT,
+    }
+    if status != 'training':
+        record['seconds_before'] = record['seconds']
+    tmp = plan.out / (RECORD + '.tmp')
+    tmp.write_text(json.dumps(record, indent=2) + '\n')
+    tmp.replace(plan.out / RECORD)
+    with open(plan.out / LOSS_CURVE, 'w') as curve:
+        curve.write('step,loss\n' + ''.join(f'{s},{v}\n' for s, v in progress.losses))
+    return record

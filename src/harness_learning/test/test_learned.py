@@ -1,0 +1,118 @@
+"""A real tiny training with LeRobot (a few steps on a tiny dataset), resumed, then served over
+the openpi protocol and asked for actions on a rendered station; bad checkpoints are one line.
+Needs the learning extra (tools/test.sh installs it); skipped without it."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from arx_x5_description.embodiment import load_embodiment
+from demos import demo
+from harness_driver.lerobot import write_datasets
+from harness_learning.training import CHECKPOINT, RECORD, TrainPlan, train
+from harness_policy.client import PolicyClient, PolicyError
+from harness_policy.learning_env import learning_python
+from harness_policy.observation import observation, reply_of
+from harness_worker.worker import Worker
+
+from arx_x5_description.urdf import station_urdf
+
+PYTHON = learning_python()
+pytestmark = pytest.mark.skipif(
+    PYTHON is None, reason='the learning extra is not installed (tools/setup.sh --learning)'
+)
+os.environ.setdefault('MUJOCO_GL', 'egl')
+INSTRUCTION = 'Pick up the red cube and hold it at least 10 cm above the table.'
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp('learned')
+    trials = [demo(30, k) for k in range(3)]
+    for t in trials:
+        t.task = INSTRUCTION
+    write_datasets(root / 'dataset', trials)
+    lines = []
+    plan = TrainPlan(
+        root / 'dataset', root / 'run', steps=4, batch_size=4, log_every=2, save_every=4
+    )
+    record = train(plan, PYTHON, lines.append)
+    return plan, record, lines
+
+
+def test_lerobot_trains_and_a_stopped_run_resumes(trained):
+    plan, record, lines = trained
+    assert record['status'] == 'done' and record['steps_done'] == 4
+    assert [s for s, _ in record['loss_curve']] == [2, 4]
+    assert all(np.isfinite(v) for _, v in record['loss_curve'])
+    assert any(re.match(r'step 4/4  loss [0-9.]+ .* min left', line) for line in lines)
+    assert record['tasks'] == {INSTRUCTION: 'red cube'}
+    assert record['observation'] == {'state': True, 'environment_state': True, 'cameras': []}
+    pretrained = plan.out / CHECKPOINT
+    for name in ('config.json', 'model.safetensors', 'train_config.json'):
+        assert (pretrained / name).is_file(), name  # LeRobot's pretrained-model layout
+    more = train(TrainPlan(plan.dataset, plan.out, steps=6, batch_size=4, log_every=2), PYTHON)
+    assert more['steps_done'] == 6 and [s for s, _ in more['loss_curve']] == [2, 4, 6]
+    assert '--resume=true' in (plan.out / 'train.log').read_text() or more['status'] == 'done'
+
+
+def _serve(run, name='tiny'):
+    process = subprocess.Popen(
+        [PYTHON, '-m', 'harness_learning.serve', str(run), '--name', name, '--port', '0'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = ''
+    for line in process.stdout:  # LeRobot says what it loads first
+        if line.startswith('serving '):
+            break
+    return process, line
+
+
+def test_the_trained_policy_is_served_and_acts_on_a_rendered_station(trained):
+    plan, _, _ = trained
+    process, line = _serve(plan.out)
+    try:
+        url = re.search(r'at (ws://\S+)', line)
+        assert url, (line, process.stderr.read() if process.poll() is not None else '')
+        client = PolicyClient(url.group(1), timeout_s=60)
+        meta = client.metadata
+        assert meta['name'] == 'tiny' and len(meta['checkpoint_sha256']) == 64
+        assert meta['kind'].startswith('learned: LeRobot act')
+        worker = Worker(load_embodiment(), station_urdf())
+        r = worker.reset('lift_cube', 0, 0, token='')
+        views = worker.observe(['cam_head', 'cam_left_wrist', 'cam_right_wrist'], True, False)
+        answer = reply_of(client.infer(observation(r.state, views, INSTRUCTION)))
+        worker.close()
+        assert answer.actions.shape == (25, 14) and np.isfinite(answer.actions).all()
+        client.close()
+        # An instruction it never learned: the server says so and closes (the episode's
+        # policy run then ends with that sentence).
+        other = PolicyClient(url.group(1), timeout_s=60)
+        with pytest.raises(PolicyError, match='did not learn the instruction'):
+            other.infer(observation(r.state, views, 'Stack the blocks.'))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_a_checkpoint_of_another_robot_is_one_line(trained, tmp_path):
+    plan, _, _ = trained
+    other = tmp_path / 'other'
+    shutil.copytree(plan.out, other, symlinks=True)
+    config = other / CHECKPOINT / 'config.json'
+    data = json.loads(config.read_text())
+    data['output_features']['action']['shape'] = [7]
+    config.write_text(json.dumps(data))
+    process, _ = _serve(other)
+    assert process.wait(timeout=120) == 2
+    assert 'actions are (7,) wide, the station takes 14' in process.stderr.read()
+    (other / RECORD).unlink()
+    process, _ = _serve(other)
+    assert process.wait(timeout=120) == 2
+    assert 'is not a trained policy' in process.stderr.read()

@@ -1,0 +1,107 @@
+"""`harness policy train`'s own part (pure, no torch): the dataset check's one-line errors, the
+dataset view that holds only what the policy sees, LeRobot's arguments (fresh and resumed),
+and progress from LeRobot's log lines."""
+
+import json
+from pathlib import Path
+
+import pytest
+from demos import FPS, demo
+from harness_driver.lerobot import write_datasets
+from harness_learning.training import (
+    CHECKPOINT,
+    Progress,
+    TrainError,
+    TrainPlan,
+    check_dataset,
+    lerobot_arguments,
+    training_view,
+)
+
+
+@pytest.fixture(scope='module')
+def dataset(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp('demos') / 'dataset'
+    write_datasets(root, [demo(12, k) for k in range(3)])
+    return root
+
+
+def test_the_dataset_facts_name_the_query_each_task_was_located_with(dataset):
+    facts = check_dataset(dataset)
+    assert (facts.episodes, facts.frames, facts.fps) == (3, 36, FPS)
+    assert facts.tasks == {'Pick up the red cube.': 'red cube'}
+    assert facts.environment and facts.cameras == []
+    assert check_dataset(dataset, ('cam_head',)).cameras == ['cam_head']
+
+
+def test_what_cannot_train_is_one_line(dataset, tmp_path):
+    with pytest.raises(TrainError, match='is not a LeRobot dataset'):
+        check_dataset(tmp_path)
+    (tmp_path / 'meta').mkdir()
+    (tmp_path / 'meta/info.json').write_text('{"codebase_version": "v2.1"}')
+    with pytest.raises(TrainError, match="version 'v2.1', not v3.0"):
+        check_dataset(tmp_path)
+    (tmp_path / 'meta/info.json').write_text('not json')
+    with pytest.raises(TrainError, match='is not JSON'):
+        check_dataset(tmp_path)
+    info = json.loads((dataset / 'meta/info.json').read_text())
+    (tmp_path / 'meta/info.json').write_text(json.dumps(info | {'total_episodes': 0}))
+    with pytest.raises(TrainError, match='holds no episodes'):
+        check_dataset(tmp_path)
+    with pytest.raises(TrainError, match='has no camera cam_left_wrist; cameras: cam_head'):
+        check_dataset(dataset, ('cam_left_wrist',))
+    blind = tmp_path / 'blind'
+    write_datasets(blind, [demo(8, 0, environment=False)])
+    with pytest.raises(TrainError, match='cannot find the object'):
+        check_dataset(blind)
+    other = dict(info)
+    other['features'] = dict(info['features'])
+    other['features']['action'] = dict(info['features']['action'], shape=[7])
+    (tmp_path / 'meta/info.json').write_text(json.dumps(other))
+    with pytest.raises(TrainError, match='action must be 14 values'):
+        check_dataset(tmp_path)
+
+
+def test_the_view_holds_only_the_features_the_policy_sees(dataset, tmp_path):
+    view = training_view(dataset, (), tmp_path / 'view')
+    info = json.loads((view / 'meta/info.json').read_text())
+    assert not any(k.startswith('observation.images.') for k in info['features'])
+    assert info['video_path'] is None
+    assert 'observation.images.cam_head' not in json.loads((view / 'meta/stats.json').read_text())
+    assert (view / 'data').resolve() == (dataset / 'data').resolve()
+    assert (view / 'meta/tasks.parquet').is_file() and not (view / 'videos').exists()
+    seeing = training_view(dataset, ('cam_head',), tmp_path / 'view2')
+    assert (
+        'observation.images.cam_head'
+        in json.loads((seeing / 'meta/info.json').read_text())['features']
+    )
+    assert (seeing / 'videos/observation.images.cam_head').is_dir()
+
+
+def test_a_stopped_run_resumes_from_its_last_checkpoint(dataset, tmp_path):
+    plan = TrainPlan(dataset, tmp_path / 'run', steps=40)
+    fresh = lerobot_arguments(plan, tmp_path / 'view')
+    assert '--policy.type=act' in fresh and '--policy.device=cpu' in fresh
+    assert '--policy.pretrained_backbone_weights=null' in fresh  # no hub weights here
+    assert f'--output_dir={tmp_path / "run" / "lerobot"}' in fresh
+    (tmp_path / 'run/lerobot').mkdir(parents=True)
+    with pytest.raises(TrainError, match='without a checkpoint to resume from'):
+        lerobot_arguments(plan, tmp_path / 'view')
+    config = tmp_path / 'run' / CHECKPOINT / 'train_config.json'
+    config.parent.mkdir(parents=True)
+    config.write_text('{}')
+    assert lerobot_arguments(plan, tmp_path / 'view') == [
+        '--resume=true',
+        f'--config_path={config}',
+        '--steps=40',
+    ]
+
+
+def test_progress_reads_lerobot_log_lines():
+    progress = Progress(TrainPlan(Path('d'), Path('o'), steps=200, log_every=50))
+    assert progress.line('Training:  10%| 20/200 [00:01<00:09]') is None
+    line = progress.line(
+        'INFO 2026-12-05 ot_train.py:435 step:50 smpl:400 ep:4 epch:2.19 loss:0.313 grdn:18.6'
+    )
+    assert line.startswith('step 50/200  loss 0.3130') and 'min left' in line
+    assert progress.losses == [(50, 0.313)]
