@@ -8,6 +8,13 @@ per second sustained through the shield by run_policy. Prints JSON.
    wall time and the ratio to real time, without cameras (the protocol, the engine and the
    shield) and with the three cameras and depth a policy like the scripted expert is sent.
 
+3. A trained policy (`--trained DIR`, default the catalogue's shipped `policies/act_lift_cube`,
+   served by `python -m harness_learning.serve` in the learning extra's environment): the
+   round trip of a chunk request with observations rendered on lift_cube, median per chunk and
+   per action (a chunk is 25 actions, one second at 25 Hz; the first request, which also
+   locates the object, reported apart). Target: under 40 ms per action. Skipped (said in the
+   JSON) without the learning extra or the checkpoint.
+
 The observation is what the harness sends: cam_head 480 x 640 colour and depth, two wrist
 cameras 240 x 320 colour and depth, their calibration, the 14-number state, the time and the
 prompt; the reply is a 10 x 14 float32 chunk. The policy answers at once, so the numbers are
@@ -20,6 +27,7 @@ import argparse
 import json
 import multiprocessing
 import time
+from pathlib import Path
 
 import numpy as np
 from harness_bringup.processes import use_wheels_ament_prefix
@@ -209,6 +217,63 @@ def shield_throughput(seconds: float) -> dict:
     return {'simulated_seconds': seconds, **out}
 
 
+def learned_inference(run: Path, requests: int) -> dict:
+    """Round trips to a trained policy's server, with observations rendered on lift_cube."""
+    import os
+    import re
+    import subprocess
+
+    from arx_x5_description.embodiment import load_embodiment
+    from harness_policy.learning_env import learning_python
+    from harness_policy.observation import observation as observation_of
+    from harness_worker.worker import Worker
+
+    from arx_x5_description.urdf import station_urdf
+
+    python = learning_python()
+    if python is None or not (run / 'harness_training.json').is_file():
+        return {'skipped': f'no learning extra or no trained policy at {run}'}
+    record = json.loads((run / 'harness_training.json').read_text())
+    instruction = next(iter(record['tasks']))
+    server = subprocess.Popen(
+        [python, '-m', 'harness_learning.serve', str(run), '--name', 'perf', '--port', '0'],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, 'MUJOCO_GL': os.environ.get('MUJOCO_GL', 'egl')},
+    )
+    url = None
+    for line in server.stdout:
+        found = re.search(r'serving perf at (ws://\S+)', line)
+        if found:
+            url = found.group(1)
+            break
+    try:
+        if url is None:
+            return {'skipped': f'the server did not start (exit {server.wait()})'}
+        worker = Worker(load_embodiment(), station_urdf())
+        r = worker.reset('lift_cube', 0, 0, token='')
+        views = worker.observe(['cam_head', 'cam_left_wrist', 'cam_right_wrist'], True, False)
+        obs = observation_of(r.state, views, instruction)
+        worker.close()
+        with PolicyClient(url, timeout_s=120) as client:
+            started = time.perf_counter()
+            chunk = len(client.infer(obs)['actions'])
+            first = time.perf_counter() - started
+            per_chunk = timed(lambda: client.infer(obs), requests)
+        return {
+            'policy': record['policy'],
+            'requests': requests,
+            'chunk_actions': chunk,
+            'first_request_ms': round(first * 1e3, 1),
+            'per_chunk': per_chunk,
+            'per_action_median_ms': round(per_chunk['median_ms'] / chunk, 3),
+            'target_per_action_ms': 40.0,
+        }
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main() -> None:
     use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -221,8 +286,15 @@ def main() -> None:
         default=8.0,
         help='simulated seconds of each run_policy measurement (default 8)',
     )
+    parser.add_argument(
+        '--trained',
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / 'policies' / 'act_lift_cube',
+        help='a `harness policy train` folder (default: the shipped policies/act_lift_cube)',
+    )
     args = parser.parse_args()
     results = {
+        'learned_inference': learned_inference(args.trained, min(args.requests, 50)),
         'bench': 'policy',
         'protocol_round_trip': protocol_round_trip(args.requests),
         'shield_throughput': shield_throughput(args.seconds),

@@ -30,11 +30,13 @@ class BenchEpisode:
     layout: int
     seed: int
     interface: str = ''  # a rung of the interface ladder ('' = the configuration's)
+    strategy: str = ''  # with policies: A, B or C forced ('' = the rule)
 
     @property
     def name(self) -> str:
         rung = f'-{self.interface}' if self.interface else ''
-        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{rung}'
+        forced = f'-{self.strategy}' if self.strategy else ''
+        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{rung}{forced}'
 
 
 def default_jobs() -> int:
@@ -59,6 +61,8 @@ class EpisodeJob:
         argv += ['run', e.task, '--layout', layout_name(e.layout), '--seed', str(e.seed)]
         if e.interface:
             argv += ['--interface', e.interface]
+        if e.strategy:
+            argv += ['--strategy', e.strategy]
         return argv + ['--model', self.model, '--out', str(folder), *self.extra]
 
     def command(self, folder: Path) -> list[str]:
@@ -111,6 +115,8 @@ def _fields(job: EpisodeJob) -> dict:
     """The summary fields an episode has before it runs."""
     e = job.episode
     fields = {'task': e.task, 'layout': e.layout, 'seed': e.seed, 'model': job.model}
+    if e.strategy:
+        fields['forced_strategy'] = e.strategy
     return {**fields, 'interface': e.interface} if e.interface else fields
 
 

@@ -161,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             max_cost_usd=args.max_cost_usd,
             max_wall_seconds=args.max_wall_seconds,
             interface=args.interface,
+            strategy=args.strategy,
         )
         actions_from = Path(args.actions_from) if args.actions_from else None
         source_first = (
@@ -343,11 +344,15 @@ def _bench(args: argparse.Namespace) -> int:
     else:
         places = [(layout, args.seed) for layout in range(count)]
         what = f'{count} layouts'
+    ways = [('' if w == 'rule' else w) for w in (args.strategies or ('rule',))]
+    if args.strategies and not config.kernel.policies:
+        return _fail('--strategies needs policies (--policies)')
     episodes = [
-        BenchEpisode(task, layout, seed, rung)
+        BenchEpisode(task, layout, seed, rung, way)
         for task in tasks
         for layout, seed in places
         for rung in rungs
+        for way in ways
     ]
     if len(rungs) > 1:
         what += f' x the interfaces {", ".join(rungs)}'
@@ -611,6 +616,7 @@ def _demos(args: argparse.Namespace) -> int:
     # Every tick's camera frame in the bag: a dataset holds a camera only at every frame.
     recorded = replace(config, worker=replace(config.worker, compressed_every_ticks=1))
     args.config = str(recorded.write(out / 'collection.yaml'))
+    args.strategies = None
     args.model, args.interface, args.perception, args.policies, args.seed = (
         'scripted',
         None,
@@ -740,6 +746,23 @@ def _interfaces(text: str) -> tuple[str, ...]:
             f'interfaces are {", ".join(INTERFACES)} (comma-separated), not {text!r}'
         )
     return rungs
+
+
+STRATEGY_HELP = (
+    "with policies, the scripted baseline's strategy: A (the policy alone), B (the programs "
+    "alone) or C (the policy, then the programs), instead of the catalogue's rule"
+)
+
+
+def _strategies(text: str) -> tuple[str, ...]:
+    """--strategies of the bench: A, B, C and rule (the agent's choice), comma-separated."""
+    ways = tuple(dict.fromkeys(w.strip() for w in text.split(',') if w.strip()))
+    wrong = [w for w in ways if w not in ('A', 'B', 'C', 'rule')]
+    if not ways or wrong:
+        raise argparse.ArgumentTypeError(
+            f'strategies are A, B, C and rule (comma-separated), not {text!r}'
+        )
+    return ways
 
 
 def _integer(text: str) -> int:
@@ -987,6 +1010,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
     run.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
+    run.add_argument('--strategy', choices=('A', 'B', 'C'), help=STRATEGY_HELP)
     run.add_argument(
         '--actions-from',
         metavar='RUN',
@@ -1053,6 +1077,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    bench.add_argument(
+        '--strategies',
+        type=_strategies,
+        metavar='WAY[,WAY...]',
+        help='with --policies: run every episode each way (A: the policy alone, B: the '
+        "programs alone, C: policy then programs, rule: the agent's choice) and add the "
+        'division-of-labour table, e.g. A,B,rule',
     )
     bench.add_argument(
         '--ray',

@@ -166,7 +166,10 @@ def prepare(
     except KeyError:
         cells = None
     if cells is not None and catalog is not None:
-        strategy, cells = strategy_cells(t.kind, t.instruction, cells, catalog)
+        try:
+            strategy, cells = strategy_cells(t.kind, t.instruction, cells, catalog, driver.strategy)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         if driver.model == SCRIPTED:
             log(f'scripted baseline: strategy {strategy} for a {t.kind!r} task')
     timeout = driver.model_timeout_seconds

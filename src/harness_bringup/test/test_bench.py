@@ -80,6 +80,35 @@ def test_episodes_with_policies_are_tabled_per_strategy():
     assert '## By strategy' in text and '| A | 2 | 0 | 1.0 | 1.0 | 2.5 |' in text
 
 
+def test_the_division_of_labour_table_puts_each_way_side_by_side():
+    def way(forced, success, calls, steps=300):
+        s = summary('lift_cube', 0, success, calls=calls)
+        s['strategy'] = {'policies': True, 'forced': forced, 'choice': forced or 'A'}
+        s['env_steps'] = steps
+        return s
+
+    not_run = {'task': 'lift_cube', 'layout': 1, 'seed': 1, 'status': 'not_started'}
+    tables = bench_tables(
+        [
+            way('A', True, 2),
+            way('A', False, 2),
+            way('B', True, 3, 200),
+            way(None, True, 2),
+            not_run | {'forced_strategy': 'A'},
+        ]
+    )
+    division = tables['division']
+    assert list(division) == ['policy alone (A)', 'programs alone (B)', "agent's choice"]
+    alone = division['policy alone (A)']['lift_cube']
+    assert (alone['episodes'], alone['not_run'], alone['success_rate']) == (2, 1, 0.5)
+    assert division['programs alone (B)']['overall']['env_steps'] == 200.0
+    text = markdown(tables)
+    assert '## Division of labour' in text
+    assert '| lift_cube | policy alone (A) | 2 | 1 | 0.5 |' in text
+    # no strategy forced: no division table
+    assert bench_tables([way(None, True, 2)])['division'] == {}
+
+
 def test_the_ladder_table_puts_the_same_episodes_side_by_side_per_rung():
     def on(rung, success, calls, characters):
         s = summary('a', 0, success, calls=calls)

@@ -12,10 +12,16 @@ from harness_policy.catalog import Catalog
 
 
 def strategy_cells(
-    kind: str, instruction: str, reference: list[str], catalog: Catalog
+    kind: str, instruction: str, reference: list[str], catalog: Catalog, forced: str = ''
 ) -> tuple[str, list[str]]:
-    """(strategy, cells) of the scripted baseline for a task of `kind`."""
-    strategy = catalog.strategy_for(kind)
+    """(strategy, cells) of the scripted baseline for a task of `kind`; `forced` ('A', 'B' or
+    'C') instead of the rule. ValueError: A or C forced for a kind no policy learned."""
+    strategy = forced or catalog.strategy_for(kind)
+    if strategy in ('A', 'C') and catalog.for_kind(kind) is None:
+        raise ValueError(
+            f'strategy {strategy} needs a policy that learned {kind!r}; the catalogue has none '
+            f'(policies learned: {", ".join(catalog.kinds()) or "nothing"})'
+        )
     start = f'print(start({strategy!r}, {kind!r}))\n'
     if strategy == 'B':
         return strategy, [f'# %% strategy B: programs only\n{start}{reference[0]}', *reference[1:]]

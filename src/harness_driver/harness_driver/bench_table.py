@@ -78,6 +78,40 @@ def _strategy(summary: dict) -> str | None:
     return strategy.get('choice') or 'none'
 
 
+DIVISION = {
+    'A': 'policy alone (A)',
+    'B': 'programs alone (B)',
+    'C': 'policy, then programs (C)',
+    '': "agent's choice",
+}
+
+
+def _division(summary: dict) -> str | None:
+    """The division-of-labour column of an episode with policies: its forced strategy (bench
+    --strategies), or the agent's choice; None without policies."""
+    strategy = summary.get('strategy')
+    forced = summary.get('forced_strategy')  # an episode that did not run says it here
+    if isinstance(strategy, dict) and strategy.get('policies'):
+        forced = strategy.get('forced') or ''
+    return DIVISION.get(forced) if forced is not None else None
+
+
+def _division_table(summaries: list[dict]) -> dict:
+    """{column: {task: row, 'overall': row}}, when some episode's strategy was forced."""
+    by: dict[str, dict[str, list[dict]]] = {}
+    for s in summaries:
+        column = _division(s)
+        if column is not None:
+            by.setdefault(column, {}).setdefault(s['task'], []).append(s)
+    if not any(c != DIVISION[''] for c in by):
+        return {}
+    return {
+        column: {task: _row(eps) for task, eps in tasks.items()}
+        | {'overall': _row([e for eps in tasks.values() for e in eps])}
+        for column, tasks in sorted(by.items(), key=lambda kv: list(DIVISION.values()).index(kv[0]))
+    }
+
+
 def bench_tables(summaries: Iterable[dict]) -> dict:
     """{'model', 'tasks': {task: row}, 'overall': row, 'strategies': {strategy: row} (episodes
     with policies), 'episodes': [...], 'timing': {...}}."""
@@ -97,6 +131,9 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
         'tasks': {task: _row(eps) for task, eps in by_task.items()},
         'overall': _row(summaries),
         'strategies': {k: _row(by_strategy[k]) for k in sorted(by_strategy)},
+        # The division of labour (bench --policies --strategies A,B,rule): the same layouts
+        # with the policy alone, the programs alone and the agent's choice.
+        'division': _division_table(summaries),
         # The interface ladder: the same episodes on each rung (bench --interface a,b,...).
         'ladder': {k: _rung(v) for k, v in by_interface.items()} if len(by_interface) > 1 else {},
         'episodes': [
@@ -186,6 +223,22 @@ def markdown(tables: dict) -> str:
             lines.append(
                 f'| {strategy} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
             )
+    if tables.get('division'):
+        lines += [
+            '',
+            '## Division of labour (the same layouts, each way)',
+            '',
+            '| task | way | episodes | not run | success rate | score | model calls | env steps |',
+            '|---|---|---|---|---|---|---|---|',
+        ]
+        for column, rows in tables['division'].items():
+            for task, row in rows.items():
+                name = '**overall**' if task == 'overall' else task
+                lines.append(
+                    f'| {name} | {column} | {row["episodes"]} | {row["not_run"]} | '
+                    f'{row["success_rate"]} | {row["score"]} | {row["model_calls"]} | '
+                    f'{row["env_steps"]} |'
+                )
     if tables.get('ladder'):
         lines += [
             '',

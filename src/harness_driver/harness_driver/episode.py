@@ -732,7 +732,11 @@ class Episode:
             if baseline
             else AGENT[self.interface],
             'interface': self.interface,
-            'strategy': {'policies': self.policies, **self.handover.summary()},
+            'strategy': {
+                'policies': self.policies,
+                'forced': self.config.strategy or None,
+                **self.handover.summary(),
+            },
             'baseline': baseline,
             'status': status,
             'detail': detail,

@@ -121,6 +121,9 @@ class DriverConfig:
     # programs (a program per reply), skills (R1: one API call per reply) or actions (R0: one
     # motion per reply)
     interface: str = field(default='programs', metadata={'choices': INTERFACES})
+    # With policies, the scripted baseline's strategy: '' = the catalogue's rule (the prompt's),
+    # A, B or C forced (the division-of-labour table: bench --strategies)
+    strategy: str = field(default='', metadata={'choices': ('', 'A', 'B', 'C')})
     verifier_model: str = ''  # '' = the main model
     # The model's verifier (a program's verify(), a <verify> reply): off, every claim is
     # answered "no verifier in this run" and no model call is made for it.
