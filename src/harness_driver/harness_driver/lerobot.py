@@ -7,9 +7,10 @@ frame t holds what was observed at tick t and the action commanded after it. Fro
 ticks (harness_driver.trials: each the command of a tick and the state measured after it),
 frame t is `observation.state` = the 14 joints and grippers measured after tick t, `action` =
 the 14 commanded at tick t + 1 (the command layout); a trial of N ticks gives N - 1 frames.
-`observation.environment_state`, where every trial has one, is the position (x, y, z, m) of the
-first object the trial's program located (the harness's pixel perception, `locate`, before
-the motion; never the simulator's ground truth). Each camera is an H.264 video of the JPEG
+`observation.environment_state`, where every trial has one, is the positions (x, y, z, m) of
+the objects the trial's program located (the harness's pixel perception, `locate`: the first
+result of each distinct query, in the order first asked, up to three, zeros after; never the
+simulator's ground truth). Each camera is an H.264 video of the JPEG
 frames the bag holds, one per frame: a camera is in the dataset only when the bag has its image
 at every tick (`worker.compressed_every_ticks: 1`, as `harness demos` records), so that the
 distinct images come at the fps info.json states; otherwise info.json's
@@ -40,6 +41,7 @@ from harness_driver.run_folder import read_events
 from harness_driver.trials import load_ticks
 
 CODEBASE_VERSION = 'v3.0'
+MAX_LOCATED = 3  # objects in observation.environment_state
 MAX_STATS_FRAMES = 200  # camera frames (their sampled pixels) the image stats keep
 CHUNK_SIZE = 1000
 ROBOT_TYPE = 'arx_x5_dual'
@@ -60,7 +62,7 @@ class TrialData:
     time: np.ndarray  # N, s of episode time of each observation
     images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
-    environment: np.ndarray | None = None  # (3,) the located object's position, if any
+    environment: np.ndarray | None = None  # (9,) the located objects' positions, if any
 
     @property
     def satisfied(self) -> bool:
@@ -154,8 +156,8 @@ def run_trials(run: Path) -> list[TrialData]:
     if not trials:
         return []
     frames = camera_frames(run)
-    located = first_located(run)
-    environment, query = located if located else (None, '')
+    located = located_objects(run)
+    environment = environment_state([p for _, p in located]) if located else None
     out = []
     for t in trials:
         try:
@@ -167,36 +169,52 @@ def run_trials(run: Path) -> list[TrialData]:
         start, end = float(ticks['time'][0]), float(ticks['time'][-1])
         images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
         trial = trial_of(t, ticks, images, episode, run.name, environment)
-        trial.meta['located_query'] = query
+        trial.meta['located_queries'] = [q for q, _ in located]
         out.append(trial)
     return out
 
 
-def first_located(run: Path) -> tuple[np.ndarray, str] | None:
-    """The position of the first object the run's programs located (kernel.log's first
-    `locate` record with a result) and the query that found it, or None."""
+def located_objects(run: Path) -> list[tuple[str, np.ndarray]]:
+    """What the run's programs located, from kernel.log: for each distinct `locate` query, in
+    the order first asked, the query and the position of its first result (the first asked is
+    before any motion it leads to); at most MAX_LOCATED."""
     log = Path(run) / 'kernel.log'
     if not log.is_file():
-        return None
+        return []
+    out: list[tuple[str, np.ndarray]] = []
     for line in log.read_text(errors='replace').splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(record, dict):
+        if not isinstance(record, dict) or record.get('call') != 'locate':
             continue
+        query = (record.get('args') or {}).get('query', '')
         found = record.get('result')
-        if record.get('call') == 'locate' and isinstance(found, list) and found:
-            position = found[0].get('position') if isinstance(found[0], dict) else None
-            if not (isinstance(position, list) and len(position) == 3):
-                continue
-            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in position):
-                continue
-            values = np.asarray(position, dtype=np.float32)
-            if np.isfinite(values).all():
-                query = (record.get('args') or {}).get('query', '')
-                return values, query if isinstance(query, str) else ''
-    return None
+        if not isinstance(query, str) or any(q == query for q, _ in out):
+            continue
+        if not (isinstance(found, list) and found and isinstance(found[0], dict)):
+            continue
+        position = found[0].get('position')
+        if not (isinstance(position, list) and len(position) == 3):
+            continue
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in position):
+            continue
+        values = np.asarray(position, dtype=np.float32)
+        if np.isfinite(values).all():
+            out.append((query, values))
+        if len(out) == MAX_LOCATED:
+            break
+    return out
+
+
+def environment_state(positions: list[np.ndarray]) -> np.ndarray:
+    """The located positions as `observation.environment_state`: x, y, z of each in order,
+    zeros after the last (MAX_LOCATED objects, so tasks of one dataset share its width)."""
+    out = np.zeros(3 * MAX_LOCATED, np.float32)
+    for k, position in enumerate(positions[:MAX_LOCATED]):
+        out[3 * k : 3 * k + 3] = position
+    return out
 
 
 def frames_within(frames: list, start: float, end: float) -> list:
@@ -424,7 +442,7 @@ class DatasetWriter:
         if self.environment:
             env = np.tile(np.asarray(trial.environment, np.float32), (n, 1))
             columns['observation.environment_state'] = pa.array(
-                list(env), pa.list_(pa.float32(), 3)
+                list(env), pa.list_(pa.float32(), 3 * MAX_LOCATED)
             )
             self.environments.append(env)
         table = pa.table(
@@ -491,8 +509,8 @@ class DatasetWriter:
         if self.environment:
             features['observation.environment_state'] = {
                 'dtype': 'float32',
-                'shape': [3],
-                'names': ['located_x', 'located_y', 'located_z'],
+                'shape': [3 * MAX_LOCATED],
+                'names': [f'located_{k}_{a}' for k in range(1, MAX_LOCATED + 1) for a in 'xyz'],
             }
         features |= {
             'observation.state': {'dtype': 'float32', 'shape': [14], 'names': self.names},

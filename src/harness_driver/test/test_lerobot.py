@@ -14,7 +14,8 @@ import pytest
 from harness_driver.lerobot import (
     ExportError,
     TrialData,
-    first_located,
+    environment_state,
+    located_objects,
     trial_of,
     write_datasets,
 )
@@ -37,7 +38,7 @@ def trial(task: str, n: int, colour: int, verdict: str, tier: int) -> TrialData:
         images={'cam_head': [(s, early if k < n // 2 else late) for k, s in enumerate(t)]},
         meta={'run': 'r', 'trial_id': f'trial-{colour}', 'verdict': verdict, 'tier': tier}
         | {'layout': 0, 'executor': 'skill', 'verifier_evidence': ['tier 2: seen']},
-        environment=np.array([0.1, -0.2, float(colour)], np.float32),
+        environment=environment_state([np.array([0.1, -0.2, float(colour)], np.float32)]),
     )
 
 
@@ -67,7 +68,8 @@ def test_info_describes_the_frames_and_videos(dataset):
     assert len(f['action']['names']) == 14 and f['action']['names'][6] == 'left_gripper'
     assert f['observation.images.cam_head']['dtype'] == 'video'
     assert f['observation.images.cam_head']['shape'] == [48, 64, 3]
-    assert f['observation.environment_state']['shape'] == [3]
+    assert f['observation.environment_state']['shape'] == [9]
+    assert f['observation.environment_state']['names'][3] == 'located_2_x'
     assert info['harness/cameras_left_out'] == {}
     assert summary == {
         'episodes': 3,
@@ -180,32 +182,27 @@ def test_a_later_trial_without_the_images_the_dataset_holds_is_refused(tmp_path)
         write_datasets(tmp_path / 'ds2', [first, no_object])
 
 
-def test_the_environment_state_is_the_first_object_the_program_located(tmp_path):
+def test_the_environment_state_is_what_the_program_located_first_per_query(tmp_path):
+    def record(query, *positions):
+        result = [{'located': 'o', 'position': list(p)} for p in positions]
+        return json.dumps({'call': 'locate', 'args': {'query': query}, 'result': result}) + '\n'
+
     log = tmp_path / 'kernel.log'
     log.write_text(
-        json.dumps({'call': 'locate', 'args': {'query': 'x'}, 'result': []})
-        + '\n'
-        + 'not json\n'
-        + json.dumps(
-            {
-                'call': 'locate',
-                'result': [{'located': 'red_cube', 'position': [0.1, -0.2, 0.78]}],
-            }
-        )
-        + '\n'
-        + json.dumps({'call': 'locate', 'result': [{'position': [9, 9, 9]}]})
+        record('green block')  # nothing found yet
+        + 'not json\n[1, 2]\n'
+        + record('green block', (0.1, -0.2, 0.78), (5, 5, 5))
+        + record('bowl', (0.3, 0.0, 0.77))
+        + record('green block', (9, 9, 9))  # asked again after it moved: the first stays
+        + json.dumps({'call': 'pick', 'args': {}, 'result': [{'position': [7, 7, 7]}]})
         + '\n'
     )
-    position, query = first_located(tmp_path)
-    assert position.tolist() == pytest.approx([0.1, -0.2, 0.78]) and query == ''
-    log.write_text(
-        json.dumps(
-            {'call': 'locate', 'args': {'query': 'red cube'}, 'result': [{'position': [1, 2, 3]}]}
-        )
-    )
-    assert first_located(tmp_path)[1] == 'red cube'
-    log.write_text(json.dumps({'call': 'locate', 'result': [{'position': [1, 'nan', 2]}]}))
-    assert first_located(tmp_path) is None
+    located = located_objects(tmp_path)
+    assert [q for q, _ in located] == ['green block', 'bowl']
+    state = environment_state([p for _, p in located])
+    assert state.tolist() == pytest.approx([0.1, -0.2, 0.78, 0.3, 0.0, 0.77, 0, 0, 0])
+    log.write_text(record('x', (1, 'nan', 2)) + record('y', (True, 0, 0)))
+    assert located_objects(tmp_path) == []
 
 
 def test_demos_hold_only_what_tier_1_or_2_satisfied(dataset):
@@ -241,4 +238,4 @@ def test_lerobot_loads_it(dataset):
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[:2] == ['3', '22']
     assert 'pick the cube' in out.stdout and '(3, 48, 64)' in out.stdout and '40.5' in out.stdout
-    assert out.stdout.split()[-1] == '(3,)'  # observation.environment_state
+    assert out.stdout.split()[-1] == '(9,)'  # observation.environment_state

@@ -1,12 +1,12 @@
 """A trained checkpoint behind the policy protocol: `LearnedPolicy.infer(obs) -> reply`.
 
 Runs in the learning extra's environment (torch, LeRobot). The policy sees what it was trained
-on (its training record, harness_training.json): the joint state, the position of the object
-the harness's pixel perception locates in the first observation (the query the demonstrations'
-programs located it with, looked up by the instruction) and, where it was trained with them,
-the cameras' images at the training resolution. Each reply is the policy's chunk of absolute
-joint targets, checked before it leaves: finite, 14 wide. The policy never says done: a run ends
-when the task ends the episode, or by the harness's stall rule.
+on (its training record, harness_training.json): the joint state, the positions of the objects
+the harness's pixel perception locates in the first observation (the queries the
+demonstrations' programs located them with, looked up by the instruction) and, where it was
+trained with them, the cameras' images at the training resolution. Each reply is the policy's
+chunk of absolute joint targets, checked before it leaves: finite, 14 wide. The policy never
+says done: a run ends when the task ends the episode, or by the harness's stall rule.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from harness_driver.lerobot import environment_state
 from harness_expert.locating import LocateError, Locator
 from harness_policy.observation import (
     ACTION_SIZE,
@@ -120,21 +121,27 @@ class LearnedPolicy:
     def reset(self) -> None:
         self.environment = None
 
-    def _object(self, obs: dict, prompt: str) -> np.ndarray:
+    def _objects(self, obs: dict, prompt: str) -> np.ndarray:
+        """The environment state: each object the demonstrations' programs located for this
+        instruction, located now in the same order (the width the model was trained with)."""
         tasks = self.model.record.get('tasks') or {}
-        query = tasks.get(prompt)
-        if query is None:
+        queries = tasks.get(prompt)
+        if queries is None:
             learned = '; '.join(tasks) or 'none recorded'
             raise ObservationError(
                 f'this policy did not learn the instruction {prompt!r}; it learned: {learned}'
             )
-        try:
-            found = self.locator.locate(obs, query)
-        except LocateError as exc:
-            raise ObservationError(str(exc)) from None
-        if not found:
-            raise RuntimeError(f'the cameras show no {query}: nothing to act on')
-        return np.asarray(found[0].position, np.float32)
+        positions = []
+        for query in [queries] if isinstance(queries, str) else queries:
+            try:
+                found = self.locator.locate(obs, query)
+            except LocateError as exc:
+                raise ObservationError(str(exc)) from None
+            if not found:
+                raise RuntimeError(f'the cameras show no {query}: nothing to act on')
+            positions.append(np.asarray(found[0].position, np.float32))
+        width = self.model.config.input_features['observation.environment_state'].shape[0]
+        return environment_state(positions)[:width]
 
     def infer(self, obs: dict) -> dict:
         prompt = obs.get(PROMPT)
@@ -146,7 +153,7 @@ class LearnedPolicy:
         features = {'observation.state': state}
         if self.model.record.get('observation', {}).get('environment_state'):
             if self.environment is None:
-                self.environment = self._object(obs, prompt)
+                self.environment = self._objects(obs, prompt)
             features['observation.environment_state'] = self.environment
         for camera in self.model.cameras:
             features[f'observation.images.{camera}'] = self._image(obs, camera)

@@ -87,7 +87,7 @@ class DatasetFacts:
     episodes: int
     frames: int
     fps: float
-    tasks: dict[str, str] = field(default_factory=dict)  # instruction -> located query
+    tasks: dict[str, list[str]] = field(default_factory=dict)  # instruction -> located queries
     cameras: list[str] = field(default_factory=list)
     environment: bool = False
 
@@ -133,26 +133,26 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
     )
 
 
-def _located_queries(root: Path) -> dict[str, str]:
-    """Each task's instruction -> the query its programs located the object with (what the
-    served policy asks the harness's perception for)."""
+def _located_queries(root: Path) -> dict[str, list[str]]:
+    """Each task's instruction -> the queries its programs located the objects with, in order
+    (what the served policy asks the harness's perception for)."""
     import pyarrow.parquet as pq
 
-    out: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
     for part in sorted((root / 'meta' / 'episodes').glob('*/*.parquet')):
         table = pq.read_table(part)
         names = table.column_names
         if 'tasks' not in names:
             continue
         queries = (
-            table.column('harness/located_query').to_pylist()
-            if 'harness/located_query' in names
-            else [''] * table.num_rows
+            table.column('harness/located_queries').to_pylist()
+            if 'harness/located_queries' in names
+            else [[]] * table.num_rows
         )
         for tasks, query in zip(table.column('tasks').to_pylist(), queries, strict=True):
             for task in tasks or []:
                 if query and task not in out:
-                    out[task] = query
+                    out[task] = list(query)
     return out
 
 

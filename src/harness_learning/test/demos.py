@@ -1,7 +1,7 @@
 """A demonstration as the collector writes it, for the tests of training and serving."""
 
 import numpy as np
-from harness_driver.lerobot import TrialData
+from harness_driver.lerobot import TrialData, environment_state
 
 FPS = 25
 
@@ -18,6 +18,8 @@ def demo(n: int, k: int, environment: bool = True, query: str = 'red cube') -> T
             'cam_head': [(s, np.full((24, 32, 3), 10 * i % 255, np.uint8)) for i, s in enumerate(t)]
         },
         meta={'run': f'r{k}', 'trial_id': 'episode', 'verdict': 'satisfied', 'tier': 1}
-        | {'located_query': query},
-        environment=np.array([0.1 * k, -0.2, 0.78], np.float32) if environment else None,
+        | {'located_queries': [query]},
+        environment=environment_state([np.array([0.1 * k, -0.2, 0.78], np.float32)])
+        if environment
+        else None,
     )

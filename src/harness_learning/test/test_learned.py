@@ -50,7 +50,7 @@ def test_lerobot_trains_and_a_stopped_run_resumes(trained):
     assert [s for s, _ in record['loss_curve']] == [2, 4]
     assert all(np.isfinite(v) for _, v in record['loss_curve'])
     assert any(re.match(r'step 4/4  loss [0-9.]+ .* min left', line) for line in lines)
-    assert record['tasks'] == {INSTRUCTION: 'red cube'}
+    assert record['tasks'] == {INSTRUCTION: ['red cube']}
     assert record['observation'] == {'state': True, 'environment_state': True, 'cameras': []}
     pretrained = plan.out / CHECKPOINT
     for name in ('config.json', 'model.safetensors', 'train_config.json'):

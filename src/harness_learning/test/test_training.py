@@ -29,7 +29,7 @@ def dataset(tmp_path_factory) -> Path:
 def test_the_dataset_facts_name_the_query_each_task_was_located_with(dataset):
     facts = check_dataset(dataset)
     assert (facts.episodes, facts.frames, facts.fps) == (3, 36, FPS)
-    assert facts.tasks == {'Pick up the red cube.': 'red cube'}
+    assert facts.tasks == {'Pick up the red cube.': ['red cube']}
     assert facts.environment and facts.cameras == []
     assert check_dataset(dataset, ('cam_head',)).cameras == ['cam_head']
 
