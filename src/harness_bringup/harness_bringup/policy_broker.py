@@ -109,6 +109,13 @@ class PolicyBroker:
         for spec in self.catalog.policies.values():
             if not spec.serve or healthy(spec.endpoint):
                 continue
+            if spec.serve == 'lerobot':  # a trained policy: torch and LeRobot first (once)
+                from harness_policy.learning_env import LearningEnvError, ensure_learning_python
+
+                try:
+                    ensure_learning_python(self.log)
+                except LearningEnvError as exc:
+                    raise BrokerError(f'policy server {spec.name}: {exc}') from None
             if self._start(spec):
                 started.append(spec.name)
         return started

@@ -16,8 +16,8 @@ def strategy_cells(
 ) -> tuple[str, list[str]]:
     """(strategy, cells) of the scripted baseline for a task of `kind`; `forced` ('A', 'B' or
     'C') instead of the rule. ValueError: A or C forced for a kind no policy learned."""
-    strategy = forced or catalog.strategy_for(kind)
-    if strategy in ('A', 'C') and catalog.for_kind(kind) is None:
+    strategy = forced or catalog.strategy_for(kind, instruction)
+    if strategy in ('A', 'C') and catalog.for_kind(kind, instruction) is None:
         raise ValueError(
             f'strategy {strategy} needs a policy that learned {kind!r}; the catalogue has none '
             f'(policies learned: {", ".join(catalog.kinds()) or "nothing"})'
@@ -25,7 +25,7 @@ def strategy_cells(
     start = f'print(start({strategy!r}, {kind!r}))\n'
     if strategy == 'B':
         return strategy, [f'# %% strategy B: programs only\n{start}{reference[0]}', *reference[1:]]
-    policy = catalog.for_kind(kind)
+    policy = catalog.for_kind(kind, instruction)
     run = f'run = run_policy({policy.name!r}, {instruction!r})\nprint(run)\nprint(scene())\n'
     if strategy == 'A':
         return strategy, [

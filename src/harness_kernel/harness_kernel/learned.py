@@ -37,6 +37,8 @@ class LearnedHalf:
         self.catalog = catalog
         self.strategy: Strategy | None = None
         self.instruction = ''  # the last instruction a policy run was given
+        self.executed = False  # an execution ran since the strategy was chosen
+        self.handed_over = False  # B was changed to A or C (once, before anything moved)
 
     @property
     def enabled(self) -> bool:
@@ -59,12 +61,24 @@ class LearnedHalf:
         if letter not in STRATEGIES:
             raise ValueError(f'strategy must be one of A, B, C, not {strategy!r}')
         kind = str(kind).strip()
+        handing_over = False
         if self.strategy is not None:
             s = self.strategy
-            if (s.letter, s.kind) != (letter, kind):  # the same choice again changes nothing
+            # After B, the task may still be handed to a policy once, from the untouched start
+            # pose: when the program's own tools failed before anything moved.
+            handing_over = (
+                s.letter == 'B' and letter in 'AC' and not self.executed and not self.handed_over
+            )
+            if (s.letter, s.kind) != (letter, kind) and not handing_over:
                 raise RuntimeError(
                     f'start() was already called: strategy {s.letter} for {s.kind!r}; the '
                     'strategy is chosen once per episode'
+                    + (
+                        ' (after B, one hand-over to A or C is allowed only before anything '
+                        'has moved the arms)'
+                        if s.letter == 'B' and letter in 'AC'
+                        else ''
+                    )
                 )
         if not kind:
             raise ValueError('start() needs the task kind (e.g. one of the kinds a policy learned)')
@@ -74,8 +88,9 @@ class LearnedHalf:
                 f'no policy learned {kind!r} (learned kinds: {", ".join(catalog.kinds())}); '
                 "use start('B', kind) and programs"
             )
-        if self.strategy is None:
+        if self.strategy is None or handing_over:
             self.strategy = Strategy(letter, kind, policy.name if letter in 'AC' else None)
+            self.handed_over = handing_over
         if letter == 'B':
             return f'strategy B for {kind!r}: programs only'
         return (
@@ -92,7 +107,12 @@ class LearnedHalf:
                 'start pose; C: the policy first, then programs; B: programs only)'
             )
         if skill == 'run_policy' and self.strategy is not None and self.strategy.letter == 'B':
-            return 'run_policy: the strategy is B, programs only; no policy runs in this episode'
+            return (
+                'run_policy: the strategy is B, programs only; before anything has moved the '
+                "arms, start('A' or 'C', kind) may still hand the task to a policy once"
+            )
+        if self.strategy is not None:
+            self.executed = True
         return ''
 
     def entry(self, name: str, caller: str = 'predict_future') -> dict:

@@ -46,6 +46,25 @@ def test_start_checks_the_strategy_and_the_kind(make_kernel):
     assert r.status == 'error' and 'already called' in r.traceback
 
 
+def test_after_b_one_hand_over_before_anything_moved(make_kernel):
+    """The seed's rule: the model's own tools failed early at a task a policy learned; it may
+    still hand the task over once from the untouched start pose, never after a motion."""
+    kernel, robot, _ = make_kernel(catalog=CATALOG)
+    r = kernel.run_cell("start('B', 'lift')\nrun_policy('expert', 'Lift the cube.')")
+    assert r.status == 'escalated' and 'may still hand the task to a policy once' in (
+        r.stopped_by.detail
+    )
+    r = kernel.run_cell("print(start('A', 'lift'))")
+    assert r.status == 'ok' and r.strategy == 'A' and 'strategy A' in r.output
+    r = kernel.run_cell("start('B', 'lift')")  # and not back again
+    assert r.status == 'error' and 'already called' in r.traceback
+    moved, robot2, _ = make_kernel(catalog=CATALOG)
+    r = moved.run_cell("start('B', 'lift')\nhome()")
+    assert r.status == 'ok' and [c[0] for c in robot2.calls] == ['home']
+    r = moved.run_cell("start('A', 'lift')")
+    assert r.status == 'error' and 'only before anything has moved the arms' in r.traceback
+
+
 def test_list_policies_says_what_each_learned(make_kernel):
     kernel, *_ = make_kernel(catalog=CATALOG)
     r = kernel.run_cell('print(list_policies())')

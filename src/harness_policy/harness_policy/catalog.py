@@ -41,6 +41,9 @@ class PolicySpec:
     depth: bool = True
     learned: tuple[str, ...] = ()  # task kinds it learned
     finishes: tuple[str, ...] = ()  # of those, the ones it usually finishes
+    # The instructions it learned, where it learned only some of its kinds' tasks (a policy
+    # trained on one task's demonstrations); empty: any instruction of its kinds.
+    instructions: tuple[str, ...] = ()
     stall_seconds: float = 5.0  # arms still this long (simulated), once they moved: it is over
     timeout_seconds: float = 30.0  # one chunk request
 
@@ -51,6 +54,11 @@ class PolicySpec:
             f'{self.name}: {self.description.strip()} Learned: {", ".join(self.learned) or "-"}; '
             f'usually finishes: {", ".join(self.finishes) or "-"}'
             + (f'; learned but does not usually finish: {", ".join(rest)}' if rest else '')
+            + (
+                f'; only the instructions: {" | ".join(self.instructions)}'
+                if self.instructions
+                else ''
+            )
             + f'. Actions: {self.action_space} at {self.action_hz:g} Hz; sees '
             f'{", ".join(self.cameras)}{" with depth" if self.depth else ""}.'
         )
@@ -67,16 +75,23 @@ class Catalog:
             raise ValueError(f'no policy is called {name!r}; policies: {known}')
         return self.policies[name]
 
-    def for_kind(self, kind: str) -> PolicySpec | None:
-        """The policy that learned `kind` (one that usually finishes it first)."""
-        learned = [p for p in self.policies.values() if kind in p.learned]
+    def for_kind(self, kind: str, instruction: str = '') -> PolicySpec | None:
+        """The policy that learned `kind` (one that usually finishes it first); with an
+        `instruction`, only one that learned it (a policy of listed instructions learned no
+        other)."""
+        learned = [
+            p
+            for p in self.policies.values()
+            if kind in p.learned
+            and not (instruction and p.instructions and instruction not in p.instructions)
+        ]
         learned.sort(key=lambda p: kind not in p.finishes)
         return learned[0] if learned else None
 
-    def strategy_for(self, kind: str) -> str:
+    def strategy_for(self, kind: str, instruction: str = '') -> str:
         """The division-of-labour rule: A for a kind a policy learned and usually finishes,
         C for one it learned otherwise, B for the rest (identification tasks)."""
-        policy = self.for_kind(kind)
+        policy = self.for_kind(kind, instruction)
         if policy is None:
             return 'B'
         return 'A' if kind in policy.finishes else 'C'
@@ -99,6 +114,7 @@ _FIELDS = {
     'depth': bool,
     'learned': list,
     'finishes': list,
+    'instructions': list,
     'stall_seconds': float,
     'timeout_seconds': float,
 }
