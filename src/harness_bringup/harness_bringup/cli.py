@@ -229,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
             return _fail(s['detail'])
         if s['status'] == 'interrupted':
             return 130
-        return 1 if s['status'] in ('error', 'model_service_failed') else 0
+        return 1 if s['status'] in ('error', 'model_service_failed', 'policy_service_failed') else 0
 
     if child_folder:  # the supervised episode itself
         try:

@@ -278,6 +278,32 @@ def test_strategy_a_the_expert_does_the_task_in_two_calls_and_b_picks_by_number(
     assert summary['strategy']['choice'] == 'B' and of_type(events, 'policy_run') == []
 
 
+def test_an_unreachable_policy_server_makes_the_episode_not_run(tmp_path):
+    """A server that cannot be reached is the service's failure, not the task's: the episode's
+    status is policy_service_failed, which the bench counts as not run."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    file = tmp_path / 'policies.yaml'
+    file.write_text(
+        'policies:\n  gone:\n    description: An external policy that is not running.\n'
+        f'    endpoint: ws://127.0.0.1:{port}\n    learned: [lift]\n    finishes: [lift]\n'
+    )
+    code, summary, events = scripted(tmp_path, 'lift_cube', str(file))
+    assert summary['status'] == 'policy_service_failed', summary
+    assert summary['detail'].startswith('the policy service failed: ') and str(port) in (
+        summary['detail']
+    )
+    assert code == 1
+    runs = of_type(events, 'policy_run')
+    assert runs and all(r['event'] == 'SKILL_ERROR' for r in runs)
+    from harness_driver.bench_table import bench_tables
+
+    assert bench_tables([summary])['overall']['not_run'] == 1
+
+
 def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_path):
     file, _ = shipped_catalogue(tmp_path, finishes='[lift, place, press, push, sort, handover]')
     assert 'stack' not in open(file).read().split('finishes:')[1].split('\n')[0]

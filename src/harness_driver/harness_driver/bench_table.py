@@ -15,7 +15,8 @@ from harness_driver.episode import REASONS
 # Episodes the model service failed (overloaded past the wall budget, unreachable), or that
 # could not start where they were sent (a Ray task that failed before its episode ran), were
 # not run: they count apart, not as task failures.
-NOT_RUN = ('model_service_failed', 'not_started')
+# Episodes whose service, not the agent, failed: counted apart, never as task failures.
+NOT_RUN = ('model_service_failed', 'policy_service_failed', 'not_started')
 RESULT_COLUMNS = (
     'episodes',
     'not_run',

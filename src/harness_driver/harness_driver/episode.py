@@ -15,9 +15,11 @@ from typing import Protocol
 
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
+from harness_policy.stream import SERVICE_FAILED
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
+from harness_types.execution import SKILL_ERROR
 from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject, Verdict
 
@@ -210,6 +212,7 @@ class Episode:
         api_names: list[str] | None = None,
     ) -> None:
         self.config = config
+        self.policy_service_failed = ''  # a policy run's server failed: the episode is not run
         # The rung of the interface ladder (harness_driver.interface) and the API names a
         # one-call reply may call.
         self.interface = config.interface
@@ -257,6 +260,8 @@ class Episode:
         try:
             status, finish_summary = self._loop(spec)
             detail = self.stop_detail
+            if self.policy_service_failed:
+                status, detail = 'policy_service_failed', self.policy_service_failed
         except ModelError as exc:
             detail, setup_error = str(exc), exc.setup
             if exc.service:
@@ -626,6 +631,8 @@ class Episode:
     def _policy_events(self, cell: CellResult, call: int) -> None:
         """One events.jsonl line per policy run of a cell."""
         for e in cell.executions:
+            if e.event == SKILL_ERROR and e.detail.startswith(SERVICE_FAILED):
+                self.policy_service_failed = e.detail  # not the task's failure: not run
             if e.skill == 'run_policy' and e.chunks is not None:  # not a refused call
                 self.folder.event(
                     {

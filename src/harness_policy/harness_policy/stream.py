@@ -18,6 +18,15 @@ import numpy as np
 
 from harness_policy.observation import ObservationError, reply_of
 
+# How a policy run's SKILL_ERROR starts when the policy's server, not the task, failed (it could
+# not be reached, is another server than the catalogue's, or answered out of protocol): the
+# episode is then not run (`policy_service_failed`), never a task failure in the tables.
+SERVICE_FAILED = 'the policy service failed'
+
+
+def service_failure(problem: str) -> str:
+    return f'{SERVICE_FAILED}: {problem}'
+
 
 class Connection(Protocol):
     """A connected policy (harness_policy.client.PolicyClient)."""

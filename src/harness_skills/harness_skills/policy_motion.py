@@ -21,6 +21,7 @@ from harness_policy.stream import (
     PolicyRun,
     hold_ticks,
     metadata_problem,
+    service_failure,
 )
 from harness_types.camera import CameraView
 from harness_types.execution import COMPLETED, SKILL_ERROR
@@ -72,10 +73,11 @@ class PolicyMotion(Motion):
         try:
             connection = self.connect(self.run.endpoint)
         except (RuntimeError, OSError) as exc:
-            self.error = str(exc)
+            self.error = service_failure(str(exc))
             return
         self.stream = ChunkStream(connection, self.hold, self.run.name, self.run.endpoint)
-        self.error = metadata_problem(getattr(connection, 'metadata', None), self.run)
+        problem = metadata_problem(getattr(connection, 'metadata', None), self.run)
+        self.error = service_failure(problem) if problem else ''
 
     def close(self) -> None:
         if self.stream is not None:
@@ -91,7 +93,7 @@ class PolicyMotion(Motion):
         try:
             row = self.stream.next(lambda: self._observation(obs))
         except (RuntimeError, OSError, ValueError) as exc:  # ObservationError is a ValueError
-            self.error = str(exc)
+            self.error = service_failure(str(exc))
             return
         if row is not None:
             command[:] = row
