@@ -1,6 +1,6 @@
 """Trials written as a LeRobot v3.0 dataset, read back with pyarrow and PyAV as LeRobot reads
-them; with LeRobot itself where a Python with `lerobot` is given (HARNESS_LEROBOT_PYTHON) or
-installed."""
+them, and with LeRobot itself in the learning extra's environment (.venv-learning, or the
+Python HARNESS_LEARNING_PYTHON names)."""
 
 import json
 import subprocess
