@@ -120,17 +120,17 @@ def _broker(config, logs: Path | None = None):
     """The policy broker of the configured catalogue (None without policies); `logs`: where
     the servers it starts write their output (None: this process's)."""
     from harness_bringup.policy_broker import PolicyBroker
-    from harness_bringup.policy_servers import SERVABLE
+    from harness_bringup.policy_servers import SERVERS
     from harness_bringup.run import UsageError, policy_catalog
 
     catalog = policy_catalog(config)
     if catalog is None:
         return None
     for spec in catalog.policies.values():  # said now, not once its server failed to start
-        if spec.serve and spec.serve not in SERVABLE:
+        if spec.serve and spec.serve not in SERVERS:
             raise UsageError(
                 f'{catalog.path}: policy {spec.name} serves {spec.serve!r}, which `harness '
-                f'policy serve` does not know; it knows: {", ".join(SERVABLE)}'
+                f'policy serve` does not know; it knows: {", ".join(SERVERS)}'
             )
     return PolicyBroker(catalog, config.path, _say, logs)
 
@@ -823,7 +823,7 @@ def _policy_serve(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup.policy_broker import BrokerError, host_port
-    from harness_bringup.policy_servers import SERVABLE, serve
+    from harness_bringup.policy_servers import LEROBOT, SERVABLE, SERVERS, serve, serve_trained
 
     try:
         config = _load(args)
@@ -838,19 +838,11 @@ def _policy_serve(args: argparse.Namespace) -> int:
         return _fail(f'policy {spec.name} is external (no `serve` in its catalogue entry)')
     host = args.host or host
     port = port if args.port is None else args.port
-    if spec.serve == 'lerobot':  # a trained checkpoint: served where torch and LeRobot are
-        from harness_policy.learning_env import LearningEnvError, ensure_learning_python
-
-        try:
-            python = ensure_learning_python(_say)
-        except LearningEnvError as exc:
-            return _fail(str(exc))
-        command = [python, '-m', 'harness_learning.serve', spec.checkpoint, '--name', spec.name]
-        os.execv(python, [*command, '--host', host, '--port', str(port)])
+    if spec.serve == LEROBOT:  # a trained checkpoint: served where torch and LeRobot are
+        return serve_trained(spec.name, spec.checkpoint, host, port, _say)
     if spec.serve not in SERVABLE:
         return _fail(
-            f'policy {spec.name}: no local server {spec.serve!r}; servers: '
-            f'{", ".join([*SERVABLE, "lerobot"])}'
+            f'policy {spec.name}: no local server {spec.serve!r}; servers: {", ".join(SERVERS)}'
         )
     return serve(spec.serve, host, port, _say)
 

@@ -1,5 +1,7 @@
 """The policy servers this workspace can run locally (a catalogue entry's `serve`), by name:
-each a factory of one policy per connection and the metadata sent on connect."""
+each a factory of one policy per connection and the metadata sent on connect; and `lerobot`,
+a trained checkpoint (the entry's `checkpoint`), served by harness_learning in the learning
+extra's environment (torch and LeRobot live there)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,26 @@ def _scripted_expert() -> tuple[Callable[[], Policy], dict]:
 SERVABLE: dict[str, Callable[[], tuple[Callable[[], Policy], dict]]] = {
     'scripted_expert': _scripted_expert,
 }
+LEROBOT = 'lerobot'  # a trained checkpoint
+SERVERS = (*SERVABLE, LEROBOT)
+
+
+def serve_trained(name: str, checkpoint: str, host: str, port: int, log=print) -> int:
+    """Serve the trained policy at `checkpoint` (a `harness policy train` folder) in the
+    learning extra's environment, installing it first when it is missing; replaces this
+    process (its signals reach the server)."""
+    import os
+
+    from harness_policy.learning_env import LearningEnvError, ensure_learning_python
+
+    try:
+        python = ensure_learning_python(log)
+    except LearningEnvError as exc:
+        log(f'policy server {name}: {exc}')
+        return 2
+    command = [python, '-m', 'harness_learning.serve', checkpoint, '--name', name]
+    os.execv(python, [*command, '--host', host, '--port', str(port)])
+    return 0  # not reached
 
 
 def serve(name: str, host: str, port: int, log: Callable[[str], None] = print) -> int:

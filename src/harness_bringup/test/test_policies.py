@@ -293,8 +293,9 @@ def test_an_unreachable_policy_server_makes_the_episode_not_run(tmp_path):
     )
     code, summary, events = scripted(tmp_path, 'lift_cube', str(file))
     assert summary['status'] == 'policy_service_failed', summary
-    assert summary['detail'].startswith('the policy service failed: ') and str(port) in (
-        summary['detail']
+    assert (
+        summary['detail'].startswith('the policy service failed: ')
+        and str(port) in (summary['detail'])
     )
     assert code == 1
     runs = of_type(events, 'policy_run')

@@ -5,7 +5,8 @@ on (its training record, harness_training.json): the joint state, the positions 
 the harness's pixel perception locates in the first observation (the queries the
 demonstrations' programs located them with, looked up by the instruction) and, where it was
 trained with them, the cameras' images at the training resolution. Each reply is the policy's
-chunk of absolute joint targets, checked before it leaves: finite, 14 wide. The policy never
+chunk of absolute joint targets, checked before it leaves: finite, 14 wide, the gripper
+fractions within [0, 1] (the joint targets as the model said them: the shield judges those). The policy never
 says done: a run ends when the task ends the episode, or by the harness's stall rule.
 """
 
@@ -28,6 +29,9 @@ from harness_policy.observation import (
 )
 
 from harness_learning.training import CHECKPOINT, RECORD
+
+
+GRIPPERS = [6, 13]  # the command layout's gripper columns (open fractions)
 
 
 class CheckpointError(ValueError):
@@ -160,6 +164,10 @@ class LearnedPolicy:
         rows = self.model.chunk(features, prompt)
         if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE or not np.isfinite(rows).all():
             raise RuntimeError(f'the model answered actions of shape {rows.shape} or not finite')
+        # The grippers' columns are open fractions, [0, 1] by definition: a regression lands a
+        # little outside (1.013 for "open"), which is the output head's bound, not a safety
+        # matter. The joint targets are left as the model said: the shield judges them.
+        rows[:, GRIPPERS] = np.clip(rows[:, GRIPPERS], 0.0, 1.0)
         return reply(rows.astype(np.float32))
 
     def _image(self, obs: dict, camera: str) -> np.ndarray:
