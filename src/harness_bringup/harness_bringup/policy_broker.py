@@ -49,6 +49,33 @@ def answers(endpoint: str, timeout_s: float = 2.0) -> bool:
     return True
 
 
+def identity_problem(spec: PolicySpec, timeout_s: float = 10.0) -> str:
+    """What the server answering at spec's endpoint says that is not the catalogue's local
+    server ('' when it is): another user's server on the port, or another checkpoint."""
+    try:
+        client = PolicyClient(spec.endpoint, timeout_s=timeout_s, open_timeout_s=timeout_s)
+    except PolicyError as exc:
+        return f'no policy server answers at {spec.endpoint}: {exc}'
+    metadata = client.metadata if isinstance(client.metadata, dict) else {}
+    client.close()
+    said = metadata.get('name')
+    if said not in (spec.name, spec.serve):
+        return (
+            f'the server at {spec.endpoint} is not policy {spec.name}: it says it is {said!r} '
+            '(another server holds the port: stop it, or give the catalogue entry another port)'
+        )
+    if spec.serve == 'lerobot':
+        from harness_learning.training import weights_sha256
+
+        expected = weights_sha256(Path(spec.checkpoint))
+        if metadata.get('checkpoint_sha256') != expected:
+            return (
+                f'the server at {spec.endpoint} serves policy {spec.name} from other weights than '
+                f'{spec.checkpoint} (stop it: a fresh one is started)'
+            )
+    return ''
+
+
 def healthy(endpoint: str, timeout_s: float = 2.0) -> bool:
     """Whether the server at `endpoint` answers GET /healthz with 200 (cheaper than a policy
     connection: no policy is made)."""
@@ -107,7 +134,12 @@ class PolicyBroker:
         """Start every local server that does not answer; returns the names started here."""
         started = []
         for spec in self.catalog.policies.values():
-            if not spec.serve or healthy(spec.endpoint):
+            if not spec.serve:
+                continue
+            if healthy(spec.endpoint):  # one answers already: it must be this one
+                problem = identity_problem(spec)
+                if problem:
+                    raise BrokerError(problem)
                 continue
             if spec.serve == 'lerobot':  # a trained policy: torch and LeRobot first (once)
                 from harness_policy.learning_env import LearningEnvError, ensure_learning_python

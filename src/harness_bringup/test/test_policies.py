@@ -380,3 +380,23 @@ def test_a_broker_killed_without_its_clean_up_leaves_no_server(tmp_path):
             break
         time.sleep(0.1)
     assert not healthy(endpoint, timeout_s=0.5)
+
+
+def test_another_server_on_a_local_policys_port_is_refused_not_used(tmp_path):
+    """The fixed port of a local server taken by someone else's policy server: the broker asks
+    the server answering who it is (its metadata) and refuses it in one line, instead of
+    running the episode against a policy the catalogue does not describe."""
+    from harness_bringup.policy_broker import BrokerError, PolicyBroker
+    from harness_policy.catalog import load_catalog
+
+    with serve(lambda: ReachPolicy(done=True), {'name': 'someone_elses'}) as server:
+        port = server.port
+        file, _ = shipped_catalogue(tmp_path)
+        text = open(file).read()
+        endpoint = next(w for w in text.split() if w.startswith('ws://127.0.0.1:'))
+        open(file, 'w').write(text.replace(endpoint, f'ws://127.0.0.1:{port}'))
+        with PolicyBroker(load_catalog(file), log=lambda m: None) as broker:
+            with pytest.raises(
+                BrokerError, match="is not policy scripted_expert: it says it is 'someone_elses'"
+            ):
+                broker.ensure()

@@ -6,13 +6,13 @@ the harness's pixel perception locates in the first observation (the queries the
 demonstrations' programs located them with, looked up by the instruction) and, where it was
 trained with them, the cameras' images at the training resolution. Each reply is the policy's
 chunk of absolute joint targets, checked before it leaves: finite, 14 wide, the gripper
-fractions within [0, 1] (the joint targets as the model said them: the shield judges those). The policy never
-says done: a run ends when the task ends the episode, or by the harness's stall rule.
+fractions within [0, 1] (the joint targets as the model said them: the shield judges those).
+The policy never says done: a run ends when the task ends the episode, or by the harness's
+stall rule.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -28,23 +28,13 @@ from harness_policy.observation import (
     reply,
 )
 
-from harness_learning.training import CHECKPOINT, RECORD
-
+from harness_learning.training import CHECKPOINT, RECORD, weights_sha256
 
 GRIPPERS = [6, 13]  # the command layout's gripper columns (open fractions)
 
 
 class CheckpointError(ValueError):
     """A folder is not a trained checkpoint this server can load; the message says why."""
-
-
-def checkpoint_sha256(folder: Path) -> str:
-    """The hash of the checkpoint's weights (what the broker compares with the catalogue)."""
-    digest = hashlib.sha256()
-    with open(Path(folder) / 'model.safetensors', 'rb') as weights:
-        for block in iter(lambda: weights.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_training(run: Path) -> tuple[dict, Path]:
@@ -97,7 +87,7 @@ class LearnedModel:
             for k in config.input_features
             if k.startswith('observation.images.')
         ]
-        self.sha256 = checkpoint_sha256(self.checkpoint)
+        self.sha256 = weights_sha256(Path(run))
 
     def chunk(self, features: dict[str, np.ndarray], prompt: str) -> np.ndarray:
         """The policy's next chunk of actions (H x 14) for one observation's features."""

@@ -316,6 +316,22 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
     return _write_record(plan, facts, progress, started, 'done')
 
 
+def weights_sha256(run: Path) -> str:
+    """The SHA-256 of a training folder's weights ('' when it has none): what its server's
+    metadata says, so a broker can tell the server answering is this one."""
+    import hashlib
+
+    try:
+        relative = _read_record(run).get('checkpoint', CHECKPOINT)
+        digest = hashlib.sha256()
+        with open(Path(run) / relative / 'model.safetensors', 'rb') as weights:
+            for block in iter(lambda: weights.read(1 << 20), b''):
+                digest.update(block)
+    except (OSError, TypeError):
+        return ''
+    return digest.hexdigest()
+
+
 def _read_record(out: Path) -> dict:
     try:
         return json.loads((out / RECORD).read_text())
