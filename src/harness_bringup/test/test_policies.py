@@ -395,8 +395,10 @@ def test_another_server_on_a_local_policys_port_is_refused_not_used(tmp_path):
         text = open(file).read()
         endpoint = next(w for w in text.split() if w.startswith('ws://127.0.0.1:'))
         open(file, 'w').write(text.replace(endpoint, f'ws://127.0.0.1:{port}'))
-        with PolicyBroker(load_catalog(file), log=lambda m: None) as broker:
-            with pytest.raises(
+        with (
+            PolicyBroker(load_catalog(file), log=lambda m: None) as broker,
+            pytest.raises(
                 BrokerError, match="is not policy scripted_expert: it says it is 'someone_elses'"
-            ):
-                broker.ensure()
+            ),
+        ):
+            broker.ensure()
