@@ -14,16 +14,24 @@ from __future__ import annotations
 
 import ctypes
 import http.client
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from harness_policy.catalog import Catalog, PolicySpec
+from harness_policy.catalog import (
+    ENDPOINTS_ENV,
+    Catalog,
+    PolicySpec,
+    chosen_at_start,
+    started_endpoints,
+)
 from harness_policy.client import PolicyClient, PolicyError
 from harness_policy.server import HEALTH_PATH
 
@@ -102,9 +110,19 @@ def _death_signal() -> Callable[[], None] | None:
 
 def host_port(endpoint: str) -> tuple[str, int]:
     url = urlparse(endpoint)
-    if url.scheme not in ('ws', 'wss') or not url.hostname or not url.port:
+    if url.scheme not in ('ws', 'wss') or not url.hostname or url.port is None:
         raise BrokerError(f'{endpoint!r} is not a ws://host:port address')
     return url.hostname, url.port
+
+
+def free_port(host: str) -> int:
+    """A port nothing listens on now (the server binds it a moment later; a server that took
+    it meanwhile is refused by its metadata)."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
 
 
 class PolicyBroker:
@@ -123,6 +141,8 @@ class PolicyBroker:
         self.log = log
         self.logs = logs  # where each started server's output goes (None: inherited)
         self.started: dict[str, subprocess.Popen] = {}
+        self.endpoints: dict[str, str] = {}  # chosen at start (catalogue port 0)
+        self._environment: str | None = None
 
     def __enter__(self) -> PolicyBroker:
         return self
@@ -131,11 +151,18 @@ class PolicyBroker:
         self.close()
 
     def ensure(self) -> list[str]:
-        """Start every local server that does not answer; returns the names started here."""
+        """Start every local server that does not answer; returns the names started here. A
+        server whose catalogue port is 0 is started on a free port, published to the processes
+        started after this (ENDPOINTS_ENV) until `close`."""
         started = []
         for spec in self.catalog.policies.values():
             if not spec.serve:
                 continue
+            if chosen_at_start(spec.endpoint):
+                host, _ = host_port(spec.endpoint)
+                endpoint = f'ws://{host}:{free_port(host)}'
+                spec = replace(spec, endpoint=endpoint)
+                self._publish(spec.name, endpoint)
             if healthy(spec.endpoint):  # one answers already: it must be this one
                 problem = identity_problem(spec)
                 if problem:
@@ -197,8 +224,20 @@ class PolicyBroker:
             f'{START_TIMEOUT_S:g} s'
         )
 
+    def _publish(self, name: str, endpoint: str) -> None:
+        if self._environment is None:
+            self._environment = os.environ.get(ENDPOINTS_ENV, '')
+        self.endpoints[name] = endpoint
+        os.environ[ENDPOINTS_ENV] = json.dumps({**started_endpoints(), **self.endpoints})
+
     def close(self) -> None:
         """Stop the servers this broker started (SIGTERM to each group, then SIGKILL)."""
+        if self._environment is not None:  # what it published goes with its servers
+            if self._environment:
+                os.environ[ENDPOINTS_ENV] = self._environment
+            else:
+                os.environ.pop(ENDPOINTS_ENV, None)
+            self._environment = None
         for name, process in list(self.started.items()):
             if process.poll() is None:
                 try:

@@ -346,7 +346,7 @@ def test_a_policy_server_that_cannot_start_leaves_a_run_folder(tmp_path, monkeyp
         port = squatter.getsockname()[1]
         text = (ROOT / 'config' / 'policies.yaml').read_text()
         catalog = tmp_path / 'policies.yaml'
-        catalog.write_text(text.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}'))
+        catalog.write_text(text.replace('ws://127.0.0.1:0 ', f'ws://127.0.0.1:{port} '))
         argv = ['run', 'lift_cube', '--policies', str(catalog), '--out', str(tmp_path / 'runs')]
         assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -170,6 +170,7 @@ def test_strategy_first_then_the_countdown_then_policy_to_end_and_the_driver_fin
     assert summary['status'] == 'finished' and of_type(events, 'wrap_up')
     assert summary['strategy'] == {
         'policies': True,
+        'forced': None,  # the model chose
         'choice': 'C',
         'kind': 'stack',
         'policy_runs': 2,
@@ -251,7 +252,7 @@ def shipped_catalogue(tmp_path, finishes=None) -> tuple[str, str]:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
     text = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
-    text = text.replace('ws://127.0.0.1:18765', f'ws://127.0.0.1:{port}')
+    text = text.replace('ws://127.0.0.1:0 ', f'ws://127.0.0.1:{port} ')
     if finishes is not None:
         text = text.replace(
             'finishes: [lift, place, stack, press, push, sort, handover]', f'finishes: {finishes}'
@@ -402,3 +403,44 @@ def test_another_server_on_a_local_policys_port_is_refused_not_used(tmp_path):
             ),
         ):
             broker.ensure()
+
+
+def test_a_local_server_of_port_0_gets_a_free_port_its_episodes_read(tmp_path):
+    """The shipped catalogue's local server has port 0: the broker starts it on a free port
+    and the processes started after that (the episodes, their kernel) read that endpoint from
+    the catalogue; a broker in another process (another user's bench) gets another port, and
+    nothing is left behind."""
+    import subprocess
+    import sys
+
+    from harness_bringup.policy_broker import PolicyBroker, answers
+    from harness_policy.catalog import ENDPOINTS_ENV, load_catalog
+
+    shipped = CONFIG.replace('harness.yaml', 'policies.yaml')
+    assert load_catalog(shipped).get('scripted_expert').endpoint == 'ws://127.0.0.1:0'
+    assert ENDPOINTS_ENV not in os.environ
+    read = (
+        'from harness_policy.catalog import load_catalog\n'
+        f'print(load_catalog({shipped!r}).get("scripted_expert").endpoint)'
+    )
+    other = (
+        'import os\n'
+        'from harness_bringup.policy_broker import PolicyBroker, answers\n'
+        'from harness_policy.catalog import ENDPOINTS_ENV, load_catalog\n'
+        'os.environ.pop(ENDPOINTS_ENV, None)  # another user: none of ours\n'
+        f'with PolicyBroker(load_catalog({shipped!r}), log=lambda m: None) as b:\n'
+        '    assert b.ensure() == ["scripted_expert"]\n'
+        '    print(b.endpoints["scripted_expert"], answers(b.endpoints["scripted_expert"]))\n'
+    )
+    with PolicyBroker(load_catalog(shipped), log=lambda m: None) as broker:
+        assert broker.ensure() == ['scripted_expert']
+        mine = broker.endpoints['scripted_expert']
+        assert answers(mine) and json.loads(os.environ[ENDPOINTS_ENV]) == {'scripted_expert': mine}
+        run = [sys.executable, '-c']
+        seen = subprocess.run([*run, read], capture_output=True, text=True, check=True)
+        assert seen.stdout.strip() == mine
+        theirs = subprocess.run([*run, other], capture_output=True, text=True, check=True)
+        endpoint, answered = theirs.stdout.strip().splitlines()[-1].split()
+        assert endpoint != mine and answered == 'True'
+    assert ENDPOINTS_ENV not in os.environ
+    assert not answers(mine, timeout_s=1.0) and not answers(endpoint, timeout_s=1.0)

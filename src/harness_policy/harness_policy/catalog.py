@@ -169,6 +169,11 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     if spec.checkpoint and not Path(spec.checkpoint).is_absolute():
         # relative to the catalogue file, as its user wrote it
         spec = replace(spec, checkpoint=str((Path(where).parent / spec.checkpoint).resolve()))
+    if chosen_at_start(spec.endpoint) and not spec.serve:
+        raise ConfigError(
+            f'{where}: {name}.endpoint: port 0 (chosen at start) is for a local server (serve); '
+            'an external server needs its port'
+        )
     if spec.serve and not spec.endpoint.startswith('ws://'):
         raise ConfigError(
             f'{where}: {name}: a local server (serve) is reached at ws://, not wss://'
@@ -192,6 +197,27 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     return spec
 
 
+# The endpoints the broker chose at start for local servers whose catalogue port is 0 (JSON
+# {name: ws://host:port}), for the processes it starts the episodes in (they inherit it).
+ENDPOINTS_ENV = 'HARNESS_POLICY_ENDPOINTS'
+
+
+def chosen_at_start(endpoint: str) -> bool:
+    """A local server's endpoint whose port (0) the broker chooses when it starts it."""
+    return endpoint.rstrip('/').endswith(':0')
+
+
+def started_endpoints() -> dict[str, str]:
+    import json
+    import os
+
+    try:
+        value = json.loads(os.environ.get(ENDPOINTS_ENV) or '{}')
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
 def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
     """The catalogue of `path`, checked against the robot (`emb`, default: the station's
     embodiment: its cameras and control rate); ConfigError names the file and the field."""
@@ -206,4 +232,8 @@ def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
         raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
     specs = {str(n): _spec(str(n), e, str(path), emb) for n, e in doc['policies'].items()}
+    started = started_endpoints()
+    for name, spec in specs.items():
+        if chosen_at_start(spec.endpoint) and name in started:
+            specs[name] = replace(spec, endpoint=started[name])
     return Catalog(specs, path)
