@@ -1126,7 +1126,9 @@ def build_parser() -> argparse.ArgumentParser:
         description='Start every local server of the policy catalogue (a policy whose entry '
         'has `serve`) that does not answer at its endpoint, and keep them up until interrupted, '
         'so that episodes with --policies find them answering. Without `harness up` an episode '
-        'with policies starts the missing servers itself and stops them at its end.',
+        'with policies starts the missing servers itself and stops them at its end. Only an '
+        'entry with a fixed port is kept for other commands: an entry of port 0 gets a free '
+        'port that later commands cannot know, so they start their own.',
     )
     up.add_argument(
         '--policies',
@@ -1137,9 +1139,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     policy = sub.add_parser(
         'policy',
-        help='policy servers: `harness policy serve NAME`',
-        description='Policy servers speak the websocket + msgpack protocol of openpi policy '
-        'servers (docs/POLICY_PROTOCOL.md).',
+        help='policies: `harness policy train` (LeRobot, CPU) and `harness policy serve NAME`',
+        description='Train a policy on a harness dataset with LeRobot (`train`), or serve one '
+        'of the catalogue (`serve`). Policy servers speak the websocket + msgpack protocol of '
+        'openpi policy servers (docs/POLICY_PROTOCOL.md).',
     )
     policy_sub = policy.add_subparsers(dest='policy_command', required=True, metavar='COMMAND')
     policy_serve = policy_sub.add_parser(
