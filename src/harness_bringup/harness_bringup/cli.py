@@ -264,7 +264,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         work = source_then_replay if source_first else lambda: supervised(folder, base, argv)
         code = _with_policies(
-            config, work, folder, lambda problem: _not_started(folder, base, problem)
+            config,
+            work,
+            folder,
+            lambda problem: _not_started(folder, base, problem),
+            [args.task],
         )
     except KeyboardInterrupt:  # between two supervised episodes, whose run folders are whole
         code = 130
@@ -277,10 +281,13 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-def _with_policies(config, work, logs: Path | None = None, failed=_fail) -> int:
+def _with_policies(
+    config, work, logs: Path | None = None, failed=_fail, tasks: list[str] | None = None
+) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
-    do not, stopped after); `failed(problem)` (default: one line, exit 2) when they cannot be.
-    An episode of `harness bench` starts none: the bench's own broker owns them (BROKERED)."""
+    do not, stopped after: those of policies that learned the kind of one of `tasks`);
+    `failed(problem)` (default: one line, exit 2) when they cannot be. An episode of `harness
+    bench` starts none: the bench's own broker owns them (BROKERED)."""
     from harness_bringup.policy_broker import BROKERED, BrokerError
     from harness_bringup.run import UsageError
 
@@ -290,9 +297,14 @@ def _with_policies(config, work, logs: Path | None = None, failed=_fail) -> int:
         return _fail(str(exc))
     if broker is None or os.environ.get(BROKERED):
         return work()
+    kinds = None
+    if tasks:
+        from harness_bench.tasks import TASKS
+
+        kinds = {TASKS[t].kind for t in tasks if t in TASKS}
     with broker:
         try:
-            broker.ensure()
+            broker.ensure(kinds)
         except BrokerError as exc:
             return failed(str(exc))
         except KeyboardInterrupt:
@@ -392,7 +404,7 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
 
     try:
-        status = _with_policies(config, bench, out)
+        status = _with_policies(config, bench, out, tasks=tasks)
     except KeyboardInterrupt:
         _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}')
         return 130
@@ -510,7 +522,7 @@ def _program(args: argparse.Namespace) -> int:
             _say(f'run folder: {run.path}')
         return 0
 
-    return _with_policies(config, episode)
+    return _with_policies(config, episode, tasks=[args.task])
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -555,7 +567,9 @@ def _mcp(args: argparse.Namespace) -> int:
         def say(message: str) -> None:
             print(f'[harness] {message}', file=sys.stderr, flush=True)
 
-        return _with_policies(config, lambda: serve_mcp(config, options, say, serving))
+        return _with_policies(
+            config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
+        )
 
 
 def _tickets(args: argparse.Namespace) -> int:

@@ -150,13 +150,14 @@ class PolicyBroker:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def ensure(self) -> list[str]:
-        """Start every local server that does not answer; returns the names started here. A
+    def ensure(self, kinds: set[str] | None = None) -> list[str]:
+        """Start every local server that does not answer (with `kinds`, only those of policies
+        that learned one of them: the tasks about to run); returns the names started here. A
         server whose catalogue port is 0 is started on a free port, published to the processes
         started after this (ENDPOINTS_ENV) until `close`."""
         started = []
         for spec in self.catalog.policies.values():
-            if not spec.serve:
+            if not spec.serve or (kinds is not None and not kinds & set(spec.learned)):
                 continue
             if chosen_at_start(spec.endpoint):
                 host, _ = host_port(spec.endpoint)
