@@ -876,6 +876,7 @@ def _policy_train(args: argparse.Namespace) -> int:
         save_every=min(args.save_every, args.steps),
         log_every=max(1, min(50, args.steps // 10)),
         threads=args.threads,
+        width=args.width,
     )
     try:
         from harness_learning.training import check_dataset
@@ -1207,6 +1208,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="torch's threads (default 1: a small policy's step is fastest on one; more "
         'threads than free cores thrash)',
+    )
+    policy_train.add_argument(
+        '--width',
+        type=_positive_int,
+        default=256,
+        help="ACT's model width (dim_model; default 256: ~2.7M parameters, an 11 MB checkpoint; "
+        '128: ~0.8M, 3 MB)',
     )
     policy_train.set_defaults(func=_policy_train)
 

@@ -38,9 +38,7 @@ IMAGES = 'observation.images.'
 POLICY_ARGS = {
     'act': [
         '--policy.type=act',
-        '--policy.dim_model=256',
         '--policy.n_heads=8',
-        '--policy.dim_feedforward=1024',
         '--policy.n_encoder_layers=2',
         '--policy.n_decoder_layers=1',
         '--policy.use_vae=false',
@@ -78,6 +76,7 @@ class TrainPlan:
     save_every: int = 1000
     log_every: int = 50
     threads: int = 1
+    width: int = 256  # ACT's dim_model (its feed-forward is 4x): 256 ~2.7M parameters, 11 MB
 
 
 @dataclass
@@ -205,6 +204,11 @@ def lerobot_arguments(plan: TrainPlan, view: Path) -> list[str]:
         f'--dataset.root={view}',
         '--dataset.video_backend=pyav',
         *POLICY_ARGS[plan.policy],
+        *(
+            [f'--policy.dim_model={plan.width}', f'--policy.dim_feedforward={4 * plan.width}']
+            if plan.policy == 'act'
+            else []
+        ),
         '--policy.device=cpu',
         '--policy.push_to_hub=false',
         f'--output_dir={plan.out / LEROBOT_DIR}',
