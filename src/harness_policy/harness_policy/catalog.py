@@ -55,7 +55,7 @@ class PolicySpec:
             f'usually finishes: {", ".join(self.finishes) or "-"}'
             + (f'; learned but does not usually finish: {", ".join(rest)}' if rest else '')
             + (
-                f'; only the instructions: {" | ".join(self.instructions)}'
+                '; only the instructions: ' + ', '.join(f'"{i}"' for i in self.instructions)
                 if self.instructions
                 else ''
             )
