@@ -444,3 +444,20 @@ def test_a_local_server_of_port_0_gets_a_free_port_its_episodes_read(tmp_path):
         assert endpoint != mine and answered == 'True'
     assert ENDPOINTS_ENV not in os.environ
     assert not answers(mine, timeout_s=1.0) and not answers(endpoint, timeout_s=1.0)
+
+
+@pytest.mark.skipif(
+    __import__('harness_policy.learning_env').learning_env.learning_python() is None,
+    reason='the learning extra is not installed (tools/setup.sh --learning)',
+)
+def test_the_shipped_trained_policy_does_lift_cube_alone(tmp_path):
+    """The default catalogue's learned entry is a trained checkpoint: the scripted baseline
+    hands lift_cube to it (strategy A) and it lifts the cube from the start pose, served by the
+    broker over the openpi protocol in the learning extra."""
+    code, summary, events = scripted(tmp_path, 'lift_cube')
+    assert code == 0 and summary['outcome']['success'], summary
+    assert summary['strategy']['choice'] == 'A' and summary['model_calls'] == 1
+    (run,) = of_type(events, 'policy_run')
+    assert run['event'] == 'EPISODE_ENDED' and run['chunks'] >= 3  # 25 actions a chunk
+    log = (tmp_path / 'lift_cube').glob('*/policy_act_lift_cube.log')
+    assert 'learned: LeRobot act trained on 60 demonstrations' in next(log).read_text()
