@@ -616,12 +616,16 @@ def _demos(args: argparse.Namespace) -> int:
     the trials a tier-1/2 verifier satisfied."""
     from dataclasses import replace
 
+    from harness_bench.tasks import TASKS
     from harness_driver.lerobot import ExportError, write_demos
     from harness_types.config import ConfigError, load_config
 
+    unknown = [t for t in args.tasks if t not in TASKS]
+    if unknown:
+        return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
     out = Path(args.out)
-    if out.exists() and any(out.iterdir()):
-        return _fail(f'{out} exists and is not empty: choose a new --out')
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        return _fail(f'{out} exists and is not an empty folder: choose a new --out')
     try:
         config = load_config(_config_path(args))
     except (FileNotFoundError, ConfigError) as exc:
