@@ -94,13 +94,23 @@ class LearnedModel:
         torch = self.torch
         batch = {k: torch.from_numpy(np.asarray(v, np.float32))[None] for k, v in features.items()}
         batch['task'] = prompt
+        steps = int(getattr(self.config, 'n_action_steps', 1) or 1)
         with torch.no_grad():
             batch = self.pre(batch)
-            actions = self.policy.predict_action_chunk(batch)
-            actions = self.post(actions)
+            if hasattr(self.policy, '_queues'):
+                # A policy of observation history (diffusion): its own select_action keeps the
+                # queues and hands out the executed part of what it generated, one at a time.
+                actions = torch.cat(
+                    [self.post(self.policy.select_action(batch)) for _ in range(steps)]
+                )
+            else:
+                actions = self.post(self.policy.predict_action_chunk(batch))
         rows = actions.detach().cpu().numpy().reshape(-1, ACTION_SIZE)
-        steps = int(getattr(self.config, 'n_action_steps', len(rows)) or len(rows))
         return rows[:steps]
+
+    def reset(self) -> None:
+        """Forget the observation history (a new connection is a new run)."""
+        self.policy.reset()
 
 
 class LearnedPolicy:
@@ -111,9 +121,11 @@ class LearnedPolicy:
         self.model = model
         self.locator = locator
         self.environment: np.ndarray | None = None
+        self.reset()
 
     def reset(self) -> None:
         self.environment = None
+        self.model.reset()
 
     def _objects(self, obs: dict, prompt: str) -> np.ndarray:
         """The environment state: each object the demonstrations' programs located for this
