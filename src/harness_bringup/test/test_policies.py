@@ -20,7 +20,7 @@ from test_episodes import CONFIG, MODEL, of_type, text_of
 os.environ.setdefault('MUJOCO_GL', 'egl')
 
 
-def entry(endpoint, stall=1.0, cameras=('cam_head',)):
+def entry(endpoint, stall=1.0, cameras=('cam_head',), keys=None):
     return {
         'name': 'reach',
         'endpoint': endpoint,
@@ -29,6 +29,7 @@ def entry(endpoint, stall=1.0, cameras=('cam_head',)):
         'depth': False,
         'stall_seconds': stall,
         'timeout_seconds': 5.0,
+        'observation_keys': keys or {},
     }
 
 
@@ -92,6 +93,31 @@ def test_a_policy_out_of_protocol_or_unreachable_is_a_skill_error(graph):
     assert e.event == 'SKILL_ERROR' and 'out of protocol' in e.detail and '(3, 5)' in e.detail
     e = graph.run_policy('ws://127.0.0.1:9')
     assert e.event == 'SKILL_ERROR' and 'ws://127.0.0.1:9' in e.detail and e.actions == 0
+
+
+class StockNames(ReachPolicy):
+    """A server with a stock openpi example's names: `observation/image` and
+    `observation/joint_position`, nothing of the harness's."""
+
+    def infer(self, obs: dict) -> dict:
+        if 'observation/image' not in obs or 'observation/state' in obs:
+            raise ValueError(f'expected observation/image, got {sorted(obs)}')
+        image = obs['observation/image']
+        assert image.ndim == 3 and image.shape[2] == 3
+        return super().infer({'observation/state': obs['observation/joint_position']})
+
+
+def test_a_stock_servers_observation_names_come_from_the_catalogue(graph):
+    graph.reset('lift_cube', 0)
+    with serve(lambda: StockNames(done=True)) as server:
+        e = graph.run_policy(server.url)  # the harness's names: the server refuses them
+        assert e.event == 'SKILL_ERROR' and 'expected observation/image' in e.detail
+        keys = {
+            'observation/images/cam_head': 'observation/image',
+            'observation/state': 'observation/joint_position',
+        }
+        e = graph.run_policy(server.url, keys=keys)
+    assert e.event == 'COMPLETED' and e.chunks >= 3, e.detail
 
 
 def test_a_server_that_dies_mid_run_ends_the_execution_and_the_station_goes_on(graph):

@@ -119,8 +119,9 @@ class LearnedHalf:
         """The catalogue's entry of policy `name` as plain values."""
         spec = self._require(caller).get(str(name))
         entry = asdict(spec)
-        for key in ('cameras', 'learned', 'finishes'):
+        for key in ('cameras', 'learned', 'finishes', 'instructions'):
             entry[key] = list(entry[key])
+        entry['observation_keys'] = dict(entry['observation_keys'])
         return entry
 
     def policy_arguments(self, name: str, instruction: str, to_end: bool = False) -> dict:

@@ -44,6 +44,9 @@ class PolicySpec:
     # The instructions it learned, where it learned only some of its kinds' tasks (a policy
     # trained on one task's demonstrations); empty: any instruction of its kinds.
     instructions: tuple[str, ...] = ()
+    # (harness key, server key): the names a stock server (openpi's examples) expects for the
+    # observation's keys, e.g. observation/images/cam_head -> observation/image
+    observation_keys: tuple[tuple[str, str], ...] = ()
     stall_seconds: float = 5.0  # arms still this long (simulated), once they moved: it is over
     timeout_seconds: float = 30.0  # one chunk request
 
@@ -115,6 +118,7 @@ _FIELDS = {
     'learned': list,
     'finishes': list,
     'instructions': list,
+    'observation_keys': dict,
     'stall_seconds': float,
     'timeout_seconds': float,
 }
@@ -142,14 +146,31 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
             if kind is float
             else isinstance(value, list) and all(isinstance(v, str) for v in value)
             if kind is list
+            else isinstance(value, dict)
+            and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
+            and len(set(value.values())) == len(value)
+            if kind is dict
             else isinstance(value, kind)
         )
         if not ok:
-            want = {float: 'a finite number', list: 'a list of strings', bool: 'true or false'}
+            want = {
+                float: 'a finite number',
+                list: 'a list of strings',
+                bool: 'true or false',
+                dict: "a mapping of the harness's keys to distinct server keys",
+            }
             raise ConfigError(
                 f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {value!r}'
             )
-        values[key] = tuple(value) if kind is list else float(value) if kind is float else value
+        values[key] = (
+            tuple(value)
+            if kind is list
+            else tuple(value.items())
+            if kind is dict
+            else float(value)
+            if kind is float
+            else value
+        )
     values.setdefault('cameras', tuple(emb.cameras))
     spec = PolicySpec(name, **values)
     if not spec.endpoint.startswith(('ws://', 'wss://')):

@@ -50,6 +50,8 @@ class PolicyRun:
     timeout_s: float  # the longest wait for one chunk
     stall_seconds: float = 0.0  # run_policy: arms still this long once they moved ends it
     to_end: bool = False  # the driver's policy-to-end: no stall stop
+    # (harness key, server key): a stock server's names for the observation's keys
+    observation_keys: tuple[tuple[str, str], ...] = ()
 
 
 def metadata_problem(metadata: object, run: PolicyRun) -> str:
@@ -66,6 +68,15 @@ def metadata_problem(metadata: object, run: PolicyRun) -> str:
             f'catalogue says {run.action_hz:g} Hz'
         )
     return ''
+
+
+def renamed(obs: dict, keys: tuple[tuple[str, str], ...]) -> dict:
+    """The observation with its keys in a stock server's names (openpi's examples map them
+    per robot: `observation/images/cam_head` -> `observation/image`, ...); keys not named stay."""
+    if not keys:
+        return obs
+    names = dict(keys)
+    return {names.get(k, k): v for k, v in obs.items()}
 
 
 def hold_ticks(action_hz: float, control_hz: float, name: str = 'the policy') -> int:
@@ -85,10 +96,16 @@ class ChunkStream:
     due). `chunks` and `actions` count what was received and what began to run."""
 
     def __init__(
-        self, connection: Connection, hold: int, name: str = 'the policy', endpoint: str = ''
+        self,
+        connection: Connection,
+        hold: int,
+        name: str = 'the policy',
+        endpoint: str = '',
+        keys: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.connection = connection
         self.hold = hold
+        self.keys = keys  # the server's names for the observation's keys
         self.who = f'policy {name}' + (f' at {endpoint}' if endpoint else '')
         self.rows: deque[np.ndarray] = deque()
         self.current: np.ndarray | None = None
@@ -107,7 +124,7 @@ class ChunkStream:
             if self.done:
                 return None
             try:
-                reply = reply_of(self.connection.infer(observe()))
+                reply = reply_of(self.connection.infer(renamed(observe(), self.keys)))
             except ObservationError as exc:
                 raise ObservationError(f'{self.who} answered out of protocol: {exc}') from None
             self.chunks += 1

@@ -75,7 +75,9 @@ class PolicyMotion(Motion):
         except (RuntimeError, OSError) as exc:
             self.error = service_failure(str(exc))
             return
-        self.stream = ChunkStream(connection, self.hold, self.run.name, self.run.endpoint)
+        self.stream = ChunkStream(
+            connection, self.hold, self.run.name, self.run.endpoint, self.run.observation_keys
+        )
         problem = metadata_problem(getattr(connection, 'metadata', None), self.run)
         self.error = service_failure(problem) if problem else ''
 

@@ -12,6 +12,7 @@ kernel renders them from the configuration (harness_types.docs.render_doc).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,6 +180,7 @@ def _run_policy_goal(a: dict):
         stall_seconds=float(p['stall_seconds']),
         timeout_seconds=float(p['timeout_seconds']),
         to_end=bool(a.get('to_end', False)),
+        observation_keys=json.dumps(dict(p.get('observation_keys') or {}), sort_keys=True),
     )
     return goal
 
@@ -194,6 +196,7 @@ def _run_policy(sk: Skills, g, o: Options, run: dict):
         g.timeout_seconds,
         g.stall_seconds,
         g.to_end,
+        tuple(json.loads(g.observation_keys or '{}').items()),
     )
     return sk.run_policy(policy, o, **run)
 

@@ -134,7 +134,9 @@ class _PolicyRows:
         self.policy = policy
         self.step = model.worker.step
         connection = model.connect(policy.endpoint, policy.timeout_s)
-        self.stream = ChunkStream(connection, hold, policy.name, policy.endpoint)
+        self.stream = ChunkStream(
+            connection, hold, policy.name, policy.endpoint, policy.observation_keys
+        )
         problem = metadata_problem(getattr(connection, 'metadata', None), policy)
         if problem:
             connection.close()
