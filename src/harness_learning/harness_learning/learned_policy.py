@@ -5,8 +5,8 @@ on (its training record, harness_training.json): the joint state, the positions 
 the harness's pixel perception locates in the first observation (the queries the
 demonstrations' programs located them with, looked up by the instruction) and, where it was
 trained with them, the cameras' images at the training resolution. Each reply is the policy's
-chunk of absolute joint targets, checked before it leaves: finite, 14 wide, the gripper
-fractions within [0, 1] (the joint targets as the model said them: the shield judges those).
+chunk of absolute joint targets, checked before it leaves: finite, 14 wide, bounded to the
+command layout's range (joint limits, gripper fractions in [0, 1]; the shield judges the rest).
 The policy never says done: a run ends when the task ends the episode, or by the harness's
 stall rule.
 """
@@ -30,7 +30,12 @@ from harness_policy.observation import (
 
 from harness_learning.training import CHECKPOINT, RECORD, weights_sha256
 
-GRIPPERS = [6, 13]  # the command layout's gripper columns (open fractions)
+
+def action_bounds(emb) -> tuple[np.ndarray, np.ndarray]:
+    """The command layout's range: each arm's joint limits, then its gripper's [0, 1]."""
+    low = np.array([*emb.lower, 0.0, *emb.lower, 0.0], dtype=np.float32)
+    high = np.array([*emb.upper, 1.0, *emb.upper, 1.0], dtype=np.float32)
+    return low, high
 
 
 class CheckpointError(ValueError):
@@ -92,7 +97,7 @@ class LearnedModel:
     def chunk(self, features: dict[str, np.ndarray], prompt: str) -> np.ndarray:
         """The policy's next chunk of actions (H x 14) for one observation's features."""
         torch = self.torch
-        batch = {k: torch.from_numpy(np.asarray(v, np.float32))[None] for k, v in features.items()}
+        batch = {k: torch.from_numpy(np.array(v, np.float32))[None] for k, v in features.items()}
         batch['task'] = prompt
         steps = int(getattr(self.config, 'n_action_steps', 1) or 1)
         with torch.no_grad():
@@ -121,6 +126,7 @@ class LearnedPolicy:
         self.model = model
         self.locator = locator
         self.environment: np.ndarray | None = None
+        self.low, self.high = action_bounds(locator.emb)
         self.reset()
 
     def reset(self) -> None:
@@ -166,11 +172,13 @@ class LearnedPolicy:
         rows = self.model.chunk(features, prompt)
         if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE or not np.isfinite(rows).all():
             raise RuntimeError(f'the model answered actions of shape {rows.shape} or not finite')
-        # The grippers' columns are open fractions, [0, 1] by definition: a regression lands a
-        # little outside (1.013 for "open"), which is the output head's bound, not a safety
-        # matter. The joint targets are left as the model said: the shield judges them.
-        rows[:, GRIPPERS] = np.clip(rows[:, GRIPPERS], 0.0, 1.0)
-        return reply(rows.astype(np.float32))
+        # The policy's action space is the command layout's range: each joint's limits and the
+        # grippers' open fraction [0, 1]. A regression lands a little outside where the
+        # demonstrations sat at a bound (an idle arm's joint at its lower limit 0 answered as
+        # -0.008; "open" as 1.013): the output is bounded to that space, as a bounded output
+        # head would be. Everything else (jumps, the workspace, collisions, contact force) is
+        # the shield's to judge, on every action.
+        return reply(np.clip(rows, self.low, self.high).astype(np.float32))
 
     def _image(self, obs: dict, camera: str) -> np.ndarray:
         """The camera's image at the training resolution, channels first, in [0, 1]."""

@@ -105,3 +105,19 @@ def test_progress_reads_lerobot_log_lines():
     )
     assert line.startswith('step 50/200  loss 0.3130') and 'min left' in line
     assert progress.losses == [(50, 0.313)]
+
+
+def test_a_served_policys_actions_are_bounded_to_the_command_layouts_range():
+    """Where the demonstrations sat at a bound (an idle arm at joint limit 0, an open gripper)
+    a regression lands a hair outside; the policy's output is its action space: the joint
+    limits and the grippers' [0, 1]. Nothing more: the shield judges jumps and collisions."""
+    from arx_x5_description.embodiment import load_embodiment
+    from harness_learning.learned_policy import action_bounds
+
+    emb = load_embodiment()
+    low, high = action_bounds(emb)
+    assert low.shape == high.shape == (14,)
+    assert list(low[:6]) == pytest.approx(emb.lower) and list(high[7:13]) == pytest.approx(
+        emb.upper
+    )
+    assert (low[6], high[6], low[13], high[13]) == (0.0, 1.0, 0.0, 1.0)
