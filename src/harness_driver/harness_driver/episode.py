@@ -213,6 +213,7 @@ class Episode:
     ) -> None:
         self.config = config
         self.policy_service_failed = ''  # a policy run's server failed: the episode is not run
+        self.start_state: list[float] = []  # measured before the first tick
         # The rung of the interface ladder (harness_driver.interface) and the API names a
         # one-call reply may call.
         self.interface = config.interface
@@ -300,6 +301,7 @@ class Episode:
         self.instruction = start.instruction
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
+        self.start_state = [round(float(v), 6) for v in robot.measured]  # the trial's frame 0
         pictures = self.station.cameras(list(start.pictures)) if start.pictures else []
         images = [TurnImage('the task picture', png(view.rgb)) for view in pictures]
         images += self._camera_images(list(self.config.cameras))
@@ -710,6 +712,7 @@ class Episode:
                 'instruction': self.instruction,
                 'dataset_task': self.instruction,
                 'ticks': list(self.ticks),
+                'start_state': self.start_state,
             }
         )
 

@@ -117,13 +117,24 @@ def trial_of(
     """A `trial` line of events.jsonl (`event`), its `ticks`, the camera frames it shows and
     the run's `episode` line (task, layout, seed) as one dataset episode: the one place a
     trial's dataset columns are made, for the live MCP session and for an export alike.
-    A tick's state is measured after its command: frame t pairs the state after tick t with
-    the command of tick t + 1 (what was done after observing it)."""
+    A tick's state is measured after its command, so frame t pairs what was observed before
+    tick t + 1 with its command: frame 0 the trial's start state (the event's `start_state`,
+    measured before its first tick) and the first command, frame t the state after tick t and
+    the command of tick t + 1. A trial recorded without its start state begins at its first
+    tick's state (one frame fewer)."""
+    start = _start_state(event.get('start_state'))
+    measured, command, times = ticks['measured'], ticks['command'], ticks['time']
+    if start is not None and len(times):
+        measured = np.vstack([start[None, :], measured])
+        command = np.vstack([command, command[-1:]])  # the last observation's action: dropped
+        times = np.concatenate([[observed_span(event, ticks)[0]], times])
     return TrialData(
         task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
-        state=ticks['measured'][:-1].astype(np.float32),
-        action=ticks['command'][1:].astype(np.float32),
-        time=ticks['time'][:-1],
+        state=measured[:-1].astype(np.float32),
+        action=command[:-1].astype(np.float32)
+        if start is not None
+        else command[1:].astype(np.float32),
+        time=times[:-1],
         images=images,
         environment=environment,
         meta={
@@ -143,6 +154,28 @@ def trial_of(
             'action': json.dumps(event['action'], sort_keys=True) if event.get('action') else '',
         },
     )
+
+
+def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, float]:
+    """The episode times of a trial's first and last observation: from before its first
+    tick (one period earlier) where it has its start state, else from its first tick."""
+    times = ticks['time']
+    if not len(times):
+        return 0.0, 0.0
+    first = float(times[0])
+    if _start_state(event.get('start_state')) is not None:
+        first -= float(times[1] - times[0]) if len(times) > 1 else 0.0
+    return first, float(times[-1])
+
+
+def _start_state(value: object) -> np.ndarray | None:
+    """A trial's `start_state`: 14 finite numbers, else None."""
+    if not isinstance(value, list) or len(value) != 14:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return None
+    state = np.asarray(value, dtype=np.float32)
+    return state if np.isfinite(state).all() else None
 
 
 def run_trials(run: Path) -> list[TrialData]:
@@ -166,7 +199,7 @@ def run_trials(run: Path) -> list[TrialData]:
             raise ExportError(f'the ticks of trial {t.get("key", "?")!r} in {run}: {exc}') from None
         if len(ticks['time']) < 2:
             continue  # nothing moved (one tick has no action after its observation)
-        start, end = float(ticks['time'][0]), float(ticks['time'][-1])
+        start, end = observed_span(t, ticks)
         images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
         trial = trial_of(t, ticks, images, episode, run.name, environment)
         trial.meta['located_queries'] = [q for q, _ in located]

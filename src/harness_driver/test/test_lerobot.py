@@ -138,6 +138,17 @@ def test_a_frame_pairs_the_observation_with_the_action_after_it():
     to_next = np.abs(trial.action[:-1] - state_next).mean()
     assert to_next < to_now
     assert trial.time[0] == pytest.approx(1 / FPS)
+    # With the state measured before its first tick, frame 0 is that state and the first
+    # command: the start pose is among the observations a policy learns from.
+    start = [0.5] * 14
+    full = trial_of({'instruction': 'go', 'start_state': start}, ticks, {}, {'task': 't'}, 'r')
+    assert len(full.state) == n and full.state[0].tolist() == start
+    assert full.action[0].tolist() == pytest.approx(command[0].tolist())
+    assert full.state[1].tolist() == pytest.approx(command[0].tolist())  # after tick 1
+    assert full.action[1].tolist() == pytest.approx(command[1].tolist())
+    assert full.time[0] == pytest.approx(0.0) and full.time[1] == pytest.approx(1 / FPS)
+    for bad in ([0.5] * 13, [float('nan')] * 14, ['x'] * 14, None):
+        assert len(trial_of({'start_state': bad}, ticks, {}, {}, 'r').state) == n - 1
 
 
 def test_a_camera_without_an_image_at_every_frame_is_left_out(tmp_path):

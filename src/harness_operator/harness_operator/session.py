@@ -29,7 +29,7 @@ from harness_bench.verifier import (
     verify,
 )
 from harness_driver.evidence import EvidenceTaker
-from harness_driver.lerobot import DatasetWriter, decoded, trial_of
+from harness_driver.lerobot import DatasetWriter, decoded, observed_span, trial_of
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
@@ -397,7 +397,8 @@ class OperatorSession:
         self._refuse_if_done()
         self._spend_budgets(action, executor)
         before = self._fresh_evidence() if self._needs_before(action) else None
-        start_step = self.station.robot().step
+        robot = self.station.robot()
+        start_step, start_state = robot.step, [round(float(v), 6) for v in robot.measured]
         trial_id = f'trial-{len(self.journal.state.dispatched) + 1:03d}'  # ids never reused
         # Journaled before it moves: a resume knows a step ran even if nothing after it did.
         self.journal.write({'type': 'dispatch', 'key': key, 'trial_id': trial_id})
@@ -439,6 +440,7 @@ class OperatorSession:
             | record.as_dict()
             | {'instruction': self.instruction, 'dataset_task': record.task}
             | {'ticks': save_ticks(self.run, trial_id, ticks, self.log)}
+            | {'start_state': start_state}
         )
         self.journal.write({'type': 'trial', 'record': record.as_dict()})
         self._add_to_dataset(event, ticks)
@@ -503,7 +505,7 @@ class OperatorSession:
         if not len(ticks['time']):
             return
         try:
-            start, end = float(ticks['time'][0]), float(ticks['time'][-1])
+            start, end = observed_span(event, ticks)
             frames = decoded(self.station.camera_frames(start, end))
             s = self.spec
             episode = {'task': s.task, 'layout': s.layout, 'seed': s.seed}
