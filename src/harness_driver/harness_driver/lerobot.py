@@ -711,4 +711,5 @@ def write_demos(
         if not kept:
             without.append(run.name)
         say(f'[{k}/{len(runs)}] {run.name}: {len(kept)} demonstration(s)')
-    return writer.summary() | {'runs_without_demonstration': without}
+    summary = {k: v for k, v in writer.summary().items() if k != 'demos'}  # all are demos
+    return summary | {'runs_without_demonstration': without}
