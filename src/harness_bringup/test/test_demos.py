@@ -37,8 +37,10 @@ def test_demos_write_a_dataset_a_policy_can_learn_from(tmp_path, monkeypatch, ca
     to_now = np.abs(action[:-1] - state[:-1])[moving].mean()
     assert to_next < to_now
     env = np.asarray(frames['observation.environment_state'])
-    assert env.shape[1] == 9 and np.allclose(env, env[0])  # located once, before the motion
-    assert 0.76 < env[0][2] < 0.82 and not env[0][3:].any()  # one red cube on the table
+    assert env.shape[1] == 10 and np.allclose(env[:, :9], env[0, :9])  # located before moving
+    assert 0.76 < env[0][2] < 0.82 and not env[0][3:9].any()  # one red cube on the table
+    # the clock since the first observation, a tick a frame: the start is told from the end
+    assert env[0, 9] == 0.0 and np.allclose(np.diff(env[:, 9]), 0.04, atol=1e-4)
     # One image of its own per frame: the camera's distinct images come at info.json's fps.
     video = next((dataset / 'videos/observation.images.cam_left_wrist').glob('*/*.mp4'))
     with av.open(str(video)) as container:

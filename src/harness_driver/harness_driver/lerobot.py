@@ -42,6 +42,13 @@ from harness_driver.trials import load_ticks
 
 CODEBASE_VERSION = 'v3.0'
 MAX_LOCATED = 3  # objects in observation.environment_state
+# observation.environment_state: x, y, z of each located object, then the seconds since the
+# trial's first observation (the start pose and the end pose can be the same: a task that
+# ends with the arms home; the clock tells going from having gone)
+ENVIRONMENT_WIDTH = 3 * MAX_LOCATED + 1
+ENVIRONMENT_NAMES = [f'located_{k}_{a}' for k in range(1, MAX_LOCATED + 1) for a in 'xyz'] + [
+    'elapsed_s'
+]
 MAX_STATS_FRAMES = 200  # camera frames (their sampled pixels) the image stats keep
 CHUNK_SIZE = 1000
 ROBOT_TYPE = 'arx_x5_dual'
@@ -241,10 +248,12 @@ def located_objects(run: Path) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def environment_state(positions: list[np.ndarray]) -> np.ndarray:
-    """The located positions as `observation.environment_state`: x, y, z of each in order,
-    zeros after the last (MAX_LOCATED objects, so tasks of one dataset share its width)."""
-    out = np.zeros(3 * MAX_LOCATED, np.float32)
+def environment_state(positions: list[np.ndarray], elapsed: float = 0.0) -> np.ndarray:
+    """`observation.environment_state`: x, y, z of each located position in order, zeros after
+    the last (MAX_LOCATED objects, so tasks of one dataset share its width), then `elapsed`,
+    the seconds since the trial's first observation."""
+    out = np.zeros(ENVIRONMENT_WIDTH, np.float32)
+    out[-1] = elapsed
     for k, position in enumerate(positions[:MAX_LOCATED]):
         out[3 * k : 3 * k + 3] = position
     return out
@@ -473,9 +482,11 @@ class DatasetWriter:
         chunk, file = divmod(ep, CHUNK_SIZE)
         columns = {}
         if self.environment:
-            env = np.tile(np.asarray(trial.environment, np.float32), (n, 1))
+            env = np.zeros((n, ENVIRONMENT_WIDTH), np.float32)
+            env[:, : 3 * MAX_LOCATED] = np.asarray(trial.environment, np.float32)[: 3 * MAX_LOCATED]
+            env[:, -1] = np.asarray(trial.time, np.float32) - float(trial.time[0])
             columns['observation.environment_state'] = pa.array(
-                list(env), pa.list_(pa.float32(), 3 * MAX_LOCATED)
+                list(env), pa.list_(pa.float32(), ENVIRONMENT_WIDTH)
             )
             self.environments.append(env)
         table = pa.table(
@@ -542,8 +553,8 @@ class DatasetWriter:
         if self.environment:
             features['observation.environment_state'] = {
                 'dtype': 'float32',
-                'shape': [3 * MAX_LOCATED],
-                'names': [f'located_{k}_{a}' for k in range(1, MAX_LOCATED + 1) for a in 'xyz'],
+                'shape': [ENVIRONMENT_WIDTH],
+                'names': ENVIRONMENT_NAMES,
             }
         features |= {
             'observation.state': {'dtype': 'float32', 'shape': [14], 'names': self.names},

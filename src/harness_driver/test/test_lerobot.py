@@ -68,8 +68,9 @@ def test_info_describes_the_frames_and_videos(dataset):
     assert len(f['action']['names']) == 14 and f['action']['names'][6] == 'left_gripper'
     assert f['observation.images.cam_head']['dtype'] == 'video'
     assert f['observation.images.cam_head']['shape'] == [48, 64, 3]
-    assert f['observation.environment_state']['shape'] == [9]
-    assert f['observation.environment_state']['names'][3] == 'located_2_x'
+    assert f['observation.environment_state']['shape'] == [10]
+    names = f['observation.environment_state']['names']
+    assert names[3] == 'located_2_x' and names[-1] == 'elapsed_s'
     assert info['harness/cameras_left_out'] == {}
     assert summary == {
         'episodes': 3,
@@ -211,7 +212,8 @@ def test_the_environment_state_is_what_the_program_located_first_per_query(tmp_p
     located = located_objects(tmp_path)
     assert [q for q, _ in located] == ['green block', 'bowl']
     state = environment_state([p for _, p in located])
-    assert state.tolist() == pytest.approx([0.1, -0.2, 0.78, 0.3, 0.0, 0.77, 0, 0, 0])
+    assert state.tolist() == pytest.approx([0.1, -0.2, 0.78, 0.3, 0.0, 0.77, 0, 0, 0, 0])
+    assert environment_state([], 2.5)[-1] == 2.5
     log.write_text(record('x', (1, 'nan', 2)) + record('y', (True, 0, 0)))
     assert located_objects(tmp_path) == []
 
@@ -249,4 +251,4 @@ def test_lerobot_loads_it(dataset):
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[:2] == ['3', '22']
     assert 'pick the cube' in out.stdout and '(3, 48, 64)' in out.stdout and '40.5' in out.stdout
-    assert out.stdout.split()[-1] == '(9,)'  # observation.environment_state
+    assert out.stdout.split()[-1] == '(10,)'  # observation.environment_state

@@ -23,6 +23,7 @@ from harness_policy.observation import (
     ACTION_SIZE,
     PROMPT,
     STATE,
+    TIME,
     ObservationError,
     image_key,
     reply,
@@ -125,7 +126,8 @@ class LearnedPolicy:
     def __init__(self, model: LearnedModel, locator: Locator) -> None:
         self.model = model
         self.locator = locator
-        self.environment: np.ndarray | None = None
+        self.environment: list[np.ndarray] | None = None  # the located objects' positions
+        self.started = 0.0  # the episode time of the run's first observation
         self.low, self.high = action_bounds(locator.emb)
         self.reset()
 
@@ -133,7 +135,7 @@ class LearnedPolicy:
         self.environment = None
         self.model.reset()
 
-    def _objects(self, obs: dict, prompt: str) -> np.ndarray:
+    def _objects(self, obs: dict, prompt: str) -> list[np.ndarray]:
         """The environment state: each object the demonstrations' programs located for this
         instruction, located now in the same order (the width the model was trained with)."""
         tasks = self.model.record.get('tasks') or {}
@@ -152,8 +154,7 @@ class LearnedPolicy:
             if not found:
                 raise RuntimeError(f'the cameras show no {query}: nothing to act on')
             positions.append(np.asarray(found[0].position, np.float32))
-        width = self.model.config.input_features['observation.environment_state'].shape[0]
-        return environment_state(positions)[:width]
+        return positions
 
     def infer(self, obs: dict) -> dict:
         prompt = obs.get(PROMPT)
@@ -164,9 +165,15 @@ class LearnedPolicy:
             raise ObservationError(f'{STATE} must be {ACTION_SIZE} finite numbers')
         features = {'observation.state': state}
         if self.model.record.get('observation', {}).get('environment_state'):
+            now = float(np.asarray(obs.get(TIME, 0.0)))
             if self.environment is None:
-                self.environment = self._objects(obs, prompt)
-            features['observation.environment_state'] = self.environment
+                self.environment, self.started = self._objects(obs, prompt), now
+            width = self.model.config.input_features['observation.environment_state'].shape[0]
+            # the width it was trained with (an older checkpoint: the first object alone)
+            state = environment_state(self.environment, now - self.started)
+            features['observation.environment_state'] = (
+                state if width == len(state) else state[:width]
+            )
         for camera in self.model.cameras:
             features[f'observation.images.{camera}'] = self._image(obs, camera)
         rows = self.model.chunk(features, prompt)
