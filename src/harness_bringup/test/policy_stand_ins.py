@@ -56,3 +56,23 @@ def catalog(path, endpoint, learned=('lift', 'stack'), finishes=('lift',), stall
         '    timeout_seconds: 5.0\n'
     )
     return str(path)
+
+
+def expert_catalogue(folder, port: int | None = None, finishes: list[str] | None = None):
+    """The shipped catalogue's scripted_expert entry alone (the trained entries' checkpoints are
+    relative to the shipped file), at `port` (default: its own, 0 = chosen at start), with other
+    `finishes` if given; the file's path."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[3]
+    shipped = yaml.safe_load((root / 'config' / 'policies.yaml').read_text())['policies']
+    entry = dict(shipped['scripted_expert'])
+    if port is not None:
+        entry['endpoint'] = f'ws://127.0.0.1:{port}'
+    if finishes is not None:
+        entry['finishes'] = finishes
+    path = Path(folder) / 'policies.yaml'
+    path.write_text(yaml.safe_dump({'policies': {'scripted_expert': entry}}))
+    return path

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
+from policy_stand_ins import expert_catalogue
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]
@@ -224,7 +225,7 @@ def test_policy_flags_say_what_is_wrong(tmp_path, capsys):
     assert main(['--config', config, 'run', 'lift_cube', '--policies', 'nope.yaml']) == 2
     assert 'policy catalogue nope.yaml does not exist' in capsys.readouterr().err
     assert main(['--config', config, 'policy', 'serve', 'nobody']) == 2
-    assert "no policy is called 'nobody'; policies: scripted_expert" in capsys.readouterr().err
+    assert "no policy is called 'nobody'; policies: act_lift_cube, " in capsys.readouterr().err
     path = tmp_path / 'policies.yaml'
     path.write_text('policies:\n  far: {description: d, endpoint: "ws://h:1"}\n')
     assert main(['--config', config, 'policy', 'serve', 'far', '--policies', str(path)]) == 2
@@ -344,9 +345,7 @@ def test_a_policy_server_that_cannot_start_leaves_a_run_folder(tmp_path, monkeyp
         squatter.bind(('127.0.0.1', 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        text = (ROOT / 'config' / 'policies.yaml').read_text()
-        catalog = tmp_path / 'policies.yaml'
-        catalog.write_text(text.replace('ws://127.0.0.1:0 ', f'ws://127.0.0.1:{port} '))
+        catalog = expert_catalogue(tmp_path, port)
         argv = ['run', 'lift_cube', '--policies', str(catalog), '--out', str(tmp_path / 'runs')]
         assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

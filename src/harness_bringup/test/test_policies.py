@@ -10,11 +10,12 @@ import threading
 import pytest
 from harness_bringup.cli import main
 from harness_bringup.station_graph import StationGraph
+from harness_policy.catalog import load_catalog
 from harness_skills.skill_table import SKILLS
 from harness_types.convert import execution_of
 from harness_types.wait import wait_future
 from messages_server import MessagesServer
-from policy_stand_ins import ReachPolicy, catalog, serve
+from policy_stand_ins import ReachPolicy, catalog, expert_catalogue, serve
 from test_episodes import CONFIG, MODEL, of_type, text_of
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -277,14 +278,7 @@ def shipped_catalogue(tmp_path, finishes=None) -> tuple[str, str]:
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
-    text = open(CONFIG.replace('harness.yaml', 'policies.yaml')).read()
-    text = text.replace('ws://127.0.0.1:0 ', f'ws://127.0.0.1:{port} ')
-    if finishes is not None:
-        text = text.replace(
-            'finishes: [lift, place, stack, press, push, sort, handover]', f'finishes: {finishes}'
-        )
-    file = tmp_path / 'policies.yaml'
-    file.write_text(text)
+    file = expert_catalogue(tmp_path, port, finishes)
     return str(file), f'ws://127.0.0.1:{port}'
 
 
@@ -333,8 +327,10 @@ def test_an_unreachable_policy_server_makes_the_episode_not_run(tmp_path):
 
 
 def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_path):
-    file, _ = shipped_catalogue(tmp_path, finishes='[lift, place, press, push, sort, handover]')
-    assert 'stack' not in open(file).read().split('finishes:')[1].split('\n')[0]
+    file, _ = shipped_catalogue(
+        tmp_path, finishes=['lift', 'place', 'press', 'push', 'sort', 'handover']
+    )
+    assert 'stack' not in load_catalog(file).get('scripted_expert').finishes
     code, summary, events = scripted(tmp_path, 'stack_blocks_two', file)
     assert code == 0 and summary['outcome']['success'], summary
     assert summary['strategy']['choice'] == 'C' and summary['strategy']['policy_runs'] == 1
@@ -442,7 +438,7 @@ def test_a_local_server_of_port_0_gets_a_free_port_its_episodes_read(tmp_path):
     from harness_bringup.policy_broker import PolicyBroker, answers
     from harness_policy.catalog import ENDPOINTS_ENV, load_catalog
 
-    shipped = CONFIG.replace('harness.yaml', 'policies.yaml')
+    shipped = str(expert_catalogue(tmp_path))  # its entry as shipped: port 0
     assert load_catalog(shipped).get('scripted_expert').endpoint == 'ws://127.0.0.1:0'
     assert ENDPOINTS_ENV not in os.environ
     read = (
