@@ -6,6 +6,7 @@ post-policy countdown in each turn, policy-to-end and the driver's finish."""
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
@@ -483,3 +484,25 @@ def test_the_shipped_trained_policy_does_lift_cube_alone(tmp_path):
     assert run['event'] == 'EPISODE_ENDED' and run['chunks'] >= 3  # 25 actions a chunk
     log = (tmp_path / 'lift_cube').glob('*/policy_act_lift_cube.log')
     assert 'learned: LeRobot act trained on 60 demonstrations' in next(log).read_text()
+
+
+@pytest.mark.skipif(
+    __import__('harness_policy.learning_env').learning_env.learning_python() is None,
+    reason='the learning extra is not installed (tools/setup.sh --learning)',
+)
+def test_a_trained_policy_that_never_says_done_is_ended_by_the_stall_rule(tmp_path):
+    """act_press_button never says done (openpi servers do not): its run ends when the arms
+    have been still 5 s after moving, and the programs' turn comes."""
+    import yaml
+
+    shipped = yaml.safe_load(open(CONFIG.replace('harness.yaml', 'policies.yaml')))['policies']
+    entry = dict(shipped['act_press_button'])
+    entry['checkpoint'] = str(Path(CONFIG).parents[1] / 'policies' / 'act_press_button')
+    file = tmp_path / 'policies.yaml'
+    file.write_text(yaml.safe_dump({'policies': {'act_press_button': entry}}))
+    code, summary, events = scripted(tmp_path, 'press_button', str(file), '--strategy', 'A')
+    assert code == 0 and summary['strategy']['choice'] == 'A', summary
+    (run, *_) = of_type(events, 'policy_run')
+    assert run['event'] == 'COMPLETED', run
+    assert 'stalled: the arms were still for 5 s after moving' in run['detail']
+    assert run['chunks'] >= 4  # it moved: chunks of 25 actions, then stood still
