@@ -39,6 +39,10 @@ def action_bounds(emb) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+class CannotActError(RuntimeError):
+    """The policy cannot act on this scene (it does not see what it learned to act on)."""
+
+
 class CheckpointError(ValueError):
     """A folder is not a trained checkpoint this server can load; the message says why."""
 
@@ -152,7 +156,7 @@ class LearnedPolicy:
             except LocateError as exc:
                 raise ObservationError(str(exc)) from None
             if not found:
-                raise RuntimeError(f'the cameras show no {query}: nothing to act on')
+                raise CannotActError(f'the cameras show no {query}: nothing to act on')
             positions.append(np.asarray(found[0].position, np.float32))
         return positions
 
@@ -167,7 +171,12 @@ class LearnedPolicy:
         if self.model.record.get('observation', {}).get('environment_state'):
             now = float(np.asarray(obs.get(TIME, 0.0)))
             if self.environment is None:
-                self.environment, self.started = self._objects(obs, prompt), now
+                try:
+                    self.environment, self.started = self._objects(obs, prompt), now
+                except CannotActError as exc:
+                    # The policy's own failure, not its server's: it says so and is done,
+                    # holding the measured pose (the run ends COMPLETED with the sentence).
+                    return reply(np.clip(state, self.low, self.high)[None], True, str(exc))
             width = self.model.config.input_features['observation.environment_state'].shape[0]
             # the width it was trained with (an older checkpoint: the first object alone)
             state = environment_state(self.environment, now - self.started)

@@ -88,8 +88,18 @@ def test_the_trained_policy_is_served_and_acts_on_a_rendered_station(trained):
         r = worker.reset('lift_cube', 0, 0, token='')
         views = worker.observe(['cam_head', 'cam_left_wrist', 'cam_right_wrist'], True, False)
         answer = reply_of(client.infer(observation(r.state, views, INSTRUCTION)))
-        worker.close()
         assert answer.actions.shape == (25, 14) and np.isfinite(answer.actions).all()
+        # A scene without what it learned to act on: the policy says so and is done (its own
+        # failure, not its server's), holding the measured pose.
+        r = worker.reset('place_in_bowl', 0, 0, token=r.token)
+        views = worker.observe(['cam_head', 'cam_left_wrist', 'cam_right_wrist'], True, False)
+        blind = PolicyClient(url.group(1), timeout_s=60)
+        answer = reply_of(blind.infer(observation(r.state, views, INSTRUCTION)))
+        blind.close()
+        worker.close()
+        assert answer.done and 'the cameras show no red cube' in answer.info
+        assert answer.actions.shape == (1, 14)
+        assert answer.actions[0] == pytest.approx(r.state.measured, abs=1e-6)
         client.close()
         # An instruction it never learned: the server says so and closes (the episode's
         # policy run then ends with that sentence).
