@@ -866,7 +866,7 @@ def _policy_serve(args: argparse.Namespace) -> int:
 
 
 def _policy_train(args: argparse.Namespace) -> int:
-    from harness_learning.training import TrainError, TrainPlan, train
+    from harness_learning.training import TrainError, TrainPlan, check_dataset, train
     from harness_policy.learning_env import LearningEnvError, ensure_learning_python
 
     plan = TrainPlan(
@@ -883,8 +883,6 @@ def _policy_train(args: argparse.Namespace) -> int:
         width=args.width,
     )
     try:
-        from harness_learning.training import check_dataset
-
         check_dataset(plan.dataset, plan.cameras)  # before a minutes-long install
         python = ensure_learning_python(_say)
         record = train(plan, python, _say)

@@ -131,17 +131,17 @@ def trial_of(
     tick's state (one frame fewer)."""
     start = _start_state(event.get('start_state'))
     measured, command, times = ticks['measured'], ticks['command'], ticks['time']
-    if start is not None and len(times):
-        measured = np.vstack([start[None, :], measured])
-        command = np.vstack([command, command[-1:]])  # the last observation's action: dropped
-        times = np.concatenate([[observed_span(event, ticks)[0]], times])
+    if start is not None and len(times):  # each command with the state before it
+        state = np.vstack([start[None, :], measured[:-1]])
+        action = command
+        time = np.concatenate([[observed_span(event, ticks)[0]], times[:-1]])
+    else:  # from the first tick's state on
+        state, action, time = measured[:-1], command[1:], times[:-1]
     return TrialData(
         task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
-        state=measured[:-1].astype(np.float32),
-        action=command[:-1].astype(np.float32)
-        if start is not None
-        else command[1:].astype(np.float32),
-        time=times[:-1],
+        state=state.astype(np.float32),
+        action=action.astype(np.float32),
+        time=time,
         images=images,
         environment=environment,
         meta={
