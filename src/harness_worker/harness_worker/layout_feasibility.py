@@ -12,6 +12,10 @@ from harness_types.transforms import GRASP_PITCHES_DEG, rpy_to_matrix, tool_rota
 from harness_worker.kinematics import StationKinematics
 
 APPROACH_M = 0.10  # a grasp comes down to its point from this much higher
+# A task builds its objects a few millimetres and a turn of up to ~6 degrees off the sampled
+# spot (a 32 cm tray's handle moves up to 13 mm), and locate measures them to a few mm: a pitch
+# counts only when it also reaches this far from the point in x and y, at both heights.
+MARGIN_M = 0.015
 EDGE_PX = 40  # a point this close to the head image's edge does not count as seen
 
 
@@ -36,13 +40,15 @@ class StationFeasibility:
 
     def reachable(self, arm: str, point: np.ndarray, pitch: float = 50.0) -> bool:
         """Some grasp pitch pick scans, `pitch` degrees or steeper, reaches the point and
-        10 cm above it."""
+        10 cm above it, and `MARGIN_M` around both in x and y."""
         kin = self.kinematics.arms[arm]
         p = self._world(point)
-        above = p + [0.0, 0.0, APPROACH_M]
-        for steep in (p for p in GRASP_PITCHES_DEG if p >= pitch):
+        around = [[0.0, 0.0], [MARGIN_M, 0.0], [-MARGIN_M, 0.0], [0.0, MARGIN_M], [0.0, -MARGIN_M]]
+        # the point and the one above first: a pitch that misses them is dropped quickly
+        points = [p + [dx, dy, dz] for dx, dy in around for dz in (0.0, APPROACH_M)]
+        for steep in (s for s in GRASP_PITCHES_DEG if s >= pitch):
             rotation = tool_rotation(math.radians(steep))
-            if kin.ik(p, rotation).ok and kin.ik(above, rotation).ok:
+            if all(kin.ik(q, rotation).ok for q in points):
                 return True
         return False
 

@@ -33,6 +33,39 @@ def test_reach_and_view():
     assert not f.in_view(np.array([1.2, 0.3, 0.02]))  # far to the side
 
 
+def test_a_point_counts_as_reached_only_with_a_margin_around_it():
+    """A task builds its objects a little off the sampled spot: a point near the edge of the
+    reach, grasped at some pitch alone, is refused when 1.5 cm beside it is not."""
+    import math
+
+    from harness_types.transforms import GRASP_PITCHES_DEG, tool_rotation
+    from harness_worker.layout_feasibility import APPROACH_M, MARGIN_M
+
+    emb = load_embodiment()
+    kinematics = StationKinematics(station_urdf(), emb)
+    f = StationFeasibility(kinematics, emb)
+    kin = kinematics.arms['left']
+
+    def alone(point):  # some pitch reaches the point and 10 cm above it
+        p = np.asarray(point) + [0.0, 0.0, emb.table_top_z]
+        return any(
+            kin.ik(p, tool_rotation(math.radians(s))).ok
+            and kin.ik(p + [0.0, 0.0, APPROACH_M], tool_rotation(math.radians(s))).ok
+            for s in GRASP_PITCHES_DEG
+            if s >= 50.0
+        )
+
+    refused = 0
+    for y in np.arange(0.10, 0.30, 0.01):  # out along the left arm's reach
+        point = np.array([-0.25, y, 0.02])
+        if f.reachable('left', point):
+            for dx, dy in ((MARGIN_M, 0.0), (-MARGIN_M, 0.0), (0.0, MARGIN_M), (0.0, -MARGIN_M)):
+                assert alone(point + [dx, dy, 0.0]), (y, dx, dy)
+        elif alone(point):
+            refused += 1
+    assert refused >= 1  # the margin refuses a point the pitch alone reached
+
+
 @pytest.mark.parametrize('task', sorted(TASKS))
 def test_every_task_loads_its_sampled_layouts(worker, task):
     for seed in range(2):

@@ -4,7 +4,11 @@ tray = locate('purple tray')[0]
 print('found', tray)
 handle = tray.size[1] / 2 - 0.035  # a handle's centre from the tray's centre, along y
 far, near = ('left', 'right') if tray.position[0] < 0 else ('right', 'left')
-grips = {far: pick(tray, arm=far, along=handle, lift=0.0)}
+# The far handle from 8 cm: pick keeps a tool that reaches from the grasp to its approach, so
+# that tool also reaches every height the tray is raised to below (the steepest one, from the
+# default 5 cm, may stop a few mm short of 8 cm at a steep wrist's joint limit). The near
+# handle keeps the steepest tool: a shallower one reaches over the tray and touches it.
+grips = {far: pick(tray, arm=far, along=handle, lift=0.0, approach=0.08)}
 grips[near] = pick(tray, arm=near, along=-handle, lift=0.0)
 objects, held = scene()
 print('holding:', held)
