@@ -23,6 +23,8 @@ from pathlib import Path
 
 from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS, not_a_file
 
+from harness_bringup import adopt_command, plan_command
+
 EXIT_USAGE = 2
 
 
@@ -320,6 +322,21 @@ def _bench(args: argparse.Namespace) -> int:
     from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
     from harness_bringup.run import UsageError, prepare, replays_source
 
+    planned = None
+    if getattr(args, 'plan', None):  # a collection plan's layouts, in its order
+        from harness_learning.collection_plan import PlanError, read_plan
+
+        try:
+            planned = read_plan(Path(args.plan))
+        except PlanError as exc:
+            return _fail(str(exc))
+        if args.tasks:
+            return _fail('--plan names its tasks: leave out --tasks')
+        args.tasks = list(dict.fromkeys(t for t, _ in planned))
+        unknown = [t for t in args.tasks if t not in TASKS]
+        if unknown:
+            return _fail(f'plan {args.plan}: no task {", ".join(unknown)}')
+        args.layouts = (1, True)
     tasks = args.tasks or list(TASKS)
     twice = sorted({t for t in tasks if tasks.count(t) > 1})
     if twice:  # one folder per episode: the second would write over the first
@@ -350,19 +367,22 @@ def _bench(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if sampled and args.seed_base + count - 1 > INT64_MAX:
         return _fail(f'--seed-base {args.seed_base} + {count} layouts passes {INT64_MAX}')
-    if sampled:
-        places = [(SAMPLED, args.seed_base + k) for k in range(count)]
+    if planned is not None:
+        layouts = [(task, SAMPLED, seed) for task, seed in planned]
+        what = f'the {len(planned)} sampled layouts of plan {args.plan}'
+    elif sampled:
+        seeds = range(args.seed_base, args.seed_base + count)
+        layouts = [(task, SAMPLED, seed) for task in tasks for seed in seeds]
         what = f'{count} random layouts, seeds {args.seed_base}..{args.seed_base + count - 1}'
     else:
-        places = [(layout, args.seed) for layout in range(count)]
+        layouts = [(task, layout, args.seed) for task in tasks for layout in range(count)]
         what = f'{count} layouts'
     ways = [('' if w == 'rule' else w) for w in (args.strategies or ('rule',))]
     if args.strategies and not config.kernel.policies:
         return _fail('--strategies needs policies (--policies)')
     episodes = [
         BenchEpisode(task, layout, seed, rung, way)
-        for task in tasks
-        for layout, seed in places
+        for task, layout, seed in layouts
         for rung in rungs
         for way in ways
     ]
@@ -620,12 +640,18 @@ def _demos(args: argparse.Namespace) -> int:
     from harness_driver.lerobot import ExportError, write_demos
     from harness_types.config import ConfigError, load_config
 
+    if bool(args.tasks) == bool(args.plan):
+        return _fail('name the TASKs to collect or a --plan (`harness plan-collection`), not both')
     unknown = [t for t in args.tasks if t not in TASKS]
     if unknown:
         return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         return _fail(f'{out} exists and is not an empty folder: choose a new --out')
+    included = [Path(p) for p in args.include or ()]
+    for earlier in included:
+        if not (earlier / 'bench').is_dir():
+            return _fail(f'--include {earlier} is not a `harness demos` folder (no bench/ in it)')
     try:
         config = load_config(_config_path(args))
     except (FileNotFoundError, ConfigError) as exc:
@@ -643,10 +669,15 @@ def _demos(args: argparse.Namespace) -> int:
         0,
     )
     args.out = str(out / 'bench')
+    args.tasks = args.tasks or None
     status = _bench(args)
     if status:
         return status
-    episodes = sorted(p.parent for p in (out / 'bench').glob('*/episodes/*/*/events.jsonl'))
+    episodes = [  # the earlier collections' first, then this one's
+        p.parent
+        for folder in [*included, out]
+        for p in sorted((folder / 'bench').glob('*/episodes/*/*/events.jsonl'))
+    ]
     _say(f'writing the demonstrations of {len(episodes)} episodes to {out / "dataset"}')
     try:
         summary = write_demos(episodes, out / 'dataset', _say, args.image_size)
@@ -1104,6 +1135,12 @@ def build_parser() -> argparse.ArgumentParser:
         '`ray start` runs here); --jobs episodes in flight; every node needs this workspace at '
         'the same path (Ray is an optional extra: pip install -r requirements-ray.txt)',
     )
+    bench.add_argument(
+        '--plan',
+        metavar='PLAN',
+        help='run the sampled layouts of a collection plan (`harness plan-collection`) instead '
+        'of --tasks and --layouts',
+    )
     bench.set_defaults(func=_bench)
 
     program = sub.add_parser(
@@ -1219,6 +1256,7 @@ def build_parser() -> argparse.ArgumentParser:
         '128: ~0.8M, 3 MB)',
     )
     policy_train.set_defaults(func=_policy_train)
+    adopt_command.add_parser(policy_sub, _layouts, _seed, _positive_int)
 
     mcp = sub.add_parser(
         'mcp',
@@ -1296,7 +1334,19 @@ def build_parser() -> argparse.ArgumentParser:
         'LeRobot v3.0 dataset at OUT/dataset (OUT/dataset/collection.json says what it holds '
         'and which episodes gave no demonstration). Train on it with `harness policy train`.',
     )
-    demos.add_argument('tasks', nargs='+', metavar='TASK', help='tasks to collect')
+    demos.add_argument('tasks', nargs='*', metavar='TASK', help='tasks to collect (or --plan)')
+    demos.add_argument(
+        '--plan',
+        metavar='PLAN',
+        help='collect the layouts of a plan (`harness plan-collection`) as it is, in its order',
+    )
+    demos.add_argument(
+        '--include',
+        nargs='+',
+        metavar='DEMOS',
+        help='earlier `harness demos` folders whose verified trials join this dataset (theirs '
+        'first)',
+    )
     demos.add_argument(
         '--layouts',
         type=_layouts,
@@ -1322,6 +1372,7 @@ def build_parser() -> argparse.ArgumentParser:
         '--ray', nargs='?', const='auto', metavar='ADDRESS', help='episodes as Ray tasks (as bench)'
     )
     demos.set_defaults(func=_demos)
+    plan_command.add_parser(sub, _positive_int, _seed)
 
     report = sub.add_parser(
         'report',

@@ -49,12 +49,16 @@ class PolicySpec:
     observation_keys: tuple[tuple[str, str], ...] = ()
     stall_seconds: float = 5.0  # arms still this long (simulated), once they moved: it is over
     timeout_seconds: float = 30.0  # one chunk request
+    # Which weights this entry serves: 1 as written by hand, +1 at each adoption by the gate
+    # (`harness policy adopt`; the adoption log beside the catalogue says what was measured).
+    version: int = 1
 
     def text(self) -> str:
         """What list_policies() says of it."""
         rest = [k for k in self.learned if k not in self.finishes]
         return (
-            f'{self.name}: {self.description.strip()} Learned: {", ".join(self.learned) or "-"}; '
+            f'{self.name} (version {self.version}): {self.description.strip()} '
+            f'Learned: {", ".join(self.learned) or "-"}; '
             f'usually finishes: {", ".join(self.finishes) or "-"}'
             + (f'; learned but does not usually finish: {", ".join(rest)}' if rest else '')
             + (
@@ -121,6 +125,7 @@ _FIELDS = {
     'observation_keys': dict,
     'stall_seconds': float,
     'timeout_seconds': float,
+    'version': int,
 }
 
 
@@ -144,6 +149,8 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
         ok = (
             isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
             if kind is float
+            else isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            if kind is int
             else isinstance(value, list) and all(isinstance(v, str) for v in value)
             if kind is list
             else isinstance(value, dict)
@@ -158,6 +165,7 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
                 list: 'a list of strings',
                 bool: 'true or false',
                 dict: "a mapping of the harness's keys to distinct server keys",
+                int: 'a whole number from 1',
             }
             raise ConfigError(
                 f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {value!r}'
