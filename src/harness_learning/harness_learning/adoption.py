@@ -87,8 +87,8 @@ class Decision:
 
 def policy_runs(run: Path) -> tuple[int, int]:
     """(runs, finished runs) of the policy in one run folder: a run finished when it ended
-    the episode because the task succeeded, or when the episode succeeded with no program
-    motion after it."""
+    the episode because the task succeeded, or when the episode succeeded and nothing but the
+    wrap-up's way home moved after it (not the programs, not another run)."""
     executions = []
     log = run / 'kernel.log'
     if log.is_file():
@@ -106,10 +106,10 @@ def policy_runs(run: Path) -> tuple[int, int]:
         if record.get('execution') != 'run_policy':
             continue
         runs += 1
+        # anything that moved after it, but the wrap-up's way home, did what it left
         helped = any(
-            r.get('execution') != 'run_policy' and int(r.get('ticks') or 0) > 0
+            int(r.get('ticks') or 0) > 0 and r.get('execution') != 'home'
             for r in executions[i + 1 :]
-            if r.get('event') != FINISHED
         )
         ended_it = record.get('event') == FINISHED and 'succeeded' in str(record.get('detail'))
         finished += bool(success and (ended_it or not helped))
