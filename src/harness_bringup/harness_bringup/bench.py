@@ -17,6 +17,8 @@ from pathlib import Path
 
 from harness_bench.layout import layout_name
 from harness_driver.bench_table import bench_tables, markdown, wall_accounting
+from harness_driver.outcome_model import report_markdown as shadow_markdown
+from harness_driver.outcome_model import shadow_card
 from harness_driver.report_card import markdown as report_card_markdown
 from harness_driver.report_card import report_card
 from harness_driver.run_report import write_bench_page
@@ -218,7 +220,16 @@ def run_bench(
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
     (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
     card = report_card(ordered)
+    text = report_card_markdown(card)
+    shadow = shadow_card(s.get('run_folder') for s in ordered)
+    if shadow is not None:  # the outcome model scored the episodes (driver.outcome_model)
+        card['outcome_model'] = shadow
+        text += '\n' + shadow_markdown(
+            shadow['card'],
+            'Outcome model (shadow mode), on the layouts it did not train on '
+            f'({shadow["left_out_trained_layouts"]} episodes on its training layouts left out)',
+        )
     (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
-    (out / 'report_card.md').write_bytes(report_card_markdown(card).encode('utf-8', 'replace'))
+    (out / 'report_card.md').write_bytes(text.encode('utf-8', 'replace'))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
     return tables

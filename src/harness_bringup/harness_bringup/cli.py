@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS, not_a_file
 
-from harness_bringup import adopt_command, plan_command
+from harness_bringup import adopt_command, outcome_command, plan_command
 
 EXIT_USAGE = 2
 
@@ -1373,6 +1373,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demos.set_defaults(func=_demos)
     plan_command.add_parser(sub, _positive_int, _seed)
+    outcome_command.add_parser(sub)
 
     report = sub.add_parser(
         'report',

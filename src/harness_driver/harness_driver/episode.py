@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from harness_bench.layout import SAMPLED as SAMPLED_LAYOUT
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
 from harness_policy.stream import SERVICE_FAILED
@@ -698,23 +699,37 @@ class Episode:
     def _trial_event(self, status: str) -> None:
         """The episode as one trial of the dataset (harness export --lerobot)."""
         end = self.goal_verdicts.get('end', {})
-        self.folder.event(
-            {
-                'type': 'trial',
-                'dispatcher': 'scripted' if self.model.name == SCRIPTED else 'model',
-                'trial_id': 'episode',
-                'executor': self.model.name,
-                'executor_status': status,
-                'verdict': end.get('verdict', ''),
-                'tier': end.get('tier', 0),
-                'verifier_evidence': end.get('evidence', []),
-                'task': self.spec.task,
-                'instruction': self.instruction,
-                'dataset_task': self.instruction,
-                'ticks': list(self.ticks),
-                'start_state': self.start_state,
-            }
-        )
+        event = {
+            'type': 'trial',
+            'dispatcher': 'scripted' if self.model.name == SCRIPTED else 'model',
+            'trial_id': 'episode',
+            'executor': self.model.name,
+            'executor_status': status,
+            'verdict': end.get('verdict', ''),
+            'tier': end.get('tier', 0),
+            'verifier_evidence': end.get('evidence', []),
+            'task': self.spec.task,
+            'instruction': self.instruction,
+            'dataset_task': self.instruction,
+            'ticks': list(self.ticks),
+            'start_state': self.start_state,
+        }
+        if self.config.outcome_model:
+            event['outcome_model'] = self._outcome_scores(event)
+        self.folder.event(event)
+
+    def _outcome_scores(self, event: dict) -> dict:
+        """The outcome model's scores of the trial, in shadow mode: whatever it says or fails
+        to say changes nothing of the episode."""
+        from harness_driver.outcome_model import load_model, score_trial
+
+        try:
+            s = self.spec
+            layout = f'{s.task}:{s.seed}' if s.layout == SAMPLED_LAYOUT else ''
+            model = load_model(self.config.outcome_model)
+            return score_trial(model, self.folder.path, event, layout)
+        except Exception as exc:
+            return {'error': f'the outcome model could not score it: {type(exc).__name__}: {exc}'}
 
     # The summary -------------------------------------------------------------------------
 

@@ -159,8 +159,16 @@ def trial_of(
             'tier': int(event.get('tier') or 0),
             'verifier_evidence': list(event.get('verifier_evidence') or []),
             'action': json.dumps(event['action'], sort_keys=True) if event.get('action') else '',
+            # the outcome model's shadow scores beside the verdict (NaN: not scored)
+            'outcome_p_success': _score(event, 'p_success'),
+            'outcome_surprise_max': _score(event, 'surprise_max'),
         },
     )
+
+
+def _score(event: dict, name: str) -> float:
+    value = (event.get('outcome_model') or {}).get(name)
+    return float(value) if isinstance(value, int | float) else float('nan')
 
 
 def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, float]:

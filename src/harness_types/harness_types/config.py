@@ -156,6 +156,9 @@ class DriverConfig:
     goal_verifier_vlm: bool = False
     # Write the run's trials as a LeRobot v3 dataset (<run>/lerobot, demos in lerobot/demos).
     write_dataset: bool = True
+    # The outcome model in shadow mode (`harness outcome-model train`; relative to this file):
+    # every trial's predicted outcome and surprise beside its verdict; '' = off. It never acts.
+    outcome_model: str = field(default='', metadata={'path': True})
 
     @property
     def verifier(self) -> str:

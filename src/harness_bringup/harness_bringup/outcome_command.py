@@ -1,0 +1,111 @@
+"""`harness outcome-model train SOURCE... --out MODEL`: the outcome model (harness_driver.
+outcome_model) fitted on the recorded trials under SOURCEs, with its report card on the trials
+it held out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    outcome = sub.add_parser(
+        'outcome-model',
+        help='the outcome model in shadow mode: `harness outcome-model train`',
+        description="Train the outcome model (it reads out a trial's outcome and a per-tick "
+        'surprise; in shadow mode it never acts) on recorded run folders.',
+    )
+    commands = outcome.add_subparsers(dest='outcome_command', required=True, metavar='COMMAND')
+    train = commands.add_parser(
+        'train',
+        help='fit it on the run folders under SOURCEs',
+        description='Fit the outcome model on every episode run folder under SOURCEs (benches, '
+        "demonstration collections, gates): a logistic regression of the task's success on "
+        "each episode trial's trajectory features and a linear dynamics model for the per-tick "
+        'surprise, in numpy. A share of the sampled layouts (--held-out) is kept out of '
+        'training, whatever ran on them, and its report card (false positives and negatives '
+        "against the ground truth) is written to MODEL's folder as outcome_report_card.md. "
+        'Enable it with driver.outcome_model: MODEL.',
+    )
+    train.add_argument('sources', nargs='+', metavar='SOURCE', help='folders of run folders')
+    train.add_argument('--out', required=True, metavar='MODEL', help='the model file (JSON)')
+    train.add_argument(
+        '--held-out',
+        type=float,
+        default=0.25,
+        help='the share of layouts held out for the report card (default 0.25)',
+    )
+    train.set_defaults(func=run_train)
+
+
+def _say(message: str) -> None:
+    print(f'[harness] {message}', file=sys.stderr, flush=True)
+
+
+def _fail(message: str) -> int:
+    print(f'harness: {message}', file=sys.stderr)
+    return 2
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from harness_driver.outcome_model import (
+        OutcomeModelError,
+        fit,
+        held_out,
+        report_card,
+        report_markdown,
+        samples_of,
+    )
+
+    if not 0.0 < args.held_out < 1.0:
+        return _fail(f'--held-out must be between 0 and 1, not {args.held_out}')
+    out = Path(args.out)
+    if out.is_dir():
+        return _fail(f'--out {out} is a folder: name the model file')
+    runs = []
+    for source in args.sources:
+        if not Path(source).is_dir():
+            return _fail(f'{source} is not a folder')
+        runs += sorted(
+            p.parent
+            for p in Path(source).rglob('events.jsonl')
+            if (p.parent / 'summary.json').is_file()
+        )
+    samples, skipped = [], 0
+    for run in dict.fromkeys(r.resolve() for r in runs):
+        try:
+            samples += [s for s in samples_of(run) if s.success is not None]
+        except (OSError, ValueError):
+            skipped += 1  # a run folder without its ticks: nothing to learn from it
+    kept = [s for s in samples if not held_out(s.layout, s.run, args.held_out)]
+    test = [s for s in samples if held_out(s.layout, s.run, args.held_out)]
+    _say(
+        f'{len(samples)} trials with their outcome from {len(runs)} run folders '
+        f'({skipped} unreadable): {len(kept)} to train on, {len(test)} held out'
+    )
+    try:
+        model = fit(kept)
+    except OutcomeModelError as exc:
+        return _fail(str(exc))
+    card = report_card(model, test)
+    model.held_out = {'trials': len(test), 'share': args.held_out, 'card': card}
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(model.to_json()) + '\n')
+        report = out.parent / 'outcome_report_card.md'
+        title = (
+            f'Outcome model: {len(test)} held-out trials ({model.trained["trials"]} trained on, '
+            f'{model.trained["successes"]} of them successes)'
+        )
+        report.write_text('# Outcome model report card\n\n' + report_markdown(card, title))
+    except OSError as exc:
+        return _fail(f'--out {out}: {exc.strerror or exc}')
+    total = card.get('all', {})
+    _say(
+        f'held out: {sum(total.values())} trials, TP {total.get("true_pos", 0)} TN '
+        f'{total.get("true_neg", 0)} FP {total.get("false_pos", 0)} FN '
+        f'{total.get("false_neg", 0)}; model {out}, report card {report}'
+    )
+    return 0
