@@ -1,7 +1,8 @@
 """`harness policy adopt CANDIDATE --for TASK...`: the adoption gate (harness_learning.adoption)
 run as two benches on the same held-out sampled layouts: the candidate with the programs as
-fallback (strategy A), and the incumbent (the catalogue's policy for those tasks, strategy A; or
-the programs alone, strategy B)."""
+fallback (strategy C: the policy's run first, bounded to half the episode, then the programs
+finish what it left), and the incumbent (the catalogue's policy for those tasks, the same way;
+or the programs alone)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
         description='Run CANDIDATE (a `harness policy train` folder) and the incumbent (the '
         "catalogue's policy for the tasks' kind, or the programs alone) on the same held-out "
         'sampled layouts of TASKs, none of which the candidate trained on. The candidate runs '
-        'with the programs as fallback (strategy A). It is adopted when it finishes at least '
+        'with the programs as fallback (strategy C: its run bounded to half the episode, then the '
+        'programs finish what it left). It is adopted when it finishes at least '
         '--min-finish of its runs on its own, at least as many as the incumbent, and the kit '
         'succeeds on no fewer layouts: then the catalogue entry serves a copy of its weights, '
         'its version one higher. Either way the decision, the seeds and the figures are '
@@ -182,13 +184,13 @@ def run_adopt(args: argparse.Namespace) -> int:
     status = _bench(
         cli,
         [*config_args, 'bench', *common, '--policies', str(candidate_catalogue)]
-        + ['--strategies', 'A', '--out', str(out / 'candidate')],
+        + ['--strategies', 'C', '--out', str(out / 'candidate')],
     )
     if status:
         return _fail(f"the candidate's bench failed (exit {status}); see {out / 'candidate'}")
     if incumbent is not None:
         incumbent_label = f'incumbent {incumbent.name} (version {incumbent.version})'
-        side = ['--policies', str(catalogue_path), '--strategies', 'A']
+        side = ['--policies', str(catalogue_path), '--strategies', 'C']
     else:
         incumbent_label = 'incumbent: the programs alone'
         side = []

@@ -167,7 +167,11 @@ def prepare(
         cells = None
     if cells is not None and catalog is not None:
         try:
-            strategy, cells = strategy_cells(t.kind, t.instruction, cells, catalog, driver.strategy)
+            # C's policy run leaves the programs half the episode's steps
+            half = t.step_limit / load_embodiment().rates.control_hz / 2
+            strategy, cells = strategy_cells(
+                t.kind, t.instruction, cells, catalog, driver.strategy, half
+            )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if driver.model == SCRIPTED:
