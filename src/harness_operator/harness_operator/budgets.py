@@ -1,14 +1,15 @@
 """Budgets per failure class, which the agent cannot raise, and the tickets that exhausting one
 opens. The classes are the ways agents fail: looking again without anything having moved
-(`reobserve`), repeating an action that did not succeed (`retry`), and running the same action
-with another executor (`executor_switch`). Only the station's owner resolves a ticket
+(`reobserve`), repeating an action that did not succeed (`retry`), running the same action
+with another executor (`executor_switch`), taking an action back (`undo`) and stopping for the
+owner to refill the station (`refill_pause`). Only the station's owner resolves a ticket
 (`harness tickets`), which grants that class its budget afresh. Pure."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-FAILURE_CLASSES = ('reobserve', 'retry', 'executor_switch')
+FAILURE_CLASSES = ('reobserve', 'retry', 'executor_switch', 'undo', 'refill_pause')
 
 
 @dataclass

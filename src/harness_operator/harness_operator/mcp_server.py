@@ -28,9 +28,10 @@ INSTRUCTIONS = (
     "the station's verifier measured of the action's intended effect; only ok (done and "
     'satisfied) means the step succeeded; after ambiguous or stale, recheck it. Retry a lost '
     'reply with the same key: it returns the '
-    'same trial and moves nothing. Re-observing with nothing moved, retrying a failed action and '
-    'switching executors spend budgets you cannot raise; an exhausted budget opens a ticket for '
-    "the station's owner. Call finish when the task is done."
+    'same trial and moves nothing. Re-observing with nothing moved, retrying a failed action, '
+    'switching executors, undoing an action and pausing for a refill spend budgets you cannot '
+    "raise; an exhausted budget opens a ticket for the station's owner. Call finish when the "
+    'task is done.'
 )
 
 
@@ -175,6 +176,22 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         return _call(holder.get().recheck, key)
 
     @server.tool()
+    def undo() -> dict[str, Any]:
+        """Take the last action back by its inverse, run as a trial of its own (key
+        'undo:<its key>'): after a pick, the object is put back where it stood; after a
+        move_eef (or one arm's home), the TCP goes back where it was. Other actions have no
+        inverse and are refused with the reason (a place let go: picking again is a new pick; a
+        press cannot be taken back). Spends the undo budget. Returns {undone, inverse, trial,
+        budgets_left}."""
+        return _call(holder.get().undo)
+
+    @server.tool()
+    def refill_pause(reason: str) -> dict[str, Any]:
+        """Ask the station's owner to refill the station (objects used up or off the table),
+        saying what. Spends the refill_pause budget; in simulation nothing is refilled."""
+        return _call(holder.get().refill_pause, reason)
+
+    @server.tool()
     def estop(engage: bool = True) -> dict[str, Any]:
         """Emergency stop: engage=true stops any motion at its next control tick (the arms hold
         their pose) and refuses every action until estop(engage=false) releases it."""
@@ -195,8 +212,8 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
 
     @server.tool()
     def budgets() -> dict[str, Any]:
-        """The budgets per failure class (reobserve, retry, executor_switch): what is left and
-        the limits. You cannot raise them."""
+        """The budgets per failure class (reobserve, retry, executor_switch, undo,
+        refill_pause): what is left and the limits. You cannot raise them."""
         return _call(holder.get().budgets_left)
 
     @server.tool()

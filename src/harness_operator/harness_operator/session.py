@@ -307,6 +307,51 @@ class OperatorSession:
             self.run.event({'type': 'recheck', **out})
             return out
 
+    def undo(self) -> dict:
+        """Take the last action back by its inverse (a pick: the object put back where it
+        stood; a move: the TCP back where it was), as a trial of its own under the key
+        'undo:<its key>', spending the undo budget; or refuse, saying why there is none."""
+        with self._lock:
+            self.journal.refresh()
+            trials = list(self.journal.state.trials.values())
+            if not trials:
+                raise OperatorError('nothing to undo: no action has run')
+            last = trials[-1]
+            if last.key.startswith(UNDO):
+                raise OperatorError(
+                    f'the last action ({last.trial_id}) was an undo: an undo is not taken back '
+                    '(do the action again)'
+                )
+            if last.inverse is None:
+                raise OperatorError(
+                    f'{last.trial_id} ({parse_action(last.action).describe()}) cannot be undone: '
+                    f'{last.no_inverse or "it has no inverse"}'
+                )
+            self._refuse_if_done()
+            self._charge('undo', f'undo {last.trial_id}')
+            record = self._do(last.inverse, 'skill', f'{UNDO}{last.key}')
+            out = {'undone': last.trial_id, 'inverse': last.inverse, 'trial': record.as_dict()}
+            self.journal.write({'type': 'event', 'what': 'undo', 'of': last.key})
+            self.run.event({'type': 'operator', 'what': 'undo', 'of': last.trial_id})
+            return out | {'budgets_left': self.budgets.left()}
+
+    def refill_pause(self, reason: str) -> dict:
+        """Ask the station's owner to refill it (objects used up, knocked off the table),
+        spending the refill_pause budget; journaled. In simulation nothing is refilled."""
+        with self._lock:
+            if not isinstance(reason, str) or not reason.strip() or len(reason) > 500:
+                raise OperatorError('reason must say what to refill (1 to 500 characters)')
+            self._refuse_if_done()
+            self._charge('refill_pause', reason.strip())
+            self.journal.write({'type': 'event', 'what': 'refill_pause', 'reason': reason})
+            self.run.event({'type': 'operator', 'what': 'refill_pause', 'reason': reason})
+            return {
+                'paused_for_refill': reason.strip(),
+                'note': 'in simulation nothing is refilled: the scene is as it was; on hardware '
+                'the owner refills the station and the run goes on',
+                'budgets_left': self.budgets.left(),
+            }
+
     def estop(self, engage: bool = True) -> dict:
         """Engage (or release) the emergency stop: a running motion stops at its next tick and
         holds its pose; no motion starts while it is engaged."""
@@ -413,6 +458,7 @@ class OperatorSession:
             verdict = Verdict(AMBIGUOUS, 0, [f'the verifier failed: {type(exc).__name__}: {exc}'])
         self._track(action, arm, verdict.verdict)
         self._trials_this_session += 1
+        inverse, no_inverse = inverse_of(action, arm, verdict.verdict, before, robot)
         record = TrialRecord(
             trial_id=trial_id,
             key=key,
@@ -432,6 +478,8 @@ class OperatorSession:
                 for e in cell.executions
             ],
             output=cell.output[-2000:],
+            inverse=inverse,
+            no_inverse=no_inverse,
         )
         self._before[key] = before
         ticks = ticks_of(cell.executions)
@@ -495,7 +543,7 @@ class OperatorSession:
 
     @staticmethod
     def _needs_before(action: Action) -> bool:
-        return action.skill in ('push', 'press')
+        return action.skill in ('push', 'press', 'pick')  # a pick: where to put it back
 
     def _add_to_dataset(self, event: dict, ticks: dict[str, np.ndarray]) -> None:
         """The trial (its `trial` event and ticks) as the next episode of <run>/lerobot (and
@@ -601,6 +649,54 @@ class OperatorSession:
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
+
+
+UNDO = 'undo:'  # an undo's key: this prefix and the key of the action it takes back
+
+NO_INVERSE = {
+    'place': 'it let go of the object: taking it back into the hand is a new pick',
+    'release': 'it let go of the object: taking it back into the hand is a new pick',
+    'push': 'a push has no safe inverse (pushing from the far side may not bring it back): '
+    'push it back yourself if that is what you want',
+    'press': 'a press cannot be taken back',
+    'transfer': "a hand-over's inverse is another hand-over: do_action transfer",
+    'program': "a program's effects are not known action by action",
+    'policy': "a policy's effects are not known action by action",
+    'home': 'home moved both arms: take each back with move_eef',
+}
+
+
+def inverse_of(
+    action: Action, arm: str, verdict: str, before: Evidence | None, robot
+) -> tuple[dict | None, str]:
+    """The action that takes `action` back (run by `arm`, judged `verdict`, from the scene
+    `before` it and the robot state `robot` before it), or None and why there is none."""
+    if action.skill == 'pick':
+        if verdict != 'satisfied':
+            return (
+                None,
+                f'the pick did not hold the object (verdict {verdict}): nothing to put back',
+            )
+        if arm not in ('left', 'right'):
+            return None, 'no arm moved: nothing to put back'
+        query = _query(action.args.get('object'))
+        found = before.find(query) if before is not None else []
+        near = action.args.get('object')
+        if isinstance(near, dict) and found:
+            found = sorted(found, key=lambda o: float(np.linalg.norm(o.position - near['near'])))
+        if not found:
+            return None, f'where the {query} stood before the pick was not seen'
+        where = [round(float(v), 4) for v in found[0].position]
+        return {'skill': 'place', 'position': where, 'arm': arm}, ''
+    if action.skill == 'move_eef' or (action.skill == 'home' and action.args.get('arm')):
+        moved = arm or action.args.get('arm') or ''
+        if moved not in ('left', 'right'):
+            return None, 'no arm moved: nothing to take back'
+        state = robot.arm(moved)
+        position = [round(float(v), 4) for v in state.tcp_position]
+        quat = [round(float(v), 6) for v in state.tcp_quat]
+        return {'skill': 'move_eef', 'position': position, 'quat': quat, 'arm': moved}, ''
+    return None, NO_INVERSE.get(action.skill, 'it has no inverse')
 
 
 def _moved_arm(arms) -> str:

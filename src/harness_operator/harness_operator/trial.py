@@ -70,6 +70,9 @@ class TrialRecord:
     task: str = ''
     executions: list[dict] = field(default_factory=list)
     output: str = ''
+    # How to take it back (`undo`): the inverse action's JSON, or why there is none.
+    inverse: dict | None = None
+    no_inverse: str = ''
 
     @property
     def ok(self) -> bool:

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS = {'observe', 'do_action', 'run_batch', 'recheck', 'estop', 'journal', 'tickets', 'budgets'}
-TOOLS |= {'finish'}
+TOOLS |= {'finish', 'undo', 'refill_pause'}
 
 
 def pq_rows(path: Path) -> list[dict]:
@@ -377,3 +377,38 @@ def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path
     assert 'called no tool' in summary['detail'] and summary['task'] == 'place_in_bowl'
     events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
     assert events[-1]['type'] == 'end' and events[-1]['status'] == 'session_ended'
+
+
+async def pick_and_undo(tmp: Path, journal: Path) -> tuple[list, list, dict, str, str]:
+    async with Client(server(tmp, journal)) as c:
+        before = json.loads((await c.call_tool('observe')).content[0].text)['objects']
+        picked = structured(
+            await c.call_tool(
+                'do_action', {'action': {'skill': 'pick', 'object': 'green block'}, 'key': 'p'}
+            )
+        )
+        assert picked['ok'], picked
+        undone = structured(await c.call_tool('undo'))
+        after = json.loads((await c.call_tool('observe')).content[0].text)['objects']
+        again = error_text(await c.call_tool('undo'))
+        press = {'skill': 'press', 'target': 'blue bowl'}
+        await c.call_tool('do_action', {'action': press, 'key': 'b'})
+        no_inverse = error_text(await c.call_tool('undo'))
+        return before, after, undone, again, no_inverse
+
+
+def test_undo_puts_a_picked_object_back_within_a_centimetre(tmp_path):
+    journal = tmp_path / 'runs' / 'undo.journal.jsonl'
+    before, after, undone, again, no_inverse = anyio.run(pick_and_undo, tmp_path, journal)
+
+    def block(objects):
+        return next(o for o in objects if 'green' in o['label'])
+
+    moved = [
+        a - b for a, b in zip(block(after)['position'], block(before)['position'], strict=True)
+    ]
+    assert sum(d * d for d in moved) ** 0.5 < 0.01, moved
+    assert undone['inverse']['skill'] == 'place' and undone['trial']['ok'], undone
+    assert undone['trial']['key'] == 'undo:p' and undone['budgets_left']['undo'] == 1
+    assert 'an undo is not taken back' in again
+    assert 'a press cannot be taken back' in no_inverse

@@ -100,7 +100,10 @@ class FakeEyes:
 def session(tmp_path):
     station = FakeStation()
     journal = Journal(
-        tmp_path / 'j.jsonl', OperatorBudgets({'reobserve': 1, 'retry': 1, 'executor_switch': 1})
+        tmp_path / 'j.jsonl',
+        OperatorBudgets(
+            {'reobserve': 1, 'retry': 1, 'executor_switch': 1, 'undo': 2, 'refill_pause': 1}
+        ),
     )
     s = OperatorSession(
         station, FakeEyes(station), journal, TASKS['place_in_bowl'](),
@@ -238,3 +241,56 @@ def test_a_step_that_started_but_was_never_recorded_is_a_resume_mismatch(session
     view = again.journal_view()['this_session']
     assert view == {k: v for k, v in info.items() if k != 'instruction'}
     assert again.do_action({'skill': 'home'}, 'auto', 'k3').trial_id == 'trial-003'
+
+
+def test_undo_puts_back_what_was_picked_where_it_stood_and_spends_its_budget(session):
+    with pytest.raises(OperatorError, match='nothing to undo: no action has run'):
+        session.undo()
+    session.do_action(PICK, key='p1')
+    out = session.undo()
+    assert out['undone'] == 'trial-001'
+    assert out['inverse'] == {'skill': 'place', 'position': [0.0, 0.0, 0.02], 'arm': 'left'}
+    assert 'place(' in session.station.cells[-1] and '[0.0, 0.0, 0.02]' in session.station.cells[-1]
+    assert out['trial']['key'] == 'undo:p1' and out['budgets_left']['undo'] == 1
+    with pytest.raises(OperatorError, match='was an undo: an undo is not taken back'):
+        session.undo()
+    assert session.journal.state.events[-1]['what'] == 'undo'
+
+
+def test_an_action_without_an_inverse_is_refused_with_why(session):
+    session.station.next_event = SKILL_ERROR
+    session.do_action(PICK, key='p1')
+    with pytest.raises(OperatorError, match=r'cannot be undone: the pick did not hold the object'):
+        session.undo()
+    session.station.next_event = COMPLETED
+    session.do_action({'skill': 'press', 'target': 'red button'}, key='b1')
+    with pytest.raises(OperatorError, match='a press cannot be taken back'):
+        session.undo()
+    session.do_action({'program': 'home()'}, key='g1')
+    with pytest.raises(OperatorError, match="a program's effects are not known"):
+        session.undo()
+    assert session.budgets.left()['undo'] == 2  # a refusal spends nothing
+
+
+def test_a_move_is_undone_by_moving_the_tcp_back(session):
+    session.do_action({'skill': 'move_eef', 'position': [0.1, 0.2, 0.3], 'arm': 'left'}, key='m')
+    inverse = session.undo()['inverse']
+    assert inverse == {
+        'skill': 'move_eef', 'position': [0.0, 0.0, 0.3], 'quat': [1.0, 0.0, 0.0, 0.0],
+        'arm': 'left',
+    }  # fmt: skip
+
+
+def test_undos_and_refill_pauses_are_budgeted(session):
+    session.budgets.limits['undo'] = 1
+    session.do_action(PICK, key='p1')
+    session.undo()
+    session.do_action(PICK, key='p2')
+    with pytest.raises(BudgetRefusedError, match='undo budget is exhausted'):
+        session.undo()
+    session.budgets.limits['refill_pause'] = 1
+    assert session.refill_pause('the blocks are used up')['budgets_left']['refill_pause'] == 0
+    with pytest.raises(BudgetRefusedError, match='refill_pause budget is exhausted'):
+        session.refill_pause('again')
+    with pytest.raises(OperatorError, match='reason must say what to refill'):
+        session.refill_pause(' ')

@@ -173,6 +173,8 @@ class OperatorConfig:
     reobserve_budget: int = field(default=3, metadata=_at_least(0))
     retry_budget: int = field(default=2, metadata=_at_least(0))
     executor_switch_budget: int = field(default=1, metadata=_at_least(0))
+    undo_budget: int = field(default=2, metadata=_at_least(0))
+    refill_pause_budget: int = field(default=1, metadata=_at_least(0))
     action_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
 
     def budget_limits(self) -> dict[str, int]:
@@ -180,6 +182,8 @@ class OperatorConfig:
             'reobserve': self.reobserve_budget,
             'retry': self.retry_budget,
             'executor_switch': self.executor_switch_budget,
+            'undo': self.undo_budget,
+            'refill_pause': self.refill_pause_budget,
         }
 
 
