@@ -74,7 +74,8 @@ class Judgement:
 @dataclass(frozen=True)
 class Verdict:
     """The verifier's answer on one claim set: `verdict` (VERDICTS), the `tier` it rests on (0
-    when none could judge), `evidence` (one line per tier that judged) and `judgements`."""
+    when none could judge), `evidence` (one line per tier counted) and every tier's
+    `judgements`, counted or not."""
 
     verdict: str
     tier: int
@@ -445,27 +446,34 @@ def judge_tier(claims: Sequence[Claim], tier: int, e: Evidence) -> Judgement | N
     return Judgement(tier, SATISFIED, '; '.join(notes))
 
 
-def combine(judgements: Sequence[Judgement], stale: bool = False) -> Verdict:
-    """The tiers' common verdict; a tier-3 answer counts only beside a tier-2 one."""
+def combine(judgements: Sequence[Judgement], stale: bool = False, tier3: bool = False) -> Verdict:
+    """The tiers' common verdict. A tier-3 answer (a VLM's) counts only for a task whose
+    tier 3 has a report card (`tier3`) and only beside a tier-2 one; otherwise it is kept in
+    `judgements` (the report card that earns the tier reads it) but not counted."""
     if stale:
         return Verdict(STALE, 0, ['the views are older than the last motion: recheck it'])
-    counted = [j for j in judgements if j.tier != 3 or any(k.tier == 2 for k in judgements)]
+    counted = [
+        j for j in judgements if j.tier != 3 or (tier3 and any(k.tier == 2 for k in judgements))
+    ]
     counted.sort(key=lambda j: j.tier)
     lines = [f'tier {j.tier} ({TIERS[j.tier]}): {j.verdict}: {j.evidence}' for j in counted]
     if not counted:
         return Verdict(AMBIGUOUS, 0, ['no tier could judge it: recheck it'], tuple(judgements))
     answers = {j.verdict for j in counted}
     if len(answers) > 1:
-        return Verdict(AMBIGUOUS, counted[0].tier, lines, tuple(counted))
-    return Verdict(answers.pop(), counted[0].tier, lines, tuple(counted))
+        return Verdict(AMBIGUOUS, counted[0].tier, lines, tuple(judgements))
+    return Verdict(answers.pop(), counted[0].tier, lines, tuple(judgements))
 
 
-def verify(claims: Sequence[Claim], e: Evidence, extra: Sequence[Judgement] = ()) -> Verdict:
-    """Judge `claims` with tiers 1 and 2 (and `extra` judgements, e.g. a VLM's at tier 3)."""
+def verify(
+    claims: Sequence[Claim], e: Evidence, extra: Sequence[Judgement] = (), tier3: bool = False
+) -> Verdict:
+    """Judge `claims` with tiers 1 and 2 (and `extra` judgements, e.g. a VLM's at tier 3,
+    counted as `combine` says)."""
     if e.stale:
         return combine([], stale=True)
     found = [j for t in (1, 2) if (j := judge_tier(claims, t, e)) is not None]
-    return combine([*found, *extra])
+    return combine([*found, *extra], tier3=tier3)
 
 
 def effect_claims(skill: str, args: dict, held: dict[str, str]) -> tuple[Claim, ...]:

@@ -127,11 +127,14 @@ def test_moves_and_turns_are_judged_against_the_view_before():
     assert Turned('red button', 'green').judge(unpressed)[0] == VIOLATED
 
 
-def test_a_vlm_verdict_counts_only_beside_a_perception_one():
+def test_a_vlm_verdict_counts_only_beside_a_perception_one_for_a_task_with_its_card():
     vlm = Judgement(3, SATISFIED, 'the model says yes')
-    assert combine([vlm]).verdict == AMBIGUOUS
-    assert combine([Judgement(2, SATISFIED, 'seen'), vlm]).verdict == SATISFIED
-    assert combine([Judgement(2, VIOLATED, 'seen'), vlm]).verdict == AMBIGUOUS
+    assert combine([vlm], tier3=True).verdict == AMBIGUOUS
+    assert combine([Judgement(2, SATISFIED, 'seen'), vlm], tier3=True).verdict == SATISFIED
+    assert combine([Judgement(2, VIOLATED, 'seen'), vlm], tier3=True).verdict == AMBIGUOUS
+    # a task whose tier 3 has no report card: kept, not counted
+    alone = combine([Judgement(2, VIOLATED, 'seen'), vlm])
+    assert alone.verdict == VIOLATED and vlm in alone.judgements
 
 
 def test_skill_effects_name_what_was_picked():

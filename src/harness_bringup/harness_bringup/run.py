@@ -26,6 +26,7 @@ from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
+from harness_driver.report_card import tier3_tasks
 from harness_driver.run_folder import RunFolder, update_summary
 from harness_kernel.program_api import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
@@ -412,8 +413,9 @@ def _run_graph(
             episode.station = graph
             if config.driver.goal_verifier:
                 task = TASKS[spec.task]()
+                carded = spec.task in tier3_tasks(config.driver.tier3_report_card)
                 episode.goal_verifier = goal_verifier(
-                    verifier_eyes(graph, config), lambda: task.claims(episode.instruction)
+                    verifier_eyes(graph, config), lambda: task.claims(episode.instruction), carded
                 )
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)

@@ -76,18 +76,21 @@ class EvidenceTaker:
         )
 
 
-def goal_verifier(taker: EvidenceTaker, goal: Callable[[], tuple]) -> Callable[..., dict]:
+def goal_verifier(
+    taker: EvidenceTaker, goal: Callable[[], tuple], tier3: bool = False
+) -> Callable[..., dict]:
     """verify(extra=()): the task's goal (the claims `goal()` gives now: a task's goal may
     follow its instruction) judged now, as a dict: the combined verdict, its tier and evidence,
     and each tier's own verdict (None where it cannot tell) for the report card. `extra`:
-    judgements of other tiers (a VLM's, tier 3)."""
+    judgements of other tiers (a VLM's, tier 3: counted only where `tier3`, the task's tier 3
+    having a report card; its own verdict is in `tiers` either way)."""
 
     def verify_goal(extra: tuple[Judgement, ...] = ()) -> dict:
         claims = goal()
         evidence = taker.take()
         per_tier = {t: judge_tier(claims, t, evidence) for t in (1, 2)}
         per_tier |= {j.tier: j for j in extra}
-        verdict = combine([j for j in per_tier.values() if j is not None])
+        verdict = combine([j for j in per_tier.values() if j is not None], tier3=tier3)
         return verdict.as_dict() | {
             'tiers': {str(t): (j.verdict if j else None) for t, j in per_tier.items()},
             'at_rest': evidence.at_rest,

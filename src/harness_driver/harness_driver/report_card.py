@@ -50,11 +50,36 @@ def report_card(summaries: Iterable[dict]) -> dict:
                 total[tier][k] += v
     judged_3 = total['3']['judged'] - total['3']['abstained']
     note = (
-        f'{judged_3} verdicts, each counted in the combined verdict only beside a tier-2 one'
+        f'{judged_3} verdicts, each counted in the combined verdict only beside a tier-2 one '
+        'and only for the tasks of the card driver.tier3_report_card names'
         if judged_3
         else 'not judged: no VLM verdict in these episodes (driver.goal_verifier_vlm, a model)'
     )
     return {'tasks': cards, 'total': total, 'tier_3': note}
+
+
+def tier3_tasks(card_path: str) -> set[str]:
+    """The tasks a report card (report_card.json) judged at tier 3: those whose VLM verdicts
+    may count (driver.tier3_report_card); none for '' or a card that cannot be read."""
+    import json
+    from pathlib import Path
+
+    if not card_path:
+        return set()
+    try:
+        card = json.loads(Path(card_path).read_text())
+    except (OSError, ValueError):
+        return set()
+    tasks = card.get('tasks') if isinstance(card, dict) else None
+    if not isinstance(tasks, dict):
+        return set()
+    return {
+        task
+        for task, rows in tasks.items()
+        if isinstance(rows, dict)
+        and isinstance(rows.get('3'), dict)
+        and rows['3'].get('judged', 0) - rows['3'].get('abstained', 0) > 0
+    }
 
 
 def _rate(n: int, d: int) -> str:

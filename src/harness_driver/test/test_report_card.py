@@ -51,3 +51,23 @@ def test_episodes_without_ground_truth_or_verdicts_count_nothing():
         [{'task': 'x'}, {'task': 'x', 'goal_verdicts': {'end': {'verdict': 'satisfied'}}}]
     )
     assert card['total']['combined']['judged'] == 0
+
+
+def test_tier_3_counts_only_for_the_tasks_a_card_judged_at_tier_3(tmp_path):
+    import json
+
+    from harness_driver.report_card import tier3_tasks
+
+    card = {
+        'tasks': {
+            'lift_cube': {'3': {'judged': 4, 'abstained': 1}},
+            'press_button': {'3': {'judged': 2, 'abstained': 2}},  # it never answered
+            'place_in_bowl': {'2': {'judged': 4, 'abstained': 0}},
+        }
+    }
+    path = tmp_path / 'report_card.json'
+    path.write_text(json.dumps(card))
+    assert tier3_tasks(str(path)) == {'lift_cube'}
+    assert tier3_tasks('') == set() and tier3_tasks(str(tmp_path / 'none.json')) == set()
+    path.write_text('[1]')
+    assert tier3_tasks(str(path)) == set()

@@ -154,6 +154,9 @@ class DriverConfig:
     # At the end also ask the VLM verifier (verifier_model; one model call of the budget): its
     # answer is tier 3, counted only beside a tier-2 verdict.
     goal_verifier_vlm: bool = False
+    # The report card (a bench's report_card.json, relative to this file) whose tasks' tier 3
+    # was judged: only for those tasks does a tier-3 verdict count ('' = for none).
+    tier3_report_card: str = field(default='', metadata={'path': True})
     # Write the run's trials as a LeRobot v3 dataset (<run>/lerobot, demos in lerobot/demos).
     write_dataset: bool = True
     # The outcome model in shadow mode (`harness outcome-model train`; relative to this file):
