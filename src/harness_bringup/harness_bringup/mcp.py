@@ -134,6 +134,7 @@ def serve_mcp(
             say,
             policies=policy_names(config),
             replay=graph.notes.get('backend') == 'mujoco',  # hardware keeps its world
+            policy_versions=policy_versions(config),
         )
         opened['session'] = session
         return session
@@ -189,6 +190,14 @@ def policy_names(config: GraphConfig) -> tuple[str, ...]:
 
     catalog = policy_catalog(config)
     return tuple(catalog.policies) if catalog is not None else ()
+
+
+def policy_versions(config: GraphConfig) -> dict[str, int]:
+    """Each catalogue policy's version (an executor preference is kept with it)."""
+    from harness_bringup.run import policy_catalog
+
+    catalog = policy_catalog(config)
+    return {n: p.version for n, p in catalog.policies.items()} if catalog is not None else {}
 
 
 def close_run(

@@ -30,6 +30,9 @@ class JournalState:
     events: list[dict] = field(default_factory=list)
     sessions: int = 0
     dispatched: dict[str, str] = field(default_factory=dict)  # key -> trial id, before it ran
+    # skill -> {executor, policy_version}: "prefer executor X for skill Y", with the version of
+    # the policy it was set for (a later version leaves it unverified)
+    preferences: dict[str, dict] = field(default_factory=dict)
 
 
 class Journal:
@@ -109,6 +112,11 @@ class Journal:
             s.dispatched[r['key']] = r['trial_id']
         elif kind == 'event':
             s.events.append({k: v for k, v in r.items() if k != 'type'})
+        elif kind == 'preference':
+            s.preferences[str(r['skill'])] = {
+                'executor': str(r['executor']),
+                'policy_version': r.get('policy_version'),
+            }
 
     def write(self, record: dict) -> None:
         """Append `record` (a dict with 'type') under an exclusive lock, then read it back."""

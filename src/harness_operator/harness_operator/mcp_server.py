@@ -186,6 +186,15 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         return _call(holder.get().undo)
 
     @server.tool()
+    def prefer(executor: str, skill: str) -> dict[str, Any]:
+        """Prefer `executor` ('skill', or 'policy:NAME' with policies) for `skill` (pick, place,
+        ...): do_action with executor 'auto' then runs that skill with it. A preference for a
+        policy is kept with the policy's catalogue version; once the policy changes it is
+        unverified (journal and preferences say so) and not followed until set again.
+        executor 'auto' clears it. Returns every preference."""
+        return _call(holder.get().prefer, executor, skill)
+
+    @server.tool()
     def refill_pause(reason: str) -> dict[str, Any]:
         """Ask the station's owner to refill the station (objects used up or off the table),
         saying what. Spends the refill_pause budget; in simulation nothing is refilled."""

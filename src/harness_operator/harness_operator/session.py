@@ -36,6 +36,7 @@ from harness_types.cell import CellResult
 
 from harness_operator.actions import (
     OBJECT_ARGS,
+    SKILLS,
     Action,
     ActionError,
     cell_source,
@@ -87,8 +88,11 @@ class OperatorSession:
         log: Callable[[str], None] = print,
         policies: tuple[str, ...] = (),
         replay: bool = True,
+        policy_versions: dict[str, int] | None = None,
     ) -> None:
         self.policies = policies  # the catalogue's policies (none: the learned half is off)
+        # each policy's catalogue version: a preference set for another one is unverified
+        self.policy_versions = dict(policy_versions or {})
         # Resuming runs the journal's trials again: only in simulation, where the reset world
         # is the same; on hardware the world is as the last session left it.
         self.replay = replay
@@ -140,6 +144,9 @@ class OperatorSession:
         self.journal.write(
             {'type': 'session', 'run_folder': str(self.run.path), 'resumed_trials': len(resumed)}
         )
+        for p in self.preferences():  # a policy changed since it was set: said in the journal
+            if not p['verified']:
+                self.journal.write({'type': 'event', 'what': 'preference_unverified', **p})
         mismatches = self._replay(resumed) if self.replay else []
         # a step that started moving but has no record (its session died mid-motion): the
         # world of the replay lacks it
@@ -352,6 +359,51 @@ class OperatorSession:
                 'budgets_left': self.budgets.left(),
             }
 
+    def prefer(self, executor: str, skill: str) -> dict:
+        """ "Prefer `executor` for `skill`": do_action with executor 'auto' runs that skill with
+        it while the preference is verified (set for the policy's current catalogue version);
+        journaled, so a later session keeps it. 'auto' as the executor clears it."""
+        with self._lock:
+            if skill not in SKILLS:
+                raise OperatorError(f'skill must be one of {", ".join(SKILLS)}, not {skill!r}')
+            if executor not in self.executors():
+                raise OperatorError(
+                    f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
+                )
+            policy = executor.split(':', 1)[1] if executor.startswith('policy:') else ''
+            self.journal.write(
+                {
+                    'type': 'preference',
+                    'skill': skill,
+                    'executor': executor,
+                    'policy_version': self.policy_versions.get(policy) if policy else None,
+                }
+            )
+            return {'preferences': self.preferences()}
+
+    def preferences(self) -> list[dict]:
+        """Every preference with whether it is verified: one set for a policy whose catalogue
+        version has changed since is unverified, and not followed, until it is set again."""
+        out = []
+        for skill, p in self.journal.state.preferences.items():
+            if p['executor'] == 'auto':
+                continue
+            policy = p['executor'].split(':', 1)[1] if p['executor'].startswith('policy:') else ''
+            now = self.policy_versions.get(policy) if policy else None
+            verified = not policy or (policy in self.policies and now == p['policy_version'])
+            entry = {'skill': skill, 'executor': p['executor'], 'verified': verified}
+            if policy:
+                entry['policy_version'] = p['policy_version']
+            if not verified:
+                entry['why'] = (
+                    f'{policy} is version {now} now, it was set for version '
+                    f'{p["policy_version"]}: prefer it again to verify it'
+                    if policy in self.policies
+                    else f'{policy} is not in the catalogue now'
+                )
+            out.append(entry)
+        return out
+
     def estop(self, engage: bool = True) -> dict:
         """Engage (or release) the emergency stop: a running motion stops at its next tick and
         holds its pose; no motion starts while it is engaged."""
@@ -389,6 +441,7 @@ class OperatorSession:
             'events': st.events[-50:],
             'open_tickets': [t.as_dict() for t in self.budgets.tickets if t.status == 'open'],
             'budgets_left': self.budgets.left(),
+            'preferences': self.preferences(),
             'finished': self.finished,
             'this_session': self.resumed,
         }
@@ -511,7 +564,13 @@ class OperatorSession:
                 known = ', '.join(self.policies) or 'none (harness mcp --policies)'
                 raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
             executor = f'policy:{action.args["policy"]}'
-        return self._by_position(action), 'skill' if executor == 'auto' else executor
+        if executor == 'auto':
+            preferred = next(
+                (p for p in self.preferences() if p['skill'] == action.skill and p['verified']),
+                None,
+            )
+            executor = preferred['executor'] if preferred else 'skill'
+        return self._by_position(action), executor
 
     def _spend_budgets(self, action: Action, executor: str) -> None:
         """Decide every failure class the call falls in first, then spend: a call refused by

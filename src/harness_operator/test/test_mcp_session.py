@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS = {'observe', 'do_action', 'run_batch', 'recheck', 'estop', 'journal', 'tickets', 'budgets'}
-TOOLS |= {'finish', 'undo', 'refill_pause'}
+TOOLS |= {'finish', 'undo', 'refill_pause', 'prefer'}
 
 
 def pq_rows(path: Path) -> list[dict]:

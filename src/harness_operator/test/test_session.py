@@ -294,3 +294,39 @@ def test_undos_and_refill_pauses_are_budgeted(session):
         session.refill_pause('again')
     with pytest.raises(OperatorError, match='reason must say what to refill'):
         session.refill_pause(' ')
+
+
+def test_a_preference_is_followed_while_its_policy_is_the_version_it_was_set_for(tmp_path):
+    def open_session(version: int) -> OperatorSession:
+        station = FakeStation()
+        budgets = OperatorBudgets({'executor_switch': 5, 'retry': 5})
+        s = OperatorSession(
+            station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', budgets),
+            TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
+            RunFolder(tmp_path / f'run{version}'), lambda _m: None, policies=('expert',),
+            replay=False, policy_versions={'expert': version},
+        )  # fmt: skip
+        s.start()
+        return s
+
+    first = open_session(1)
+    prefs = first.prefer('policy:expert', 'pick')['preferences']
+    assert prefs == [
+        {'skill': 'pick', 'executor': 'policy:expert', 'verified': True, 'policy_version': 1}
+    ]
+    assert first.do_action(PICK, key='p1').executor == 'policy:expert'
+    assert "run_policy('expert'" in first.station.cells[-1]
+    with pytest.raises(OperatorError, match='skill must be one of'):
+        first.prefer('skill', 'dance')
+    with pytest.raises(OperatorError, match='executor must be one of'):
+        first.prefer('policy:other', 'pick')
+
+    second = open_session(2)  # the policy was adopted anew: the preference is not verified
+    (pref,) = second.preferences()
+    assert not pref['verified'] and 'version 2 now, it was set for version 1' in pref['why']
+    assert any(e['what'] == 'preference_unverified' for e in second.journal.state.events)
+    assert second.do_action({'skill': 'pick', 'object': 'red cube'}, key='p2').executor == 'skill'
+    second.prefer('policy:expert', 'pick')  # verified again, for version 2
+    assert second.preferences()[0]['verified'] and second.journal_view()['preferences']
+    second.prefer('auto', 'pick')
+    assert second.preferences() == []
