@@ -374,3 +374,32 @@ def test_a_workspace_path_with_a_space_is_refused_before_set_up(tmp_path):
     assert run.returncode == 2, run.stderr
     assert "the workspace's path has a space" in run.stderr and 'my ws' in run.stderr
     assert sorted(p.name for p in (tmp_path / 'my ws').iterdir()) == ['tools']
+
+
+@pytest.mark.parametrize(
+    'argv,message',
+    [
+        (
+            ['policy', 'adopt', 'nope', '--for', 'lift_cube'],
+            'is not a `harness policy train` folder',
+        ),
+        (['policy', 'adopt', 'x', '--for', 'nope'], 'no task nope'),
+        (['policy', 'adopt', 'x', '--for', 'lift_cube', '--layouts', '3'], 'must be random:N'),
+        (['policy', 'adopt', 'x', '--for', 'lift_cube', '--min-finish', '2'], 'must be in [0, 1]'),
+        (['plan-collection', 'nope', '--budget', '3'], 'nope is not a folder'),
+        (['outcome-model', 'train', 'nope'], 'nope is not a folder'),
+        (['outcome-model', 'train', '.', '--held-out', '1'], 'must be between 0 and 1'),
+        (['demos', 'lift_cube', '--plan', 'p.json'], 'name the TASKs to collect or a --plan'),
+        (['demos'], 'name the TASKs to collect or a --plan'),
+        (['bench', '--plan', 'nope.json'], 'plan nope.json does not exist'),
+        (['demos', 'lift_cube', '--include', '.'], 'is not a `harness demos` folder'),
+    ],
+)
+def test_the_flywheels_commands_say_what_is_wrong_in_one_line(argv, message, tmp_path, capsys):
+    out = ['--out', str(tmp_path / 'out' / ('p.json' if argv[0] != 'demos' else 'd'))]
+    if argv[0] == 'bench':
+        out = ['--out', str(tmp_path / 'out')]
+    assert main([*argv, *out]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / 'out').exists()
