@@ -68,7 +68,7 @@ def test_after_b_one_hand_over_before_anything_moved(make_kernel):
 def test_list_policies_says_what_each_learned(make_kernel):
     kernel, *_ = make_kernel(catalog=CATALOG)
     r = kernel.run_cell('print(list_policies())')
-    assert 'expert: A test policy.' in r.output
+    assert 'expert (version 1): A test policy.' in r.output
     assert 'usually finishes: lift' in r.output and 'does not usually finish: stack' in r.output
 
 
