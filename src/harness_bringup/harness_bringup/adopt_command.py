@@ -11,6 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
+
 
 def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
     adopt = policy_sub.add_parser(
@@ -66,15 +69,6 @@ def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
         '--jobs', type=positive_int, help='episodes at a time (default: one per two cores)'
     )
     adopt.set_defaults(func=run_adopt)
-
-
-def _say(message: str) -> None:
-    print(f'[harness] {message}', file=sys.stderr, flush=True)
-
-
-def _fail(message: str) -> int:
-    print(f'harness: {message}', file=sys.stderr)
-    return 2
 
 
 def run_adopt(args: argparse.Namespace) -> int:

@@ -24,13 +24,8 @@ from pathlib import Path
 from harness_types.config import INT64_MAX, INTERFACES, PERCEPTION_BACKENDS, not_a_file
 
 from harness_bringup import adopt_command, outcome_command, plan_command
-
-EXIT_USAGE = 2
-
-
-def _fail(message: str) -> int:
-    print(f'harness: {message}', file=sys.stderr)
-    return EXIT_USAGE
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
 
 
 def _attachable() -> None:
@@ -59,10 +54,6 @@ def _not_started(folder: Path, base: dict, problem: str) -> int:
     run.close()
     write_report_safely(run.path, lambda _line: None)
     return _fail(problem)
-
-
-def _say(message: str) -> None:
-    print(f'[harness] {message}', flush=True)
 
 
 def _config_path(args: argparse.Namespace) -> Path | None:

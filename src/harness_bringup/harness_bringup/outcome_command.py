@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
 
 
 def add_parser(sub) -> None:
@@ -38,15 +40,6 @@ def add_parser(sub) -> None:
         help='the share of layouts held out for the report card (default 0.25)',
     )
     train.set_defaults(func=run_train)
-
-
-def _say(message: str) -> None:
-    print(f'[harness] {message}', file=sys.stderr, flush=True)
-
-
-def _fail(message: str) -> int:
-    print(f'harness: {message}', file=sys.stderr)
-    return 2
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
 
 POOL_BASE = 20_000  # the seeds coverage draws from: apart from benches' and gates' usual bases
 POOL_SIZE = 300
@@ -45,15 +47,6 @@ def add_parser(sub, positive_int, seed_type) -> None:
         help=f'seeds coverage may draw, per task (default {POOL_SIZE})',
     )
     plan.set_defaults(func=run_plan)
-
-
-def _say(message: str) -> None:
-    print(f'[harness] {message}', file=sys.stderr, flush=True)
-
-
-def _fail(message: str) -> int:
-    print(f'harness: {message}', file=sys.stderr)
-    return 2
 
 
 def station_placements():
