@@ -37,10 +37,9 @@ from harness_types.camera import CameraView
 from harness_types.cell import STATUSES, CellResult, ShownImage
 from harness_types.config import KernelConfig
 from harness_types.execution import EPISODE_ENDED, Execution, skill_error
-from harness_types.prediction import Prediction
+from harness_types.prediction import MAX_HORIZON_S, Prediction
 from harness_types.robot_state import ARMS, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
-from harness_worker.world_model import MAX_HORIZON_S
 
 from harness_kernel.bounds import (
     OUTPUT_LIMIT,

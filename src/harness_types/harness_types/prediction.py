@@ -9,6 +9,10 @@ import numpy as np
 
 from harness_types.camera import CameraView
 
+# The longest prediction (simulated seconds) predict_future asks of a world model: the kernel
+# refuses a longer one, the stand-in never rolls further.
+MAX_HORIZON_S = 60.0
+
 
 @dataclass(frozen=True)
 class Prediction:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from harness_policy.observation import ObservationError, observation
 from harness_policy.stream import ChunkStream, PolicyRun, hold_ticks, metadata_problem
-from harness_types.prediction import Prediction
+from harness_types.prediction import MAX_HORIZON_S, Prediction
 
 MODEL_NAME = (
     'simulated_copy: a stand-in world model (a copy of the simulated station rolled forward, '
@@ -29,7 +29,6 @@ MODEL_NAME = (
 )
 
 
-MAX_HORIZON_S = 60.0  # the longest prediction (simulated seconds) the stand-in rolls
 # The worker is busy while it predicts: a rollout (a slow policy server's) stops after this
 # much wall time, well inside the skill server's wait for worker/predict, and says so.
 MAX_ROLLOUT_WALL_S = 20.0
