@@ -116,10 +116,10 @@ def run_adopt(args: argparse.Namespace) -> int:
         )
         catalogue = load_catalog(catalogue_path)
         record = training_record(candidate)
+        trained = trained_layouts(record)
     except (FileNotFoundError, ConfigError, AdoptionError) as exc:
         return _fail(str(exc))
     seeds = list(range(args.seed_base, args.seed_base + count))
-    trained = trained_layouts(record)
     seen = sorted((t, s) for t in args.tasks for s in seeds if (t, s) in trained)
     if seen:
         return _fail(

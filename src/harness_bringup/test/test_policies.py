@@ -5,6 +5,7 @@ post-policy countdown in each turn, policy-to-end and the driver's finish."""
 
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -506,3 +507,55 @@ def test_a_trained_policy_that_never_says_done_is_ended_by_the_stall_rule(tmp_pa
     assert run['event'] == 'COMPLETED', run
     assert 'stalled: the arms were still for 5 s after moving' in run['detail']
     assert run['chunks'] >= 4  # it moved: chunks of 25 actions, then stood still
+
+
+@pytest.mark.skipif(
+    __import__('harness_policy.learning_env').learning_env.learning_python() is None,
+    reason='the learning extra is not installed (tools/setup.sh --learning)',
+)
+def test_the_gate_adopts_a_trained_policy_in_place_of_the_programs(tmp_path):
+    """`harness policy adopt` end to end: the shipped lift_cube checkpoint as a candidate (its
+    demonstrations said to be seeds 1000-1001) against the programs alone on one held-out
+    layout; it finishes its run, so the catalogue gets it as version 1 (a copy of its weights),
+    the log a line, and a seed it trained on is refused before anything runs."""
+    import shutil
+    from dataclasses import replace
+
+    import yaml
+    from harness_driver.lerobot import write_datasets
+    from harness_learning.training import RECORD
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'harness_learning' / 'test'))
+    from demos import demo
+
+    root = Path(CONFIG).parents[1]
+    candidate = shutil.copytree(root / 'policies' / 'act_lift_cube', tmp_path / 'candidate')
+    trials = [demo(6, k) for k in range(2)]
+    trials = [
+        replace(t, meta=t.meta | {'task_name': 'lift_cube', 'layout': -1, 'seed': 1000 + k})
+        for k, t in enumerate(trials)
+    ]
+    write_datasets(tmp_path / 'demos', trials)
+    record = json.loads((candidate / RECORD).read_text()) | {'dataset': str(tmp_path / 'demos')}
+    (candidate / RECORD).write_text(json.dumps(record))
+    shipped = yaml.safe_load((root / 'config' / 'policies.yaml').read_text())['policies']
+    kept = {'act_press_button': shipped['act_press_button']}
+    kept['act_press_button']['checkpoint'] = str(root / 'policies' / 'act_press_button')
+    catalogue = tmp_path / 'cat' / 'policies.yaml'
+    catalogue.parent.mkdir()
+    catalogue.write_text('# mine\n' + yaml.safe_dump({'policies': kept}, sort_keys=False))
+    argv = ['--config', CONFIG, 'policy', 'adopt', str(candidate), '--for', 'lift_cube']
+    argv += ['--policies', str(catalogue), '--layouts', 'random:1']
+    assert main([*argv, '--seed-base', '1001', '--out', str(tmp_path / 'no')]) == 2
+    assert main([*argv, '--seed-base', '9000', '--out', str(tmp_path / 'gate')]) == 0
+    (line,) = (tmp_path / 'cat' / 'adoption_log.jsonl').read_text().splitlines()
+    decision = json.loads(line)
+    assert decision['adopted'] and decision['seeds'] == [9000], decision
+    assert decision['candidate_figures']['finished_runs'] == 1
+    assert decision['incumbent'] == 'incumbent: the programs alone'
+    spec = load_catalog(catalogue).get('act_lift_cube')
+    assert spec.version == 1 and spec.checkpoint == str(
+        tmp_path / 'cat' / 'policies' / 'act_lift_cube-v1'
+    )
+    assert (Path(spec.checkpoint) / RECORD).is_file() and catalogue.read_text().startswith('# mine')
+    assert 'adopted by the gate' in spec.description

@@ -198,7 +198,12 @@ def trained_layouts(record: dict) -> set[tuple[str, int]]:
     """The (task, seed) sampled layouts the candidate's demonstrations came from."""
     import pyarrow.parquet as pq
 
-    root = Path(record['dataset'])
+    root = Path(str(record.get('dataset') or ''))
+    if not record.get('dataset') or not (root / 'meta' / 'info.json').is_file():
+        raise AdoptionError(
+            f"the candidate's dataset {root} is not here: the layouts it trained on cannot be "
+            'told from held-out ones'
+        )
     found = set()
     for part in sorted((root / 'meta' / 'episodes').rglob('*.parquet')):
         table = pq.read_table(part, columns=['harness/task_name', 'harness/layout', 'harness/seed'])

@@ -137,6 +137,12 @@ def test_the_candidates_demonstrations_are_the_layouts_it_may_not_be_judged_on(t
     assert trained_layouts(training_record(run)) == {('lift_cube', 3000), ('lift_cube', 3001)}
 
 
+def test_a_candidate_whose_dataset_is_gone_cannot_be_held_out(tmp_path):
+    record = training_record(trained_folder(tmp_path, [1]))
+    with pytest.raises(AdoptionError, match='is not here: the layouts it trained on'):
+        trained_layouts(record | {'dataset': str(tmp_path / 'gone')})
+
+
 def test_a_candidate_must_be_a_finished_training(tmp_path):
     with pytest.raises(AdoptionError, match='not a `harness policy train` folder'):
         training_record(tmp_path)
