@@ -45,7 +45,7 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(capsys):
 
 
 def test_a_cluster_started_from_a_venv_only_shell_runs_the_episodes(tmp_path):
-    """The README's way (`ray start --head` with the venv activated, the workspace not
+    """The user guide's way (`ray start --head` with the venv activated, the workspace not
     sourced) ran no episode: every task failed with "No module named 'harness_bringup'" and the
     bench scored them as failures. The tasks now get the workspace's environment, every node is
     checked first, and a node that cannot import the workspace is one line, exit 2."""
