@@ -241,8 +241,8 @@ def catalogue_entry(
 
 def replace_entry(catalogue: Path, name: str, entry: dict) -> None:
     """Write `entry` as policy `name` of the catalogue file, in place of its block (or after
-    the last one), leaving every other line (and comment) as it was; written whole, beside
-    and renamed."""
+    the last one), leaving every other line (and comment) as it was; a file whose layout that
+    edit cannot keep is written anew from its data. Written whole, beside and renamed."""
     text = Path(catalogue).read_text()
     block = yaml.safe_dump({name: entry}, sort_keys=False, width=96, allow_unicode=True)
     block = ''.join(f'  {line}\n' for line in block.splitlines())
@@ -255,6 +255,15 @@ def replace_entry(catalogue: Path, name: str, entry: dict) -> None:
         while end < len(lines) and (not lines[end].strip() or lines[end].startswith('   ')):
             end += 1
         new = ''.join(lines[:start]) + block + ''.join(lines[end:])
+    try:
+        written = (yaml.safe_load(new) or {}).get('policies', {}).get(name)
+    except (yaml.YAMLError, AttributeError):
+        written = None
+    if written != entry:  # a layout the block edit cannot keep (`policies: {}`, flow style)
+        doc = yaml.safe_load(text) or {}
+        doc.setdefault('policies', {})
+        doc['policies'] = dict(doc['policies'] or {}) | {name: entry}
+        new = yaml.safe_dump(doc, sort_keys=False, width=96, allow_unicode=True)
     part = Path(catalogue).with_suffix('.yaml.part')
     part.write_text(new)
     part.replace(catalogue)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from harness_types.config import INT64_MAX
 
 from harness_learning.adoption import NOT_RUN, policy_runs
 
@@ -212,8 +213,8 @@ def read_plan(path: Path) -> list[Layout]:
         seed = item.get('seed') if isinstance(item, dict) else None
         if not isinstance(task, str) or not isinstance(seed, int) or isinstance(seed, bool):
             raise PlanError(f'plan {path}: layout {i} needs a task (text) and a seed (integer)')
-        if seed < 0:
-            raise PlanError(f'plan {path}: layout {i} has a negative seed {seed}')
+        if not 0 <= seed <= INT64_MAX:
+            raise PlanError(f'plan {path}: layout {i} has the seed {seed}, not in 0..{INT64_MAX}')
         out.append((task, seed))
     if len(set(out)) != len(out):
         raise PlanError(f'plan {path} names a layout twice')

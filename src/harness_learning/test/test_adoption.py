@@ -189,6 +189,17 @@ def test_a_new_entry_goes_after_the_others(tmp_path):
     assert catalogue.read_text().startswith('# mine\n')
 
 
+@pytest.mark.parametrize(
+    'text', ['policies: {}\n', 'policies: {other: {description: x, endpoint: ws://h:1}}\n']
+)
+def test_a_catalogue_in_flow_style_is_written_anew_with_the_entry(tmp_path, text):
+    catalogue = tmp_path / 'policies.yaml'
+    catalogue.write_text(text)
+    replace_entry(catalogue, 'new', {'description': 'y', 'endpoint': 'ws://h:2'})
+    assert load_catalog(catalogue).get('new').endpoint == 'ws://h:2'
+    assert len(load_catalog(catalogue).policies) == 1 + ('other' in text)
+
+
 def test_a_catalogue_version_is_a_whole_number_from_one(tmp_path):
     catalogue = tmp_path / 'policies.yaml'
     for bad in ('0', 'two', '1.5', 'true'):

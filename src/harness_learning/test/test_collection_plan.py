@@ -116,7 +116,8 @@ def test_the_sources_give_failures_demonstrations_and_what_was_tried(tmp_path):
         ('{"layouts": []}', 'expected {"layouts"'),
         ('{"layouts": [{"task": "t"}]}', 'layout 0 needs a task (text) and a seed (integer)'),
         ('{"layouts": [{"task": "t", "seed": true}]}', 'a seed (integer)'),
-        ('{"layouts": [{"task": "t", "seed": -1}]}', 'negative seed -1'),
+        ('{"layouts": [{"task": "t", "seed": -1}]}', 'has the seed -1, not in 0..'),
+        ('{"layouts": [{"task": "t", "seed": 9223372036854775808}]}', 'not in 0..'),
         ('{"layouts": [{"task": "t", "seed": 1}, {"task": "t", "seed": 1}]}', 'twice'),
     ],
 )
