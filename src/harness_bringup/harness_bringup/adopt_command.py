@@ -134,14 +134,19 @@ def run_adopt(args: argparse.Namespace) -> int:
     incumbent = incumbents.pop() if len(incumbents) == 1 else None
     if incumbents:
         return _fail('the tasks have different incumbent policies: gate them one at a time')
-    if incumbent is not None and args.name and args.name != incumbent.name:
+    # A trained incumbent is replaced under its name; a stand-in or an external server stays,
+    # and an adopted candidate goes in before it (the strategy rule takes the first).
+    replaced = incumbent if incumbent is not None and incumbent.serve == 'lerobot' else None
+    if replaced is not None and args.name and args.name != replaced.name:
         return _fail(
-            f'the incumbent for {kind} is {incumbent.name}: a candidate replaces it under its '
+            f'the incumbent for {kind} is {replaced.name}: a candidate replaces it under its '
             'name (leave out --name)'
         )
-    name = args.name or (incumbent.name if incumbent else f'act_{args.tasks[0]}')
+    name = args.name or (replaced.name if replaced else f'act_{args.tasks[0]}')
     doc = _catalogue_doc(catalogue_path)
-    base = doc['policies'].get(incumbent.name if incumbent else name)
+    if replaced is None and name in doc['policies']:
+        return _fail(f'{catalogue_path} has a policy {name} already: choose another --name')
+    base = doc['policies'].get(replaced.name) if replaced is not None else None
     if base is None:  # a fresh entry: the kinds it learned, the cameras as the station has
         base = {
             'endpoint': 'ws://127.0.0.1:0',  # a free port, chosen when the broker starts it
@@ -161,6 +166,9 @@ def run_adopt(args: argparse.Namespace) -> int:
     trial.pop('version', None)
     trial['instructions'] = sorted(record.get('tasks') or {})
     candidate_doc = json.loads(json.dumps(doc))
+    for other, entry in list(candidate_doc['policies'].items()):  # the candidate alone for it
+        if other != name and kind in (entry.get('learned') or []):
+            candidate_doc['policies'].pop(other)
     candidate_doc['policies'][name] = trial
     for entry in candidate_doc['policies'].values():  # relative paths were the catalogue's
         if entry.get('checkpoint') and not Path(entry['checkpoint']).is_absolute():
@@ -200,8 +208,8 @@ def run_adopt(args: argparse.Namespace) -> int:
     decision = decide(mine, theirs, rule)
     version = None
     if decision.adopt:
-        version = (incumbent.version if incumbent is not None else 0) + 1
-        store = _store_folder(catalogue_path, incumbent, name, version)
+        version = (replaced.version if replaced is not None else 0) + 1
+        store = _store_folder(catalogue_path, replaced, name, version)
         try:
             store_checkpoint(candidate, store)
         except AdoptionError as exc:
@@ -214,7 +222,8 @@ def run_adopt(args: argparse.Namespace) -> int:
         )
         relative = _relative(store, catalogue_path.parent)
         entry = catalogue_entry(record, relative, base, version, gate)
-        replace_entry(catalogue_path, name, entry)
+        before = incumbent.name if incumbent is not None and replaced is None else None
+        replace_entry(catalogue_path, name, entry, before=before)
     log = log_decision(
         catalogue_path,
         GateRecord(

@@ -403,3 +403,70 @@ def test_the_flywheels_commands_say_what_is_wrong_in_one_line(argv, message, tmp
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / 'out').exists()
+
+
+def test_a_candidate_adopted_over_a_stand_in_goes_before_it_and_the_stand_in_stays(
+    tmp_path, monkeypatch, capsys
+):
+    """press_button's incumbent in the shipped catalogue is scripted_expert (a stand-in that
+    finishes it): an adopted candidate is a new entry placed before it (the strategy rule takes
+    the first), and the candidate's own side ran with no other policy of its kind. The benches
+    are faked here (run folders written as a bench writes them); the gate end to end is
+    test_policies.py's."""
+    import json
+    import shutil
+
+    import yaml
+    from harness_learning.training import CHECKPOINT, RECORD
+    from harness_policy.catalog import load_catalog
+
+    from harness_bringup import adopt_command
+
+    shutil.copytree(ROOT / 'config', tmp_path / 'config')
+    shutil.copytree(ROOT / 'prompts', tmp_path / 'prompts')
+    shutil.copytree(ROOT / 'policies', tmp_path / 'policies')
+    catalogue = tmp_path / 'config' / 'policies.yaml'
+    dataset = tmp_path / 'demos'
+    (dataset / 'meta' / 'episodes').mkdir(parents=True)
+    (dataset / 'meta' / 'info.json').write_text('{}')
+    candidate = tmp_path / 'candidate'
+    (candidate / CHECKPOINT).mkdir(parents=True)
+    (candidate / CHECKPOINT / 'model.safetensors').write_bytes(b'w')
+    record = {'status': 'done', 'dataset': str(dataset), 'demonstrations': 9, 'steps_done': 9}
+    record['tasks'] = {'Press the red button, not the blue one.': ['red button']}
+    (candidate / RECORD).write_text(json.dumps(record))
+    sides = []
+
+    def bench(cli, argv):
+        out = Path(argv[argv.index('--out') + 1])
+        policies = argv[argv.index('--policies') + 1] if '--policies' in argv else ''
+        sides.append(yaml.safe_load(Path(policies).read_text()) if policies else None)
+        finished = out.name == 'candidate'
+        for k in range(2):
+            run = out / 'b' / 'episodes' / f'e{k}' / 'run'
+            run.mkdir(parents=True)
+            detail = 'episode ended: the task succeeded' if finished else ''
+            event = 'EPISODE_ENDED' if finished else 'COMPLETED'
+            line = {'execution': 'run_policy', 'event': event, 'detail': detail, 'ticks': 9}
+            (run / 'kernel.log').write_text(json.dumps(line) + '\n')
+            summary = {'task': 'press_button', 'layout': -1, 'seed': 9000 + k}
+            summary |= {'status': 'finished', 'outcome': {'success': True}}
+            (run / 'summary.json').write_text(json.dumps(summary))
+        return 0
+
+    monkeypatch.setattr(adopt_command, '_bench', bench)
+    argv = ['--config', str(tmp_path / 'config' / 'harness.yaml'), 'policy', 'adopt']
+    argv += [str(candidate), '--for', 'press_button', '--layouts', 'random:2']
+    assert main([*argv, '--out', str(tmp_path / 'g0')]) == 2
+    assert 'has a policy act_press_button already' in capsys.readouterr().err
+    argv += ['--name', 'act_press_new', '--out', str(tmp_path / 'g1')]
+    assert main(argv) == 0, capsys.readouterr().err
+    learned_press = [n for n, e in sides[0]['policies'].items() if 'press' in e.get('learned', [])]
+    assert learned_press == ['act_press_new']  # the candidate alone for its kind
+    assert 'scripted_expert' in sides[1]['policies']  # the incumbent's side: the catalogue
+    order = list(load_catalog(catalogue).policies)
+    assert order.index('act_press_new') < order.index('scripted_expert')
+    spec = load_catalog(catalogue).get('act_press_new')
+    assert spec.version == 1 and spec.learned == ('press',) and spec.finishes == ('press',)
+    instruction = next(iter(record['tasks']))
+    assert load_catalog(catalogue).for_kind('press', instruction).name == 'act_press_new'

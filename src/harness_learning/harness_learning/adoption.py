@@ -239,16 +239,23 @@ def catalogue_entry(
     return entry
 
 
-def replace_entry(catalogue: Path, name: str, entry: dict) -> None:
-    """Write `entry` as policy `name` of the catalogue file, in place of its block (or after
-    the last one), leaving every other line (and comment) as it was; a file whose layout that
-    edit cannot keep is written anew from its data. Written whole, beside and renamed."""
+def replace_entry(catalogue: Path, name: str, entry: dict, before: str | None = None) -> None:
+    """Write `entry` as policy `name` of the catalogue file: in place of its block, or a new
+    one before policy `before`'s block (else after the last one), leaving every other line and
+    comment as it was; a file whose layout that edit cannot keep is written anew from its data.
+    Written whole, beside and renamed."""
     text = Path(catalogue).read_text()
     block = yaml.safe_dump({name: entry}, sort_keys=False, width=96, allow_unicode=True)
     block = ''.join(f'  {line}\n' for line in block.splitlines())
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if re.match(rf'  {re.escape(name)}:', ln)), None)
-    if start is None:
+    ahead = next(
+        (i for i, ln in enumerate(lines) if before and re.match(rf'  {re.escape(before)}:', ln)),
+        None,
+    )
+    if start is None and ahead is not None:
+        new = ''.join(lines[:ahead]) + block + ''.join(lines[ahead:])
+    elif start is None:
         new = text + ('' if text.endswith('\n') else '\n') + block
     else:
         end = start + 1
@@ -262,7 +269,12 @@ def replace_entry(catalogue: Path, name: str, entry: dict) -> None:
     if written != entry:  # a layout the block edit cannot keep (`policies: {}`, flow style)
         doc = yaml.safe_load(text) or {}
         doc.setdefault('policies', {})
-        doc['policies'] = dict(doc['policies'] or {}) | {name: entry}
+        policies = dict(doc['policies'] or {})
+        policies.pop(name, None)
+        order = list(policies)
+        at = order.index(before) if before in policies else len(order)
+        order.insert(at, name)
+        doc['policies'] = {n: entry if n == name else policies[n] for n in order}
         new = yaml.safe_dump(doc, sort_keys=False, width=96, allow_unicode=True)
     part = Path(catalogue).with_suffix('.yaml.part')
     part.write_text(new)

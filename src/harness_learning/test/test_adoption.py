@@ -179,7 +179,7 @@ def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path
     assert '(version 2)' in spec.text()
 
 
-def test_a_new_entry_goes_after_the_others(tmp_path):
+def test_a_new_entry_goes_after_the_others_or_before_the_one_named(tmp_path):
     catalogue = tmp_path / 'policies.yaml'
     catalogue.write_text(
         '# mine\npolicies:\n  other:\n    description: x\n    endpoint: ws://h:1\n'
@@ -187,6 +187,12 @@ def test_a_new_entry_goes_after_the_others(tmp_path):
     replace_entry(catalogue, 'new', {'description': 'y', 'endpoint': 'ws://h:2'})
     assert list(load_catalog(catalogue).policies) == ['other', 'new']
     assert catalogue.read_text().startswith('# mine\n')
+    replace_entry(catalogue, 'first', {'description': 'z', 'endpoint': 'ws://h:3'}, before='other')
+    assert list(load_catalog(catalogue).policies) == ['first', 'other', 'new']
+    flow = tmp_path / 'flow.yaml'
+    flow.write_text('policies: {a: {description: x, endpoint: ws://h:1}}\n')
+    replace_entry(flow, 'b', {'description': 'y', 'endpoint': 'ws://h:2'}, before='a')
+    assert list(load_catalog(flow).policies) == ['b', 'a']
 
 
 @pytest.mark.parametrize(
