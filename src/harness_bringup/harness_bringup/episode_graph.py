@@ -1,6 +1,6 @@
 """The node graph of one episode: the station (worker and skill server) and the driver's node
 in this process, the kernel in its own process (which runs programs in its sandboxed program
-process), and the recorder in its own. Implements the episode's `Station`
+process), and the recorder in its own. Implements the episode's `EpisodeStation`
 (harness_driver.episode)."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class EpisodeGraph(StationGraph):
         self.notes['perception'] = load_config(self.params).kernel.perception
         return self
 
-    # Station --------------------------------------------------------------------------------
+    # EpisodeStation ----------------------------------------------------------------------------
 
     def reset(self, task: str, layout: int = 0, seed: int = 0) -> EpisodeStart:
         instruction, description = self.driver.reset(task, layout, seed)

@@ -1,5 +1,5 @@
 """The model loop of one episode: decision points, budgets, history, verifier, wrap-up,
-outcome and the run folder. Pure: the graph comes in as a `Station`."""
+outcome and the run folder. Pure: the graph comes in as an `EpisodeStation`."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class EpisodeStart:
     pictures: tuple[str, ...] = ()  # cameras that serve the task's pictures (harness_bench PICTURE)
 
 
-class Station(Protocol):
+class EpisodeStation(Protocol):
     """The graph as the episode sees it (harness_bringup's EpisodeGraph over ROS)."""
 
     def reset(self, task: str, layout: int, seed: int) -> EpisodeStart: ...
@@ -201,7 +201,7 @@ class Episode:
     def __init__(
         self,
         config: DriverConfig,
-        station: Station,
+        station: EpisodeStation,
         model: ModelClient,
         verifier: ModelClient | None,
         budgets: Budgets,

@@ -1,7 +1,7 @@
 """The verifier's own eyes: fresh camera views of every camera, located by a perception of the
 verifier's own (not the program's: its tracks and ids stay the program's), and the robot state,
 made into `harness_bench.verifier.Evidence`. Pure: the station comes in as the episode's
-`Station`."""
+`EpisodeStation`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The agent operator's session over a live station: what `harness mcp`'s tools do. Pure: the
-station comes in as the episode's `Station` (harness_bringup's EpisodeGraph over ROS), the
-verifier's eyes as an `EvidenceTaker`.
+station comes in as the episode's `EpisodeStation` (harness_bringup's EpisodeGraph over ROS),
+the verifier's eyes as an `EvidenceTaker`.
 
 The contract, against the ways agents fail:
 - every action returns two fields, `executor_status` (from the motion's events) and `verdict`

@@ -108,8 +108,9 @@ class Rejection:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """The shield's answer. `command` is the very object that was checked, unchanged."""
+class Ruling:
+    """The shield's ruling on one command: accepted, or rejected with its reasons. `command`
+    is the very object that was checked, unchanged."""
 
     accepted: bool
     command: object
@@ -154,7 +155,7 @@ class Shield:
         self._last = None
         self._last_links = None
 
-    def check(self, command: object, measured: Sequence[float]) -> Verdict:
+    def check(self, command: object, measured: Sequence[float]) -> Ruling:
         """Check `command` against the limits, the measured state and the last accepted command.
 
         `measured` is the robot's state in the command layout (joint positions, gripper open
@@ -163,7 +164,7 @@ class Shield:
         cfg = self.config
         reasons = self._shape_and_finite(command)
         if reasons:
-            return Verdict(False, command, tuple(reasons))
+            return Ruling(False, command, tuple(reasons))
         q = np.asarray(command, dtype=float)
         m = np.asarray(measured, dtype=float)
         if m.shape != (cfg.size,) or not _all_finite(m):
@@ -188,10 +189,10 @@ class Shield:
         if self._clearance is not None:
             reasons += self._collisions(self._clearance(q), lambda: self._clearance(m))
         if reasons:
-            return Verdict(False, command, tuple(reasons))
+            return Ruling(False, command, tuple(reasons))
         self._last = q.copy()
         self._last_links = [p.copy() for p in links]
-        return Verdict(True, command)
+        return Ruling(True, command)
 
     def _within_joint_bounds(self, q: np.ndarray, m: np.ndarray) -> bool:
         """Whether every entry is within its limits (arm joints: past neither limit by more
