@@ -11,11 +11,12 @@ import json
 import sys
 from pathlib import Path
 
+from harness_bringup.arguments import DEFAULT_POLICIES, _layouts, _positive_int, _seed
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 
 
-def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
+def add_parser(policy_sub) -> None:
     adopt = policy_sub.add_parser(
         'adopt',
         help='the adoption gate: a trained policy replaces the incumbent only if it is no worse',
@@ -46,14 +47,14 @@ def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
     )
     adopt.add_argument(
         '--layouts',
-        type=layouts_type,
+        type=_layouts,
         default=(10, True),
         metavar='random:N',
         help='held-out sampled layouts per task (default random:10)',
     )
     adopt.add_argument(
         '--seed-base',
-        type=seed_type,
+        type=_seed,
         default=9000,
         help="the first held-out seed (default 9000); none may be a seed the candidate's "
         'demonstrations came from',
@@ -66,7 +67,7 @@ def add_parser(policy_sub, layouts_type, seed_type, positive_int) -> None:
     )
     adopt.add_argument('--out', required=True, metavar='DIR', help='a new folder for the gate')
     adopt.add_argument(
-        '--jobs', type=positive_int, help='episodes at a time (default: one per two cores)'
+        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
     adopt.set_defaults(func=run_adopt)
 
@@ -92,6 +93,7 @@ def run_adopt(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
     from harness_bringup import cli
+    from harness_bringup.settings import _config_path, _load, _policies_path
 
     count, sampled = args.layouts
     if not sampled:
@@ -108,11 +110,11 @@ def run_adopt(args: argparse.Namespace) -> int:
         return _fail(f'{out} exists and is not an empty folder: choose a new --out')
     candidate = Path(args.candidate).resolve()
     try:
-        config_file = cli._config_path(args)
-        config = cli._load(args)
+        config_file = _config_path(args)
+        config = _load(args)
         catalogue_path = Path(
             config.kernel.policies
-            or cli._policies_path(argparse.Namespace(policies=cli.DEFAULT_POLICIES), config_file)
+            or _policies_path(argparse.Namespace(policies=DEFAULT_POLICIES), config_file)
         )
         catalogue = load_catalog(catalogue_path)
         record = training_record(candidate)

@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from harness_bringup.arguments import _positive_int, _seed
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 
@@ -15,7 +16,7 @@ POOL_BASE = 20_000  # the seeds coverage draws from: apart from benches' and gat
 POOL_SIZE = 300
 
 
-def add_parser(sub, positive_int, seed_type) -> None:
+def add_parser(sub) -> None:
     plan = sub.add_parser(
         'plan-collection',
         help='plan the next demonstration collection from benches, gates and datasets',
@@ -29,20 +30,20 @@ def add_parser(sub, positive_int, seed_type) -> None:
         'PLAN --out DIR`.',
     )
     plan.add_argument('sources', nargs='+', metavar='SOURCE', help='folders to read')
-    plan.add_argument('--budget', type=positive_int, required=True, help='layouts to plan')
+    plan.add_argument('--budget', type=_positive_int, required=True, help='layouts to plan')
     plan.add_argument('--out', required=True, metavar='PLAN', help='the plan file (JSON) to write')
     plan.add_argument(
         '--tasks', nargs='+', metavar='TASK', help='tasks to plan (default: those the sources hold)'
     )
     plan.add_argument(
         '--pool-base',
-        type=seed_type,
+        type=_seed,
         default=POOL_BASE,
         help=f'the first seed coverage may draw (default {POOL_BASE})',
     )
     plan.add_argument(
         '--pool-size',
-        type=positive_int,
+        type=_positive_int,
         default=POOL_SIZE,
         help=f'seeds coverage may draw, per task (default {POOL_SIZE})',
     )

@@ -1,0 +1,220 @@
+"""`harness bench`: episodes of many tasks and layouts in parallel, summed up in tables."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from harness_types.config import INT64_MAX, PERCEPTION_BACKENDS
+
+from harness_bringup.arguments import (
+    DEFAULT_POLICIES,
+    INTERFACE_HELP,
+    PERCEPTION_HELP,
+    POLICIES_HELP,
+    _interfaces,
+    _layouts,
+    _positive_int,
+    _seed,
+    _strategies,
+)
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
+from harness_bringup.settings import _config_path, _load, _with_policies
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser(
+        'bench',
+        help='run the task suite and write result tables',
+        description='Run episodes of every task (or --tasks) on its first --layouts layouts, '
+        'in parallel where the machine allows (each episode is its own process in its own ROS '
+        'domain, supervised as `harness run` supervises it), then write per-task and overall '
+        'tables (success rate, score, model calls, decisions by reason, tokens, cost, env '
+        'steps; wall time separately) as Markdown and JSON under --out. Ctrl-C ends the '
+        'running episodes (their run folders are written) and starts no other.',
+    )
+    bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
+    bench.add_argument(
+        '--layouts',
+        type=_layouts,
+        default=(3, False),
+        metavar='N|random:N',
+        help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
+        'layouts sampled from seeds --seed-base, --seed-base + 1, ... (every one feasible: the '
+        'task checks reach and view before it accepts a sample)',
+    )
+    bench.add_argument(
+        '--seed', type=_seed, default=0, help='seed of every fixed-layout episode (default 0)'
+    )
+    bench.add_argument(
+        '--seed-base',
+        type=_seed,
+        default=0,
+        help='the first seed of the random:N layouts (default 0)',
+    )
+    bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
+    bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
+    bench.add_argument(
+        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+    )
+    bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    bench.add_argument(
+        '--interface',
+        type=_interfaces,
+        metavar='RUNG[,RUNG...]',
+        help=INTERFACE_HELP + '; several (e.g. programs,skills) run every episode on each and '
+        'add the ladder table',
+    )
+    bench.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    bench.add_argument(
+        '--strategies',
+        type=_strategies,
+        metavar='WAY[,WAY...]',
+        help='with --policies: run every episode each way (A: the policy alone, B: the '
+        "programs alone, C: policy then programs, rule: the agent's choice) and add the "
+        'division-of-labour table, e.g. A,B,rule',
+    )
+    bench.add_argument(
+        '--ray',
+        nargs='?',
+        const='auto',
+        metavar='ADDRESS',
+        help='run each episode as a Ray task on the cluster at ADDRESS (default auto: the one '
+        '`ray start` runs here); --jobs episodes in flight; every node needs this workspace at '
+        'the same path (Ray is an optional extra: pip install -r requirements-ray.txt)',
+    )
+    bench.add_argument(
+        '--plan',
+        metavar='PLAN',
+        help='run the sampled layouts of a collection plan (`harness plan-collection`) instead '
+        'of --tasks and --layouts',
+    )
+    bench.set_defaults(func=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from harness_bench.layout import SAMPLED
+    from harness_bench.tasks import TASKS
+    from harness_types.config import ConfigError
+
+    from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
+    from harness_bringup.run import UsageError, prepare, replays_source
+
+    planned = None
+    if getattr(args, 'plan', None):  # a collection plan's layouts, in its order
+        from harness_learning.collection_plan import PlanError, read_plan
+
+        try:
+            planned = read_plan(Path(args.plan))
+        except PlanError as exc:
+            return _fail(str(exc))
+        if args.tasks:
+            return _fail('--plan names its tasks: leave out --tasks')
+        args.tasks = list(dict.fromkeys(t for t, _ in planned))
+        unknown = [t for t in args.tasks if t not in TASKS]
+        if unknown:
+            return _fail(f'plan {args.plan}: no task {", ".join(unknown)}')
+        args.layouts = (1, True)
+    tasks = args.tasks or list(TASKS)
+    twice = sorted({t for t in tasks if tasks.count(t) > 1})
+    if twice:  # one folder per episode: the second would write over the first
+        return _fail(f'--tasks names {", ".join(twice)} more than once')
+    count, sampled = args.layouts
+    rungs = args.interface or ('',)  # '': the configuration's
+    try:
+        config_file = _config_path(args)
+        config = _load(args, model=args.model)
+        for task in tasks:  # every check that needs no graph, before the first episode
+            for rung in rungs:
+                on_rung = _load(args, model=args.model, interface=rung or None)
+                if replays_source(on_rung.driver.model, on_rung.driver.interface):
+                    # checked as the episode it replays
+                    if not rung:
+                        raise UsageError(
+                            'the scripted actions rung runs in a bench when named: '
+                            '--interface actions'
+                        )
+                    on_rung = _load(args, model=args.model, interface='programs')
+                prepare(on_rung, task, SAMPLED if sampled else 0, args.seed)
+            if not sampled and count > TASKS[task].layouts:
+                raise UsageError(
+                    f'{task} has {TASKS[task].layouts} fixed layouts, fewer than --layouts '
+                    f'{count} (random:{count} samples layouts)'
+                )
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    if sampled and args.seed_base + count - 1 > INT64_MAX:
+        return _fail(f'--seed-base {args.seed_base} + {count} layouts passes {INT64_MAX}')
+    if planned is not None:
+        layouts = [(task, SAMPLED, seed) for task, seed in planned]
+        what = f'the {len(planned)} sampled layouts of plan {args.plan}'
+    elif sampled:
+        seeds = range(args.seed_base, args.seed_base + count)
+        layouts = [(task, SAMPLED, seed) for task in tasks for seed in seeds]
+        what = f'{count} random layouts, seeds {args.seed_base}..{args.seed_base + count - 1}'
+    else:
+        layouts = [(task, layout, args.seed) for task in tasks for layout in range(count)]
+        what = f'{count} layouts'
+    ways = [('' if w == 'rule' else w) for w in (args.strategies or ('rule',))]
+    if args.strategies and not config.kernel.policies:
+        return _fail('--strategies needs policies (--policies)')
+    episodes = [
+        BenchEpisode(task, layout, seed, rung, way)
+        for task, layout, seed in layouts
+        for rung in rungs
+        for way in ways
+    ]
+    if len(rungs) > 1:
+        what += f' x the interfaces {", ".join(rungs)}'
+    jobs = args.jobs or default_jobs()
+    model = config.driver.model
+    out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
+    _say(
+        f'{len(episodes)} episodes ({len(tasks)} tasks x {what}), model '
+        f'{model}, {jobs} at a time; each in its own process and ROS domain'
+    )
+    extra = ['--perception', args.perception] if args.perception else []
+    if config.kernel.policies:
+        extra += ['--policies', config.kernel.policies]
+    runner = run_episode_process
+    if args.ray:
+        from harness_bringup.bench_ray import RayUnavailableError, ray_runner
+
+        try:
+            runner = ray_runner(args.ray)
+        except RayUnavailableError as exc:
+            return _fail(str(exc))
+        _say(f'each episode a Ray task on the cluster at {args.ray}')
+    tables = {}
+
+    def bench() -> int:
+        from harness_bringup.policy_broker import BROKERED
+
+        # the episodes use this bench's servers and start none
+        env = {**os.environ, BROKERED: '1'} if config.kernel.policies else None
+        if args.ray and env is None:
+            env = dict(os.environ)  # the nodes run this workspace at the same path
+        tables.update(
+            run_bench(
+                episodes, model, out, config_file, jobs, lambda m: _say(m), extra, env, runner
+            )
+        )
+        return 0
+
+    try:
+        status = _with_policies(config, bench, out, tasks=tasks)
+    except KeyboardInterrupt:
+        _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}')
+        return 130
+    if status:
+        return status
+    from harness_driver.bench_table import markdown
+
+    print(markdown(tables))
+    _say(f'tables: {out / "bench.md"}, {out / "bench.json"} and {out / "bench.html"}')
+    return 0

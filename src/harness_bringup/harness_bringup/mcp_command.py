@@ -1,0 +1,134 @@
+"""`harness mcp TASK` and `harness tickets`: the station for a coding agent over MCP, and the
+owner's tickets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness_types.config import PERCEPTION_BACKENDS, not_a_file
+
+from harness_bringup.arguments import (
+    DEFAULT_POLICIES,
+    PERCEPTION_HELP,
+    POLICIES_HELP,
+    _port,
+    _task_arguments,
+)
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
+from harness_bringup.settings import _load, _with_policies
+
+
+def add_parser(sub) -> None:
+    mcp = sub.add_parser(
+        'mcp',
+        help='serve the station to a coding agent over MCP (stdio, or --http PORT)',
+        description='Start the node graph for TASK and serve it as an MCP server (the `mcp` '
+        'SDK) to an agent operator such as Claude Code: tools observe, do_action, run_batch, '
+        'recheck, estop, journal, tickets, budgets and finish (with --policies also '
+        'list_policies and run_policy, and the executor policy:NAME). Every action returns '
+        "executor_status (what the motion did) and verdict (what the station's tiered verifier "
+        'measured); the same key twice returns the same trial. Budgets per failure class '
+        '(config: operator) open tickets when exhausted; `harness tickets` resolves them. The '
+        'journal (--journal) outlives the session: started again with it, the server resumes '
+        "the run (in simulation it runs the journal's trials again; on hardware nothing). "
+        'Standard output carries the protocol; logs go to standard error. Writes a run folder '
+        'per session, with its trials as a LeRobot dataset.',
+    )
+    _task_arguments(mcp, 'place_in_bowl')
+    mcp.add_argument(
+        '--out', default='runs/mcp', help='run folders and journals (default runs/mcp)'
+    )
+    mcp.add_argument(
+        '--journal',
+        metavar='FILE',
+        help='the run journal (default: OUT/TASK-lLAYOUT-sSEED.journal.jsonl); an existing one '
+        'is resumed',
+    )
+    mcp.add_argument(
+        '--new', action='store_true', help='start a fresh journal (the old one is kept, renamed)'
+    )
+    mcp.add_argument(
+        '--http',
+        type=_port,
+        metavar='PORT',
+        help='serve streamable HTTP at PORT/mcp, not stdio; every request needs the bearer '
+        'token printed at start and written to OUT/mcp-PORT.token (mode 0600)',
+    )
+    mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
+    mcp.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    mcp.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    mcp.set_defaults(func=_mcp)
+
+    tickets = sub.add_parser(
+        'tickets',
+        help="list a run journal's tickets, or resolve one (the station owner's call)",
+        description='List the tickets of JOURNAL (opened when an agent operator exhausted a '
+        'budget), or resolve one with --resolve ID: its failure class gets its budget again; a '
+        'running `harness mcp` sees it at its next call.',
+    )
+    tickets.add_argument('journal', help='a run journal (harness mcp --journal)')
+    tickets.add_argument('--resolve', metavar='ID', help='the ticket to resolve, e.g. T1')
+    tickets.add_argument('--note', default='', help='what the owner did about it')
+    tickets.set_defaults(func=_tickets)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.mcp import McpOptions, protocol_stdout, serve_mcp
+    from harness_bringup.run import UsageError, check_station_settings
+
+    # Standard output is the protocol's: until the server takes it, everything this process and
+    # its children (policy servers) print goes to standard error.
+    with protocol_stdout() as serving:
+        try:
+            config = _load(args)
+            check_station_settings(config)
+        except (FileNotFoundError, ConfigError, UsageError) as exc:
+            return _fail(str(exc))
+        options = McpOptions(
+            args.task,
+            args.layout,
+            args.seed,
+            Path(args.out),
+            Path(args.journal) if args.journal else None,
+            args.new,
+            args.http,
+            args.host,
+        )
+
+        def say(message: str) -> None:
+            print(f'[harness] {message}', file=sys.stderr, flush=True)
+
+        return _with_policies(
+            config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
+        )
+
+
+def _tickets(args: argparse.Namespace) -> int:
+    from harness_operator.budgets import OperatorBudgets
+    from harness_operator.journal import Journal, JournalError, resolve_ticket
+
+    path = Path(args.journal)
+    if not path.is_file():
+        return _fail(f'journal {path} {not_a_file(path)}')
+    try:
+        if args.resolve:
+            ticket = resolve_ticket(path, args.resolve, args.note)
+            _say(f'ticket {ticket.id} resolved: the {ticket.failure_class} budget starts again')
+            return 0
+        journal = Journal(path, OperatorBudgets({}))
+    except JournalError as exc:
+        return _fail(str(exc))
+    tickets = journal.budgets.tickets
+    if not tickets:
+        print('no tickets')
+    for t in tickets:
+        note = f' -> {t.resolution!r}' if t.resolution else ''
+        print(f'{t.id} {t.status:8} {t.failure_class}: {t.reason}{note}')
+    return 0

@@ -1,0 +1,149 @@
+"""`harness program TASK FILE`: a program file as one cell, without a model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from harness_types.config import PERCEPTION_BACKENDS, not_a_file
+
+from harness_bringup.arguments import (
+    ATTACH_HELP,
+    DEFAULT_POLICIES,
+    PERCEPTION_HELP,
+    POLICIES_HELP,
+    _task_arguments,
+)
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
+from harness_bringup.settings import _attachable, _load, _outcome_line, _with_policies
+
+
+def add_parser(sub) -> None:
+    program = sub.add_parser(
+        'program',
+        help='run a program file on a task without a model',
+        description='Start the node graph, reset TASK, run FILE as one program cell in an '
+        'isolated kernel, read the outcome. Writes a run folder (summary.json, events.jsonl, '
+        'kernel.log). Exits 0 when the episode ran, whatever its success.',
+    )
+    _task_arguments(program, 'lift_cube')
+    program.add_argument('file', help='Python program using the program API')
+    program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
+    program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
+    program.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    program.add_argument(
+        '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
+    )
+    program.set_defaults(func=_program)
+
+
+def _program(args: argparse.Namespace) -> int:
+    from harness_bench.layout import layout_name
+    from harness_driver.models import INSTRUCTION
+    from harness_types.config import ConfigError
+
+    from harness_bringup.run import (
+        UsageError,
+        check_station_settings,
+        check_task,
+        run_folder_path,
+        write_report_safely,
+    )
+
+    try:
+        check_task(args.task, args.layout)
+    except UsageError as exc:
+        return _fail(str(exc))
+    program = Path(args.file)
+    if not program.is_file():
+        return _fail(f'program file {program} {not_a_file(program)}')
+    try:
+        config = _load(args)
+        check_station_settings(config)
+        if args.attach:
+            _attachable()
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    try:
+        code = program.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return _fail(f'program file {program} cannot be read: {exc}')
+    try:
+        compile(code, str(program), 'exec')
+    except SyntaxError as exc:
+        return _fail(f'{program}:{exc.lineno}: {exc.msg}')
+
+    from harness_driver.driver_node import GraphError
+    from harness_driver.episode import cell_record
+    from harness_driver.run_folder import RunFolder
+
+    from harness_bringup.episode_graph import EpisodeGraph
+
+    def episode() -> int:
+        run = RunFolder(
+            run_folder_path(Path(args.out), args.task, args.layout, args.seed, 'program')
+        )
+        params = config.write(run.path / 'params.yaml')
+        summary = {
+            'task': args.task,
+            'layout': args.layout,
+            'seed': args.seed,
+            'agent': 'a program file, no model',
+            'program': str(program),
+            'status': 'error',
+        }
+        started = time.monotonic()
+        try:
+            _say(
+                f'starting the graph (worker, skill server, kernel) for {args.task} '
+                f'layout {layout_name(args.layout)}'
+            )
+            with EpisodeGraph(params, attach=args.attach) as graph:
+                start = graph.reset(args.task, args.layout, args.seed)
+                _say(f'instruction: {start.instruction}')
+                graph.start_kernel(run.workspace, run.kernel_log)
+                _say(f'running {program}')
+                # A program may read the episode's instruction (a task whose instruction
+                # changes with the layout), as the scripted baseline's reference programs do;
+                # set in a cell of its own, so that tracebacks give the file's line numbers.
+                wait = config.kernel.cell_timeout_seconds + 60.0
+                graph.run_cell(f'{INSTRUCTION} = {start.instruction!r}', wait)
+                cell = graph.run_cell(code, wait)
+                run.event(cell_record(cell, 1, code))
+                if cell.output:
+                    print(cell.output.rstrip())
+                if cell.traceback:
+                    print(cell.traceback.rstrip())
+                if cell.stopped_by is not None:
+                    _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
+                _say(f'cell {cell.status}: {len(cell.executions)} executions')
+                graph.stop_kernel()
+                outcome = graph.outcome()
+                summary.update(
+                    status=cell.status,
+                    env_steps=graph.robot().step,
+                    outcome=asdict(outcome),
+                    strategy={
+                        'policies': bool(config.kernel.policies),
+                        'choice': cell.strategy or None,
+                        'kind': cell.strategy_kind or None,
+                    },
+                )
+                _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
+        except (GraphError, TimeoutError) as exc:
+            summary['detail'] = str(exc)
+            print(f'[harness] error: {exc}', file=sys.stderr)
+            return 1
+        finally:
+            summary['wall_seconds'] = round(time.monotonic() - started, 2)
+            run.summary(summary)
+            run.close()
+            write_report_safely(run.path, _say)
+            _say(f'run folder: {run.path}')
+        return 0
+
+    return _with_policies(config, episode, tasks=[args.task])

@@ -1,0 +1,125 @@
+"""`harness serve`, `harness up` and `harness smoke`: the station for nodes started elsewhere, the
+local policy servers, a check of the ROS set-up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import time
+from dataclasses import asdict
+
+from harness_bringup.arguments import DEFAULT_POLICIES
+from harness_bringup.console import fail as _fail
+from harness_bringup.console import say as _say
+from harness_bringup.settings import _broker, _load
+
+
+def add_parser(sub) -> None:
+    serve = sub.add_parser(
+        'serve',
+        help='start the station (worker and skill server) and serve it',
+        description='Start the worker (with the configured backend) and the skill server in '
+        'this process, with the parameters of the config file, and serve worker/* and skills/* '
+        'until interrupted (ROS_DOMAIN_ID as set in the environment).',
+    )
+    serve.add_argument(
+        'ros_args',
+        nargs=argparse.REMAINDER,
+        help='ROS arguments for both nodes: --ros-args -p NAME:=VALUE ... (or after --)',
+    )
+    serve.set_defaults(func=_serve)
+
+    up = sub.add_parser(
+        'up',
+        help="start the policy catalogue's local servers and keep them up",
+        description='Start every local server of the policy catalogue (a policy whose entry '
+        'has `serve`) that does not answer at its endpoint, and keep them up until interrupted, '
+        'so that episodes with --policies find them answering. Without `harness up` an episode '
+        'with policies starts the missing servers itself and stops them at its end. Only an '
+        'entry with a fixed port is kept for other commands: an entry of port 0 gets a free '
+        'port that later commands cannot know, so they start their own.',
+    )
+    up.add_argument(
+        '--policies',
+        metavar='FILE',
+        help='the catalogue (default: policies.yaml beside the config file)',
+    )
+    up.set_defaults(func=_up)
+
+    smoke = sub.add_parser(
+        'smoke',
+        help='check the workspace: two nodes, a service and an action round trip',
+        description='Start two real nodes in a private ROS domain and do a harness_msgs '
+        'service and action round trip; prints JSON with the latencies.',
+    )
+    smoke.set_defaults(func=_smoke)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from harness_types.config import ConfigError
+
+    from harness_bringup.run import UsageError, check_station_settings
+    from harness_bringup.serve import serve
+
+    try:
+        config = _load(args)
+        check_station_settings(config)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+    return serve(config, args.ros_args, _say)
+
+
+def _up(args: argparse.Namespace) -> int:
+
+    from harness_types.config import ConfigError
+
+    from harness_bringup.policy_broker import BrokerError, answers
+    from harness_bringup.run import UsageError
+
+    try:
+        if args.policies is None:
+            args.policies = DEFAULT_POLICIES
+        config = _load(args)
+        broker = _broker(config)
+    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        return _fail(str(exc))
+
+    def interrupted(*_) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the servers started here, as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, interrupted)
+    with broker:
+        try:
+            started = broker.ensure()
+        except BrokerError as exc:
+            return _fail(str(exc))
+        except KeyboardInterrupt:
+            return 130
+        for spec in broker.catalog.policies.values():
+            if spec.name in started:
+                state = 'started'
+            elif spec.serve:
+                state = 'already answering'
+            else:
+                state = 'external, ' + ('answering' if answers(spec.endpoint) else 'NOT answering')
+            _say(f'policy {spec.name} at {spec.endpoint}: {state}')
+        _say('serving; Ctrl-C stops the servers started here')
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
+def _smoke(_args: argparse.Namespace) -> int:
+    from harness_bringup.domain import claim_domain_id
+    from harness_bringup.smoke import run_smoke
+
+    claim = claim_domain_id()
+    try:
+        result = run_smoke(claim.domain_id)
+    finally:
+        claim.release()
+    print(json.dumps({'ok': True, 'domain_id': claim.domain_id, **asdict(result)}))
+    return 0
