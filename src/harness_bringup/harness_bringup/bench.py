@@ -221,7 +221,7 @@ def run_bench(
     (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
     card = report_card(ordered)
     text = report_card_markdown(card)
-    shadow = shadow_card(s.get('run_folder') for s in ordered)
+    shadow = shadow_card(ordered)
     if shadow is not None:  # the outcome model scored the episodes (driver.outcome_model)
         card['outcome_model'] = shadow
         text += '\n' + shadow_markdown(

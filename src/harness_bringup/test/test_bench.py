@@ -148,6 +148,10 @@ def bench_once(tmp_path, name):
     assert code == 0
     (folder,) = out.iterdir()
     assert (folder / 'bench.md').is_file()
+    # the shipped outcome model scored both episodes; the report card has its card
+    card = json.loads((folder / 'report_card.json').read_text())['outcome_model']
+    assert sum(card['card']['all'].values()) == 2 and card['left_out_trained_layouts'] == 0
+    assert 'Outcome model (shadow mode)' in (folder / 'report_card.md').read_text()
     return json.loads((folder / 'bench.json').read_text())
 
 

@@ -129,7 +129,7 @@ def trial_of(
     measured before its first tick) and the first command, frame t the state after tick t and
     the command of tick t + 1. A trial recorded without its start state begins at its first
     tick's state (one frame fewer)."""
-    start = _start_state(event.get('start_state'))
+    start = start_state_of(event.get('start_state'))
     measured, command, times = ticks['measured'], ticks['command'], ticks['time']
     if start is not None and len(times):  # each command with the state before it
         state = np.vstack([start[None, :], measured[:-1]])
@@ -171,6 +171,22 @@ def _score(event: dict, name: str) -> float:
     return float(value) if isinstance(value, int | float) else float('nan')
 
 
+def sampled_layouts(root: Path, verified: bool = False) -> set[tuple[str, int]]:
+    """The (task, seed) sampled layouts a dataset's episodes came from (`verified`: only those
+    whose trial a verifier satisfied), from the harness's columns of meta/episodes."""
+    import pyarrow.parquet as pq
+
+    columns = ['harness/task_name', 'harness/layout', 'harness/seed', 'harness/verdict']
+    found = set()
+    for part in sorted((Path(root) / 'meta' / 'episodes').rglob('*.parquet')):
+        for row in pq.read_table(part, columns=columns).to_pylist():
+            if int(row['harness/layout']) < 0 and (
+                not verified or row['harness/verdict'] == 'satisfied'
+            ):
+                found.add((str(row['harness/task_name']), int(row['harness/seed'])))
+    return found
+
+
 def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, float]:
     """The episode times of a trial's first and last observation: from before its first
     tick (one period earlier) where it has its start state, else from its first tick."""
@@ -178,12 +194,12 @@ def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, flo
     if not len(times):
         return 0.0, 0.0
     first = float(times[0])
-    if _start_state(event.get('start_state')) is not None:
+    if start_state_of(event.get('start_state')) is not None:
         first -= float(times[1] - times[0]) if len(times) > 1 else 0.0
     return first, float(times[-1])
 
 
-def _start_state(value: object) -> np.ndarray | None:
+def start_state_of(value: object) -> np.ndarray | None:
     """A trial's `start_state`: 14 finite numbers, else None."""
     if not isinstance(value, list) or len(value) != 14:
         return None

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -108,13 +108,14 @@ class OutcomeModel:
         residual = np.linalg.norm(y - x @ self.dynamics, axis=1)
         return residual / self.residual_scale
 
-    def score(self, s: TrialSample) -> dict:
+    def score(self, s: TrialSample, surprise: np.ndarray | None = None) -> dict:
         """What sits beside the verdict: p_success, the prediction, and the surprise's
-        summary (the per-tick values go in a file of their own)."""
+        summary (the per-tick values, `surprise` when the caller has them, go in a file of
+        their own)."""
         if len(s.time) == 0:
             return {'model': 'outcome_model', 'p_success': None, 'note': 'no tick to score'}
         p = self.p_success(s)
-        surprise = self.surprise(s)
+        surprise = self.surprise(s) if surprise is None else surprise
         k = int(np.argmax(surprise))
         return {
             'model': 'outcome_model (shadow: never acts)',
@@ -233,14 +234,19 @@ def report_card(model: OutcomeModel, samples: Iterable[TrialSample]) -> dict:
     for s in samples:
         if s.success is None or len(s.time) < 2:
             continue
-        said = model.p_success(s) >= THRESHOLD
-        key = ('true' if said == s.success else 'false') + ('_pos' if said else '_neg')
-        for name in (s.task, 'all'):
-            row = rows.setdefault(
-                name, dict.fromkeys(('true_pos', 'true_neg', 'false_pos', 'false_neg'), 0)
-            )
-            row[key] += 1
+        _tally(rows, s.task, model.p_success(s) >= THRESHOLD, s.success)
     return rows
+
+
+def _tally(rows: dict[str, dict[str, int]], task: str, said: bool, truth: bool) -> None:
+    """One prediction (`said`: success) against the ground truth, counted for its task and
+    for 'all'."""
+    key = ('true' if said == truth else 'false') + ('_pos' if said else '_neg')
+    for name in (task, 'all'):
+        row = rows.setdefault(
+            name, dict.fromkeys(('true_pos', 'true_neg', 'false_pos', 'false_neg'), 0)
+        )
+        row[key] += 1
 
 
 def report_markdown(card: dict, title: str) -> str:
@@ -274,7 +280,6 @@ def samples_of(run: Path) -> list[TrialSample]:
     """The trials of one run folder with their ticks; the episode's own trial carries the
     ground truth (the summary's outcome), an operator's step none."""
     from harness_driver.run_folder import read_events
-    from harness_driver.trials import load_ticks
 
     run = Path(run)
     events = read_events(run)
@@ -287,65 +292,60 @@ def samples_of(run: Path) -> list[TrialSample]:
         layout = (str(episode['task']), int(episode.get('seed') or 0))
     out = []
     for t in (e for e in events if e.get('type') == 'trial'):
-        ticks = load_ticks(run, t.get('ticks') or [])
-        start = t.get('start_state')
-        out.append(
-            TrialSample(
-                task=str(t.get('task') or episode.get('task') or ''),
-                time=ticks['time'],
-                measured=ticks['measured'].astype(np.float64),
-                command=ticks['command'].astype(np.float64),
-                start=np.array(start, float) if start and len(start) == 14 else None,
-                success=bool(outcome['success'])
-                if outcome is not None and t.get('trial_id') == 'episode'
-                else None,
-                layout=layout,
-                run=run.name,
-            )
-        )
+        success = bool(outcome['success']) if outcome and t.get('trial_id') == 'episode' else None
+        sample = _sample(run, t, str(t.get('task') or episode.get('task') or ''))
+        out.append(replace(sample, success=success, layout=layout, run=run.name))
     return out
+
+
+def _sample(run: Path, event: dict, task: str) -> TrialSample:
+    """A `trial` event of a run folder with its ticks, unlabelled."""
+    from harness_driver.lerobot import start_state_of
+    from harness_driver.trials import load_ticks
+
+    ticks = load_ticks(Path(run), event.get('ticks') or [])
+    raw = event.get('start_state')  # checked as the dataset checks it, kept in full precision
+    return TrialSample(
+        task,
+        ticks['time'],
+        ticks['measured'].astype(np.float64),
+        ticks['command'].astype(np.float64),
+        None if start_state_of(raw) is None else np.asarray(raw, dtype=np.float64),
+    )
 
 
 def score_trial(model: OutcomeModel, run: Path, event: dict, layout: str = '') -> dict:
     """The `outcome_model` field of a trial event (`layout`: 'task:seed' of a sampled layout);
     its per-tick surprise goes to <run>/outcome_model/<trial_id>.npz."""
-    from harness_driver.trials import load_ticks
-
-    ticks = load_ticks(Path(run), event.get('ticks') or [])
-    start = event.get('start_state')
-    sample = TrialSample(
-        str(event.get('task') or ''),
-        ticks['time'],
-        ticks['measured'].astype(np.float64),
-        ticks['command'].astype(np.float64),
-        np.array(start, float) if start and len(start) == 14 else None,
-    )
-    score = model.score(sample)
+    sample = _sample(run, event, str(event.get('task') or ''))
+    surprise = model.surprise(sample) if len(sample.time) else None
+    score = model.score(sample, surprise)
     # a layout it trained on is no test of it: the bench's report card leaves it out
     score['trained_on_layout'] = bool(layout) and layout in model.trained.get('layouts', [])
     if len(sample.time):
         folder = Path(run) / SCORES
         folder.mkdir(exist_ok=True)
         name = re.sub(r'[^A-Za-z0-9_.-]', '_', str(event.get('trial_id') or 'trial'))
-        np.savez(folder / f'{name}.npz', time=sample.time, surprise=model.surprise(sample))
+        np.savez(folder / f'{name}.npz', time=sample.time, surprise=surprise)
         score['surprise_file'] = f'{SCORES}/{name}.npz'
     return score
 
 
-def shadow_card(runs: Iterable[Path | str | None]) -> dict | None:
-    """The outcome model's report card over a bench's episodes: each episode trial's
-    shadow prediction (its `outcome_model` score) against the episode's ground truth, only on
-    layouts the model did not train on; None when no episode was scored."""
+def shadow_card(summaries: Iterable[dict]) -> dict | None:
+    """The outcome model's report card over a bench's episodes (their summaries, with
+    `run_folder`): each episode trial's shadow prediction (its `outcome_model` score) against
+    the episode's ground truth, only on layouts the model did not train on; None when no
+    episode was scored."""
     from harness_driver.run_folder import read_events
 
     rows: dict[str, dict[str, int]] = {}
     trained_on = 0
     scored = False
-    for run in runs:
-        if not run or not (Path(run) / 'summary.json').is_file():
-            continue
-        summary = json.loads((Path(run) / 'summary.json').read_text())
+    for summary in summaries:
         truth = (summary.get('outcome') or {}).get('success')
+        run = summary.get('run_folder')
+        if truth is None or not run or not (Path(run) / 'events.jsonl').is_file():
+            continue
         trial = next(
             (
                 e
@@ -355,19 +355,13 @@ def shadow_card(runs: Iterable[Path | str | None]) -> dict | None:
             {},
         )
         score = trial.get('outcome_model') or {}
-        if truth is None or not isinstance(score.get('p_success'), int | float):
+        if not isinstance(score.get('p_success'), int | float):
             continue
         scored = True
         if score.get('trained_on_layout'):
             trained_on += 1
             continue
-        said = score['p_success'] >= THRESHOLD
-        key = ('true' if said == bool(truth) else 'false') + ('_pos' if said else '_neg')
-        for name in (str(summary.get('task')), 'all'):
-            row = rows.setdefault(
-                name, dict.fromkeys(('true_pos', 'true_neg', 'false_pos', 'false_neg'), 0)
-            )
-            row[key] += 1
+        _tally(rows, str(summary.get('task')), score['p_success'] >= THRESHOLD, bool(truth))
     if not scored:
         return None
     return {'card': rows, 'left_out_trained_layouts': trained_on}

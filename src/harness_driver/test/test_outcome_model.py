@@ -87,20 +87,19 @@ def test_a_layout_is_held_out_whatever_ran_on_it():
 
 
 def test_the_bench_card_leaves_out_the_layouts_it_trained_on(tmp_path):
-    runs = []
+    summaries = []
     for k, (truth, p, trained) in enumerate(
         [(True, 0.9, False), (False, 0.8, False), (False, 0.1, False), (True, 0.9, True)]
     ):
         run = tmp_path / f'r{k}'
         run.mkdir()
-        (run / 'summary.json').write_text(
-            json.dumps({'task': 'lift_cube', 'outcome': {'success': truth}})
-        )
         score = {'p_success': p, 'trained_on_layout': trained}
         event = {'type': 'trial', 'trial_id': 'episode', 'outcome_model': score}
         (run / 'events.jsonl').write_text(json.dumps(event) + '\n')
-        runs.append(run)
-    card = shadow_card([*runs, None])
+        summary = {'task': 'lift_cube', 'outcome': {'success': truth}, 'run_folder': str(run)}
+        summaries.append(summary)
+    not_run = {'task': 'lift_cube', 'status': 'policy_service_failed'}  # no run folder
+    card = shadow_card([*summaries, not_run])
     assert card['card']['all'] == {'true_pos': 1, 'true_neg': 1, 'false_pos': 1, 'false_neg': 0}
     assert card['left_out_trained_layouts'] == 1
     assert shadow_card([]) is None

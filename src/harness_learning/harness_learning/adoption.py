@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
+from harness_driver.bench_table import NOT_RUN
+from harness_driver.lerobot import sampled_layouts
 
 from harness_learning.training import CHECKPOINT, RECORD
 
@@ -26,7 +28,6 @@ from harness_learning.training import CHECKPOINT, RECORD
 # its task succeeds) finished its task; the runs of the programs after it are the fallback.
 FINISHED = 'EPISODE_ENDED'
 ADOPTION_LOG = 'adoption_log.jsonl'  # beside the catalogue
-NOT_RUN = ('not_run', 'policy_service_failed', 'interrupted', 'error', 'model_unavailable')
 
 
 class AdoptionError(ValueError):
@@ -85,10 +86,11 @@ class Decision:
     reasons: list[str]  # why, each a sentence with its numbers
 
 
-def policy_runs(run: Path) -> tuple[int, int]:
-    """(runs, finished runs) of the policy in one run folder: a run finished when it ended
-    the episode because the task succeeded, or when the episode succeeded and nothing but the
-    wrap-up's way home moved after it (not the programs, not another run)."""
+def count_policy_runs(run: Path, success: bool) -> tuple[int, int]:
+    """(runs, finished runs) of the policy in one run folder whose episode succeeded or not
+    (`success`): a run finished when it ended the episode because the task succeeded, or when
+    the episode succeeded and nothing but the wrap-up's way home moved after it (not the
+    programs, not another run)."""
     executions = []
     log = run / 'kernel.log'
     if log.is_file():
@@ -99,8 +101,6 @@ def policy_runs(run: Path) -> tuple[int, int]:
                 continue
             if isinstance(record, dict) and 'execution' in record:
                 executions.append(record)
-    summary = json.loads((run / 'summary.json').read_text())
-    success = bool((summary.get('outcome') or {}).get('success'))
     runs = finished = 0
     for i, record in enumerate(executions):
         if record.get('execution') != 'run_policy':
@@ -130,11 +130,12 @@ def figures(label: str, bench: Path) -> SideFigures:
             not_run += 1
             continue
         episodes += 1
-        if (summary.get('outcome') or {}).get('success'):
+        success = bool((summary.get('outcome') or {}).get('success'))
+        if success:
             successes += 1
         else:
             failed.append((str(summary.get('task')), int(summary.get('seed') or 0)))
-        r, f = policy_runs(path.parent)
+        r, f = count_policy_runs(path.parent, success)
         runs, finished = runs + r, finished + f
     return SideFigures(label, episodes, not_run, successes, runs, finished, sorted(failed))
 
@@ -145,8 +146,8 @@ def decide(candidate: SideFigures, incumbent: SideFigures, rule: GateRule) -> De
     if candidate.not_run:
         ok = False
         reasons.append(
-            f'{candidate.not_run} of its episodes did not run (its server failed): it cannot '
-            'be judged on them'
+            f'{candidate.not_run} of its episodes did not run (a service failed, or it did not '
+            'start): it cannot be judged on them'
         )
     if not candidate.policy_runs:
         ok = False
@@ -196,20 +197,13 @@ def training_record(candidate: Path) -> dict:
 
 def trained_layouts(record: dict) -> set[tuple[str, int]]:
     """The (task, seed) sampled layouts the candidate's demonstrations came from."""
-    import pyarrow.parquet as pq
-
     root = Path(str(record.get('dataset') or ''))
     if not record.get('dataset') or not (root / 'meta' / 'info.json').is_file():
         raise AdoptionError(
             f"the candidate's dataset {root} is not here: the layouts it trained on cannot be "
             'told from held-out ones'
         )
-    found = set()
-    for part in sorted((root / 'meta' / 'episodes').rglob('*.parquet')):
-        table = pq.read_table(part, columns=['harness/task_name', 'harness/layout', 'harness/seed'])
-        rows = zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
-        found |= {(str(t), int(s)) for t, layout, s in rows if int(layout) < 0}
-    return found
+    return sampled_layouts(root)
 
 
 def catalogue_entry(

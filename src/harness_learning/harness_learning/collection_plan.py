@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from harness_driver.bench_table import NOT_RUN
+from harness_driver.lerobot import sampled_layouts
 from harness_types.config import INT64_MAX
 
-from harness_learning.adoption import NOT_RUN, policy_runs
+from harness_learning.adoption import count_policy_runs
 
 FAILED_SHARE = 1 / 3  # of the budget, at most, for layouts that failed
 RADIUS_M = 0.03  # a probe layout is covered by a demonstration this close, object by object
@@ -48,8 +50,6 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
     """Benches (`harness bench --out`, a gate's sides), demonstration collections (`harness
     demos --out`) and LeRobot datasets of the harness, in any mix: each folder is searched
     for episode summaries and dataset episode tables."""
-    import pyarrow.parquet as pq
-
     found = Recorded()
     for root in paths:
         root = Path(root)
@@ -65,18 +65,15 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
                 continue
             layout = (str(s.get('task')), int(s.get('seed') or 0))
             found.tried.add(layout)
-            runs, finished = policy_runs(summary_path.parent)
-            if not (s.get('outcome') or {}).get('success') or finished < runs:
+            success = bool((s.get('outcome') or {}).get('success'))
+            runs, finished = count_policy_runs(summary_path.parent, success)
+            if not success or finished < runs:
                 found.failed.setdefault(layout, str(summary_path.parent))
-        for table in sorted(root.rglob('meta/episodes/**/*.parquet')):
-            dataset = next(p for p in table.parents if (p / 'meta' / 'info.json').is_file())
+        for info in sorted(root.rglob('meta/info.json')):
+            dataset = info.parent.parent
             if any((p / 'summary.json').is_file() for p in dataset.parents):
                 continue  # a run's own dataset: a bench's trial, not a collection's
-            columns = ['harness/task_name', 'harness/layout', 'harness/seed', 'harness/verdict']
-            rows = pq.read_table(table, columns=columns).to_pylist()
-            for row in rows:
-                if row['harness/layout'] < 0 and row['harness/verdict'] == 'satisfied':
-                    found.demonstrations.add((row['harness/task_name'], int(row['harness/seed'])))
+            found.demonstrations |= sampled_layouts(dataset, verified=True)
         if (len(found.tried), len(found.demonstrations)) == before:
             raise PlanError(f'{root} holds no sampled episode and no dataset of the harness')
     # a layout demonstrated since it failed is no longer a failure to collect

@@ -17,10 +17,10 @@ from harness_learning.adoption import (
     GateRule,
     SideFigures,
     catalogue_entry,
+    count_policy_runs,
     decide,
     figures,
     log_decision,
-    policy_runs,
     replace_entry,
     side_dict,
     store_checkpoint,
@@ -70,7 +70,8 @@ def test_a_run_finished_when_it_ended_the_episode_or_no_program_moved_after_it(t
         's6': (True, [policy('COMPLETED'), policy('EPISODE_ENDED', SUCCEEDED)], (2, 1)),
     }
     for name, (success, executions, expected) in cases.items():
-        assert policy_runs(run_folder(tmp_path, name, success, executions)) == expected, name
+        run = run_folder(tmp_path, name, success, executions)
+        assert count_policy_runs(run, success) == expected, name
     side = figures('c', tmp_path)
     assert (side.episodes, side.successes, side.policy_runs, side.finished_runs) == (7, 6, 7, 4)
     assert side.failed == [('lift_cube', 4)]
