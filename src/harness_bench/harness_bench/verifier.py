@@ -11,7 +11,7 @@ Each tier says satisfied, violated or nothing (it cannot tell); the verdict is t
 common answer and the lowest tier that gave it; tiers that disagree make it `ambiguous`, and
 views older than the last motion make it `stale`. A claim is data (one dataclass per relation),
 so a task states its goal as a tuple of claims (`Task.goal`) and a skill's effect is built from
-the same claims (`effect_claims`). Pure: no ROS, no simulator.
+the same claims (the API table's `effect_claims`). Pure: no ROS, no simulator.
 """
 
 from __future__ import annotations
@@ -474,36 +474,3 @@ def verify(
         return combine([], stale=True)
     found = [j for t in (1, 2) if (j := judge_tier(claims, t, e)) is not None]
     return combine([*found, *extra], tier3=tier3)
-
-
-def effect_claims(skill: str, args: dict, held: dict[str, str]) -> tuple[Claim, ...]:
-    """The intended effect of one skill call, as claims. `args` are the call's arguments (objects
-    by their query text), `held` the label each arm is known to hold (from earlier picks)."""
-    arm = str(args.get('arm') or '')
-    if skill == 'pick':
-        return (Holding(arm, 0.0), Raised(str(args['object']), 0.02))
-    if skill in ('place', 'release'):
-        what = held.get(arm) if arm else next(iter(held.values()), None)
-        claims: list[Claim] = [Released(arm)]
-        if what and args.get('into'):
-            claims.append(Inside(what, str(args['into'])))
-        elif what and args.get('onto'):
-            claims.append(On(what, str(args['onto'])))
-        elif what and args.get('position') is not None:
-            claims.append(Near(what, tuple(args['position'])))
-        return tuple(claims)
-    if skill == 'push':
-        return (Moved(str(args['object']), tuple(args['direction']), float(args['distance'])),)
-    if skill == 'press':
-        # the station's buttons latch green (press_button); a point names no object to watch
-        target = args['target']
-        return (Turned(target, 'green'),) if isinstance(target, str) else ()
-    if skill == 'transfer':
-        giver = next(iter(held), '')
-        to_arm = str(args.get('to_arm') or ('right' if giver == 'left' else 'left'))
-        return (Holding(to_arm), *((Released(giver),) if giver else ()))
-    if skill == 'home':
-        return (AtHome(),)
-    if skill == 'move_eef':
-        return (TcpAt(arm, tuple(args['position'])),)
-    return ()

@@ -8,16 +8,13 @@ from harness_bench.verifier import (
     STALE,
     VIOLATED,
     Evidence,
-    Holding,
     Inside,
     Judgement,
     Moved,
     On,
-    Raised,
     Released,
     Turned,
     combine,
-    effect_claims,
     verify,
 )
 from harness_types.robot_state import ArmState, RobotState
@@ -135,15 +132,6 @@ def test_a_vlm_verdict_counts_only_beside_a_perception_one_for_a_task_with_its_c
     # a task whose tier 3 has no report card: kept, not counted
     alone = combine([Judgement(2, VIOLATED, 'seen'), vlm])
     assert alone.verdict == VIOLATED and vlm in alone.judgements
-
-
-def test_skill_effects_name_what_was_picked():
-    assert effect_claims('pick', {'object': 'red cube'}, {}) == (
-        Holding('', 0.0),
-        Raised('red cube', 0.02),
-    )
-    place = effect_claims('place', {'into': 'blue bowl'}, {'left': 'green block'})
-    assert Inside('green block', 'blue bowl') in place and Released('') in place
 
 
 def test_every_task_states_its_goal_as_claims():

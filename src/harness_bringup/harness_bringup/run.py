@@ -28,7 +28,7 @@ from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
 from harness_driver.report_card import tier3_tasks
 from harness_driver.run_folder import RunFolder, update_summary
-from harness_kernel.program_api import enabled_names
+from harness_kernel.api_table import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.process import process_age_s

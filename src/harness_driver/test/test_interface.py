@@ -14,7 +14,7 @@ from harness_driver.interface import (
     skills_steps,
 )
 from harness_driver.reply import FormatError, Reply, parse_reply
-from harness_kernel.program_api import API_NAMES
+from harness_kernel.api_table import API_NAMES
 
 API = list(API_NAMES)
 

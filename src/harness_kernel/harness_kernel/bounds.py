@@ -133,3 +133,26 @@ def bounded_record(record: dict) -> dict:
         'clipped': f'a record of {len(line)} characters; its first {LOG_RECORD_CHARS}:',
         'line': line[:LOG_RECORD_CHARS],
     }
+
+
+class ClippedOutput:
+    """Keeps the first OUTPUT_LIMIT characters and counts the rest (10 MB of print stays cheap)."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text: str) -> None:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def text(self) -> str:
+        out = ''.join(self.parts)
+        if self.dropped:
+            out += f'\n[output clipped: {self.dropped} more characters not shown]'
+        return out

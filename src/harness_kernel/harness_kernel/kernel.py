@@ -17,8 +17,6 @@ here, never taken from the program.
 from __future__ import annotations
 
 import contextlib
-import copy
-import dataclasses
 import inspect
 import os
 import select
@@ -26,125 +24,50 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from harness_policy.catalog import Catalog
-from harness_reactive.guards import check_action
-from harness_reactive.stage import ReactiveResult, check_targets
+from harness_reactive.stage import ReactiveResult
 from harness_skills.skill_table import SKILLS
 from harness_types.camera import CameraView
-from harness_types.cell import STATUSES, CellResult, ShownImage
+from harness_types.cell import CellResult, ShownImage
 from harness_types.config import KernelConfig
 from harness_types.execution import EPISODE_ENDED, Execution, skill_error
-from harness_types.prediction import MAX_HORIZON_S, Prediction
 from harness_types.robot_state import ARMS, RobotState
 from harness_types.scene import LocatedObject, SceneReport, Verdict
 
+from harness_kernel.api_table import API, API_NAMES
 from harness_kernel.bounds import (
-    OUTPUT_LIMIT,
+    ClippedOutput,
     ProgramBounds,
     WorkspaceUse,
     bounded_record,
     program_text,
     workspace_use,
 )
+from harness_kernel.call_arguments import checked
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
+from harness_kernel.foresight import Foresight
 from harness_kernel.learned import (
-    MAX_INSTRUCTION,
     POLICY_TO_END_SECONDS,
-    PREDICTED_VIEWS,
-    SHADOW_HORIZON_S,
     LearnedHalf,
 )
 from harness_kernel.perception import Perception
 from harness_kernel.perception.oracle import OraclePerception
-from harness_kernel.program_api import API_NAMES
+from harness_kernel.program_frames import loggable, program_done, reactive_result
 from harness_kernel.program_host import (
     CELL_TIMEOUT_SIGNAL,
     REACTIVE_TIMEOUT_SIGNAL,
     ProgramHost,
     ProgramStartError,
 )
+from harness_kernel.robot_port import Idle, RobotPort
 
 HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
 INTERRUPT_GRACE_S = 2.0  # after a timeout signal, how long the program may take to stop
 WORKSPACE_CHECK_S = 0.1  # while a cell runs, its workspace is measured this often
-
-
-class Pump(Protocol):
-    """What the kernel does while a skill runs (its channel loop)."""
-
-    def serve(self, wait_s: float) -> None:
-        """Relay reactive steps, read output, watch the program and the cell's time; block at
-        most `wait_s` seconds for one of them."""
-
-    def wake(self) -> None:
-        """End a blocked serve() now (thread-safe: the skill's done-callback calls it)."""
-
-
-class _Idle:
-    """The pump of an execution the program takes no part in (the wrap-up, policy-to-end):
-    nothing to relay; serve() waits for the skill's end."""
-
-    def __init__(self) -> None:
-        self._woken = threading.Event()
-
-    def serve(self, wait_s: float) -> None:
-        if self._woken.wait(wait_s):
-            self._woken.clear()
-
-    def wake(self) -> None:
-        self._woken.set()
-
-
-class RobotPort(Protocol):
-    """What the kernel needs of the robot side (the skill server's interfaces)."""
-
-    def execute(self, skill: str, args: dict, reactive: bool, pump: Pump) -> Execution: ...
-
-    def state(self) -> RobotState: ...
-
-    def views(
-        self, cameras: list[str], depth: bool = True, segmentation: bool = True
-    ) -> list[CameraView]: ...
-
-    def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool: ...
-
-    def verify(self, claim: str) -> Verdict: ...
-
-    def predict(
-        self,
-        horizon_s: float,
-        actions: np.ndarray | None = None,
-        entry: dict | None = None,
-        instruction: str = '',
-        cameras: tuple[str, ...] = (),
-    ) -> Prediction: ...
-
-
-class ClippedOutput:
-    """Keeps the first OUTPUT_LIMIT characters and counts the rest (10 MB of print stays cheap)."""
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self.limit = limit
-        self.parts: list[str] = []
-        self.kept = 0
-        self.dropped = 0
-
-    def write(self, text: str) -> None:
-        room = self.limit - self.kept
-        if room > 0:
-            self.parts.append(text[:room])
-            self.kept += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-
-    def text(self) -> str:
-        out = ''.join(self.parts)
-        if self.dropped:
-            out += f'\n[output clipped: {self.dropped} more characters not shown]'
-        return out
 
 
 class _Stop(Exception):  # noqa: N818 (a control-flow signal, not an error)
@@ -218,8 +141,6 @@ class Kernel:
         self.robot = robot
         self.bounds = bounds or ProgramBounds.of(KernelConfig())
         self.shown_in_episode = 0
-        self.control_hz = control_hz  # the embodiment's; None: predict_future sends every row
-        self.world_model_shadow = world_model_shadow
         self.on_located = on_located  # shows what locate() found (rviz markers)
         self.host = host
         self.cell_timeout = cell_timeout_seconds
@@ -240,29 +161,21 @@ class Kernel:
             closed_below,
         )
         self.learned = LearnedHalf(catalog)
+        self.foresight = Foresight(
+            robot, self.perception, self.learned, log, world_model_shadow, control_hz
+        )
         self._cell: _Cell | None = None
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._closed = False
         self._wake_lock = threading.Lock()  # a wake-up never writes to a descriptor being closed
-        self._calls: dict[str, Callable[..., Any]] = {
-            'state': lambda: robot.state(),
-            'look': self._look,
-            'show': self._show,
-            'locate': self._locate,
-            'scene': self.measure_scene,
-            'pick': self._pick,
-            'place': self._place,
-            'release': self._release,
-            'push': self._push,
-            'press': self._press,
-            'transfer': self._transfer,
-            'verify': self._verify,
-            'list_policies': self.learned.list_policies,
-            'start': self.learned.start,
-            'predict_future': self._predict_future,
-            'finish': self._finish,
+        # Who does what the API table says a name's handler does (its `Kernel._<name>` for
+        # 'kernel'); the skill server's names go through `_skill_call`.
+        self._handlers = {
+            'contact': self.contact,
+            'learned': self.learned,
+            'foresight': self.foresight,
         }
         self._call_lock = threading.Lock()
         # While an execution calls the reactive stage every tick, the cell's thread lends the
@@ -309,10 +222,10 @@ class Kernel:
                 self.host.thaw()
                 self._cells += 1
                 self._send({'op': 'cell', 'code': code, 'cell': self._cells})
-                status, traceback, summary, restored = _program_done(self._serve('done'))
+                status, traceback, summary, restored = program_done(self._serve('done'))
             except _CellOver as over:
                 if over.done is not None:
-                    status, traceback, _, _ = _program_done(over.done)
+                    status, traceback, _, _ = program_done(over.done)
                 else:
                     traceback = over.error
             except ChannelClosedError:
@@ -423,7 +336,7 @@ class Kernel:
                     region=None,
                     **self.learned.policy_arguments(strategy.policy, instruction, to_end=True),
                 )
-                e = self.robot.execute('run_policy', args, False, _Idle())
+                e = self.robot.execute('run_policy', args, False, Idle())
                 cell.executions.append(e)
                 self._log_execution(e)
                 cell.output.write(
@@ -449,7 +362,7 @@ class Kernel:
             )
 
     def _wrap_up_step(self, cell: _Cell, skill: str, args: dict) -> None:
-        e = self.robot.execute(skill, args, False, _Idle())
+        e = self.robot.execute(skill, args, False, Idle())
         cell.executions.append(e)
         self._log_execution(e)
         if e.event == EPISODE_ENDED:  # e.g. homing with the cube lifted it high enough
@@ -613,7 +526,7 @@ class Kernel:
         args = message.get('args')
         reply: dict = {'op': 'reply', 'id': message.get('id')}
         started = time.monotonic()
-        record: dict = {'call': str(name)[:64], 'args': _loggable(args)}
+        record: dict = {'call': str(name)[:64], 'args': loggable(args)}
         try:
             if cell.stop is not None:
                 raise cell.stop
@@ -633,10 +546,13 @@ class Kernel:
                     f'{", ".join(self.enabled) or "none"}'
                 )
             cell.reactive = bool(message.get('reactive', False))
-            call = self._skill_call if name in SKILLS else self._named_call
+            handler = API[name].handler
+            if handler == 'program':
+                raise _CallRefusedError(f'{name}() runs in the program, not in the kernel')
+            call = self._skill_call if handler == 'skill_server' else self._named_call
             value = call(name, args)
             reply['value'] = value
-            record['result'] = _loggable(value)
+            record['result'] = loggable(value)
         except _Stop as stop:
             cell.stop = stop
             reply.update(
@@ -654,18 +570,25 @@ class Kernel:
         self._send(reply)
 
     def _named_call(self, name: str, args: dict) -> Any:
+        """A name the kernel, its contact skills or its learned half handle: the arguments
+        bound to the stub and checked by kind, then the handler's method of that name."""
+        entry = API[name]
         try:
-            inspect.signature(self._calls[name]).bind(**args)
+            bound = inspect.signature(entry.stub).bind(**args)
         except TypeError as exc:
             raise TypeError(f'{name}(): {exc}') from None
-        return self._calls[name](**args)
+        bound.apply_defaults()
+        arguments = checked(entry, dict(bound.arguments))
+        handler = self._handlers.get(entry.handler)
+        method = getattr(self, f'_{name}') if handler is None else getattr(handler, name)
+        return method(**arguments)
 
     def _skill_call(self, name: str, args: dict) -> Execution:
-        spec = SKILLS[name]
+        spec, entry = SKILLS[name], API[name]
         parameters = [
             p
-            for p in inspect.signature(spec.api).parameters.values()
-            if p.name not in spec.program_callbacks
+            for p in entry.signature().parameters.values()
+            if p.name not in entry.program_callbacks
         ]
         try:
             bound = inspect.Signature(parameters).bind(**args)
@@ -689,8 +612,8 @@ class Kernel:
         refused = self.learned.refusal(skill)
         if refused:
             return self._fail(skill, str(args.get('arm', '')), refused)
-        reactive = cell.reactive or SKILLS[skill].reactive
-        shadow = self._shadow_predict(args) if skill == 'run_policy' else None
+        reactive = cell.reactive or API[skill].reactive
+        shadow = self.foresight.shadow_predict(args) if skill == 'run_policy' else None
         # The skill server calls the reactive stage every tick of a reactive execution, so the
         # channel is read at least that often while it is lent.
         self._lend_channel(reactive)
@@ -702,7 +625,7 @@ class Kernel:
             self._lend_channel(False)  # waits for a step in progress
         self._raise_lent_news()
         if shadow is not None:
-            self._shadow_score(shadow, e)
+            self.foresight.shadow_score(shadow, e)
         cell.executions.append(e)
         self._log_execution(e)
         return self._dispatch(e)
@@ -795,11 +718,11 @@ class Kernel:
         self._send({'op': 'reactive', 'obs': obs, 'call_controller': call_controller})
         try:
             answer = self._reactive_answer(time.monotonic() + self.reactive_deadline)
-            return _reactive_result(answer.get('result'))
+            return reactive_result(answer.get('result'))
         except _ReactiveLateError:
             self.host.interrupt(REACTIVE_TIMEOUT_SIGNAL)
         try:
-            late = _reactive_result(
+            late = reactive_result(
                 self._reactive_answer(time.monotonic() + INTERRUPT_GRACE_S).get('result')
             )
         except _ReactiveLateError:
@@ -839,10 +762,16 @@ class Kernel:
 
     # The calls -------------------------------------------------------------------------------
 
-    def _look(self, camera: str = 'cam_head') -> CameraView:
-        return self.robot.views([str(camera)], depth=True, segmentation=False)[0]
+    def _state(self) -> RobotState:
+        return self.robot.state()
 
-    def _show(self, image=None, caption: str = '') -> None:
+    def _look(self, camera: str) -> CameraView:
+        return self.robot.views([camera], depth=True, segmentation=False)[0]
+
+    def _scene(self) -> SceneReport:
+        return self.measure_scene()
+
+    def _show(self, image_or_camera, caption: str) -> None:
         cell, bounds = self._cell, self.bounds
         if len(cell.images) >= bounds.shown_images_per_cell:
             raise ValueError(
@@ -854,6 +783,7 @@ class Kernel:
                 f'show(): this episode already showed {self.shown_in_episode} images, the most '
                 f'an episode may show (kernel.shown_images_per_episode)'
             )
+        image = image_or_camera
         if isinstance(image, str):
             image = self._look(image).rgb
         array = np.asarray(image)
@@ -877,130 +807,6 @@ class Kernel:
         rgb = np.broadcast_to(colours, (*array.shape[:2], 3)).copy()
         cell.images.append(ShownImage(program_text(caption, 500), rgb))
         self.shown_in_episode += 1
-
-    def _predict_future(
-        self, policy: str = '', actions=None, seconds: float = 2.0, instruction: str = ''
-    ) -> dict:
-        seconds = float(seconds)
-        if policy and actions is not None:
-            raise ValueError('predict_future() takes a policy or actions, not both')
-        if not (np.isfinite(seconds) and 0 < seconds <= MAX_HORIZON_S):
-            raise ValueError(f'seconds must be in (0, {MAX_HORIZON_S:g}], got {seconds}')
-        if policy:
-            entry = self.learned.entry(str(policy))
-            instruction = str(instruction)[:MAX_INSTRUCTION]
-            prediction = self.robot.predict(
-                seconds, entry=entry, instruction=instruction, cameras=PREDICTED_VIEWS
-            )
-        elif actions is not None:
-            array = np.asarray(actions, dtype=float)
-            if array.ndim != 2 or array.shape[1] != 14 or not np.all(np.isfinite(array)):
-                raise ValueError(f'actions must be N x 14 finite numbers, got {array.shape}')
-            if self.control_hz:  # no more rows than the horizon has ticks: the rest never run
-                array = array[: int(np.ceil(seconds * self.control_hz))]
-            prediction = self.robot.predict(seconds, actions=array, cameras=PREDICTED_VIEWS)
-        else:
-            raise ValueError('predict_future() needs a policy name or actions')
-        return self._predicted(prediction)
-
-    def _shadow_predict(self, args: dict) -> tuple | None:
-        """Shadow mode: the world model's prediction of a policy run, before it runs (None
-        when off or when no prediction could be made; never raises)."""
-        if not self.world_model_shadow:
-            return None
-        try:
-            before = self._locate_quietly()
-            horizon = min(SHADOW_HORIZON_S, float(args.get('max_seconds') or SHADOW_HORIZON_S))
-            prediction = self.robot.predict(
-                horizon,
-                entry=args['entry'],
-                instruction=args['instruction'],
-                cameras=PREDICTED_VIEWS,
-            )
-            return before, self._predicted(prediction), horizon
-        except Exception as exc:  # shadow mode never stops a run
-            self.log({'call': '(kernel)', 'shadow_prediction': None, 'why': str(exc)[:500]})
-            return None
-
-    def _shadow_score(self, shadow: tuple, e: Execution) -> None:
-        """Log the prediction beside what happened: each object's predicted and measured
-        displacement and the distance between the predicted and measured positions."""
-        before, predicted, horizon = shadow
-        try:
-            after = {o.id: o for o in self._locate_quietly()}
-            guess = {o.id: o for o in predicted['objects']}
-            scored = []
-            for o in before:
-                if o.id in after and o.id in guess:
-                    p, m = guess[o.id].position, after[o.id].position
-                    scored.append(
-                        {
-                            'id': o.id,
-                            'predicted_displacement_m': _rounded(p - o.position),
-                            'measured_displacement_m': _rounded(m - o.position),
-                            'error_m': round(float(np.linalg.norm(p - m)), 4),
-                        }
-                    )
-            errors = [s['error_m'] for s in scored]
-            self.log(
-                {
-                    'call': '(kernel)',
-                    'shadow_prediction': {
-                        'model': predicted['model'],
-                        'horizon_s': horizon,
-                        'predicted_ticks': len(predicted['times']),
-                        'run_ticks': len(e.trace),
-                        'run_event': e.event,
-                        'stopped': predicted['stopped'],
-                        'located': {
-                            'before': len(before),
-                            'predicted': len(guess),
-                            'after': len(after),
-                        },
-                        'objects': scored,
-                        'mean_error_m': round(float(np.mean(errors)), 4) if errors else None,
-                    },
-                }
-            )
-        except Exception as exc:  # shadow mode never stops a run
-            self.log({'call': '(kernel)', 'shadow_score': None, 'why': str(exc)[:500]})
-
-    def _locate_quietly(self) -> list[LocatedObject]:
-        """Every object now, with locate()'s ids but without moving its tracks (shadow mode
-        must not change what the program's locate() answers)."""
-        views = self.robot.views([], segmentation=self.perception.needs_segmentation)
-        detections = self.perception.detect(views, self.robot.state(), '')
-        ids = copy.deepcopy(self.perception.tracker).assign(detections)
-        return [
-            LocatedObject(
-                i, d.name, d.measured.position, d.measured.size, d.measured.top, d.cameras
-            )
-            for i, d in zip(ids, detections, strict=True)
-        ]
-
-    def _predicted(self, prediction: Prediction) -> dict:
-        """A prediction as the program gets it: the objects located in the predicted views
-        (the ids of objects located before are kept; the tracker is not changed)."""
-        objects: list[LocatedObject] = []
-        if prediction.views and len(prediction.states):
-            end = _state_at(self.robot.state(), prediction.states[-1])
-            detections = self.perception.detect(prediction.views, end, '')
-            # ids as locate() would give them, from a copy: a prediction changes no track
-            ids = copy.deepcopy(self.perception.tracker).assign(detections)
-            objects = [
-                LocatedObject(
-                    i, d.name, d.measured.position, d.measured.size, d.measured.top, d.cameras
-                )
-                for i, d in zip(ids, detections, strict=True)
-            ]
-        return {
-            'model': prediction.model,
-            'images': {v.name: v.rgb for v in prediction.views if v.rgb is not None},
-            'times': prediction.times,
-            'states': prediction.states,
-            'objects': objects,
-            'stopped': prediction.stopped,
-        }
 
     def _locate(self, query: str = '') -> list[LocatedObject]:
         views = self.robot.views([], segmentation=self.perception.needs_segmentation)  # [] = all
@@ -1031,167 +837,8 @@ class Kernel:
             self.log({'call': '(kernel)', 'scene_error': f'{type(exc).__name__}: {exc}'})
             return SceneReport([], self._held(), measured=False)
 
-    def _object(self, obj, what: str) -> LocatedObject:
-        if not isinstance(obj, LocatedObject):
-            raise TypeError(f'{what} needs an object from locate()')
-        position = np.asarray(obj.position, dtype=float)
-        size = np.asarray(obj.size, dtype=float)
-        if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
-            raise ValueError(f'{what}: the object has no valid position and size')
-        return LocatedObject(
-            program_text(obj.id, 100),
-            program_text(obj.label, 200),
-            position,
-            size,
-            float(obj.top),
-            [program_text(c, 100) for c in list(obj.cameras)[:16]],
-        )
-
-    def _pick(
-        self, obj, arm='', approach=None, grasp_height=None, lift=0.12, along=0.0, toward=None
-    ):
-        if isinstance(toward, LocatedObject):
-            toward = self._object(toward, 'pick(toward=)')
-        elif toward is not None:
-            toward = np.asarray(toward, dtype=float)
-            if toward.shape != (3,) or not np.all(np.isfinite(toward)):
-                raise ValueError('pick(): toward must be an object from locate() or [x, y, z]')
-        return self.contact.pick(
-            self._object(obj, 'pick()'),
-            _arm(arm),
-            _opt(approach),
-            _opt(grasp_height),
-            float(lift),
-            float(along),
-            toward,
-        )
-
-    def _place(self, position=None, onto=None, into=None, arm='', clearance=0.005, approach=0.08):
-        onto = self._object(onto, 'place(onto=)') if onto is not None else None
-        into = self._object(into, 'place(into=)') if into is not None else None
-        return self.contact.place(
-            position, onto, into, _arm(arm), float(clearance), float(approach)
-        )
-
-    def _release(self, arm=''):
-        return self.contact.release(_arm(arm))
-
-    def _push(self, obj, direction, distance, arm='', height=None):
-        direction = np.asarray(direction, dtype=float)
-        if direction.shape != (2,) and direction.shape != (3,):
-            raise ValueError('push(): direction must be [dx, dy]')
-        return self.contact.push(
-            self._object(obj, 'push()'), direction, float(distance), _arm(arm), _opt(height)
-        )
-
-    def _press(self, target, arm='', force=5.0, depth=0.02):
-        if isinstance(target, LocatedObject):
-            target = self._object(target, 'press()')
-        return self.contact.press(target, _arm(arm), float(force), float(depth))
-
-    def _transfer(self, to_arm='', along=0.05, at=None):
-        return self.contact.transfer(_arm(to_arm), float(along), at)
-
     def _verify(self, claim: str) -> Verdict:
         return self.robot.verify(str(claim)[:2000])
 
     def _finish(self, summary: str = '') -> None:
         raise _Stop('finished', None, program_text(summary))
-
-
-def _program_done(done: dict) -> tuple[str, str, str, list[str]]:
-    """The program's own account of its cell (its 'done' frame) as data: a status among the
-    known ones (the kernel decides the one it reports), the traceback and summary clipped and
-    encodable, and the rebound names only where they are API names."""
-    status = done.get('status')
-    status = status if isinstance(status, str) and status in STATUSES else 'error'
-    raw = done.get('restored')
-    rebound = {n for n in raw if isinstance(n, str)} if isinstance(raw, list) else set()
-    return (
-        status,
-        program_text(done.get('traceback') or ''),
-        program_text(done.get('summary') or ''),
-        [n for n in API_NAMES if n in rebound],
-    )
-
-
-def _rounded(v: np.ndarray) -> list[float]:
-    return [round(float(x), 4) for x in v]
-
-
-def _state_at(now: RobotState, measured: np.ndarray) -> RobotState:
-    """`now` with the joints and grippers of a predicted measured vector (what perception
-    needs to find the robot's own links in predicted views)."""
-    arms = {
-        arm: dataclasses.replace(
-            now.arm(arm),
-            joints=np.asarray(measured[base : base + 6], dtype=float),
-            gripper=float(measured[base + 6]),
-        )
-        for arm, base in (('left', 0), ('right', 7))
-    }
-    return dataclasses.replace(now, left=arms['left'], right=arms['right'])
-
-
-def _arm(arm) -> str:
-    if arm not in ('', *ARMS):
-        raise ValueError(f"arm must be 'left', 'right' or '', got {arm!r}")
-    return arm
-
-
-def _opt(value) -> float | None:
-    return None if value is None else float(value)
-
-
-def _reactive_result(raw: Any) -> ReactiveResult:
-    """The program's answer to a reactive step, checked (it comes from untrusted code)."""
-    if not isinstance(raw, dict):
-        return ReactiveResult(fault='the program answered the reactive step with garbage')
-    targets = {}
-    try:
-        for key, value in (raw.get('targets') or {}).items():
-            targets[program_text(key, 100)] = np.asarray(value, dtype=float).reshape(-1)
-        targets = check_targets(targets)
-        action = str(raw.get('guard_action', ''))
-        if raw.get('guard_fired'):
-            check_action(action)  # the program's side checked it: a forged frame may not
-    except (ValueError, TypeError, AttributeError) as exc:
-        return ReactiveResult(fault=program_text(str(exc), 500))
-    return ReactiveResult(
-        fault=program_text(raw.get('fault', ''), 2000),
-        guard_fired=program_text(raw.get('guard_fired', ''), 200),
-        guard_action=action[:200],
-        guard_detail=program_text(raw.get('guard_detail', ''), 2000),
-        until_satisfied=bool(raw.get('until_satisfied', False)),
-        targets=targets,
-        evaluated=tuple(str(v)[:200] for v in (raw.get('evaluated') or ()))[:100],
-    )
-
-
-def _loggable(value: Any) -> Any:
-    """A JSON-able summary of an API call's arguments or result for kernel.log."""
-    if isinstance(value, Execution):
-        return {
-            'skill': value.skill,
-            'arm': value.arm,
-            'event': value.event,
-            'detail': value.detail,
-            'ticks': len(value.trace),
-            'holding': value.holding,
-        }
-    if isinstance(value, LocatedObject):  # what perception measured, readable as data
-        return {
-            'located': value.id[:100],
-            'label': value.label[:100],
-            'position': [round(float(v), 4) for v in value.position],
-            'size': [round(float(v), 4) for v in value.size],
-        }
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value if not isinstance(value, str) else value[:500]
-    if isinstance(value, dict):
-        return {str(k)[:100]: _loggable(v) for k, v in list(value.items())[:50]}
-    if isinstance(value, list | tuple) and len(value) <= 50 and not isinstance(value, np.ndarray):
-        return [_loggable(v) for v in value]
-    if isinstance(value, np.ndarray) and value.size <= 16:
-        return value.tolist()
-    return repr(value)[:500]

@@ -54,11 +54,12 @@ from rclpy.node import Node
 from rclpy.utilities import get_default_context
 from visualization_msgs.msg import MarkerArray
 
+from harness_kernel.api_table import API, enabled_names
 from harness_kernel.bounds import ProgramBounds
-from harness_kernel.kernel import Kernel, Pump
+from harness_kernel.kernel import Kernel
 from harness_kernel.perception import make_perception
-from harness_kernel.program_api import enabled_names
 from harness_kernel.program_host import ProgramHost
+from harness_kernel.robot_port import Pump
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State, Verify
@@ -137,7 +138,7 @@ class RosRobot:
             raise RuntimeError(f'the skill server does not offer {names.skill_action(skill)}')
         goal = spec.goal(args)
         self.counter += 1
-        goal.options.reactive = bool(reactive or spec.reactive)
+        goal.options.reactive = bool(reactive or API[skill].reactive)
         goal.options.execution_id = f'{skill}-{self.counter}'
         try:
             handle = wait_future_serving(

@@ -12,7 +12,6 @@ the cell stops and the model is called with the event (escalation).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -20,55 +19,14 @@ from typing import Any
 import numpy as np
 from harness_reactive.guards import Guard, Watch, check_action
 from harness_reactive.stage import ProgramStage, ReactiveResult
-from harness_skills.skill_table import SKILLS, SkillSpec
 from harness_types.docs import render_doc
 from harness_types.execution import EVENTS, Execution
 from harness_types.scene import LocatedObject
 
+from harness_kernel.api_table import API, API_NAMES, ApiName
 from harness_kernel.cell import EpisodeEnded, Escalation, Finished, HandlerError, ReactiveTimeout
 from harness_kernel.perception.colour import COLOUR_NAMES
 from harness_kernel.perception.measure import SHAPE_WORDS
-
-# The API in the order the model reads it.
-API_NAMES = (
-    'move_joints',
-    'move_eef',
-    'open_gripper',
-    'close_gripper',
-    'home',
-    'when',
-    'watch',
-    'clear_guards',
-    'run_controller',
-    'on',
-    'state',
-    'look',
-    'show',
-    'locate',
-    'pick',
-    'place',
-    'release',
-    'scene',
-    'verify',
-    'push',
-    'press',
-    'transfer',
-    'list_policies',
-    'start',
-    'run_policy',
-    'predict_future',
-    'finish',
-)
-# The learned half: enabled only with a policy catalogue (kernel.policies).
-LEARNED_NAMES = ('list_policies', 'start', 'run_policy', 'predict_future')
-
-
-def enabled_names(api_names: list[str] | None, policies: bool) -> list[str]:
-    """The API names an episode enables: the configured ones (None = all), without the
-    learned half unless policies are enabled."""
-    names = list(API_NAMES) if api_names is None else list(api_names)
-    return [n for n in names if policies or n not in LEARNED_NAMES]
-
 
 # Exceptions the kernel node may report for a bad call, raised as themselves in the program.
 CALL_ERRORS = {
@@ -189,15 +147,15 @@ class ProgramApi:
     def functions(self) -> dict[str, Callable]:
         """The namespace's API: enabled names call through, disabled ones say so."""
         out = {}
-        for name in API_NAMES:
-            method = self._skill_method(SKILLS[name]) if name in SKILLS else getattr(self, name)
-            out[name] = self._public(name, method)
+        for name, entry in API.items():
+            method = getattr(self, name) if entry.handler == 'program' else self._caller(entry)
+            out[name] = self._public(entry, method)
         return out
 
-    def _public(self, name: str, method: Callable) -> Callable:
+    def _public(self, entry: ApiName, method: Callable) -> Callable:
+        name = entry.name
         if name in self.enabled:
 
-            @functools.wraps(method)
             def public(*args, **kwargs):
                 return method(*args, **kwargs)
 
@@ -209,48 +167,51 @@ class ProgramApi:
                     f'{", ".join(self.enabled) or "none"}'
                 )
 
-            public.__signature__ = inspect.signature(method)
+        public.__signature__ = entry.signature()
         public.__name__ = public.__qualname__ = name
-        public.__doc__ = render_doc(inspect.getdoc(method) or '', self.doc_values)
+        public.__doc__ = render_doc(entry.doc, self.doc_values)
         return public
 
-    def _skill_method(self, spec: SkillSpec) -> Callable:
-        signature = inspect.signature(spec.api)
+    def _caller(self, entry: ApiName) -> Callable:
+        """A name the kernel handles: its arguments bound to the stub's signature, the
+        functions of obs among them set in the reactive stage for the call's duration, the
+        rest sent to the kernel (objects checked here, text as text, images as colours)."""
+        signature = inspect.signature(entry.stub)
+        kinds = {a.name: a for a in entry.arguments()}
+        first = next(iter(signature.parameters), '')
 
-        @functools.wraps(spec.api)
-        def skill(*args, **kwargs):
+        def call(*args, **kwargs):
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as exc:
-                raise TypeError(f'{spec.name}(): {exc}') from None
+                raise TypeError(f'{entry.name}(): {exc}') from None
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             slots = {}
-            for argument, slot in spec.program_callbacks.items():
+            for argument, slot in entry.program_callbacks.items():
                 fn = arguments.pop(argument)
                 if fn is not None and not callable(fn):
-                    raise TypeError(f'{spec.name}(): {argument} must be a function of obs')
+                    raise TypeError(f'{entry.name}(): {argument} must be a function of obs')
                 slots[slot] = fn
-            if 'controller' in spec.program_callbacks.values() and slots['controller'] is None:
-                raise TypeError(f'{spec.name}() needs a function of the observation')
+            if 'controller' in entry.program_callbacks.values() and slots['controller'] is None:
+                raise TypeError(f'{entry.name}() needs a function of the observation')
+            for argument, value in arguments.items():
+                where = f'{entry.name}()' if argument == first else f'{entry.name}({argument}=)'
+                arguments[argument] = _to_send(kinds[argument], value, where)
             previous = {slot: getattr(self.stage, slot) for slot in slots}
             for slot, fn in slots.items():
                 setattr(self.stage, slot, fn)
             try:
-                return self._call(spec.name, **arguments)
+                return self._call(entry.name, **arguments)
             finally:
                 for slot, fn in previous.items():
                     setattr(self.stage, slot, fn)
 
-        return skill
+        return call
 
-    def when(self, predicate, action: str = 'stop', name: str | None = None):
-        """Add a guard: during every later execution, `predicate(obs)` runs each tick
-        ({control_hz:g} Hz, {reactive_budget_ms:g} ms budget, no I/O or sleeping). When it
-        returns True the execution ends: action 'stop' (arm stops), 'hold' (keeps its last
-        command), 'open_gripper', or an event name in CAPITALS that the execution then ends
-        with. obs has .arms['left'] (.tcp_position, .joints, .gripper, .grip_force), .left,
-        .right, .step, .time and .signals(). Returns the guard name."""
+    # The names the program handles itself (their stubs and docstrings: api_table) -----------
+
+    def when(self, predicate, action='stop', name=None):
         check_action(action)
         if not callable(predicate):
             raise TypeError('when() needs a function of the observation as its predicate')
@@ -258,22 +219,15 @@ class ProgramApi:
         self.stage.guards.add(guard)
         return guard.name
 
-    def watch(self, signal: str, low: float, high: float, action: str = 'stop', name=None):
-        """Add a watch: later executions end when the named signal leaves [low, high].
-        Signals: <arm>_joint1..6, <arm>_tcp_x|y|z, <arm>_link6_x|y|z, <arm>_gripper,
-        <arm>_grip_force (N), <arm>_contact (0/1), with <arm> left or right."""
+    def watch(self, signal, low, high, action='stop', name=None):
         item = Watch(name or f'watch_{signal}', signal, float(low), float(high), action)
         self.stage.guards.add(item)
         return item.name
 
     def clear_guards(self, names=None):
-        """Remove guards and watches by name (all when `names` is None); returns the names."""
         return self.stage.guards.clear(None if names is None else list(names))
 
-    def on(self, event: str, handler):
-        """Register `handler(execution)` for a non-nominal event name (or '*' for any). It
-        runs when a skill ends with that event; return True to absorb the event and let the
-        program go on, anything else escalates it to the model. `handler` None removes it."""
+    def on(self, event, handler):
         if event != '*' and not (event in EVENTS or (isinstance(event, str) and event.isupper())):
             raise ValueError(f"on() needs an event name such as BLOCKED or '*', got {event!r}")
         if handler is not None and not callable(handler):
@@ -283,176 +237,23 @@ class ProgramApi:
         else:
             self.handlers[event] = handler
 
-    def state(self):
-        """The measured robot state: .left/.right (.joints, .gripper, .tcp (= .tcp_position),
-        .tcp_quat, .grip_force), .arms, .step and .time (s of episode time)."""
-        return self._call('state')
 
-    def look(self, camera: str = 'cam_head'):
-        """A fresh view of a camera (cam_head, cam_left_wrist or cam_right_wrist; or
-        task_picture, the picture of a task that shows its target instead of naming it): a
-        CameraView with .rgb (H x W x 3 uint8 array), .depth (H x W float32, m along the optical
-        axis), .fx, .fy, .cx, .cy (pixels), .position and .rotation (the optical frame in the
-        world: z forward, x right, y down), .project(points) and .back_project(mask)."""
-        return self._call('look', camera=str(camera))
-
-    def show(self, image_or_camera='cam_head', caption: str = ''):
-        """Attach an image (an array, a CameraView, or a camera name for a fresh view) to this
-        turn's report for the model."""
-        image = getattr(image_or_camera, 'rgb', image_or_camera)
-        if not isinstance(image, str):
-            image = np.asarray(image)
-        return self._call('show', image=image, caption=str(caption))
-
-    def locate(self, query: str = ''):
-        """Find objects with the cameras: a list of LocatedObject (.id, .label e.g. 'red
-        cube': colour then shape, .position [x, y, z] centre of its bounding box in m, .size
-        [x, y, z] extent, .top height of its top surface, .cameras that see it). Every word of
-        `query` must name the object's colour ({colour_words}) or shape ({shape_words});
-        '' = all; 'left',
-        'right', 'biggest' or 'smallest' keep only the one extreme match. [] when nothing
-        matches. Held and stacked objects are measured from their own points. An object keeps
-        its id for the whole episode."""
-        return self._call('locate', query=str(query))
-
-    def pick(
-        self,
-        obj,
-        arm: str = '',
-        approach=None,
-        grasp_height=None,
-        lift: float = 0.12,
-        along: float = 0.0,
-        toward=None,
-    ):
-        """Grasp a located object from above and lift it: open, move above (approach m over
-        the grasp), descend to grasp_height (default: just below the object's centre), close,
-        lift by `lift` m. along: grasp this many m from the centre along world y (to hold one
-        end of a long object). toward: where the object goes next (a located object to put it
-        on or into, or [x, y, z] for its centre): the tool is tilted so that it also reaches
-        there, and place() can keep the object as it was picked (upright). Returns a Grip
-        (.arm, .object_id). Nothing between the fingers after closing, or an object out of
-        reach, ends with SKILL_ERROR. arm '' = the nearer arm."""
-        if not isinstance(obj, LocatedObject):
-            raise TypeError('pick() needs an object from locate()')
-        return self._call(
-            'pick',
-            obj=obj,
-            arm=arm,
-            approach=approach,
-            grasp_height=grasp_height,
-            lift=lift,
-            along=along,
-            toward=toward,
-        )
-
-    def place(
-        self,
-        position=None,
-        onto=None,
-        into=None,
-        arm: str = '',
-        clearance: float = 0.005,
-        approach: float = 0.08,
-    ):
-        """Put down what an arm holds: at `position` [x, y, z] (the object's centre), `onto`
-        a located object (resting `clearance` m above its top), or `into` a located container;
-        come down from `approach` m above, open the gripper and rise 8 cm. arm '' = the arm
-        that holds something."""
-        return self._call(
-            'place',
-            position=position,
-            onto=onto,
-            into=into,
-            arm=arm,
-            clearance=clearance,
-            approach=approach,
-        )
-
-    def release(self, arm: str = ''):
-        """Open a gripper where it is and rise 8 cm."""
-        return self._call('release', arm=arm)
-
-    def scene(self):
-        """Measure the scene again: `objects, held = scene()` gives every object located so
-        far (a list of LocatedObject, by id, at its new position) and which object each arm
-        holds ({'left': id or None, 'right': ...})."""
-        return self._call('scene')
-
-    def verify(self, claim: str):
-        """Ask the verifier (a model shown fresh camera views) whether `claim` about the scene
-        holds, e.g. verify('the red cube is inside the bowl'). Returns a Verdict: `.yes`,
-        `.sentence` (its reason), `.answered`; true in an `if` when yes. Costs model tokens and
-        one model call of the episode's budget: use it for what the measurements cannot tell."""
-        return self._call('verify', claim=str(claim))
-
-    def push(self, obj, direction, distance: float, arm: str = '', height=None):
-        """Push a located object along `direction` [dx, dy] (table plane) by `distance` m
-        (at most 0.3) without grasping: the closed fingertips start 3 cm behind it, low
-        (`height` m above the table, default from its size), and move in a straight line,
-        then rise. Returns the executions."""
-        return self._call(
-            'push', obj=obj, direction=direction, distance=distance, arm=arm, height=height
-        )
-
-    def press(self, target, arm: str = '', force: float = 5.0, depth: float = 0.02):
-        """Press a point [x, y, z] or the top of a located object with the closed fingertips:
-        descend in a straight line until they feel `force` N (PREDICATE_SATISFIED) or go
-        `depth` m below the point (COMPLETED), then rise. Returns the executions; the press
-        itself is the second to last."""
-        return self._call('press', target=target, arm=arm, force=force, depth=depth)
-
-    def transfer(self, to_arm: str = '', along: float = 0.05, at=None):
-        """Hand the held object to the other arm: the holder brings it to `at` (its TCP, m;
-        default: the first point between the arms that both reach), the other arm grasps it
-        `along` m past its centre (pick the object `along` m off its centre the other way
-        first, e.g. pick(bar, along=-0.05)), then the holder opens and rises. Returns the
-        receiver's Grip."""
-        return self._call('transfer', to_arm=to_arm, along=along, at=at)
-
-    def list_policies(self):
-        """The policies this station has, one line each: what it is, the task kinds it
-        learned and which of them it usually finishes, its action rate and cameras."""
-        return self._call('list_policies')
-
-    def start(self, strategy: str, kind: str):
-        """Choose how the task is solved, once, before anything moves (with policies enabled
-        every execution before start() ends with SKILL_ERROR). strategy 'A': a policy that
-        learned `kind` runs the whole task from the untouched start pose (run_policy) while
-        you supervise (choose it when the policy usually finishes that kind); 'C': a policy
-        that learned `kind` first, then your programs finish what it leaves; 'B': programs
-        only, run_policy is refused (tasks no policy learned, e.g. picking by a number or a
-        label). kind: the task kind in the catalogue's words (see list_policies()). Returns a
-        sentence; for A and C it names the policy to run. The same choice again changes
-        nothing; another one raises RuntimeError."""
-        return self._call('start', strategy=str(strategy), kind=str(kind))
-
-    def predict_future(
-        self, policy: str = '', actions=None, seconds: float = 2.0, instruction: str = ''
-    ):
-        """Ask the world model what would happen, without moving anything: `policy` (a name
-        list_policies() gives, sent `instruction`) or `actions` (N x 14 absolute targets in the
-        command layout, one per tick) rolled `seconds` (at most 60) of simulated time ahead.
-        Returns a dict: 'model' (what predicted; a stand-in says it is one), 'times' (N,) s
-        and 'states' (N x 14) the predicted measured joints and grippers, 'images' (camera ->
-        H x W x 3 colour image of the predicted end state, where the model gives them),
-        'objects' (LocatedObjects found in the predicted cam_head view, with the ids locate()
-        gives),
-        'stopped' (why the prediction ended before `seconds`: the policy said done, the
-        actions ran out, the shield would reject, or the model's time bound passed; '' when it did
-        not)."""
-        return self._call(
-            'predict_future',
-            policy=str(policy),
-            actions=None if actions is None else np.asarray(actions, dtype=float),
-            seconds=float(seconds),
-            instruction=str(instruction),
-        )
-
-    def finish(self, summary: str = ''):
-        """End the episode: the task is done (or cannot be done). The harness then opens idle
-        grippers, returns the arms home and reads the outcome."""
-        return self._call('finish', summary=str(summary))
+def _to_send(argument, value: Any, where: str) -> Any:
+    """An argument as the program sends it: what the channel carries and the kernel checks
+    again (an object from locate(), text, an image's colours, numbers in rows)."""
+    kind = argument.kind
+    if value is None and argument.optional:
+        return None
+    if kind == 'object' and not isinstance(value, LocatedObject):
+        raise TypeError(f'{where} needs an object from locate()')
+    if kind == 'text':
+        return str(value)
+    if kind == 'image':
+        image = getattr(value, 'rgb', value)
+        return image if isinstance(image, str) else np.asarray(image)
+    if kind == 'array':
+        return np.asarray(value, dtype=float)
+    return value
 
 
 def api_reference(names: list[str] | None = None, doc_values: dict | None = None) -> str:
@@ -462,11 +263,10 @@ def api_reference(names: list[str] | None = None, doc_values: dict | None = None
     api = ProgramApi(enabled=names, doc_values=doc_values)
     parts = []
     for name, fn in api.functions().items():
-        if name not in api.enabled:
-            continue
-        doc = fn.__doc__ or ''
-        parts.append(
-            f'{name}{inspect.signature(fn)}\n'
-            + '\n'.join(f'    {ln}' if ln else '' for ln in doc.splitlines())
-        )
+        if name in api.enabled:
+            doc = fn.__doc__ or ''
+            parts.append(
+                f'{name}{inspect.signature(fn)}\n'
+                + '\n'.join(f'    {ln}' if ln else '' for ln in doc.splitlines())
+            )
     return '\n\n'.join(parts)

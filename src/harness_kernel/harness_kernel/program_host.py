@@ -49,25 +49,14 @@ class ProgramStartError(RuntimeError):
 
 
 def program_packages() -> list[str]:
-    """The directories of the Python packages the program process imports (readable to it)."""
-    import geometry_msgs
-    import sensor_msgs
-
+    """The directories of the Python packages the program process imports (readable to it):
+    the program API and what it is made of, no skill engine, messages or bench (a test
+    imports the program process's module and checks)."""
     import harness_kernel
-    import harness_msgs
     import harness_reactive
-    import harness_skills
     import harness_types
 
-    modules = (
-        harness_kernel,
-        harness_reactive,
-        harness_skills,
-        harness_types,
-        harness_msgs,
-        geometry_msgs,
-        sensor_msgs,
-    )
+    modules = (harness_kernel, harness_reactive, harness_types)
     return sorted({os.path.realpath(p) for m in modules for p in m.__path__})
 
 

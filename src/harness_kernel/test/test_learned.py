@@ -107,7 +107,7 @@ def test_without_a_catalogue_the_learned_names_say_policies_are_off(make_kernel)
 
 @pytest.mark.parametrize('policies', [False, True])
 def test_the_learned_names_are_enabled_only_with_policies(policies):
-    from harness_kernel.program_api import LEARNED_NAMES, enabled_names
+    from harness_kernel.api_table import LEARNED_NAMES, enabled_names
 
     names = enabled_names(None, policies)
     assert all((n in names) == policies for n in LEARNED_NAMES)

@@ -11,53 +11,27 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from harness_kernel.api_table import API, OPERATOR_NAMES
+
 MAX_PROGRAM_CHARS = 20_000
 
-# argument: (kind, required). Kinds: 'object' (a query or id string), 'arm' ('', 'left',
-# 'right'), 'number', 'number?' (or null), 'point3', 'point3?', 'vector2', 'target' (an
-# object or a point).
+# The skills an action may call and the arguments it may give them, from the API table: each
+# argument's (kind, required), kinds as the table's ('object': a query or an id string,
+# 'target': an object or a point; a trailing '?': null allowed).
 SKILL_ARGS: dict[str, dict[str, tuple[str, bool]]] = {
-    'pick': {
-        'object': ('object', True),
-        'arm': ('arm', False),
-        'approach': ('number?', False),
-        'grasp_height': ('number?', False),
-        'lift': ('number', False),
-        'along': ('number', False),
-    },
-    'place': {
-        'into': ('object', False),
-        'onto': ('object', False),
-        'position': ('point3', False),
-        'arm': ('arm', False),
-        'clearance': ('number', False),
-        'approach': ('number', False),
-    },
-    'release': {'arm': ('arm', False)},
-    'push': {
-        'object': ('object', True),
-        'direction': ('vector2', True),
-        'distance': ('number', True),
-        'arm': ('arm', False),
-        'height': ('number?', False),
-    },
-    'press': {
-        'target': ('target', True),
-        'arm': ('arm', False),
-        'force': ('number', False),
-        'depth': ('number', False),
-    },
-    'transfer': {'to_arm': ('arm', False), 'along': ('number', False), 'at': ('point3?', False)},
-    'move_eef': {
-        'position': ('point3', True),
-        'arm': ('arm', True),
-        'quat': ('quat?', False),
-        'speed': ('number', False),
-    },
-    'home': {'arm': ('arm', False)},
+    name: {
+        a.name: (a.kind + ('?' if a.optional else ''), a.required)
+        for a in API[name].operator_arguments()
+    }
+    for name in OPERATOR_NAMES
 }
 SKILLS = tuple(SKILL_ARGS)
-OBJECT_ARGS = {'object', 'into', 'onto', 'target'}
+OBJECT_ARGS = frozenset(
+    n
+    for table in SKILL_ARGS.values()
+    for n, (kind, _) in table.items()
+    if kind.rstrip('?') in ('object', 'target')
+)
 
 
 class ActionError(ValueError):
@@ -86,26 +60,12 @@ class Action:
         return json.dumps(self.as_json(), sort_keys=True)
 
     def spoken(self, task_instruction: str) -> str:
-        """The action as an instruction for a policy (a program: the task's instruction)."""
-        a = self.args
+        """The action as an instruction for a policy (the API table's words for the skill; a
+        program, or a skill without words: the task's instruction)."""
         if self.skill == 'policy':
-            return a['instruction']
-        if self.skill == 'pick':
-            return f'pick up the {_named(a["object"])}'
-        if self.skill == 'place':
-            if 'into' in a:
-                return f'put what you hold into the {_named(a["into"])}'
-            if 'onto' in a:
-                return f'put what you hold onto the {_named(a["onto"])}'
-            return f'put what you hold down at {a["position"]}'
-        if self.skill == 'push':
-            return f'push the {_named(a["object"])} {a["distance"]:g} m along {a["direction"]}'
-        if self.skill == 'press':
-            target = a['target']
-            return f'press {target}' if isinstance(target, list) else f'press the {_named(target)}'
-        if self.skill == 'home':
-            return 'go back home'
-        return task_instruction
+            return self.args['instruction']
+        words = API[self.skill].spoken if self.skill in API else None
+        return words(self.args) if words is not None else task_instruction
 
     def describe(self) -> str:
         """The action in one short line, for messages (a refusal's reason)."""
@@ -114,10 +74,6 @@ class Action:
             return f'program: {first[:80]}'
         parts = [f'{k}={v!r}' for k, v in self.args.items()]
         return f'{self.skill}({", ".join(parts)})'
-
-
-def _named(ref) -> str:
-    return ref['label'] if isinstance(ref, dict) else ref
 
 
 def _number(name: str, value) -> float:
@@ -250,7 +206,7 @@ def action_schema(policies: bool = True) -> dict:
 
 
 def parse_action(action) -> Action:
-    """An Action from its JSON form: {"skill": "pick", "object": "red cube", ...} or
+    """An Action from its JSON form: {"skill": "pick", "obj": "red cube", ...} or
     {"program": "<python>"}. ActionError says what is wrong."""
     if isinstance(action, str):
         try:
@@ -259,7 +215,7 @@ def parse_action(action) -> Action:
             raise ActionError(f'the action is not JSON: {exc}') from None
     if not isinstance(action, dict):
         raise ActionError(
-            'an action is an object: {"skill": "pick", "object": "red cube"} or '
+            'an action is an object: {"skill": "pick", "obj": "red cube"} or '
             '{"program": "<python cell>"}'
         )
     if 'policy' in action:
@@ -348,14 +304,6 @@ def cell_source(action: Action) -> str:
             call.append(f'{name}=_object({value!r})')
         else:
             call.append(f'{name}={value!r}')
-    args = dict(action.args)
-    # pick/push take the object as their first positional parameter ('obj'); press 'target'
-    positional = {'pick': 'object', 'push': 'object'}.get(action.skill)
-    if positional:
-        value = args.pop(positional)
-        first = f'_object({value!r})'
-        rest = [c for c in call if not c.startswith(f'{positional}=')]
-        call = [first, *rest]
     return f'{_PRELUDE}_result = {action.skill}({", ".join(call)})\nprint(repr(_result))\n'
 
 

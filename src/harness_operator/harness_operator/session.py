@@ -25,13 +25,13 @@ from harness_bench.verifier import (
     AT_REST_RAD_S,
     Evidence,
     Verdict,
-    effect_claims,
     verify,
 )
 from harness_driver.evidence import EvidenceTaker
 from harness_driver.lerobot import DatasetWriter, decoded, observed_span, trial_of
 from harness_driver.run_folder import RunFolder
 from harness_driver.trials import save_ticks, ticks_of
+from harness_kernel.api_table import effect_claims
 from harness_types.cell import CellResult
 
 from harness_operator.actions import (
@@ -672,7 +672,7 @@ class OperatorSession:
         """Which arm holds what, as far as the verdicts show (for the next place's claims)."""
         if not arm:
             return
-        what = _query(action.args.get('object'))
+        what = _query(action.args.get('obj'))
         if action.skill == 'pick' and verdict == 'satisfied':
             self.held[arm] = what
         elif action.skill in ('place', 'release') and verdict == 'satisfied':
@@ -738,9 +738,9 @@ def inverse_of(
             )
         if arm not in ('left', 'right'):
             return None, 'no arm moved: nothing to put back'
-        query = _query(action.args.get('object'))
+        query = _query(action.args.get('obj'))
         found = before.find(query) if before is not None else []
-        near = action.args.get('object')
+        near = action.args.get('obj')
         if isinstance(near, dict) and found:
             found = sorted(found, key=lambda o: float(np.linalg.norm(o.position - near['near'])))
         if not found:

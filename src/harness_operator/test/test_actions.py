@@ -1,27 +1,28 @@
 import json
 
 import pytest
-from harness_operator.actions import ActionError, cell_source, parse_action
+from harness_kernel.api_table import API, OPERATOR_KINDS
+from harness_operator.actions import SKILL_ARGS, ActionError, cell_source, parse_action
 
 
 def test_a_skill_action_becomes_one_api_call_with_literal_arguments():
-    a = parse_action({'skill': 'pick', 'object': 'green block', 'arm': 'left'})
+    a = parse_action({'skill': 'pick', 'obj': 'green block', 'arm': 'left'})
     code = cell_source(a)
     compile(code, '<test>', 'exec')
-    assert "pick(_object('green block'), arm='left')" in code
+    assert "pick(arm='left', obj=_object('green block'))" in code
     place = cell_source(parse_action({'skill': 'place', 'into': 'blue bowl'}))
     assert "place(into=_object('blue bowl'))" in place
 
 
 def test_an_action_is_read_from_json_text_and_canonical_text_ignores_key_order():
-    a = parse_action('{"object": "red cube", "skill": "pick", "lift": 0.1}')
-    b = parse_action({'skill': 'pick', 'lift': 0.1, 'object': 'red cube'})
+    a = parse_action('{"obj": "red cube", "skill": "pick", "lift": 0.1}')
+    b = parse_action({'skill': 'pick', 'lift': 0.1, 'obj': 'red cube'})
     assert a.canonical() == b.canonical()
 
 
 def test_a_hostile_object_name_stays_a_string_literal():
     name = "x') or __import__('os').system('true') or ('"
-    code = cell_source(parse_action({'skill': 'pick', 'object': name}))
+    code = cell_source(parse_action({'skill': 'pick', 'obj': name}))
     compile(code, '<test>', 'exec')
     assert f'_object({name!r})' in code
     assert '__import__' not in code.replace(repr(name), '')
@@ -33,17 +34,17 @@ def test_a_hostile_object_name_stays_a_string_literal():
         ([1, 2], 'an action is an object'),
         ('{not json', 'not JSON'),
         ({'skill': 'fly'}, "unknown skill 'fly'"),
-        ({'skill': 'pick'}, 'pick needs object'),
-        ({'skill': 'pick', 'object': 'cube', 'speed': 2}, "no argument 'speed'"),
-        ({'skill': 'pick', 'object': ''}, 'must name an object'),
-        ({'skill': 'pick', 'object': 'cube', 'arm': 'middle'}, "'left', 'right'"),
-        ({'skill': 'pick', 'object': 'cube', 'lift': float('nan')}, 'finite number'),
-        ({'skill': 'pick', 'object': 'cube', 'lift': True}, 'finite number'),
+        ({'skill': 'pick'}, 'pick needs obj'),
+        ({'skill': 'pick', 'obj': 'cube', 'speed': 2}, "no argument 'speed'"),
+        ({'skill': 'pick', 'obj': ''}, 'must name an object'),
+        ({'skill': 'pick', 'obj': 'cube', 'arm': 'middle'}, "'left', 'right'"),
+        ({'skill': 'pick', 'obj': 'cube', 'lift': float('nan')}, 'finite number'),
+        ({'skill': 'pick', 'obj': 'cube', 'lift': True}, 'finite number'),
         ({'skill': 'place', 'into': 'bowl', 'onto': 'box'}, 'exactly one of'),
         ({'skill': 'place'}, 'exactly one of'),
-        ({'skill': 'push', 'object': 'c', 'direction': [1], 'distance': 0.1}, 'list of 2'),
-        ({'skill': 'push', 'object': 'c', 'direction': [1, 0], 'distance': 2}, 'within (0, 0.3]'),
-        ({'skill': 'move_eef', 'position': [0, 0, 0.2]}, 'move_eef needs arm'),
+        ({'skill': 'push', 'obj': 'c', 'direction': [1], 'distance': 0.1}, 'list of 2'),
+        ({'skill': 'push', 'obj': 'c', 'direction': [1, 0], 'distance': 2}, 'within (0, 0.3]'),
+        ({'skill': 'move_eef', 'arm': 'left'}, 'move_eef needs position'),
         ({'program': 'def (:'}, 'does not compile'),
         ({'program': ''}, 'text of a Python cell'),
         ({'program': 'x = 1', 'key': 'k'}, 'only "program"'),
@@ -81,7 +82,7 @@ def test_do_action_advertises_a_schema_per_action_kind():
     assert len(action['oneOf']) == len(SKILL_ARGS) + 2
     check = jsonschema.Draft202012Validator(action)
     good = [
-        {'skill': 'pick', 'object': 'red cube', 'arm': 'left', 'lift': 0.1},
+        {'skill': 'pick', 'obj': 'red cube', 'arm': 'left', 'lift': 0.1},
         {'skill': 'place', 'onto': {'label': 'blue block', 'near': [0.1, 0.2, 0.8]}},
         {'skill': 'move_eef', 'position': [0.1, 0.0, 1.0], 'arm': 'right', 'quat': None},
         {'skill': 'press', 'target': [0.1, 0.0, 0.8]},
@@ -96,7 +97,7 @@ def test_do_action_advertises_a_schema_per_action_kind():
         {'skill': 'fly'},
         {'skill': 'home', 'arm': 'up'},
         {'skill': 'move_eef', 'position': [0.1, 0.0], 'arm': 'left'},
-        {'skill': 'pick', 'object': 'cube', 'speed': 1.0},  # no such argument
+        {'skill': 'pick', 'obj': 'cube', 'speed': 1.0},  # no such argument
         {'program': ''},
         {'program': 'x = 1', 'skill': 'home'},
     ]
@@ -105,3 +106,12 @@ def test_do_action_advertises_a_schema_per_action_kind():
     step = batch['properties']['actions']['items']
     assert step['properties']['action']['oneOf'] == action['oneOf']
     assert step['required'] == ['action', 'key']
+
+
+def test_the_operator_offers_the_kinds_an_action_can_carry():
+    assert SKILL_ARGS['pick']['obj'] == ('object', True)
+    assert SKILL_ARGS['pick']['toward'] == ('target?', False)
+    assert 'region' not in SKILL_ARGS['move_eef']
+    for name, table in SKILL_ARGS.items():
+        assert API[name].operator
+        assert {kind.rstrip('?') for kind, _ in table.values()} <= OPERATOR_KINDS

@@ -77,7 +77,7 @@ async def first_session(tmp: Path, journal: Path) -> dict:
         tickets = structured(await c.call_tool('tickets'))['tickets']
         assert [(t['id'], t['status']) for t in tickets] == [('T1', 'open')]
 
-        pick = {'skill': 'pick', 'object': 'green block'}
+        pick = {'skill': 'pick', 'obj': 'green block'}
         r = structured(await c.call_tool('do_action', {'action': pick, 'key': 'pick-1'}))
         assert r['executor_status'] == 'done', r
         assert r['verdict'] == 'satisfied' and r['tier'] == 1 and r['ok'], r
@@ -190,7 +190,7 @@ async def with_policies(tmp: Path, journal: Path) -> None:
         assert tools == TOOLS | {'list_policies', 'run_policy'}
         listed = await c.call_tool('list_policies')
         assert 'scripted_expert' in listed.content[0].text
-        pick = {'skill': 'pick', 'object': 'green block'}
+        pick = {'skill': 'pick', 'obj': 'green block'}
         first = structured(
             await c.call_tool(
                 'do_action', {'action': pick, 'key': 'p1', 'executor': 'policy:scripted_expert'}
@@ -384,7 +384,7 @@ async def pick_and_undo(tmp: Path, journal: Path) -> tuple[list, list, dict, str
         before = json.loads((await c.call_tool('observe')).content[0].text)['objects']
         picked = structured(
             await c.call_tool(
-                'do_action', {'action': {'skill': 'pick', 'object': 'green block'}, 'key': 'p'}
+                'do_action', {'action': {'skill': 'pick', 'obj': 'green block'}, 'key': 'p'}
             )
         )
         assert picked['ok'], picked

@@ -114,7 +114,7 @@ def session(tmp_path):
     return s
 
 
-PICK = {'skill': 'pick', 'object': 'green block'}
+PICK = {'skill': 'pick', 'obj': 'green block'}
 
 
 def test_two_fields_and_the_same_key_moves_nothing(session):
@@ -325,7 +325,7 @@ def test_a_preference_is_followed_while_its_policy_is_the_version_it_was_set_for
     (pref,) = second.preferences()
     assert not pref['verified'] and 'version 2 now, it was set for version 1' in pref['why']
     assert any(e['what'] == 'preference_unverified' for e in second.journal.state.events)
-    assert second.do_action({'skill': 'pick', 'object': 'red cube'}, key='p2').executor == 'skill'
+    assert second.do_action({'skill': 'pick', 'obj': 'red cube'}, key='p2').executor == 'skill'
     second.prefer('policy:expert', 'pick')  # verified again, for version 2
     assert second.preferences()[0]['verified'] and second.journal_view()['preferences']
     second.prefer('auto', 'pick')

@@ -1,20 +1,17 @@
-"""Every skill, declared once: its name, action type, the program API's signature and
-docstring (what the model reads), how API arguments become a goal, and how the skill server
-runs a goal. The skill server and the kernel both read this table; the program API's method
-for a skill is made from its `api` stub.
+"""The skill server's half of each skill: its action type, how an API call's arguments become
+the action's goal, and how the skill server runs a goal. The program API's half (the stub the
+model reads, the arguments that stay in the program) is the API table's
+(harness_kernel.api_table); the kernel builds goals with `goal` and the skill server runs them.
 
-Adding a skill: its action in harness_msgs/action/, its motion and `Skills` method, and an
-entry here (ARCHITECTURE.md, "Adding a skill").
-
-Docstrings may name configured values as `{control_hz:g}` or `{reactive_budget_ms:g}`; the
-kernel renders them from the configuration (harness_types.docs.render_doc).
+Adding a skill: its action in harness_msgs/action/, its motion and `Skills` method, an entry
+here, and its stub in the API table (docs/ARCHITECTURE.md, "Adding a skill").
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,13 +31,8 @@ from harness_skills.skills import Skills
 class SkillSpec:
     name: str
     action: type
-    api: Callable  # a stub: its signature and docstring are the program API's
     goal: Callable[[dict], Any]  # the API call's arguments -> the action's Goal
     run: Callable[[Skills, Any, Options, dict], Execution]  # skill server: Goal -> Execution
-    # API arguments that stay in the program (callables) and the reactive stage slot each fills
-    # for the execution's duration.
-    program_callbacks: dict[str, str] = field(default_factory=dict)
-    reactive: bool = False  # the execution always calls the program's reactive stage
 
 
 def options_into(options, args: dict) -> None:
@@ -79,86 +71,6 @@ def options_of(msg) -> Options:
     )
     until = tuple(Watch(w.name or w.signal, w.signal, w.low, w.high) for w in msg.until)
     return Options(msg.max_seconds, region, watches, msg.reactive, msg.execution_id, until)
-
-
-# The program API's stubs ---------------------------------------------------------------------
-
-
-def move_joints(positions, arm: str = '', speed: float = 0.0, max_seconds: float = 0.0):
-    """Move one arm's six joints to `positions` (rad) as one bounded execution.
-
-    arm: 'left', 'right', or '' for the arm whose joints are nearest. speed: rad/s of
-    the fastest joint (default 1.0). max_seconds: simulated-time bound (default: the
-    planned duration plus margin). Returns an Execution; BLOCKED when the arm settles
-    more than 0.05 rad short (something is in the way).
-    """
-
-
-def move_eef(
-    position,
-    quat=None,
-    arm: str = '',
-    speed: float = 0.0,
-    max_seconds: float = 0.0,
-    region=None,
-):
-    """Move a TCP to `position` [x, y, z] (m, world frame) through free space.
-
-    quat: optional orientation [w, x, y, z]; without it only the position is solved.
-    arm: 'left', 'right' or '' for the arm whose TCP is nearer. The path avoids the
-    table and objects (the worker plans one when a straight joint move would collide).
-    region: optional ([xmin, ymin, zmin], [xmax, ymax, zmax]); leaving it ends the
-    execution with REGION_EXIT. An unreachable target gives SKILL_ERROR.
-    """
-
-
-def open_gripper(arm: str = '', fraction: float = 1.0):
-    """Open a gripper to `fraction` (1 = fully open, 88 mm). arm '' opens both."""
-
-
-def close_gripper(arm: str = '', fraction: float = 0.0):
-    """Close a gripper (to `fraction`, default 0: squeeze). The result's `.holding` says
-    whether the fingers stopped on something."""
-
-
-def home(arm: str = ''):
-    """Return an arm ('' = both) to its start pose (joints 0) on a collision-free path."""
-
-
-def run_controller(
-    fn,
-    until=None,
-    max_seconds: float = 5.0,
-    region=None,
-    hz: float = 25.0,
-    cameras=(),
-    camera_hz: float = 0.0,
-):
-    """Run `fn(obs)` hz times a second of simulated time on average, exactly (on the control
-    ticks where each 1/hz s falls; hz at most {control_hz:g}, the tick rate); it returns
-    targets: {'left': 6 joints}, {'left_eef': [x, y, z] or [x, y, z, qw, qx, qy, qz]} (solved
-    by IK), {'left_gripper': fraction}, same for right. Ends when `until(obs)` holds
-    (PREDICATE_SATISFIED, checked every tick), a guard fires, the arms it commands leave
-    `region` (REGION_EXIT), an arm presses the table or an object it does not hold harder
-    than {max_contact_force_n:g} N (FORCE_LIMIT), or max_seconds pass (TIMEOUT). cameras:
-    names whose views arrive in obs.images (by name) every 1/camera_hz s (0: with every
-    call), each a CameraView as look() gives (.rgb, .depth arrays, .fx .fy .cx .cy,
-    .position, .rotation). Each call of fn and until has a {reactive_budget_ms:g} ms budget;
-    every command is shielded."""
-
-
-def run_policy(name: str, instruction: str, max_seconds: float = 60.0, until=None, region=None):
-    """Let policy `name` (one list_policies() names) act, as one bounded execution: it is
-    sent its cameras, the joint state and `instruction`, and answers chunks of joint
-    targets, each action shielded, at its own rate.
-    With policies enabled, call start(strategy, kind) first. Ends COMPLETED when the policy
-    says it is done or the arms stall (still for a few seconds once they moved), TIMEOUT
-    after max_seconds of simulated time, PREDICATE_SATISFIED when `until(obs)` holds
-    (checked every tick), REGION_EXIT when link6 of an arm leaves `region` ([xmin, ymin,
-    zmin], [xmax, ymax, zmax]), SHIELD_REJECTED, FORCE_LIMIT, GUARD_TRIGGERED, EPISODE_ENDED
-    (the task succeeded or the step limit passed), or SKILL_ERROR when the policy cannot be
-    reached or
-    breaks off. The result's .chunks and .actions count what the policy sent and what ran."""
 
 
 # Goals ---------------------------------------------------------------------------------------
@@ -241,7 +153,6 @@ SKILLS: dict[str, SkillSpec] = {
         SkillSpec(
             'move_joints',
             MoveJoints,
-            move_joints,
             lambda a: _goal(
                 MoveJoints,
                 a,
@@ -254,7 +165,6 @@ SKILLS: dict[str, SkillSpec] = {
         SkillSpec(
             'move_eef',
             MoveEef,
-            move_eef,
             _move_eef_goal,
             lambda sk, g, o, run: sk.move_eef(
                 g.arm,
@@ -269,7 +179,6 @@ SKILLS: dict[str, SkillSpec] = {
         SkillSpec(
             'open_gripper',
             Gripper,
-            open_gripper,
             lambda a: _goal(Gripper, a, arm=a['arm'], target=_fraction(a['fraction'])),
             lambda sk, g, o, run: sk.gripper(
                 'open_gripper', g.arm, 1.0 if g.target < 0 else g.target, o, **run
@@ -278,7 +187,6 @@ SKILLS: dict[str, SkillSpec] = {
         SkillSpec(
             'close_gripper',
             Gripper,
-            close_gripper,
             lambda a: _goal(Gripper, a, arm=a['arm'], target=_fraction(a['fraction'])),
             lambda sk, g, o, run: sk.gripper(
                 'close_gripper', g.arm, 0.0 if g.target < 0 else g.target, o, **run
@@ -287,14 +195,12 @@ SKILLS: dict[str, SkillSpec] = {
         SkillSpec(
             'home',
             Home,
-            home,
             lambda a: _goal(Home, a, arm=a['arm']),
             lambda sk, g, o, run: sk.home(g.arm, o, **run),
         ),
         SkillSpec(
             'run_controller',
             RunController,
-            run_controller,
             lambda a: _goal(
                 RunController,
                 a,
@@ -303,16 +209,12 @@ SKILLS: dict[str, SkillSpec] = {
                 camera_hz=float(a['camera_hz']),
             ),
             lambda sk, g, o, run: sk.run_controller(g.hz, o, **run),
-            program_callbacks={'fn': 'controller', 'until': 'until'},
-            reactive=True,
         ),
         SkillSpec(
             'run_policy',
             RunPolicy,
-            run_policy,
             _run_policy_goal,
             _run_policy,
-            program_callbacks={'until': 'until'},
         ),
     )
 }

@@ -1,0 +1,80 @@
+"""A call's arguments as the kernel takes them (trusted side): each checked and made plain by
+its kind in the API table, whatever the program sent. An object from locate() is rebuilt from
+its measured numbers (its text fields clipped), an arm is one of the arms, numbers are
+floats, text is text. A wrong value raises TypeError or ValueError with the call's name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from harness_types.robot_state import ARMS
+from harness_types.scene import LocatedObject
+
+from harness_kernel.api_table import ApiName
+from harness_kernel.bounds import program_text
+
+
+def checked(entry: ApiName, arguments: dict) -> dict:
+    """`arguments` (bound to the stub, defaults applied) checked by kind."""
+    out = {}
+    first = next(iter(arguments), '')
+    kinds = {a.name: a for a in entry.arguments()}
+    for name, value in arguments.items():
+        argument = kinds[name]
+        where = f'{entry.name}()' if name == first else f'{entry.name}({name}=)'
+        if value is None and argument.optional:
+            out[name] = None
+        else:
+            out[name] = _checked(argument.kind, value, where)
+    return out
+
+
+def _checked(kind: str, value: Any, where: str) -> Any:
+    if kind == 'object':
+        return located(value, where)
+    if kind == 'target':
+        if isinstance(value, LocatedObject):
+            return located(value, where)
+        try:
+            point = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            point = np.zeros(0)
+        if point.shape != (3,) or not np.all(np.isfinite(point)):
+            raise ValueError(f'{where}: needs an object from locate() or [x, y, z]')
+        return point
+    if kind == 'arm':
+        if value not in ('', *ARMS):
+            raise ValueError(f"{where}: arm must be 'left', 'right' or '', got {value!r}")
+        return value
+    if kind == 'number':
+        return float(value)
+    if kind == 'vector2':
+        try:
+            vector = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            vector = np.zeros(0)
+        if vector.shape not in ((2,), (3,)):
+            raise ValueError(f'{where}: must be [dx, dy]')
+        return vector
+    if kind == 'text':
+        return str(value)
+    return value  # points, images, rows: the handler checks them (a bad one is its SKILL_ERROR)
+
+
+def located(obj: Any, where: str) -> LocatedObject:
+    """An object from locate() as the kernel uses it: its numbers checked, its text clipped."""
+    if not isinstance(obj, LocatedObject):
+        raise TypeError(f'{where} needs an object from locate()')
+    position = np.asarray(obj.position, dtype=float)
+    size = np.asarray(obj.size, dtype=float)
+    if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
+        raise ValueError(f'{where}: the object has no valid position and size')
+    return LocatedObject(
+        program_text(obj.id, 100),
+        program_text(obj.label, 200),
+        position,
+        size,
+        float(obj.top),
+        [program_text(c, 100) for c in list(obj.cameras)[:16]],
+    )
