@@ -26,12 +26,12 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
 from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
-from harness_kernel.perception import make_perception
 from harness_types.transforms import quat_to_matrix
 from harness_worker.staging import hold_object, stack_boxes, true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf
+from harness_perception import make_perception
 
 CAMERAS = ['cam_head', 'cam_left_wrist', 'cam_right_wrist']
 MATCH_M = 0.05  # a detection farther than this from every object matches none

@@ -42,6 +42,38 @@ def test_registry_and_unknown_names():
         make_task('lift_cubes')
 
 
+def test_a_task_module_is_checked_when_it_is_loaded(tmp_path, monkeypatch):
+    """The registry refuses a task module without TASK, with another name, or with fewer
+    than three fixed layouts, saying which."""
+    from harness_bench.tasks import load_task
+    from harness_types.plugins import PluginError
+
+    folder = tmp_path / 'extra_tasks'
+    folder.mkdir()
+    (folder / '__init__.py').write_text('')
+    body = (
+        'from harness_bench.tasks.lift_cube import LiftCube\n'
+        'class Short(LiftCube):\n'
+        '    name = {name!r}\n'
+        '    fixed = LiftCube.fixed[:2]\n'
+        '    layouts = 2\n'
+        'TASK = Short\n'
+    )
+    (folder / 'short.py').write_text(body.format(name='short'))
+    (folder / 'misnamed.py').write_text(body.format(name='other').replace('layouts = 2', ''))
+    (folder / 'empty.py').write_text('x = 1\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr('harness_bench.tasks.FOLDER', 'extra_tasks')
+    with pytest.raises(PluginError, match='at least 3'):
+        load_task('short')
+    with pytest.raises(PluginError, match="its Task is named 'other'"):
+        load_task('misnamed')
+    with pytest.raises(PluginError, match='has no TASK'):
+        load_task('empty')
+    with pytest.raises(PluginError, match='no bench task'):
+        load_task('absent')
+
+
 @pytest.mark.parametrize('name', sorted(TASKS))
 def test_layouts_are_deterministic_and_distinct(name):
     task = make_task(name)

@@ -155,7 +155,8 @@ INTERFACE_HELP = (
 PERCEPTION_HELP = (
     'what locate() sees with (overrides kernel.perception): pixels (RGB-D images and '
     "calibration, what a real camera feeds), oracle (the simulator's segmentation, ground "
-    'truth) or service (the detector at kernel.perception_service_url)'
+    'truth), service (the detector at kernel.perception_service_url), or a dotted module path '
+    'of a backend of your own'
 )
 
 

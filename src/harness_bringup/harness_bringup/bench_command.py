@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from harness_types.config import INT64_MAX, PERCEPTION_BACKENDS
+from harness_types.config import INT64_MAX
 
 from harness_bringup.arguments import (
     DEFAULT_POLICIES,
@@ -60,7 +60,7 @@ def add_parser(sub) -> None:
     bench.add_argument(
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
-    bench.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    bench.add_argument('--perception', help=PERCEPTION_HELP)
     bench.add_argument(
         '--interface',
         type=_interfaces,

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness_types.config import PERCEPTION_BACKENDS, not_a_file
+from harness_types.config import not_a_file
 
 from harness_bringup.arguments import (
     DEFAULT_POLICIES,
@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
         'token printed at start and written to OUT/mcp-PORT.token (mode 0600)',
     )
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
-    mcp.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    mcp.add_argument('--perception', help=PERCEPTION_HELP)
     mcp.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

@@ -8,7 +8,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from harness_types.config import PERCEPTION_BACKENDS, not_a_file
+from harness_types.config import not_a_file
 
 from harness_bringup.arguments import (
     ATTACH_HELP,
@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
     program.add_argument('file', help='Python program using the program API')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
-    program.add_argument('--perception', choices=PERCEPTION_BACKENDS, help=PERCEPTION_HELP)
+    program.add_argument('--perception', help=PERCEPTION_HELP)
     program.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

@@ -5,6 +5,7 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import signal
@@ -31,6 +32,7 @@ from harness_driver.run_folder import RunFolder, update_summary
 from harness_kernel.api_table import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_types.config import ConfigError, GraphConfig
+from harness_types.plugins import builtin_plugins, plugin_module
 from harness_types.process import process_age_s
 
 if TYPE_CHECKING:
@@ -95,20 +97,27 @@ def policy_catalog(config: GraphConfig) -> Catalog | None:
 
 def check_station_settings(config: GraphConfig) -> None:
     """What the file's types cannot say and the graph would find only once it runs: the
-    worker's backend exists, the driver's cameras are the station's."""
-    import importlib.util
+    worker's and perception's backends exist, the driver's cameras are the station's."""
+    from harness_worker.station import BACKENDS as WORKER_BACKENDS
 
-    from harness_worker.station import backend_module
+    from harness_perception import BACKENDS as PERCEPTION_BACKENDS
 
-    backend = config.worker.backend
-    module = backend_module(backend)
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a parent package that does not exist
-        found = False
     where = f'{config.path}: ' if config.path else ''
-    if not found:
-        raise UsageError(f'{where}worker.backend: no module {module} for backend {backend!r}')
+    for key, folder, name in (
+        ('worker.backend', WORKER_BACKENDS, config.worker.backend),
+        ('kernel.perception', PERCEPTION_BACKENDS, config.kernel.perception),
+    ):
+        module = plugin_module(folder, name)
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package that does not exist
+            found = False
+        if not found:
+            builtin = ', '.join(builtin_plugins(folder))
+            raise UsageError(
+                f'{where}{key}: no module {module} for {name!r} (built in: {builtin}; or a '
+                'dotted module path)'
+            )
     cameras = load_embodiment().cameras
     unknown = [c for c in config.driver.cameras if c not in cameras]
     if unknown:

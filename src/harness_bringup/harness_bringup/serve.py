@@ -11,8 +11,8 @@ from pathlib import Path
 import rclpy
 from harness_skills.skill_server_node import SkillServer
 from harness_types.config import GraphConfig
+from harness_types.plugins import PluginError
 from harness_types.process import leave_graph
-from harness_worker.station import BackendError
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.utilities import get_default_context
@@ -37,7 +37,7 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
         worker = WorkerNode()
         skills = SkillServer()
         skills.station.use_local(worker)
-    except (BackendError, ValueError) as exc:
+    except (PluginError, ValueError) as exc:
         print(f'harness: {exc}')
         rclpy.try_shutdown()
         return 2

@@ -12,6 +12,7 @@ RANK = {
     'harness_shield': 1,
     'harness_reactive': 1,
     'harness_policy': 1,
+    'harness_perception': 1,
     'harness_worker': 2,
     'harness_skills': 3,
     'harness_kernel': 4,

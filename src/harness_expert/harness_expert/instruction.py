@@ -21,8 +21,8 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from harness_kernel.perception.colour import COLOUR_NAMES
-from harness_kernel.perception.measure import SHAPE_WORDS
+from harness_perception.colour import COLOUR_NAMES
+from harness_perception.measure import SHAPE_WORDS
 
 KINDS = ('lift', 'place', 'stack', 'press', 'push', 'sort', 'handover')
 DEFAULT_LIFT_M = 0.10

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 from arx_x5_description.embodiment import Embodiment
-from harness_kernel.perception import make_perception
 from harness_policy.observation import cameras_of, image_key, views_of
 from harness_types.camera import CameraView
 from harness_types.scene import LocatedObject
 from harness_worker.kinematics import StationKinematics
 
 from harness_expert.observed import robot_state
+from harness_perception import make_perception
 
 # Beyond these, perception's time per look grows past what a control loop waits for (the
 # station sends three cameras, the largest 640 x 480).

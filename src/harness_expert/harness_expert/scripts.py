@@ -16,8 +16,8 @@ from typing import NoReturn
 
 import numpy as np
 from harness_kernel.contact import ContactSkills
-from harness_kernel.perception.measure import SHAPE_WORDS
-from harness_kernel.perception.query import Query
+from harness_perception.measure import SHAPE_WORDS
+from harness_perception.query import Query
 from harness_types.execution import SKILL_ERROR, Execution
 from harness_types.robot_state import ARMS, gripper_index
 from harness_types.scene import Grip, LocatedObject

@@ -7,12 +7,11 @@ from harness_expert.instruction import InstructionError, mentions, parse, tokens
 
 
 def test_every_bench_instruction_is_understood_as_its_task_kind():
-    learned = {
-        name: task for name, task in TASKS.items() if name in PARSED_KINDS
-    }  # the kinds the expert learned; it says it does not understand the others
-    kinds = {name: parse(task.instruction).kind for name, task in learned.items()}
+    kinds = {name: parse(TASKS[name].instruction).kind for name in PARSED_KINDS}
     assert kinds == PARSED_KINDS
-    for name in set(TASKS) - set(PARSED_KINDS):
+    # tasks of kinds the expert did not learn: it says it does not understand them (a task
+    # added to the bench is not named here: it needs no line in this package)
+    for name in NOT_UNDERSTOOD:
         with pytest.raises(InstructionError, match='I do not understand'):
             parse(TASKS[name].instruction)
 
@@ -30,6 +29,7 @@ PARSED_KINDS = {
     'lift_tray': 'lift',  # it lifts with one arm: the tray stays on the table
     'pick_moving': 'lift',  # it reaches where the cube was
 }
+NOT_UNDERSTOOD = ('insert_peg', 'open_drawer', 'pick_pictured', 'press_in_order', 'stack_in_order')
 
 
 def test_bench_lift_and_pick_numbered():

@@ -16,7 +16,7 @@ from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject
 
 from harness_kernel.learned import MAX_INSTRUCTION, PREDICTED_VIEWS, SHADOW_HORIZON_S, LearnedHalf
-from harness_kernel.perception import Perception
+from harness_perception import Perception
 
 
 class Foresight:

@@ -3,30 +3,23 @@ does everything that touches the robot for it. No rclpy: the robot comes in as a
 (the kernel node implements it over ROS).
 
 One thread runs a cell (`run_cell`): it sends the cell to the program process and serves the
-program's requests (API calls) until the cell is done, reading the program's output as it
-comes and clipping it. While that thread waits on a skill, other threads may ask for the
-program's reactive step (`reactive_step`, the skill server's per-tick callback): during an
-execution that calls the reactive stage, the cell's thread lends the channel to the asking
-thread, which exchanges the step itself and hands the cell's thread anything else the program
-sends; a step asked for at any other time is answered with a fault. Between cells the program
-process is frozen. Everything
-reported (executions, events handled, grips, the scene, the output, kernel.log) is measured
-here, never taken from the program.
+program's requests (API calls, dispatched as the API table says) until the cell is done; the
+channel, the cell's time and the reactive steps other threads ask for are the `ProgramLink`'s
+(program_link.py). Between cells the program process is frozen. Everything reported
+(executions, events handled, grips, the scene, the output, kernel.log) is measured here, never
+taken from the program.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import os
-import select
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from harness_perception.backends.oracle import OraclePerception
 from harness_policy.catalog import Catalog
 from harness_reactive.stage import ReactiveResult
 from harness_skills.skill_table import SKILLS
@@ -39,12 +32,9 @@ from harness_types.scene import LocatedObject, SceneReport, Verdict
 
 from harness_kernel.api_table import API, API_NAMES
 from harness_kernel.bounds import (
-    ClippedOutput,
     ProgramBounds,
-    WorkspaceUse,
     bounded_record,
     program_text,
-    workspace_use,
 )
 from harness_kernel.call_arguments import checked
 from harness_kernel.channel import ChannelClosedError, ChannelError
@@ -54,68 +44,20 @@ from harness_kernel.learned import (
     POLICY_TO_END_SECONDS,
     LearnedHalf,
 )
-from harness_kernel.perception import Perception
-from harness_kernel.perception.oracle import OraclePerception
-from harness_kernel.program_frames import loggable, program_done, reactive_result
+from harness_kernel.program_frames import loggable, program_done
 from harness_kernel.program_host import (
-    CELL_TIMEOUT_SIGNAL,
-    REACTIVE_TIMEOUT_SIGNAL,
     ProgramHost,
     ProgramStartError,
 )
+from harness_kernel.program_link import CellOver, CellStop, ProgramLink, RunningCell
 from harness_kernel.robot_port import Idle, RobotPort
+from harness_perception import Perception
 
 HOLDING_FORCE_N = 0.5  # the wrap-up keeps a gripper closed that feels at least this much
-INTERRUPT_GRACE_S = 2.0  # after a timeout signal, how long the program may take to stop
-WORKSPACE_CHECK_S = 0.1  # while a cell runs, its workspace is measured this often
-
-
-class _Stop(Exception):  # noqa: N818 (a control-flow signal, not an error)
-    """Ends the cell from the kernel's side: escalated, episode_ended, finished, or a handler
-    that raised (handler_error)."""
-
-    def __init__(self, kind: str, execution: Execution | None = None, text: str = '') -> None:
-        super().__init__(kind)
-        self.kind, self.execution, self.text = kind, execution, text
-
-
-class _CellOver(Exception):  # noqa: N818 (a control-flow signal, not an error)
-    """The program reported the cell done (or died) while the kernel waited for something
-    else: unwind to run_cell."""
-
-    def __init__(self, done: dict | None, error: str = '') -> None:
-        super().__init__(error or 'cell over')
-        self.done, self.error = done, error
 
 
 class _CallRefusedError(Exception):
     """A call the kernel does not serve (reported to the program as a RuntimeError)."""
-
-
-class _ReactiveLateError(Exception):
-    """The program did not answer a reactive step in time."""
-
-
-class _UnresponsiveError(Exception):
-    """Reactive code neither returned nor stopped when interrupted: the process must go."""
-
-
-@dataclass
-class _Cell:
-    deadline: float
-    output: ClippedOutput = field(default_factory=ClippedOutput)
-    executions: list[Execution] = field(default_factory=list)
-    images: list[ShownImage] = field(default_factory=list)
-    events_handled: int = 0
-    stop: _Stop | None = None
-    reactive: bool = False  # the program has guards: executions call its reactive stage
-    interrupted_at: float = 0.0
-    interrupted_why: str = ''  # '' = its time ran out
-    notes: list[str] = field(default_factory=list)  # the kernel's own lines for the report
-    records: int = 0  # kernel.log records of this cell's calls and executions
-    unlogged: int = 0  # records over the cell's bound, counted and not written
-    workspace_checked: float = 0.0
-    workspace_start: WorkspaceUse | None = None  # a cell may shrink an overfull workspace
 
 
 class Kernel:
@@ -164,12 +106,6 @@ class Kernel:
         self.foresight = Foresight(
             robot, self.perception, self.learned, log, world_model_shadow, control_hz
         )
-        self._cell: _Cell | None = None
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._closed = False
-        self._wake_lock = threading.Lock()  # a wake-up never writes to a descriptor being closed
         # Who does what the API table says a name's handler does (its `Kernel._<name>` for
         # 'kernel'); the skill server's names go through `_skill_call`.
         self._handlers = {
@@ -178,67 +114,57 @@ class Kernel:
             'foresight': self.foresight,
         }
         self._call_lock = threading.Lock()
-        # While an execution calls the reactive stage every tick, the cell's thread lends the
-        # channel to the thread that asks for the steps (reactive_step), which exchanges them
-        # itself: relayed through the cell's thread, each step cost two thread hand-offs
-        # (perf/skills.py's guarded loop: ~1.2x slower on 2 loaded cores). The lent channel
-        # is used under the lock; what ends the cell there is handed to the cell's thread.
-        self._channel_lock = threading.Lock()
-        self._channel_lent = False
-        self._lent_news: Exception | None = None
-        self._cell_thread = 0  # the thread running the cell (run_cell's)
-        self._cells = 0  # cells sent to the program; its 'done' names the cell it ends
+        self.link = ProgramLink(
+            host, self.bounds, cell_timeout_seconds, self.reactive_deadline, self._handle_call, log
+        )
 
     # Starting and stopping -------------------------------------------------------------------
 
     def start(self) -> dict:
         """Start the program process (frozen until the first cell); returns its sandbox."""
-        sandbox = self.host.start()
-        self.host.freeze()
-        self.log({'call': '(kernel)', 'program_process': self.host.pid, 'sandbox': sandbox})
-        return sandbox
+        return self.link.start()
 
     def close(self) -> None:
-        with self._wake_lock:
-            self._closed = True
-        self.host.stop()
-        for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        self.link.close()
+
+    def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
+        """The program's guards, until and controller for one tick (thread-safe; see
+        ProgramLink.reactive_step)."""
+        return self.link.reactive_step(obs, call_controller)
 
     # Cells -----------------------------------------------------------------------------------
 
     def run_cell(self, code: str) -> CellResult:
         """Run `code` in the program's namespace; the result is the kernel's own account."""
         with self._call_lock:
-            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
-            self._cell_thread = threading.get_ident()
-            cell.workspace_start = self._workspace()
+            link = self.link
+            cell = RunningCell(time.monotonic() + self.cell_timeout)
+            link.begin(cell)
+            cell.workspace_start = link.workspace()
             status, traceback, summary, restored = 'error', '', '', []
-            self._lent_news = None
             try:
                 if not self.host.alive():
-                    self._restart(cell)
+                    link.restart(cell)
                 self.host.thaw()
-                self._cells += 1
-                self._send({'op': 'cell', 'code': code, 'cell': self._cells})
-                status, traceback, summary, restored = program_done(self._serve('done'))
-            except _CellOver as over:
+                link.cells += 1
+                link.send({'op': 'cell', 'code': code, 'cell': link.cells})
+                status, traceback, summary, restored = program_done(link.serve_until('done'))
+            except CellOver as over:
                 if over.done is not None:
                     status, traceback, _, _ = program_done(over.done)
                 else:
                     traceback = over.error
             except ChannelClosedError:
                 self.host.wait(1.0)
-                traceback = self._lost(self._death())
+                traceback = link.lost(link.death())
             except (ChannelError, ProgramStartError, OSError) as exc:
-                traceback = self._lost(f'the program process failed: {exc}')
+                traceback = link.lost(f'the program process failed: {exc}')
             finally:
-                self._drain_output(cell)
+                link.drain_output(cell)
                 self.host.freeze()
-                self._cell = None
+                link.cell = None
             if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
-                traceback = self._interruption(cell)
+                traceback = link.interruption(cell)
             # a known status: _program_done keeps only STATUSES, the kernel's stops are among them
             status, summary = self._trusted_status(cell, status, summary)
             if cell.unlogged:
@@ -263,7 +189,7 @@ class Kernel:
                 **self._strategy_fields(),
             )
 
-    def _trusted_status(self, cell: _Cell, status: str, summary: str) -> tuple[str, str]:
+    def _trusted_status(self, cell: RunningCell, status: str, summary: str) -> tuple[str, str]:
         """What the kernel saw wins over what the program says: an escalation, the episode's
         end or finish() stop the cell whatever the program did after; a program that claims
         one of these without the kernel having seen it ran an ordinary error."""
@@ -281,7 +207,7 @@ class Kernel:
         recorded nor a felt grip force), then both arms home. Runs here, not in the program:
         the program's guards, controllers and handlers do not apply, and it is frozen."""
         with self._call_lock:
-            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            cell = self.link.cell = RunningCell(time.monotonic() + self.cell_timeout)
             lines = [
                 'wrap-up without the program: its guards, controllers and handlers do not apply'
             ]
@@ -297,10 +223,10 @@ class Kernel:
                         lines.append(f'{arm} gripper stays closed: it holds something')
                 self._wrap_up_step(cell, 'home', dict(arm='', max_seconds=0.0))
                 status = 'ok'
-            except _Stop as stop:
+            except CellStop as stop:
                 cell.stop, status = stop, stop.kind
             finally:
-                self._cell = None
+                self.link.cell = None
             cell.output.write('\n'.join(lines))
             return CellResult(
                 status=status,
@@ -320,7 +246,7 @@ class Kernel:
         the strategy's policy runs on (no stall stop) until the episode ends or `max_seconds`
         of simulated time pass. Runs here without the program, as the wrap-up does."""
         with self._call_lock:
-            cell = self._cell = _Cell(time.monotonic() + self.cell_timeout)
+            cell = self.link.cell = RunningCell(time.monotonic() + self.cell_timeout)
             strategy = self.learned.strategy
             status, traceback = 'ok', ''
             try:
@@ -343,14 +269,14 @@ class Kernel:
                     f'policy-to-end: {strategy.policy} ran until {e.event}: {e.detail}'
                 )
                 if e.event == EPISODE_ENDED:
-                    cell.stop, status = _Stop('episode_ended', e), 'episode_ended'
+                    cell.stop, status = CellStop('episode_ended', e), 'episode_ended'
                 elif not e.ok:
-                    cell.stop, status = _Stop('escalated', e), 'escalated'
+                    cell.stop, status = CellStop('escalated', e), 'escalated'
             except (RuntimeError, ValueError, KeyError, TypeError) as exc:
                 # the skill server gone or not answering: the driver still finishes the episode
                 status, traceback = 'error', f'policy-to-end could not run: {exc}'
             finally:
-                self._cell = None
+                self.link.cell = None
             return CellResult(
                 status=status,
                 output=cell.output.text(),
@@ -361,167 +287,19 @@ class Kernel:
                 **self._strategy_fields(),
             )
 
-    def _wrap_up_step(self, cell: _Cell, skill: str, args: dict) -> None:
+    def _wrap_up_step(self, cell: RunningCell, skill: str, args: dict) -> None:
         e = self.robot.execute(skill, args, False, Idle())
         cell.executions.append(e)
         self._log_execution(e)
         if e.event == EPISODE_ENDED:  # e.g. homing with the cube lifted it high enough
-            raise _Stop('episode_ended', e)
+            raise CellStop('episode_ended', e)
         if not e.ok:
-            raise _Stop('escalated', e)
-
-    # The channel loop ------------------------------------------------------------------------
-
-    def _serve(self, expect: str, deadline: float | None = None, calls: bool = True) -> dict:
-        """Serve the program until it sends `expect`; API calls are served when `calls`."""
-        cell = self._cell
-        channel = self.host.channel
-        while True:
-            now = time.monotonic()
-            self._check_deadlines(cell, now, deadline)
-            ready = self._ready(0.05)
-            if self.host.output_fd in ready:
-                cell.output.write(self.host.read_output())
-            if self._wake_r in ready:
-                self._woken()
-            if channel.fileno() not in ready:
-                if not self.host.alive():
-                    raise _CellOver(None, self._lost(self._death()))
-                continue
-            message = self._take(expect, calls, f'while the kernel waited for {expect!r}')
-            if message is not None:
-                return message
-
-    def _take(self, expect: str | None, calls: bool, during: str) -> dict | None:
-        """One message from the program: returned when it is `expect`; a call is served
-        (refused unless `calls`) and None returned; the cell's end is raised as _CellOver,
-        anything else as ChannelError (`during` says what the kernel was doing)."""
-        message = self.host.channel.recv(timeout=5.0)
-        op = message.get('op') if isinstance(message, dict) else None
-        if op == 'done' and message.get('cell') != self._cells:
-            # An earlier cell's end, come late: that cell was ended early by a 'done' the
-            # program sent itself; taken now, it would end this cell before its code ran.
-            return None
-        if expect is not None and op == expect:
-            return message
-        if op == 'done':
-            raise _CellOver(message)
-        if op == 'call':
-            self._handle_call(message, allowed=calls)
-            return None
-        raise ChannelError(f'the program sent {op!r} {during}')
-
-    def _check_deadlines(self, cell: _Cell, now: float, deadline: float | None) -> None:
-        if deadline is not None and now > deadline:
-            raise _ReactiveLateError()
-        if not cell.interrupted_at:
-            if now > cell.deadline:
-                self._interrupt(cell, now, '')
-            elif now > cell.workspace_checked + WORKSPACE_CHECK_S:
-                cell.workspace_checked = now
-                over = self._workspace().over(self.bounds, since=cell.workspace_start)
-                if over:
-                    self._interrupt(cell, now, over)
-        if cell.interrupted_at and now > cell.interrupted_at + INTERRUPT_GRACE_S:
-            raise _CellOver(None, self._lost(self._interruption(cell, stopped=False)))
-
-    def _interrupt(self, cell: _Cell, now: float, why: str) -> None:
-        """Stop the running cell: its time ran out (`why` empty) or it passed a bound."""
-        cell.interrupted_at, cell.interrupted_why = now, why
-        self.host.interrupt(CELL_TIMEOUT_SIGNAL)
-
-    def _interruption(self, cell: _Cell, stopped: bool = True) -> str:
-        how = 'was stopped' if stopped else 'did not stop when interrupted'
-        if cell.interrupted_why:
-            return (
-                f'WorkspaceFull: {cell.interrupted_why}; the cell {how}. Delete files to write more'
-            )
-        return (
-            f'CellTimeout: the cell ran longer than cell_timeout_seconds '
-            f'({self.cell_timeout:g} s) and {how}'
-        )
-
-    def _workspace(self) -> WorkspaceUse:
-        return workspace_use(str(self.host.workspace), self.bounds.workspace_files, self.host.pid)
-
-    def _send(self, message: dict) -> None:
-        """To the program, waiting for it to read at most until the cell's end (and the grace
-        after it): a program that does not read its replies cannot hold the kernel."""
-        cell = self._cell
-        if cell is None or threading.get_ident() != self._cell_thread:
-            # a reply sent on the lent channel (reactive_step's thread): its step's bound
-            timeout = self.reactive_deadline
-        else:
-            timeout = max(0.05, cell.deadline + INTERRUPT_GRACE_S - time.monotonic())
-        self.host.channel.send(message, timeout=timeout)
-
-    def serve(self, wait_s: float) -> None:
-        """While a skill runs (Pump.serve): read output, watch the program and the cell's
-        time, and the program's messages (the lent channel's news while reactive steps use it).
-        The program may not call the API now (one call at a time)."""
-        try:
-            self._serve_while_executing(wait_s)
-        except BaseException:
-            self._lend_channel(False)
-            raise
-
-    def _serve_while_executing(self, wait_s: float) -> None:
-        cell = self._cell
-        now = time.monotonic()
-        self._check_deadlines(cell, now, None)
-        if cell.interrupted_at:
-            # The program may now end the cell by itself ('done'): its thread watches again.
-            self._lend_channel(False)
-        lent = self._channel_lent
-        channel = self.host.channel
-        ready = self._ready(wait_s, channel=not lent)
-        if self.host.output_fd in ready:
-            cell.output.write(self.host.read_output())
-        if self._wake_r in ready:
-            self._woken()
-        self._raise_lent_news()
-        if not lent and channel.fileno() in ready:
-            self._take(None, False, 'while a skill ran')
-        elif not self.host.alive():
-            self._lend_channel(False)  # before the process and its channel go
-            raise _CellOver(None, self._lost(self._death()))
-
-    def _ready(self, timeout: float, channel: bool = True) -> list[int]:
-        fds = [self.host.channel.fileno(), self._wake_r] if channel else [self._wake_r]
-        if self.host.output_fd >= 0:
-            fds.append(self.host.output_fd)
-        return select.select(fds, [], [], timeout)[0]
-
-    def _lost(self, why: str) -> str:
-        """The program process is gone or broken: kill it; the next cell starts a new one.
-        `why` may quote what the program sent (a codec's words): clipped."""
-        self.host.stop()
-        return (
-            f'{program_text(why, 1000)}. The program process was stopped; the next cell '
-            'runs in a new one and the variables of earlier cells are lost.'
-        )
-
-    def _death(self) -> str:
-        return f'the program process ended ({self.host.exit_description()})'
-
-    def _restart(self, cell: _Cell) -> None:
-        earlier = self.host.starts > 0
-        self.start()
-        self.host.thaw()
-        if earlier:
-            cell.notes.append(
-                'the program process was started again: variables, functions, guards and '
-                'handlers of earlier cells are lost'
-            )
-
-    def _drain_output(self, cell: _Cell) -> None:
-        if self.host.output_fd >= 0:
-            cell.output.write(self.host.read_output())
+            raise CellStop('escalated', e)
 
     # API calls -------------------------------------------------------------------------------
 
     def _handle_call(self, message: dict, allowed: bool) -> None:
-        cell = self._cell
+        cell = self.link.cell
         name = message.get('name')
         args = message.get('args')
         reply: dict = {'op': 'reply', 'id': message.get('id')}
@@ -553,7 +331,7 @@ class Kernel:
             value = call(name, args)
             reply['value'] = value
             record['result'] = loggable(value)
-        except _Stop as stop:
+        except CellStop as stop:
             cell.stop = stop
             reply.update(
                 stop=stop.kind, execution=stop.execution, summary=stop.text, message=stop.text
@@ -567,7 +345,7 @@ class Kernel:
             record.update(raised=type(exc).__name__, detail=str(exc)[:2000])
         record['wall_s'] = round(time.monotonic() - started, 4)
         self._record(record)
-        self._send(reply)
+        self.link.send(reply)
 
     def _named_call(self, name: str, args: dict) -> Any:
         """A name the kernel, its contact skills or its learned half handle: the arguments
@@ -608,7 +386,7 @@ class Kernel:
 
     def _execute(self, skill: str, args: dict) -> Execution:
         """One skill execution for the running cell, through the program's handlers."""
-        cell = self._cell
+        cell = self.link.cell
         refused = self.learned.refusal(skill)
         if refused:
             return self._fail(skill, str(args.get('arm', '')), refused)
@@ -616,14 +394,14 @@ class Kernel:
         shadow = self.foresight.shadow_predict(args) if skill == 'run_policy' else None
         # The skill server calls the reactive stage every tick of a reactive execution, so the
         # channel is read at least that often while it is lent.
-        self._lend_channel(reactive)
+        self.link.lend_channel(reactive)
         try:
-            e = self.robot.execute(skill, args, reactive, self)
+            e = self.robot.execute(skill, args, reactive, self.link)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f'{skill}(): {exc}') from None
         finally:
-            self._lend_channel(False)  # waits for a step in progress
-        self._raise_lent_news()
+            self.link.lend_channel(False)  # waits for a step in progress
+        self.link.raise_lent_news()
         if shadow is not None:
             self.foresight.shadow_score(shadow, e)
         cell.executions.append(e)
@@ -634,7 +412,7 @@ class Kernel:
         """A contact skill that could not do what was asked: SKILL_ERROR, through the handlers."""
         state = self.robot.state()
         e = skill_error(skill, arm, detail, state.step, state.time)
-        self._cell.executions.append(e)
+        self.link.cell.executions.append(e)
         self._log_execution(e)
         return self._dispatch(e)
 
@@ -642,21 +420,21 @@ class Kernel:
         if e.ok:
             return e
         if e.event == EPISODE_ENDED:
-            raise _Stop('episode_ended', e)
-        self._send({'op': 'event', 'execution': e})
-        answer = self._serve('handled')
+            raise CellStop('episode_ended', e)
+        self.link.send({'op': 'event', 'execution': e})
+        answer = self.link.serve_until('handled')
         if answer.get('error'):
-            raise _Stop('handler_error', e, str(answer['error'])[:2000])
+            raise CellStop('handler_error', e, str(answer['error'])[:2000])
         if answer.get('absorbed') is True:
             e.handled = True
-            self._cell.events_handled += 1
+            self.link.cell.events_handled += 1
             return e
-        raise _Stop('escalated', e)
+        raise CellStop('escalated', e)
 
     def _record(self, record: dict) -> None:
         """A kernel.log record of the running cell's calls and executions: at most
         log_records_per_cell of them are written, each clipped; the rest are counted."""
-        cell = self._cell
+        cell = self.link.cell
         if cell is not None:
             cell.records += 1
             if cell.records > self.bounds.log_records_per_cell:
@@ -676,90 +454,6 @@ class Kernel:
             }
         )
 
-    # The reactive step, from the skill server's thread ---------------------------------------
-
-    def wake(self) -> None:
-        """End a blocked serve() (Pump.wake), from any thread."""
-        with self._wake_lock:
-            if self._closed:  # a late done-callback: the descriptor may be another file's now
-                return
-            # A full pipe already holds a wake-up.
-            with contextlib.suppress(BlockingIOError):
-                os.write(self._wake_w, b'x')
-
-    def _woken(self) -> None:
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._wake_r, 4096):
-                pass
-
-    def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
-        """The program's guards, until and controller for one tick (thread-safe). Exchanged
-        on the calling thread while the cell's thread lends it the channel: during an
-        execution that calls the reactive stage, until the execution ends, the cell is
-        interrupted or something else comes from the program (handed to the cell's thread)."""
-        with self._channel_lock:
-            if not self._channel_lent:
-                if self._cell is None:
-                    return ReactiveResult(
-                        fault='no cell is running: program code runs only in cells'
-                    )
-                return ReactiveResult(
-                    fault='no execution of the running cell calls the reactive stage now'
-                )
-            try:
-                return self._reactive(obs, call_controller)
-            except Exception as exc:  # the cell is over or its process broken: the cell's news
-                self._channel_lent = False
-                self._lent_news = exc
-                self.wake()
-                return ReactiveResult(fault='the cell ended during this step (its result says why)')
-
-    def _reactive(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
-        self._send({'op': 'reactive', 'obs': obs, 'call_controller': call_controller})
-        try:
-            answer = self._reactive_answer(time.monotonic() + self.reactive_deadline)
-            return reactive_result(answer.get('result'))
-        except _ReactiveLateError:
-            self.host.interrupt(REACTIVE_TIMEOUT_SIGNAL)
-        try:
-            late = reactive_result(
-                self._reactive_answer(time.monotonic() + INTERRUPT_GRACE_S).get('result')
-            )
-        except _ReactiveLateError:
-            raise _UnresponsiveError(
-                'reactive code did not return and did not stop when interrupted'
-            ) from None
-        fault = f'reactive code did not return within {self.reactive_deadline * 1e3:.0f} ms'
-        return ReactiveResult(fault=f'{fault}: {late.fault}')
-
-    def _reactive_answer(self, deadline: float) -> dict:
-        """The program's reactive_result (the caller holds the lent channel). A call is refused
-        as serve() refuses it; the cell's end or anything else is raised."""
-        channel = self.host.channel
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _ReactiveLateError()
-            if not select.select([channel], [], [], left)[0]:
-                continue
-            message = self._take('reactive_result', False, 'while a skill ran')
-            if message is not None:
-                return message
-
-    def _lend_channel(self, lend: bool) -> None:
-        with self._channel_lock:
-            self._channel_lent = lend
-
-    def _raise_lent_news(self) -> None:
-        """What ended the cell on the lent channel, raised on the cell's thread."""
-        news, self._lent_news = self._lent_news, None
-        if news is not None:
-            self._lend_channel(False)
-        if isinstance(news, _UnresponsiveError):
-            raise _CellOver(None, self._lost(str(news)))
-        if news is not None:
-            raise news
-
     # The calls -------------------------------------------------------------------------------
 
     def _state(self) -> RobotState:
@@ -772,7 +466,7 @@ class Kernel:
         return self.measure_scene()
 
     def _show(self, image_or_camera, caption: str) -> None:
-        cell, bounds = self._cell, self.bounds
+        cell, bounds = self.link.cell, self.bounds
         if len(cell.images) >= bounds.shown_images_per_cell:
             raise ValueError(
                 f'show(): this cell already showed {len(cell.images)} images, the most a cell '
@@ -841,4 +535,4 @@ class Kernel:
         return self.robot.verify(str(claim)[:2000])
 
     def _finish(self, summary: str = '') -> None:
-        raise _Stop('finished', None, program_text(summary))
+        raise CellStop('finished', None, program_text(summary))

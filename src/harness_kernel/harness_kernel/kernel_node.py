@@ -57,12 +57,12 @@ from visualization_msgs.msg import MarkerArray
 from harness_kernel.api_table import API, enabled_names
 from harness_kernel.bounds import ProgramBounds
 from harness_kernel.kernel import Kernel
-from harness_kernel.perception import make_perception
 from harness_kernel.program_host import ProgramHost
 from harness_kernel.robot_port import Pump
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Ik, Observe, Predict, ReactiveStep, State, Verify
+from harness_perception import make_perception
 from harness_types import names
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from harness_perception.colour import COLOUR_NAMES
+from harness_perception.measure import SHAPE_WORDS
 from harness_reactive.guards import Guard, Watch, check_action
 from harness_reactive.stage import ProgramStage, ReactiveResult
 from harness_types.docs import render_doc
@@ -25,8 +27,6 @@ from harness_types.scene import LocatedObject
 
 from harness_kernel.api_table import API, API_NAMES, ApiName
 from harness_kernel.cell import EpisodeEnded, Escalation, Finished, HandlerError, ReactiveTimeout
-from harness_kernel.perception.colour import COLOUR_NAMES
-from harness_kernel.perception.measure import SHAPE_WORDS
 
 # Exceptions the kernel node may report for a bad call, raised as themselves in the program.
 CALL_ERRORS = {

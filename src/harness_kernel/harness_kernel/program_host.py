@@ -53,10 +53,12 @@ def program_packages() -> list[str]:
     the program API and what it is made of, no skill engine, messages or bench (a test
     imports the program process's module and checks)."""
     import harness_kernel
+    import harness_perception
     import harness_reactive
     import harness_types
 
-    modules = (harness_kernel, harness_reactive, harness_types)
+    # harness_perception: the words locate() understands, in its docstring
+    modules = (harness_kernel, harness_perception, harness_reactive, harness_types)
     return sorted({os.path.realpath(p) for m in modules for p in m.__path__})
 
 

@@ -384,7 +384,7 @@ def test_a_forged_done_frame_is_data_and_clipped(sandboxed):
     from harness_kernel.api_table import API_NAMES
 
     kernel, *_ = sandboxed
-    this_cell = kernel._cells + 1
+    this_cell = kernel.link.cells + 1
 
     # ~1 MB in each of three fields: the frame must fit the channel's 4 MB header bound to
     # reach the kernel at all (a larger one fails in the program's own send)

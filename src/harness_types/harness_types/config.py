@@ -28,8 +28,6 @@ class ConfigError(ValueError):
 # ROS parameters and message integers are 64-bit: the file's integers, seeds and counts.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
-# locate()'s backends (harness_kernel.perception): the one list the config, CLI and kernel use.
-PERCEPTION_BACKENDS = ('pixels', 'oracle', 'service')
 # The interface ladder (harness_driver.interface): what one model reply may do.
 INTERFACES = ('programs', 'skills', 'actions')
 
@@ -82,9 +80,10 @@ class KernelConfig:
     shown_images_per_episode: int = field(default=32, metadata=_at_least(0))
     shown_image_pixels: int = field(default=2048 * 2048, metadata=_at_least(1))
     log_records_per_cell: int = field(default=2000, metadata=_at_least(10))
-    # What locate() sees with: pixels (RGB-D and calibration, what a real camera feeds), oracle
+    # What locate() sees with: a perception backend (a module harness_perception.backends.<name>
+    # or a dotted module path): pixels (RGB-D and calibration, what a real camera feeds), oracle
     # (the simulator's segmentation, ground truth) or service (an external detector).
-    perception: str = field(default='pixels', metadata={'choices': PERCEPTION_BACKENDS})
+    perception: str = 'pixels'
     perception_service_url: str = ''  # the detector of perception: service (http://host:port)
     perception_service_timeout_seconds: float = field(
         default=10.0, metadata=_at_least(0, strict=True)

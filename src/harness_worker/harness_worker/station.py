@@ -1,7 +1,8 @@
 """The worker backend seam: what a station (simulated or real) must do for the worker.
 
-A backend is one module, `harness_worker.backends.<name>` (or any importable module named by
-its dotted path in the worker's `backend` parameter), with a function
+A backend is a plugin (harness_types.plugins): one module, `harness_worker.backends.<name>`
+(or any importable module named by its dotted path in the worker's `backend` parameter), with a
+function
 `make_station(emb, urdf, node) -> Station` (`node` is the worker's ROS node, for a backend that
 talks to ROS; None when the worker runs without ROS). The worker core talks to nothing else:
 the shield runs in front of `apply`; the node publishes what `state` and `render` return.
@@ -9,7 +10,6 @@ the shield runs in front of `apply`; the node publishes what `state` and `render
 
 from __future__ import annotations
 
-import importlib
 from concurrent.futures import Future
 from typing import Protocol
 
@@ -18,6 +18,7 @@ from arx_x5_description.embodiment import Embodiment
 from harness_bench.task import ObjectSpec, WorldSnapshot
 from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
+from harness_types.plugins import PluginError, builtin_plugins, load_plugin, plugin_module
 from harness_types.robot_state import RobotState
 
 
@@ -74,43 +75,22 @@ class RobotNotAnswering(RuntimeError):  # noqa: N818 (the words a user reads)
     says what was missing. The worker refuses the request with it."""
 
 
-class BackendError(ValueError):
-    """The configured backend cannot be loaded; the message says why."""
+BACKENDS = 'harness_worker.backends'  # the folder of the built-in backends
 
 
 def backend_module(backend: str) -> str:
-    """The module of the backend named `backend` (worker.backend): a module of
-    harness_worker.backends, or a dotted module path."""
-    return backend if '.' in backend else f'harness_worker.backends.{backend}'
+    """The module of the backend named `backend` (worker.backend)."""
+    return plugin_module(BACKENDS, backend)
 
 
 def make_station(backend: str, emb: Embodiment, urdf: str, node=None) -> Station:
-    """The station of the backend named `backend` (`backend_module`), whose module defines
-    `make_station(emb, urdf, node)`."""
-    module_name = backend_module(backend)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
-            raise BackendError(
-                f'no worker backend {backend!r}: module {module_name} does not exist '
-                f'(built in: {", ".join(builtin_backends())})'
-            ) from None
-        raise
-    factory = getattr(module, 'make_station', None)
+    """The station of the backend named `backend` (a plugin: harness_types.plugins), whose
+    module defines `make_station(emb, urdf, node)`; PluginError when there is none."""
+    factory = load_plugin('worker backend', BACKENDS, backend, 'make_station')
     if not callable(factory):
-        raise BackendError(
-            f'worker backend module {module_name} has no make_station(emb, urdf, node)'
-        )
+        raise PluginError(f'worker backend {backend!r}: make_station is not a function')
     return factory(emb, urdf, node)
 
 
 def builtin_backends() -> list[str]:
-    from importlib import resources
-
-    folder = resources.files('harness_worker.backends')
-    return sorted(
-        p.name[:-3]
-        for p in folder.iterdir()
-        if p.name.endswith('.py') and not p.name.startswith('_')
-    )
+    return builtin_plugins(BACKENDS)

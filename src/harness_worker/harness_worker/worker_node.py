@@ -41,6 +41,7 @@ from harness_types.convert import (
     stamp,
 )
 from harness_types.markers import rejection_marks
+from harness_types.plugins import PluginError
 from harness_types.process import leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.tf_tree import TfTree
@@ -73,7 +74,7 @@ from harness_msgs.srv import (
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
 from harness_worker.state_messages import StateMessages
-from harness_worker.station import BackendError, make_station
+from harness_worker.station import make_station
 from harness_worker.worker import TickResult, Worker, WorkerError
 from harness_worker.world_model import SimulatedFuture, WorldModelError
 
@@ -98,7 +99,7 @@ def refuse(response, detail: str) -> bool:
 
 class WorkerNode(Node):
     """The only node that moves the robot. Without a `worker`, it builds one on the installed
-    embodiment with the backend its `backend` parameter names (BackendError if it cannot)."""
+    embodiment with the backend its `backend` parameter names (PluginError if it cannot)."""
 
     def __init__(self, worker: Worker | None = None, **kwargs) -> None:
         super().__init__(names.WORKER, **kwargs)
@@ -466,7 +467,7 @@ def main(args: list[str] | None = None) -> int:
     rclpy.init(args=args)
     try:
         node = WorkerNode()
-    except (BackendError, ValueError, RuntimeError) as exc:
+    except (PluginError, ValueError, RuntimeError) as exc:
         print(f'worker: {exc}', file=sys.stderr)
         rclpy.try_shutdown()
         return 2

@@ -7,8 +7,9 @@ import mujoco
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
+from harness_types.plugins import PluginError
 from harness_worker.scripted_motion import joint_steps, move_arm, reach
-from harness_worker.station import BackendError, builtin_backends, make_station
+from harness_worker.station import builtin_backends, make_station
 from harness_worker.worker import Worker, WorkerError
 
 from arx_x5_description.urdf import station_urdf
@@ -122,7 +123,7 @@ def test_the_backend_comes_from_its_module_and_a_bad_name_says_so(emb, urdf):
     worker = Worker(emb, urdf, make_station('mujoco', emb, urdf))
     assert worker.profile().backend == 'mujoco' and worker.profile().kind == 'robot'
     assert 'mujoco' in builtin_backends()
-    with pytest.raises(BackendError, match="no worker backend 'gazebo_classic'"):
+    with pytest.raises(PluginError, match="no worker backend 'gazebo_classic'"):
         make_station('gazebo_classic', emb, urdf)
     worker.close()
 

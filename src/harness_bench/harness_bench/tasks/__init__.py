@@ -1,49 +1,37 @@
-"""The bench tasks, by name."""
+"""The bench tasks, by name: every module of this folder is one task (a plugin, see
+harness_types.plugins) whose `TASK` is its `Task` class. Adding a task: its module here and its
+reference program in harness_bench/reference/ (docs/ARCHITECTURE.md, "A bench task")."""
+
+from harness_types.plugins import PluginError, builtin_plugins, load_plugin
 
 from harness_bench.task import Conventions, Task
-from harness_bench.tasks.handover_bar import HandoverBar
-from harness_bench.tasks.insert_peg import InsertPeg
-from harness_bench.tasks.lift_cube import LiftCube
-from harness_bench.tasks.lift_tray import LiftTray
-from harness_bench.tasks.open_drawer import OpenDrawer
-from harness_bench.tasks.pick_moving import PickMoving
-from harness_bench.tasks.pick_numbered import PickNumbered
-from harness_bench.tasks.pick_pictured import PickPictured
-from harness_bench.tasks.place_in_bowl import PlaceInBowl
-from harness_bench.tasks.press_button import PressButton
-from harness_bench.tasks.press_in_order import PressInOrder
-from harness_bench.tasks.push_to_zone import PushToZone
-from harness_bench.tasks.sort_by_colour import SortByColour
-from harness_bench.tasks.stack_blocks_three import StackBlocksThree
-from harness_bench.tasks.stack_blocks_two import StackBlocksTwo
-from harness_bench.tasks.stack_in_order import StackInOrder
 
-TASKS: dict[str, type[Task]] = {
-    t.name: t
-    for t in (
-        LiftCube,
-        PlaceInBowl,
-        StackBlocksTwo,
-        StackBlocksThree,
-        PressButton,
-        HandoverBar,
-        PickNumbered,
-        SortByColour,
-        PushToZone,
-        StackInOrder,
-        LiftTray,
-        InsertPeg,
-        OpenDrawer,
-        PickMoving,
-        PickPictured,
-        PressInOrder,
-    )
-}
+FOLDER = 'harness_bench.tasks'
+MIN_LAYOUTS = 3  # fixed layouts a bench task has at least (the bench runs the first three)
+
+
+def load_task(name: str) -> type[Task]:
+    """The Task class of the task module `name` of this folder, checked: a Task named as its
+    module, with at least MIN_LAYOUTS fixed layouts."""
+    task = load_plugin('bench task', FOLDER, name, 'TASK')
+    if not (isinstance(task, type) and issubclass(task, Task)):
+        raise PluginError(f'bench task module {name!r}: TASK must be a Task class, not {task!r}')
+    expected = name.rsplit('.', 1)[-1]
+    if task.name != expected:
+        raise PluginError(f'bench task module {name!r}: its Task is named {task.name!r}')
+    if not MIN_LAYOUTS <= task.layouts <= len(task.fixed):
+        raise PluginError(
+            f'bench task {task.name!r}: layouts {task.layouts} with {len(task.fixed)} fixed ones; '
+            f'a bench task has at least {MIN_LAYOUTS}, each in `fixed`'
+        )
+    return task
+
+
+TASKS: dict[str, type[Task]] = {name: load_task(name) for name in builtin_plugins(FOLDER)}
 
 
 def make_task(name: str, conventions: Conventions | None = None) -> Task:
     """The task called `name`; a clear error lists the known ones."""
-    try:
-        return TASKS[name](conventions)
-    except KeyError:
-        raise KeyError(f'unknown task {name!r}; known tasks: {", ".join(sorted(TASKS))}') from None
+    if name not in TASKS:
+        raise KeyError(f'unknown task {name!r}; known tasks: {", ".join(sorted(TASKS))}')
+    return TASKS[name](conventions)

@@ -59,3 +59,6 @@ class HandoverBar(Task):
         return Outcome(
             True, 1.0, f'the right arm holds the bar {height * 100:.1f} cm above the table'
         )
+
+
+TASK = HandoverBar  # this module is a bench task plugin (harness_bench.tasks)

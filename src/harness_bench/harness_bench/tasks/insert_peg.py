@@ -88,3 +88,6 @@ class InsertPeg(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, f'the peg is in the hole, {depth * 100:.1f} cm deep')
+
+
+TASK = InsertPeg  # this module is a bench task plugin (harness_bench.tasks)

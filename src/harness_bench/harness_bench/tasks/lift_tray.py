@@ -76,3 +76,6 @@ class LiftTray(Task):
             1.0,
             f'both arms hold the tray {height * 100:.1f} cm above the table, tilted {tilt:.0f} deg',
         )
+
+
+TASK = LiftTray  # this module is a bench task plugin (harness_bench.tasks)

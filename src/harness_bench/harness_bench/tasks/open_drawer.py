@@ -100,3 +100,6 @@ class OpenDrawer(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, f'the drawer is open {pulled * 100:.1f} cm')
+
+
+TASK = OpenDrawer  # this module is a bench task plugin (harness_bench.tasks)

@@ -78,3 +78,6 @@ class PressButton(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, 'the red button latched and the blue one did not')
+
+
+TASK = PressButton  # this module is a bench task plugin (harness_bench.tasks)

@@ -67,3 +67,6 @@ class PressInOrder(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, f'pressed {", ".join(self.order)}, in that order')
+
+
+TASK = PressInOrder  # this module is a bench task plugin (harness_bench.tasks)

@@ -85,3 +85,6 @@ class StackBlocksThree(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, 'the blocks stand as a tower: red, green, blue')
+
+
+TASK = StackBlocksThree  # this module is a bench task plugin (harness_bench.tasks)

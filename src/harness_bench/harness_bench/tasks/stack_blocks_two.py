@@ -82,3 +82,6 @@ class StackBlocksTwo(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, 'the yellow block is stacked on the purple block')
+
+
+TASK = StackBlocksTwo  # this module is a bench task plugin (harness_bench.tasks)

@@ -98,3 +98,6 @@ class StackInOrder(Task):
         if problems:
             return Outcome(False, score, '; '.join(problems))
         return Outcome(True, 1.0, f'the tower is {", ".join(self.order)}, bottom to top')
+
+
+TASK = StackInOrder  # this module is a bench task plugin (harness_bench.tasks)

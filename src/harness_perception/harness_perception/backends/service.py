@@ -28,10 +28,10 @@ from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 from PIL import Image
 
-from harness_kernel.perception.clusters import components
-from harness_kernel.perception.colour import colour_of
-from harness_kernel.perception.measure import measure_all
-from harness_kernel.perception.seam import Detection
+from harness_perception.clusters import components
+from harness_perception.colour import colour_of
+from harness_perception.measure import measure_all
+from harness_perception.seam import Detection
 
 PROTOCOL = 'harness.detect/1'
 MIN_POINTS = 12
@@ -158,3 +158,8 @@ class ServicePerception:
             Detection(colour_of(c), m, sorted(cams), label=label)
             for (label, _p, c, cams), m in zip(objects, measured, strict=True)
         ]
+
+
+def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> ServicePerception:
+    """The service backend (a perception plugin): the detector at `url`."""
+    return ServicePerception(url, emb.table_top_z, timeout_s)

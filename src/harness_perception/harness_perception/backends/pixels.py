@@ -16,11 +16,11 @@ import numpy as np
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
-from harness_kernel.perception.clusters import components
-from harness_kernel.perception.colour import CHROMATIC, colour_of, families
-from harness_kernel.perception.measure import measure_all
-from harness_kernel.perception.robot_body import RobotBody
-from harness_kernel.perception.seam import Detection
+from harness_perception.clusters import components
+from harness_perception.colour import CHROMATIC, colour_of, families
+from harness_perception.measure import measure_all
+from harness_perception.robot_body import RobotBody
+from harness_perception.seam import Detection
 
 MAX_RANGE_M = 2.5  # farther depth is background
 PLANE_BAND_M = 0.02  # points this close to the nominal table height fit the plane
@@ -196,3 +196,12 @@ def _join_held_pieces(
         for arm in hand:
             key_of[(arm, colour)] = at
     return merged, merged_hands
+
+
+def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> PixelPerception:
+    """The pixels backend (a perception plugin): the table from the embodiment, the robot's
+    links from `urdf` (default: the station's)."""
+    from arx_x5_description.urdf import station_urdf
+
+    table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
+    return PixelPerception(table, RobotBody(urdf if urdf is not None else station_urdf(), emb))

@@ -8,9 +8,9 @@ import numpy as np
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
-from harness_kernel.perception.colour import colour_of
-from harness_kernel.perception.measure import measure_all
-from harness_kernel.perception.seam import Detection
+from harness_perception.colour import colour_of
+from harness_perception.measure import measure_all
+from harness_perception.seam import Detection
 
 MIN_PIXELS = 12  # fewer segmented pixels than this in a camera: not seen by it
 
@@ -44,3 +44,8 @@ class OraclePerception:
             Detection(colour_of(np.concatenate(e['c'])), m, sorted(e['cams']), label=e['label'])
             for e, m in zip(entries, measured, strict=True)
         ]
+
+
+def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> OraclePerception:
+    """The oracle backend (a perception plugin): the simulator's segmentation."""
+    return OraclePerception(emb.table_top_z)

@@ -7,14 +7,15 @@ import hashlib
 
 import numpy as np
 from harness_types.camera import CameraView
+from harness_types.plugins import builtin_plugins, load_plugin
 from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject
 
-from harness_kernel.perception.query import Query
-from harness_kernel.perception.seam import Detection, PerceptionBackend
-from harness_kernel.perception.tracking import Tracker
+from harness_perception.query import Query
+from harness_perception.seam import Detection, PerceptionBackend
+from harness_perception.tracking import Tracker
 
-__all__ = ['Detection', 'Perception', 'PerceptionBackend', 'make_perception']
+__all__ = ['Detection', 'Perception', 'PerceptionBackend', 'builtin_backends', 'make_perception']
 
 
 class Perception:
@@ -88,6 +89,9 @@ def _bytes(array: np.ndarray) -> bytes:
     return repr((a.dtype.str, a.shape)).encode() + a.tobytes()
 
 
+BACKENDS = 'harness_perception.backends'  # the folder of the built-in backends
+
+
 def make_perception(
     backend: str,
     emb,
@@ -95,25 +99,12 @@ def make_perception(
     service_url: str = '',
     service_timeout_s: float = 10.0,
 ) -> Perception:
-    """The Perception of a configured backend (`kernel.perception`); `pixels` reads the robot's
-    links from `urdf` (default: the station's)."""
-    if backend == 'pixels':
-        from arx_x5_description.urdf import station_urdf
-        from harness_kernel.perception.pixels import PixelPerception, Table
-        from harness_kernel.perception.robot_body import RobotBody
+    """The Perception of a configured backend (`kernel.perception`: a plugin, see
+    harness_types.plugins): its module's `make_backend(emb, urdf, url, timeout_s)`; `urdf`
+    None is the station's. PluginError when there is no such backend."""
+    factory = load_plugin('perception backend', BACKENDS, backend, 'make_backend')
+    return Perception(factory(emb, urdf, service_url, service_timeout_s))
 
-        table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
-        body = RobotBody(urdf if urdf is not None else station_urdf(), emb)
-        return Perception(PixelPerception(table, body))
-    if backend == 'oracle':
-        from harness_kernel.perception.oracle import OraclePerception
 
-        return Perception(OraclePerception(emb.table_top_z))
-    if backend == 'service':
-        from harness_kernel.perception.service import ServicePerception
-
-        return Perception(ServicePerception(service_url, emb.table_top_z, service_timeout_s))
-    from harness_types.config import PERCEPTION_BACKENDS
-
-    known = ', '.join(PERCEPTION_BACKENDS)
-    raise ValueError(f'unknown perception backend {backend!r}; known: {known}')
+def builtin_backends() -> list[str]:
+    return builtin_plugins(BACKENDS)

@@ -9,8 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
-from harness_kernel.perception import Perception
-from harness_kernel.perception.service import (
+from harness_perception.backends.service import (
     PROTOCOL,
     ServiceError,
     ServicePerception,
@@ -21,6 +20,7 @@ from harness_worker.staging import true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf
+from harness_perception import Perception
 
 CAMERAS = ['cam_head', 'cam_left_wrist', 'cam_right_wrist']
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness_kernel.perception.seam import Detection
+from harness_perception.seam import Detection
 
 SAME_SHAPE_M = 0.05  # an object of the same shape but a new name this close keeps its id
 RENAMED_COST = 1.0  # prefer any same-name match to a renamed one

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness_kernel.perception.clusters import PACK_SPAN as _SPAN
+from harness_perception.clusters import PACK_SPAN as _SPAN
 
 TOP_BAND_M = 0.006  # points this close below the highest count as the top surface
 RESTING_M = 0.015  # lowest point this close to the table: the object stands on it

@@ -11,7 +11,7 @@ from typing import Protocol
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
-from harness_kernel.perception.measure import SHAPE_WORDS, Measured
+from harness_perception.measure import SHAPE_WORDS, Measured
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,14 @@ from dataclasses import replace
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
-from harness_kernel.perception.clusters import components
-from harness_kernel.perception.colour import colour_of, families
-from harness_kernel.perception.measure import Measured, covered, footprint, measure
-from harness_kernel.perception.pixels import _chroma, _chroma_distance, _fit_plane
-from harness_kernel.perception.query import Query
-from harness_kernel.perception.robot_body import RobotBody
-from harness_kernel.perception.seam import Detection
-from harness_kernel.perception.tracking import Tracker
+from harness_perception.backends.pixels import _chroma, _chroma_distance, _fit_plane
+from harness_perception.clusters import components
+from harness_perception.colour import colour_of, families
+from harness_perception.measure import Measured, covered, footprint, measure
+from harness_perception.query import Query
+from harness_perception.robot_body import RobotBody
+from harness_perception.seam import Detection
+from harness_perception.tracking import Tracker
 from harness_types.robot_state import ArmState, RobotState
 
 from arx_x5_description.urdf import station_urdf
@@ -161,7 +161,7 @@ def view(rgb_value: int):
 
 
 def test_one_pass_serves_every_query_of_the_same_views():
-    from harness_kernel.perception import Perception
+    from harness_perception import Perception
 
     backend = CountingBackend(reads_query=False)
     perception = Perception(backend)

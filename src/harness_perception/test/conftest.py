@@ -1,0 +1,4 @@
+import os
+
+# The pixels tests render the station with MuJoCo, off screen.
+os.environ.setdefault('MUJOCO_GL', 'egl')

@@ -1,0 +1,53 @@
+"""How every plugin is found: a plugin is one module in its kind's folder (a package such as
+`harness_worker.backends`), named by its file; a backend may also be any importable module
+named by its dotted path (one kept outside this repository). The module defines the kind's
+factory (a worker backend's `make_station`, a perception backend's `make_backend`, a bench
+task's `TASK`).
+
+Worker backends, perception backends and bench tasks are found this way; skills are names in
+the program API's table and policies entries in the catalogue (configuration, no code)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+
+class PluginError(ValueError):
+    """The named plugin cannot be loaded; the message says why and what is built in."""
+
+
+def plugin_module(folder: str, name: str) -> str:
+    """The module of plugin `name`: a module of `folder`, or `name` itself when dotted."""
+    return name if '.' in name else f'{folder}.{name}'
+
+
+def builtin_plugins(folder: str) -> list[str]:
+    """The plugins shipped in `folder`, by name (its public modules)."""
+    package = importlib.import_module(folder)
+    return sorted(
+        m.name
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith('_') and not m.ispkg
+    )
+
+
+def load_plugin(what: str, folder: str, name: str, factory: str) -> Any:
+    """The `factory` attribute of plugin `name` (what: e.g. 'worker backend', for messages)."""
+    if not isinstance(name, str) or not name.strip('. '):
+        raise PluginError(f'a {what} is named by a module, not {name!r}')
+    module_name = plugin_module(folder, name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise PluginError(
+                f'no {what} {name!r}: module {module_name} does not exist '
+                f'(built in: {", ".join(builtin_plugins(folder))}; or a dotted module path)'
+            ) from None
+        raise
+    found = getattr(module, factory, None)
+    if found is None:
+        raise PluginError(f'{what} module {module_name} has no {factory}')
+    return found
