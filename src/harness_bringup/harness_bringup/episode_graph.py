@@ -17,7 +17,7 @@ from harness_bench.task import PICTURE, Outcome
 from harness_bench.tasks import TASKS
 from harness_driver.bag import episode_topics
 from harness_driver.driver_node import DriverNode, GraphError
-from harness_driver.episode import EpisodeStart
+from harness_driver.episode_station import EpisodeStart
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import load_config

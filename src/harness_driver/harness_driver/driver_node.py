@@ -32,8 +32,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 
-from harness_driver.lerobot import frames_within
 from harness_driver.recorder_node import EVENTS_QOS
+from harness_driver.trial_data import frames_within
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
 from harness_types import names

@@ -3,28 +3,23 @@ outcome and the run folder. Pure: the graph comes in as an `EpisodeStation`."""
 
 from __future__ import annotations
 
-import base64
 import functools
-import struct
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
 
 from harness_bench.layout import SAMPLED as SAMPLED_LAYOUT
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
 from harness_policy.stream import SERVICE_FAILED
-from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
-from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject, Verdict
 
 from harness_driver.budgets import Budgets
+from harness_driver.episode_station import EpisodeStation
 from harness_driver.handover import HandOver
 from harness_driver.history import History, TurnImage
 from harness_driver.images import outlined, png
@@ -40,12 +35,12 @@ from harness_driver.models import (
 )
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
-from harness_driver.run_folder import RunFolder
+from harness_driver.requests import estimate_tokens, reply_problem, request_size
+from harness_driver.run_folder import RunFolder, cell_record
 from harness_driver.trials import save_ticks, ticks_of
+from harness_driver.verifier_model import ask_verifier
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format', 'action')
-VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
-CHARS_PER_TOKEN = 3  # a cautious estimate for the cost cap (English text is ~3.5-4)
 POLICY_TICK_WAIT_S = (
     0.5  # the longest wall time policy-to-end is allowed per tick of the step limit
 )
@@ -55,43 +50,6 @@ AGENT = {
     'skills': 'model calls one API function per reply',
     'actions': 'model commands one motion per reply',
 }
-
-
-@dataclass(frozen=True)
-class EpisodeStart:
-    instruction: str
-    description: str
-    pictures: tuple[str, ...] = ()  # cameras that serve the task's pictures (harness_bench PICTURE)
-
-
-class EpisodeStation(Protocol):
-    """The graph as the episode sees it (harness_bringup's EpisodeGraph over ROS)."""
-
-    def reset(self, task: str, layout: int, seed: int) -> EpisodeStart: ...
-
-    def robot(self) -> RobotState: ...
-
-    def cameras(
-        self, names: list[str], depth: bool = False, segmentation: bool = False
-    ) -> list[CameraView]: ...
-
-    def start_kernel(self, workspace: Path, log: Path) -> None: ...
-
-    def run_cell(self, code: str, timeout: float) -> CellResult: ...
-
-    def wrap_up(self, timeout: float) -> CellResult: ...
-
-    def policy_to_end(self, timeout: float) -> CellResult: ...
-
-    def stop_kernel(self) -> None: ...
-
-    def outcome(self) -> Outcome: ...
-
-    def serve_verify(self, verify: Callable[[str], Verdict]) -> None: ...
-
-    def stop_recording(self) -> dict:
-        """After the `end` event: close the episode's recording; notes for the summary."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -112,65 +70,6 @@ class Prompts:
 class EpisodeResult:
     summary: dict
     setup_error: bool = False  # the model could not be reached or refused the key
-
-
-def cell_record(cell: CellResult, call: int, code: str) -> dict:
-    """A cell as one line of events.jsonl: its code, result, skill events and scene report."""
-    stopped = cell.stopped_by
-    return {
-        'type': 'cell',
-        'call': call,
-        'code': code,
-        'status': cell.status,
-        'output': cell.output,
-        'notes': cell.notes,
-        'traceback': cell.traceback,
-        'event': stopped.event if stopped else None,
-        'event_detail': stopped.detail if stopped else '',
-        'events_handled': cell.events_handled,
-        'restored': cell.restored,
-        'executions': [
-            {
-                'skill': e.skill,
-                'arm': e.arm,
-                'event': e.event,
-                'detail': e.detail,
-                'ticks': len(e.trace),
-            }
-            for e in cell.executions
-        ],
-        'scene': {
-            'measured': cell.scene.measured,
-            'objects': [
-                {'id': o.id, 'label': o.label, 'position': o.position, 'size': o.size}
-                for o in cell.scene.objects
-            ],
-            'holds': {arm: obj or '' for arm, obj in cell.scene.held.items()},
-        },
-        'shown_images': [i.caption for i in cell.images],
-    }
-
-
-def _text_and_images(system: str, messages: list[dict]) -> tuple[int, list[str]]:
-    """A request's characters of text and its images (base64 PNG)."""
-    chars, images = len(system), []
-    for m in messages:
-        content = m['content']
-        if isinstance(content, str):
-            chars += len(content)
-            continue
-        for block in content:
-            if block['type'] == 'text':
-                chars += len(block['text'])
-            else:
-                images.append(block['source']['data'])
-    return chars, images
-
-
-def request_size(system: str, messages: list[dict]) -> tuple[int, int, int]:
-    """Characters of text, number of images and bytes of PNG in one request."""
-    chars, images = _text_and_images(system, messages)
-    return chars, len(images), sum(len(data) * 3 // 4 for data in images)
 
 
 @dataclass
@@ -527,59 +426,29 @@ class Episode:
             return Verdict(False, False, why), {}
         if self.verifier is None or self.verifier.name == SCRIPTED:
             return Verdict(False, False, 'the scripted baseline has no verifier'), {}
-        history = History(keep_images=1, max_history_turns=0)
-        history.start(
-            f'Claim: {claim}\nAnswer YES or NO, then one sentence.',
-            self._camera_images(list(self.config.cameras) or ['cam_head']),
-        )
-        messages, _ = history.messages()
-        worst = self.budgets.worst_case_cost(
-            self.verifier.name, estimate_tokens(self.prompts.verifier, messages), VERDICT_TOKENS
-        )
-        stop = self.budgets.stop_reason(time.monotonic() - self.loop_started, worst)
-        if stop is not None:
-            why = {
-                'budget_exhausted': 'the episode has no model calls left',
-                'wall_time_exhausted': "the episode's wall time is spent",
-                'cost_exhausted': 'the cost budget would be passed',
-            }[stop]
-            return Verdict(False, False, f'the verifier was not asked: {why}'), {}
+        images = self._camera_images(list(self.config.cameras) or ['cam_head'])
+        now = time.monotonic()
         # A program's verify() is answered within its cell's time, whatever the service does:
-        # the program waits for the answer, and the kernel stops the cell at that time.
-        # Every verdict has its own bound too (verifier_timeout_seconds), whichever comes first.
-        # Its own bound and a cell's time cut a verdict in flight; the wall budget (checked
-        # before asking) lets a started one finish, as for the model.
-        bound = time.monotonic() + self.config.verifier_timeout_seconds
-        deadline, deadline_for = bound, "the verifier's bound (driver.verifier_timeout_seconds)"
-        hard = True
-        if self.deadline is not None and self.deadline < deadline:
-            deadline, deadline_for, hard = self.deadline, "the episode's wall budget", False
-        cell_deadline = self.cell_deadline if source == 'program' else None
-        if cell_deadline is not None and cell_deadline < deadline:
-            deadline, deadline_for, hard = cell_deadline, "the program cell's time", True
-        request = ModelRequest(
+        # the program waits for the answer, and the kernel stops the cell at that time. Every
+        # verdict has its own bound too (verifier_timeout_seconds), whichever comes first.
+        bounds = [
+            (
+                now + self.config.verifier_timeout_seconds,
+                "the verifier's bound (driver.verifier_timeout_seconds)",
+                True,
+            ),
+            (self.deadline, "the episode's wall budget", False),
+            (self.cell_deadline if source == 'program' else None, "the program cell's time", True),
+        ]
+        return ask_verifier(
+            claim,
+            self.verifier,
             self.prompts.verifier,
-            messages,
-            VERDICT_TOKENS,
-            Decision('verify', 0),
-            deadline,
-            deadline_for,
-            hard_deadline=hard,
+            images,
+            self.budgets,
+            now - self.loop_started,
+            bounds,
         )
-        try:
-            reply = self.verifier.complete(request)
-        except ModelError as exc:
-            return Verdict(False, False, str(exc)), {}
-        cost = self.budgets.add(self.verifier.name, reply.input_tokens, reply.output_tokens, True)
-        tokens = {
-            'input_tokens': reply.input_tokens,
-            'output_tokens': reply.output_tokens,
-            'cost_usd': cost,
-            'reply': reply.text,
-        }
-        if reply.stop_reason == REFUSAL:
-            return Verdict(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
-        return parse_verdict(reply.text), tokens
 
     @functools.cached_property
     def _tcp_of(self) -> TcpOf | None:
@@ -785,42 +654,3 @@ class Episode:
             'goal_verdicts': self.goal_verdicts,
             **self.extra,
         }
-
-
-def estimate_tokens(system: str, messages: list[dict]) -> int:
-    """A cautious estimate of a request's input tokens (text by characters, images by pixels
-    as Anthropic counts them: width x height / 750), for the cost cap's worst case."""
-    chars, images = _text_and_images(system, messages)
-    tokens = 0
-    for data in images:
-        width, height = struct.unpack('>II', base64.b64decode(data[:32])[16:24])
-        tokens += width * height // 750 + 1
-    return tokens + chars // CHARS_PER_TOKEN + 1
-
-
-def reply_problem(reply: ModelReply, max_tokens: int) -> str:
-    """Why a reply cannot be used at all (empty, no text, cut off), or ''."""
-    if reply.stop_reason == 'max_tokens':
-        return (
-            f'the reply was cut off at max_tokens ({max_tokens} tokens) after '
-            f'{len(reply.text)} characters, before its block was complete; write a shorter '
-            'program (split the work over several turns)'
-        )
-    if not reply.text.strip():
-        if reply.other_blocks:
-            return (
-                f'the reply holds no text, only {", ".join(reply.other_blocks)} block(s); '
-                'answer in text'
-            )
-        return 'the reply is empty'
-    return ''
-
-
-def parse_verdict(text: str) -> Verdict:
-    """YES/NO as the first word, then the sentence; anything else is not an answer."""
-    words = text.strip().split(None, 1)
-    first = words[0].strip('.,:;!*').upper() if words else ''
-    rest = words[1].strip() if len(words) > 1 else ''
-    if first in ('YES', 'NO'):
-        return Verdict(True, first == 'YES', rest.lstrip('.,:;- '))
-    return Verdict(False, False, f'the verifier did not start with YES or NO: {text[:200]!r}')

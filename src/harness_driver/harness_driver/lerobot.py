@@ -27,267 +27,27 @@ episode), videos/observation.images.CAM/chunk-CCC/file-FFF.mp4 (one file per epi
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 
-from harness_driver.run_folder import read_events
-from harness_driver.trials import load_ticks
+from harness_driver.trial_data import (
+    ENVIRONMENT_NAMES,
+    ENVIRONMENT_WIDTH,
+    MAX_LOCATED,
+    ExportError,
+    TrialData,
+    run_trials,
+)
 
 CODEBASE_VERSION = 'v3.0'
-MAX_LOCATED = 3  # objects in observation.environment_state
-# observation.environment_state: x, y, z of each located object, then the seconds since the
-# trial's first observation (the start pose and the end pose can be the same: a task that
-# ends with the arms home; the clock tells going from having gone)
-ENVIRONMENT_WIDTH = 3 * MAX_LOCATED + 1
-ENVIRONMENT_NAMES = [f'located_{k}_{a}' for k in range(1, MAX_LOCATED + 1) for a in 'xyz'] + [
-    'elapsed_s'
-]
 MAX_STATS_FRAMES = 200  # camera frames (their sampled pixels) the image stats keep
 CHUNK_SIZE = 1000
 ROBOT_TYPE = 'arx_x5_dual'
-HARNESS_VERSION = '0.1.0'
-
-
-class ExportError(ValueError):
-    """A run folder cannot be exported; the message says which and why."""
-
-
-@dataclass
-class TrialData:
-    """One trial's frames and what the dataset says of it."""
-
-    task: str
-    state: np.ndarray  # N x 14 float32: observed at frame t
-    action: np.ndarray  # N x 14 float32: commanded after observing frame t
-    time: np.ndarray  # N, s of episode time of each observation
-    images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
-    meta: dict = field(default_factory=dict)
-    environment: np.ndarray | None = None  # (9,) the located objects' positions, if any
-
-    @property
-    def satisfied(self) -> bool:
-        return self.meta.get('verdict') == 'satisfied' and self.meta.get('tier') in (1, 2)
-
-
-def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
-    """Each camera's JPEG frames in the run's bag: (episode time s, JPEG bytes), in order (a
-    trial decodes only the frames it shows)."""
-    bag = run / 'bag'
-    if not (bag / 'metadata.yaml').is_file():
-        return {}
-    from rosbags.rosbag2 import Reader
-
-    from harness_driver.bag import typestore
-
-    store = typestore()
-    out: dict[str, list] = {}
-    try:
-        with Reader(bag) as reader:
-            wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
-            for c, _, raw in reader.messages(connections=wanted):
-                msg = store.deserialize_cdr(raw, c.msgtype)
-                cam = c.topic.strip('/').split('/')[-3]
-                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-                out.setdefault(cam, []).append((t, bytes(msg.data)))
-    except Exception as exc:  # rosbags raises several kinds for a damaged bag
-        raise ExportError(f'the bag of {run} cannot be read: {exc}') from None
-    for frames in out.values():
-        frames.sort(key=lambda f: f[0])
-    return out
-
-
-def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
-    """JPEG frames (time, bytes) per camera as (time, H x W x 3) arrays."""
-    from PIL import Image
-
-    return {
-        cam: [(t, np.asarray(Image.open(io.BytesIO(data)).convert('RGB'))) for t, data in fs]
-        for cam, fs in frames.items()
-    }
-
-
-def trial_of(
-    event: dict,
-    ticks: dict[str, np.ndarray],
-    images: dict,
-    episode: dict,
-    run: str,
-    environment: np.ndarray | None = None,
-) -> TrialData:
-    """A `trial` line of events.jsonl (`event`), its `ticks`, the camera frames it shows and
-    the run's `episode` line (task, layout, seed) as one dataset episode: the one place a
-    trial's dataset columns are made, for the live MCP session and for an export alike.
-    A tick's state is measured after its command, so frame t pairs what was observed before
-    tick t + 1 with its command: frame 0 the trial's start state (the event's `start_state`,
-    measured before its first tick) and the first command, frame t the state after tick t and
-    the command of tick t + 1. A trial recorded without its start state begins at its first
-    tick's state (one frame fewer)."""
-    start = start_state_of(event.get('start_state'))
-    measured, command, times = ticks['measured'], ticks['command'], ticks['time']
-    if start is not None and len(times):  # each command with the state before it
-        state = np.vstack([start[None, :], measured[:-1]])
-        action = command
-        time = np.concatenate([[observed_span(event, ticks)[0]], times[:-1]])
-    else:  # from the first tick's state on
-        state, action, time = measured[:-1], command[1:], times[:-1]
-    return TrialData(
-        task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
-        state=state.astype(np.float32),
-        action=action.astype(np.float32),
-        time=time,
-        images=images,
-        environment=environment,
-        meta={
-            'run': run,
-            'task_name': episode.get('task', event.get('task', '')),
-            'layout': episode.get('layout'),
-            'seed': episode.get('seed'),
-            'trial_id': event.get('trial_id', ''),
-            'key': event.get('key', ''),
-            'dispatcher': event.get('dispatcher', ''),
-            'executor': event.get('executor', ''),
-            'executor_version': HARNESS_VERSION,
-            'executor_status': event.get('executor_status', ''),
-            'verdict': event.get('verdict', ''),
-            'tier': int(event.get('tier') or 0),
-            'verifier_evidence': list(event.get('verifier_evidence') or []),
-            'action': json.dumps(event['action'], sort_keys=True) if event.get('action') else '',
-            # the outcome model's shadow scores beside the verdict (NaN: not scored)
-            'outcome_p_success': _score(event, 'p_success'),
-            'outcome_surprise_max': _score(event, 'surprise_max'),
-        },
-    )
-
-
-def _score(event: dict, name: str) -> float:
-    value = (event.get('outcome_model') or {}).get(name)
-    return float(value) if isinstance(value, int | float) else float('nan')
-
-
-def sampled_layouts(root: Path, verified: bool = False) -> set[tuple[str, int]]:
-    """The (task, seed) sampled layouts a dataset's episodes came from (`verified`: only those
-    whose trial a verifier satisfied), from the harness's columns of meta/episodes."""
-    import pyarrow.parquet as pq
-
-    columns = ['harness/task_name', 'harness/layout', 'harness/seed', 'harness/verdict']
-    found = set()
-    for part in sorted((Path(root) / 'meta' / 'episodes').rglob('*.parquet')):
-        for row in pq.read_table(part, columns=columns).to_pylist():
-            if int(row['harness/layout']) < 0 and (
-                not verified or row['harness/verdict'] == 'satisfied'
-            ):
-                found.add((str(row['harness/task_name']), int(row['harness/seed'])))
-    return found
-
-
-def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, float]:
-    """The episode times of a trial's first and last observation: from before its first
-    tick (one period earlier) where it has its start state, else from its first tick."""
-    times = ticks['time']
-    if not len(times):
-        return 0.0, 0.0
-    first = float(times[0])
-    if start_state_of(event.get('start_state')) is not None:
-        first -= float(times[1] - times[0]) if len(times) > 1 else 0.0
-    return first, float(times[-1])
-
-
-def start_state_of(value: object) -> np.ndarray | None:
-    """A trial's `start_state`: 14 finite numbers, else None."""
-    if not isinstance(value, list) or len(value) != 14:
-        return None
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-        return None
-    state = np.asarray(value, dtype=np.float32)
-    return state if np.isfinite(state).all() else None
-
-
-def run_trials(run: Path) -> list[TrialData]:
-    """The trials of one run folder (ExportError when it is not one)."""
-    run = Path(run)
-    if not (run / 'events.jsonl').is_file():
-        raise ExportError(f'{run} is not a run folder (no events.jsonl)')
-    events = read_events(run)
-    episode = next((e for e in events if e.get('type') == 'episode'), {})
-    trials = [e for e in events if e.get('type') == 'trial']
-    if not trials:
-        return []
-    frames = camera_frames(run)
-    located = located_objects(run)
-    environment = environment_state([p for _, p in located]) if located else None
-    out = []
-    for t in trials:
-        try:
-            ticks = load_ticks(run, t.get('ticks') or [])
-        except (ValueError, OSError) as exc:  # a run folder edited or broken by hand
-            raise ExportError(f'the ticks of trial {t.get("key", "?")!r} in {run}: {exc}') from None
-        if len(ticks['time']) < 2:
-            continue  # nothing moved (one tick has no action after its observation)
-        start, end = observed_span(t, ticks)
-        images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
-        trial = trial_of(t, ticks, images, episode, run.name, environment)
-        trial.meta['located_queries'] = [q for q, _ in located]
-        out.append(trial)
-    return out
-
-
-def located_objects(run: Path) -> list[tuple[str, np.ndarray]]:
-    """What the run's programs located, from kernel.log: for each distinct `locate` query, in
-    the order first asked, the query and the position of its first result (the first asked is
-    before any motion it leads to); at most MAX_LOCATED."""
-    log = Path(run) / 'kernel.log'
-    if not log.is_file():
-        return []
-    out: list[tuple[str, np.ndarray]] = []
-    for line in log.read_text(errors='replace').splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get('call') != 'locate':
-            continue
-        query = (record.get('args') or {}).get('query', '')
-        found = record.get('result')
-        if not isinstance(query, str) or any(q == query for q, _ in out):
-            continue
-        if not (isinstance(found, list) and found and isinstance(found[0], dict)):
-            continue
-        position = found[0].get('position')
-        if not (isinstance(position, list) and len(position) == 3):
-            continue
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in position):
-            continue
-        values = np.asarray(position, dtype=np.float32)
-        if np.isfinite(values).all():
-            out.append((query, values))
-        if len(out) == MAX_LOCATED:
-            break
-    return out
-
-
-def environment_state(positions: list[np.ndarray], elapsed: float = 0.0) -> np.ndarray:
-    """`observation.environment_state`: x, y, z of each located position in order, zeros after
-    the last (MAX_LOCATED objects, so tasks of one dataset share its width), then `elapsed`,
-    the seconds since the trial's first observation."""
-    out = np.zeros(ENVIRONMENT_WIDTH, np.float32)
-    out[-1] = elapsed
-    for k, position in enumerate(positions[:MAX_LOCATED]):
-        out[3 * k : 3 * k + 3] = position
-    return out
-
-
-def frames_within(frames: list, start: float, end: float) -> list:
-    """The frames shown from `start` to `end`: the last one before `start` and those within."""
-    before = [f for f in frames if f[0] <= start + 1e-6]
-    within = [f for f in frames if start + 1e-6 < f[0] <= end + 1e-6]
-    return (before[-1:] or frames[:1]) + within
 
 
 def _frames_at(frames: list[tuple[float, np.ndarray]], times: np.ndarray) -> list[np.ndarray]:

@@ -300,7 +300,7 @@ def samples_of(run: Path) -> list[TrialSample]:
 
 def _sample(run: Path, event: dict, task: str) -> TrialSample:
     """A `trial` event of a run folder with its ticks, unlabelled."""
-    from harness_driver.lerobot import start_state_of
+    from harness_driver.trial_data import start_state_of
     from harness_driver.trials import load_ticks
 
     ticks = load_ticks(Path(run), event.get('ticks') or [])

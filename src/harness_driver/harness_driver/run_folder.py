@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness_types.cell import CellResult
 
 WORKSPACE = 'workspace'  # the program's files, moved in when its kernel stops
 
@@ -140,3 +141,40 @@ class RunFolder:
 
     def close(self) -> None:
         self._events.close()
+
+
+def cell_record(cell: CellResult, call: int, code: str) -> dict:
+    """A cell as one line of events.jsonl: its code, result, skill events and scene report."""
+    stopped = cell.stopped_by
+    return {
+        'type': 'cell',
+        'call': call,
+        'code': code,
+        'status': cell.status,
+        'output': cell.output,
+        'notes': cell.notes,
+        'traceback': cell.traceback,
+        'event': stopped.event if stopped else None,
+        'event_detail': stopped.detail if stopped else '',
+        'events_handled': cell.events_handled,
+        'restored': cell.restored,
+        'executions': [
+            {
+                'skill': e.skill,
+                'arm': e.arm,
+                'event': e.event,
+                'detail': e.detail,
+                'ticks': len(e.trace),
+            }
+            for e in cell.executions
+        ],
+        'scene': {
+            'measured': cell.scene.measured,
+            'objects': [
+                {'id': o.id, 'label': o.label, 'position': o.position, 'size': o.size}
+                for o in cell.scene.objects
+            ],
+            'holds': {arm: obj or '' for arm, obj in cell.scene.held.items()},
+        },
+        'shown_images': [i.caption for i in cell.images],
+    }

@@ -11,13 +11,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from harness_driver.lerobot import (
+from harness_driver.lerobot import write_datasets
+from harness_driver.trial_data import (
     ExportError,
     TrialData,
     environment_state,
     located_objects,
     trial_of,
-    write_datasets,
 )
 from harness_policy.learning_env import learning_python
 

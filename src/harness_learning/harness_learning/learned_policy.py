@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from harness_driver.lerobot import environment_state
+from harness_driver.trial_data import environment_state
 from harness_expert.locating import LocateError, Locator
 from harness_policy.observation import (
     ACTION_SIZE,

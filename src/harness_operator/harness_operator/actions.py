@@ -310,3 +310,8 @@ def cell_source(action: Action) -> str:
 def policy_source(policy: str, instruction: str) -> str:
     """The cell that lets `policy` act on `instruction` (one bounded execution)."""
     return f'_result = run_policy({policy!r}, {instruction!r})\nprint(repr(_result))\n'
+
+
+def query_of(ref) -> str:
+    """An object argument as the verifier's query: its text, or the label an id stood for."""
+    return ref['label'] if isinstance(ref, dict) else str(ref or '')

@@ -28,8 +28,9 @@ from harness_bench.verifier import (
     verify,
 )
 from harness_driver.evidence import EvidenceTaker
-from harness_driver.lerobot import DatasetWriter, decoded, observed_span, trial_of
+from harness_driver.lerobot import DatasetWriter
 from harness_driver.run_folder import RunFolder
+from harness_driver.trial_data import decoded, observed_span, trial_of
 from harness_driver.trials import save_ticks, ticks_of
 from harness_kernel.api_table import effect_claims
 from harness_types.cell import CellResult
@@ -42,10 +43,12 @@ from harness_operator.actions import (
     cell_source,
     parse_action,
     policy_source,
+    query_of,
 )
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.journal import Journal
 from harness_operator.trial import TrialRecord, executor_status
+from harness_operator.undo import UNDO, inverse_of
 
 EXECUTORS = ('auto', 'skill')
 SETTLE_S = 2.0
@@ -629,7 +632,7 @@ class OperatorSession:
         a skill's intended effect; for a program or a policy run, the task's goal."""
         if action.skill in ('program', 'policy'):
             return self.task.goal
-        args = {k: _query(v) if k in OBJECT_ARGS else v for k, v in action.args.items()}
+        args = {k: query_of(v) if k in OBJECT_ARGS else v for k, v in action.args.items()}
         return effect_claims(action.skill, {**args, 'arm': arm}, self.held)
 
     def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
@@ -672,7 +675,7 @@ class OperatorSession:
         """Which arm holds what, as far as the verdicts show (for the next place's claims)."""
         if not arm:
             return
-        what = _query(action.args.get('obj'))
+        what = query_of(action.args.get('obj'))
         if action.skill == 'pick' and verdict == 'satisfied':
             self.held[arm] = what
         elif action.skill in ('place', 'release') and verdict == 'satisfied':
@@ -710,54 +713,6 @@ class OperatorSession:
         }
 
 
-UNDO = 'undo:'  # an undo's key: this prefix and the key of the action it takes back
-
-NO_INVERSE = {
-    'place': 'it let go of the object: taking it back into the hand is a new pick',
-    'release': 'it let go of the object: taking it back into the hand is a new pick',
-    'push': 'a push has no safe inverse (pushing from the far side may not bring it back): '
-    'push it back yourself if that is what you want',
-    'press': 'a press cannot be taken back',
-    'transfer': "a hand-over's inverse is another hand-over: do_action transfer",
-    'program': "a program's effects are not known action by action",
-    'policy': "a policy's effects are not known action by action",
-    'home': 'home moved both arms: take each back with move_eef',
-}
-
-
-def inverse_of(
-    action: Action, arm: str, verdict: str, before: Evidence | None, robot
-) -> tuple[dict | None, str]:
-    """The action that takes `action` back (run by `arm`, judged `verdict`, from the scene
-    `before` it and the robot state `robot` before it), or None and why there is none."""
-    if action.skill == 'pick':
-        if verdict != 'satisfied':
-            return (
-                None,
-                f'the pick did not hold the object (verdict {verdict}): nothing to put back',
-            )
-        if arm not in ('left', 'right'):
-            return None, 'no arm moved: nothing to put back'
-        query = _query(action.args.get('obj'))
-        found = before.find(query) if before is not None else []
-        near = action.args.get('obj')
-        if isinstance(near, dict) and found:
-            found = sorted(found, key=lambda o: float(np.linalg.norm(o.position - near['near'])))
-        if not found:
-            return None, f'where the {query} stood before the pick was not seen'
-        where = [round(float(v), 4) for v in found[0].position]
-        return {'skill': 'place', 'position': where, 'arm': arm}, ''
-    if action.skill == 'move_eef' or (action.skill == 'home' and action.args.get('arm')):
-        moved = arm or action.args.get('arm') or ''
-        if moved not in ('left', 'right'):
-            return None, 'no arm moved: nothing to take back'
-        state = robot.arm(moved)
-        position = [round(float(v), 4) for v in state.tcp_position]
-        quat = [round(float(v), 6) for v in state.tcp_quat]
-        return {'skill': 'move_eef', 'position': position, 'quat': quat, 'arm': moved}, ''
-    return None, NO_INVERSE.get(action.skill, 'it has no inverse')
-
-
 def _moved_arm(arms) -> str:
     """The first of `arms` (the executions' arms, in order) that is an arm ('' if none)."""
     return next((a for a in arms if a in ('left', 'right')), '')
@@ -765,11 +720,6 @@ def _moved_arm(arms) -> str:
 
 def _other(arm: str) -> str:
     return 'right' if arm == 'left' else 'left'
-
-
-def _query(ref) -> str:
-    """An object argument as the verifier's query: its text, or the label an id stood for."""
-    return ref['label'] if isinstance(ref, dict) else str(ref or '')
 
 
 __all__ = ['BudgetRefusedError', 'OperatorError', 'OperatorSession', 'SessionSpec']
