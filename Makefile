@@ -16,7 +16,9 @@ format:
 
 perf:
 	tools/setup.sh && source .venv/bin/activate && export AMENT_PREFIX_PATH=$$VIRTUAL_ENV && \
-		source install/setup.bash && for b in perf/*.py; do python $$b || exit 1; done
+		source install/setup.bash && \
+		for b in shield kinematics worker skills episode perception policy; do \
+			python perf/$$b.py --save || exit 1; done && python tools/perf_docs.py
 
 clean:
 	rm -rf build install log

@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _record import Target, add_save_argument, report
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,8 +46,11 @@ def shared_tasks(*trees: Path) -> list[str]:
 
 
 def results(tables: dict) -> str:
-    """The results tables (what must repeat exactly), as canonical JSON."""
-    return json.dumps({k: v for k, v in tables.items() if k != 'timing'}, sort_keys=True)
+    """The results tables (what must repeat exactly), as canonical JSON: the episodes in the
+    order of their task and layout (a bench's own order may differ between checkouts)."""
+    kept = {k: v for k, v in tables.items() if k != 'timing'}
+    kept['episodes'] = sorted(kept.get('episodes', []), key=lambda e: json.dumps(e, sort_keys=True))
+    return json.dumps(kept, sort_keys=True)
 
 
 def main() -> None:
@@ -58,6 +63,7 @@ def main() -> None:
     parser.add_argument(
         '--tasks', nargs='+', default=None, help='default: the tasks both checkouts have'
     )
+    add_save_argument(parser)
     args = parser.parse_args()
     base_tree = args.base_tree.resolve()
     if not (base_tree / 'harness').is_file():
@@ -79,23 +85,22 @@ def main() -> None:
                     sum(1 for f in summaries if json.loads(f.read_text()).get('bag_incomplete'))
                 )
     medians = {k: statistics.median(v) for k, v in walls.items()}
-    print(
-        json.dumps(
-            {
-                'benchmark': 'bench',
-                'base_tree': str(base_tree),
-                'jobs': args.jobs,
-                'wall_seconds': walls,
-                'median_wall_seconds': medians,
-                'speedup_base_over_this': round(medians['base'] / medians['this'], 2),
-                'target_speedup': 3.0,
-                'successes': successes,
-                'bags_incomplete': incomplete,
-                'results_identical_within_each': {k: len(set(v)) == 1 for k, v in tables.items()},
-                'results_identical_between': tables['base'][0] == tables['this'][0],
-            },
-            indent=2,
-        )
+    identical = tables['base'][0] == tables['this'][0]
+    report(
+        {
+            'bench': 'bench',
+            'base_tree': str(base_tree),
+            'jobs': args.jobs,
+            'wall_seconds': walls,
+            'median_wall_seconds': medians,
+            'speedup_base_over_this': round(medians['base'] / medians['this'], 2),
+            'successes': successes,
+            'bags_incomplete': incomplete,
+            'results_identical_within_each': {k: len(set(v)) == 1 for k, v in tables.items()},
+            'results_identical_between': identical,
+        },
+        [Target('results tables the same as the base checkout', int(identical), '==', 1)],
+        args.save,
     )
 
 

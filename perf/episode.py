@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
 from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
 from harness_bringup.run import prepare, run_episode
@@ -37,6 +38,7 @@ def main() -> None:
     parser.add_argument('--tasks', nargs='+', default=['lift_cube', 'place_in_bowl'])
     parser.add_argument('--layout', type=int, default=0)
     parser.add_argument('--repeats', type=int, default=1, help='runs of each task and setting')
+    add_save_argument(parser)
     args = parser.parse_args()
     as_episode_process()  # the episodes run in this process
     os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -101,19 +103,27 @@ def main() -> None:
         }
         for task in args.tasks
     }
-    print(
-        json.dumps(
-            {
-                'benchmark': 'episode',
-                'model': 'scripted',
-                'repeats': args.repeats,
-                'bag_cost_ratio': ratios,
-                'cells_x_real_time_median': cells,
-                'target_cells_x_real_time': 10,
-                'episodes': episodes,
-            },
-            indent=2,
-        )
+    report(
+        {
+            'bench': 'episode',
+            'model': 'scripted',
+            'repeats': args.repeats,
+            'bag_cost_ratio': ratios,
+            'cells_x_real_time_median': cells,
+            'episodes': episodes,
+        },
+        [
+            Target(
+                f"scripted {task}'s cells (recorded), median, times their simulated time",
+                c['with_bag'],
+                '>=',
+                10,
+                'x',
+            )
+            for task, c in cells.items()
+            if c['with_bag'] is not None
+        ],
+        args.save,
     )
 
 

@@ -17,11 +17,11 @@ read from the simulator by this script alone.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import time
 
 import numpy as np
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
@@ -179,12 +179,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--backends', nargs='+', default=['pixels', 'oracle'])
     parser.add_argument('--tasks', nargs='+', default=sorted(TASKS))
+    add_save_argument(parser)
     args = parser.parse_args()
     as_episode_process()  # perception as the kernel runs it: one BLAS thread, arrays in the heap
     emb = load_embodiment()
     urdf = station_urdf()
     worker = Worker(emb, urdf)
-    out = {'targets_for_pixels': TARGETS}
+    out = {'bench': 'perception'}
+    targets = []
     for backend in args.backends:
         out[backend] = {
             'at_rest': at_rest(worker, emb, urdf, backend, args.tasks),
@@ -192,17 +194,21 @@ def main() -> None:
         }
     if 'pixels' in out:
         r, h = out['pixels']['at_rest'], out['pixels']['held_and_stacked']
-        worst = max(h['held_position_max_mm'] or 1e9, h['stacked_position_max_mm'] or 1e9)
-        out['pixels_meets_targets'] = bool(
-            r['position_median_mm'] <= TARGETS['rest_median_mm']
-            and r['position_max_mm'] <= TARGETS['rest_max_mm']
-            and r['recall'].split('/')[0] == r['recall'].split('/')[1]
-            and worst <= TARGETS['held_stacked_max_mm']
-            and (h['held_size_error_max_mm'] or 1e9) <= TARGETS['held_size_max_mm']
-            and not h['not_found']
-        )
+        found, total = (int(v) for v in r['recall'].split('/'))
+        targets = [
+            Target('pixels at rest: position error, median', r['position_median_mm'], '<=',
+                   TARGETS['rest_median_mm'], 'mm'),
+            Target('pixels at rest: position error, worst', r['position_max_mm'], '<=',
+                   TARGETS['rest_max_mm'], 'mm'),
+            Target('pixels at rest: objects missed', total - found, '==', 0),
+            Target('pixels, held or stacked: position error, worst',
+                   max(h['held_position_max_mm'] or 1e9, h['stacked_position_max_mm'] or 1e9),
+                   '<=', TARGETS['held_stacked_max_mm'], 'mm'),
+            Target('pixels, held: size error, worst', h['held_size_error_max_mm'] or 1e9, '<=',
+                   TARGETS['held_size_max_mm'], 'mm'),
+        ]  # fmt: skip
     worker.close()
-    print(json.dumps(out, indent=2))
+    report(out, targets, args.save)
 
 
 if __name__ == '__main__':

@@ -36,7 +36,6 @@ import argparse
 import importlib
 import importlib.metadata
 import inspect
-import json
 import subprocess
 import sys
 import time
@@ -46,6 +45,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from _record import add_save_argument
+from _record import report as print_report
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.tasks import TASKS
 from harness_types.robot_state import arm_slice
@@ -302,6 +303,7 @@ def main() -> None:
     parser.add_argument('--time-limit', type=float, default=1.0, help='OMPL solve limit (s)')
     parser.add_argument('--simplify-limit', type=float, default=1.0, help='OMPL simplify (s)')
     parser.add_argument('--seed', type=int, default=1, help="OMPL's seed (> 0); harness: + i")
+    add_save_argument(parser)
     args = parser.parse_args()
     ompl, version = load_ompl()
     if ompl is not None:
@@ -381,7 +383,7 @@ def main() -> None:
             for k in ('reach', 'around')
             if harness['by_kind'][k].get('queries')
         }
-    print(json.dumps(result))
+    print_report(result, [], args.save)
 
 
 if __name__ == '__main__':

@@ -8,10 +8,10 @@ depths (the MuJoCo probe), on a station with objects resting on the table, as on
 """
 
 import argparse
-import json
 import time
 
 import numpy as np
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
 from harness_worker.worker import Worker
 
@@ -40,6 +40,7 @@ def timed(f, n: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--n', type=int, default=5000, help='checks per measurement')
+    add_save_argument(parser)
     args = parser.parse_args()
     emb = load_embodiment()
     worker = Worker(emb, station_urdf())
@@ -66,23 +67,29 @@ def main() -> None:
         rejected_t.append(time.perf_counter() - t)
         counts['accepted' if verdict.accepted else 'rejected'] += 1
     accepted = stats(accepted_t)
-    print(
-        json.dumps(
-            {
-                'bench': 'shield',
-                'n': args.n,
-                'accepted': accepted,
-                'rejected': stats(rejected_t),
-                'verdicts': counts,
-                'parts': {
-                    'link_fk': timed(lambda: worker.kinematics.link6_positions(measured), args.n),
-                    'collision_depths': timed(lambda: worker.station.contacts(measured), args.n),
-                },
-                'target_median_us': TARGET_MEDIAN_US,
-                'meets_target': accepted['median_us'] < TARGET_MEDIAN_US,
-                'tick_us': 1e6 / emb.rates.control_hz,
-            }
-        )
+    report(
+        {
+            'bench': 'shield',
+            'n': args.n,
+            'accepted': accepted,
+            'rejected': stats(rejected_t),
+            'verdicts': counts,
+            'parts': {
+                'link_fk': timed(lambda: worker.kinematics.link6_positions(measured), args.n),
+                'collision_depths': timed(lambda: worker.station.contacts(measured), args.n),
+            },
+            'tick_us': 1e6 / emb.rates.control_hz,
+        },
+        [
+            Target(
+                'shield check of an accepted command, median',
+                accepted['median_us'],
+                '<',
+                TARGET_MEDIAN_US,
+                'µs',
+            )
+        ],
+        args.save,
     )
 
 

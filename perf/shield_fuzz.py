@@ -12,13 +12,13 @@ accepted or any command was modified.
 """
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
 
 import mujoco
 import numpy as np
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from harness_worker.worker import Worker
 
@@ -144,6 +144,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--n', type=int, default=1_000_000)
     parser.add_argument('--seed', type=int, default=0)
+    add_save_argument(parser)
     args = parser.parse_args()
     emb = load_embodiment()
     worker = Worker(emb, station_urdf())
@@ -194,7 +195,14 @@ def main() -> int:
         'check_us_p99': round(float(np.percentile(us, 99)), 1),
         'first_unsafe_accepted': unsafe_accepted[:5],
     }
-    print(json.dumps(result))
+    report(
+        result,
+        [
+            Target('unsafe commands the shield accepted', len(unsafe_accepted), '==', 0),
+            Target('commands the shield changed (it rejects, never fixes)', modified, '==', 0),
+        ],
+        args.save,
+    )
     return 1 if unsafe_accepted or modified else 0
 
 

@@ -10,12 +10,12 @@ program process in their own. Prints JSON.
 """
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import Point
 from harness_bringup.kernel_process import KernelProcess
@@ -39,12 +39,13 @@ def main() -> None:
     use_wheels_ament_prefix()  # the wheels' ROS packages, as `harness` finds them
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeats', type=int, default=6, help='moves per measurement')
+    add_save_argument(parser)
     args = parser.parse_args()
     with StationGraph('client') as graph:
-        measure(graph, args.repeats)
+        measure(graph, args.repeats, args.save)
 
 
-def measure(graph: StationGraph, repeats: int) -> None:
+def measure(graph: StationGraph, repeats: int, save: bool) -> None:
     worker, client = graph.worker, graph.client
     move_eef = ActionClient(client, MoveEef, names.skill_action('move_eef'))
     tick = client.create_client(Tick, names.worker_service('tick'))
@@ -116,29 +117,43 @@ def measure(graph: StationGraph, repeats: int) -> None:
         pick_sim = worker.worker.time - sim0
     finally:
         kernel.stop()
-    print(
-        json.dumps(
-            {
-                'bench': 'skills',
-                'bare_tick_round_trip_ms': round(float(np.median(bare)) * 1e3, 3),
-                'execution_ms_per_tick_without_guard': round(without_guard, 3),
-                'execution_ms_per_tick_with_program_guard': round(with_guard, 3),
-                'guard_callback_overhead_ms_per_tick': round(with_guard - without_guard, 3),
-                'loop_ms_per_tick_without_guard': round(loop_without_guard, 3),
-                'loop_ms_per_tick_with_program_guard': round(loop_with_guard, 3),
-                'loop_x_real_time_without_guard': round(tick_ms / loop_without_guard, 1),
-                'loop_x_real_time_with_program_guard': round(tick_ms / loop_with_guard, 1),
-                'targets_x_real_time': {'without_guard': 20, 'with_program_guard': 10},
-                'move_eef_event': eef.event.name,
-                'move_eef_sim_s': round(eef_sim, 3),
-                'move_eef_wall_s': round(eef_wall, 3),
-                'move_eef_sim_over_wall': round(eef_sim / eef_wall, 2),
-                'pick_status': pick.status,
-                'pick_sim_s': round(pick_sim, 3),
-                'pick_wall_s': round(pick_wall, 3),
-                'pick_sim_over_wall': round(pick_sim / pick_wall, 2),
-            }
-        )
+    report(
+        {
+            'bench': 'skills',
+            'bare_tick_round_trip_ms': round(float(np.median(bare)) * 1e3, 3),
+            'execution_ms_per_tick_without_guard': round(without_guard, 3),
+            'execution_ms_per_tick_with_program_guard': round(with_guard, 3),
+            'guard_callback_overhead_ms_per_tick': round(with_guard - without_guard, 3),
+            'loop_ms_per_tick_without_guard': round(loop_without_guard, 3),
+            'loop_ms_per_tick_with_program_guard': round(loop_with_guard, 3),
+            'loop_x_real_time_without_guard': round(tick_ms / loop_without_guard, 1),
+            'loop_x_real_time_with_program_guard': round(tick_ms / loop_with_guard, 1),
+            'move_eef_event': eef.event.name,
+            'move_eef_sim_s': round(eef_sim, 3),
+            'move_eef_wall_s': round(eef_wall, 3),
+            'move_eef_sim_over_wall': round(eef_sim / eef_wall, 2),
+            'pick_status': pick.status,
+            'pick_sim_s': round(pick_sim, 3),
+            'pick_wall_s': round(pick_wall, 3),
+            'pick_sim_over_wall': round(pick_sim / pick_wall, 2),
+        },
+        [
+            Target(
+                'execution loop without a program guard, times real time',
+                round(tick_ms / loop_without_guard, 1),
+                '>=',
+                20,
+                'x',
+            ),
+            Target(
+                'execution loop with a program guard, times real time',
+                round(tick_ms / loop_with_guard, 1),
+                '>=',
+                10,
+                'x',
+            ),
+        ],
+        save,
     )
 
 

@@ -8,12 +8,12 @@ second without cameras. Prints JSON.
 """
 
 import argparse
-import json
 import threading
 import time
 
 import numpy as np
 import rclpy
+from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import TransformStamped
 from harness_bringup.domain import claim_domain_id
@@ -169,6 +169,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--ticks', type=int, default=500)
     parser.add_argument('--observes', type=int, default=20)
+    add_save_argument(parser)
     args = parser.parse_args()
     emb = load_embodiment()
     urdf = station_urdf()
@@ -185,11 +186,25 @@ def main() -> None:
         'ratio_in_process_over_ros': round(direct['ticks_per_s'] / ros['ticks_per_s'], 2),
         'sim_speed_x_real_time_in_process': round(direct['sim_speed_x_real_time'], 1),
         'sim_speed_x_real_time_ros': round(ros['ticks_per_s'] / emb.rates.control_hz, 1),
-        'targets': {'ros_overhead_ms_per_tick': 1.0, 'sim_speed_x_real_time': 10.0},
     }
     result.update({k: round(v, 2) for k, v in observe_ms(emb, urdf, args.observes).items()})
     result.update({k: round(v, 1) for k, v in state_topics_us(emb, urdf, args.ticks).items()})
-    print(json.dumps(result))
+    report(
+        result,
+        [
+            Target(
+                'ROS overhead per worker tick', result['ros_overhead_ms_per_tick'], '<=', 1.0, 'ms'
+            ),
+            Target(
+                'worker ticks through ROS, times real time',
+                result['sim_speed_x_real_time_ros'],
+                '>=',
+                10.0,
+                'x',
+            ),
+        ],
+        args.save,
+    )
 
 
 if __name__ == '__main__':

@@ -18,5 +18,4 @@ setup(
     description='The model loop, model clients, prompts, traces and the harness command.',
     license='Apache-2.0',
     extras_require={'test': ['pytest']},
-    entry_points={'console_scripts': ['recorder = harness_driver.recorder_node:main']},
 )

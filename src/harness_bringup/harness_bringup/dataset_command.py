@@ -78,8 +78,8 @@ def add_parser(sub) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from harness_driver.lerobot import export_runs
-    from harness_driver.trial_data import ExportError
+    from harness_recording.lerobot import export_runs
+    from harness_recording.trial_data import ExportError
 
     try:
         summary = export_runs([Path(r) for r in args.runs], Path(args.lerobot), _say)
@@ -99,8 +99,8 @@ def _demos(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from harness_bench.tasks import TASKS
-    from harness_driver.lerobot import write_demos
-    from harness_driver.trial_data import ExportError
+    from harness_recording.lerobot import write_demos
+    from harness_recording.trial_data import ExportError
     from harness_types.config import ConfigError, load_config
 
     if bool(args.tasks) == bool(args.plan):

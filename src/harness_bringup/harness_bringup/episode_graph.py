@@ -15,9 +15,9 @@ from pathlib import Path
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.task import PICTURE, Outcome
 from harness_bench.tasks import TASKS
-from harness_driver.bag import episode_topics
 from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode_station import EpisodeStart
+from harness_recording.bag import episode_topics
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import load_config
@@ -199,7 +199,7 @@ class EpisodeGraph(StationGraph):
     def launch_recorder(self, bag: Path) -> None:
         """Start the recorder process (rosbag2 of the episode); wait_recorder() waits until it
         listens."""
-        command = [sys.executable, '-m', 'harness_driver.recorder_node', str(bag)]
+        command = [sys.executable, '-m', 'harness_recording.recorder_node', str(bag)]
         self._recorder_out = open(bag.with_name('recorder.out'), 'w')  # noqa: SIM115
         self.recorder = subprocess.Popen(
             command,

@@ -78,11 +78,11 @@ def serve_mcp(
 ) -> int:
     """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input.
     `serving()` is the block in which standard output is the protocol's."""
-    from harness_driver.run_folder import RunFolder
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
     from harness_operator.mcp_server import SessionHolder, build_server
     from harness_operator.session import OperatorSession, SessionSpec
+    from harness_recording.run_folder import RunFolder
 
     from harness_bringup.episode_graph import EpisodeGraph
     from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes

@@ -78,7 +78,7 @@ def _program(args: argparse.Namespace) -> int:
         return _fail(f'{program}:{exc.lineno}: {exc.msg}')
 
     from harness_driver.driver_node import GraphError
-    from harness_driver.run_folder import RunFolder, cell_record
+    from harness_recording.run_folder import RunFolder, cell_record
 
     from harness_bringup.episode_graph import EpisodeGraph
 

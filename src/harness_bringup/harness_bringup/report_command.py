@@ -63,8 +63,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from harness_driver.replay import ReplayError
-    from harness_driver.replay_node import replay
+    from harness_recording.replay import ReplayError
+    from harness_recording.replay_node import replay
 
     from harness_bringup.domain import use_discovery_profile
 

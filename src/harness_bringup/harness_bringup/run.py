@@ -28,15 +28,15 @@ from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
 from harness_driver.report_card import tier3_tasks
-from harness_driver.run_folder import RunFolder, update_summary
 from harness_kernel.api_table import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
+from harness_recording.run_folder import RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.plugins import builtin_plugins, plugin_module
 from harness_types.process import process_age_s
 
 if TYPE_CHECKING:
-    from harness_driver.evidence import EvidenceTaker
+    from harness_perception.evidence import EvidenceTaker
 
 
 class UsageError(ValueError):
@@ -357,7 +357,7 @@ def _noting_interrupts() -> Iterator[list[int]]:
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:
     """<run>/lerobot from the run's trials; a dataset that fails says so and loses nothing."""
-    from harness_driver.lerobot import write_run_dataset
+    from harness_recording.lerobot import write_run_dataset
 
     try:
         path = write_run_dataset(folder)
@@ -380,7 +380,7 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
 
 def verifier_eyes(station, config: GraphConfig) -> EvidenceTaker:
     """The tiered verifier's own perception of `station` (the configured backend)."""
-    from harness_driver.evidence import EvidenceTaker
+    from harness_perception.evidence import EvidenceTaker
 
     k = config.kernel
     extra = {}
@@ -404,7 +404,7 @@ def _run_graph(
     # Imported here: the supervisor process checks the inputs (prepare) and never starts a
     # graph, and these bring in rclpy, MuJoCo's renderer and perception (~0.5 s of every run).
     from harness_driver.driver_node import GraphError
-    from harness_driver.evidence import goal_verifier
+    from harness_perception.evidence import goal_verifier
 
     from harness_bringup.episode_graph import EpisodeGraph
 

@@ -30,7 +30,7 @@ def _not_started(folder: Path, base: dict, problem: str) -> int:
     """An episode that could not start (its model server or policy servers do not answer):
     its run folder still says why (events, summary, report), and the command fails in one
     line."""
-    from harness_driver.run_folder import RunFolder
+    from harness_recording.run_folder import RunFolder
 
     from harness_bringup.run import write_report_safely
 

@@ -172,7 +172,7 @@ def _account(
         parts['started_at'], parts['ended_at'] = round(spawned, 3), round(exited, 3)
         summary['command_seconds'] = parts
 
-    from harness_driver.run_folder import update_summary
+    from harness_recording.run_folder import update_summary
 
     update_summary(folder, add)
 
@@ -189,7 +189,7 @@ def _close(
     how, code = _describe(returncode)
     # What the program wrote stays with the run even when the episode process was killed
     # before it moved it in (then also no folder of it is left in the temporary directory).
-    from harness_driver.run_folder import WORKSPACE
+    from harness_recording.run_folder import WORKSPACE
 
     try:
         collect_program_workspace(folder / WORKSPACE)
@@ -214,7 +214,7 @@ def _close(
                 )
                 + '\n'
             )
-        from harness_driver.run_folder import write_summary
+        from harness_recording.run_folder import write_summary
 
         write_summary(folder, summary)
         print(

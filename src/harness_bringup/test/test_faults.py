@@ -247,7 +247,7 @@ def _session(pid):
 def test_the_recorder_killed_or_stopped_makes_an_incomplete_bag(tmp_path, how):
     with MessagesServer([LOOK, FINISH]) as server:
         proc = start(tmp_path, server)
-        recorder = the_one(proc, 'harness_driver.recorder_node')
+        recorder = the_one(proc, 'harness_recording.recorder_node')
         os.kill(recorder, how)
         code, summary, events, folder, out = finished(proc, tmp_path)
     assert code == 0 and summary['status'] == 'finished', out

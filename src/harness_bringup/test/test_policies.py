@@ -522,8 +522,8 @@ def test_the_gate_adopts_a_trained_policy_in_place_of_the_programs(tmp_path):
     from dataclasses import replace
 
     import yaml
-    from harness_driver.lerobot import write_datasets
     from harness_learning.training import RECORD
+    from harness_recording.lerobot import write_datasets
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'harness_learning' / 'test'))
     from demos import demo

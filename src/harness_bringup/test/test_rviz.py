@@ -84,7 +84,7 @@ def test_image_displays_read_what_bags_hold(config):
     """Bags hold each camera's JPEG frames (image_raw/compressed), not raw images: image
     displays on image_raw showed empty panes in every replay. rviz2's image display takes the
     transport from the topic's last name (image_transport's compressed plugin)."""
-    from harness_driver.bag import episode_topics
+    from harness_recording.bag import episode_topics
 
     recorded = {'/' + t.lstrip('/') for t in episode_topics(['cam_head'])}
     images = [d for d in displays(config) if d['Class'] == 'rviz_default_plugins/Image']

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 from harness_bench.layout import layout_name
+from harness_recording.trials import TICKS
 from harness_types.robot_state import ARMS, arm_slice, gripper_index
-
-from harness_driver.trials import TICKS
 
 MOVED_RAD = 2e-3  # a joint command that changed more moved the arm (a gripper's hold shifts less)
 HOME_COMMAND = np.array([0.0] * 6 + [1.0] + [0.0] * 6 + [1.0])  # joints 0, grippers open

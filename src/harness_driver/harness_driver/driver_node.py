@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 
 from harness_bench.task import Outcome as TaskOutcome
+from harness_recording.recorder_node import EVENTS_QOS
+from harness_recording.trial_data import frames_within
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig, declare_section
@@ -32,8 +34,6 @@ from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 
-from harness_driver.recorder_node import EVENTS_QOS
-from harness_driver.trial_data import frames_within
 from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
 from harness_types import names

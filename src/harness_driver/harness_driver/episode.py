@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from harness_bench.layout import SAMPLED as SAMPLED_LAYOUT
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
+from harness_perception.images import outlined, png
 from harness_policy.stream import SERVICE_FAILED
+from harness_recording.run_folder import RunFolder, cell_record
+from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
@@ -22,7 +25,6 @@ from harness_driver.budgets import Budgets
 from harness_driver.episode_station import EpisodeStation
 from harness_driver.handover import HandOver
 from harness_driver.history import History, TurnImage
-from harness_driver.images import outlined, png
 from harness_driver.interface import BLOCK, cell_of, format_help
 from harness_driver.models import (
     REFUSAL,
@@ -36,8 +38,6 @@ from harness_driver.models import (
 from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
 from harness_driver.requests import estimate_tokens, reply_problem, request_size
-from harness_driver.run_folder import RunFolder, cell_record
-from harness_driver.trials import save_ticks, ticks_of
 from harness_driver.verifier_model import ask_verifier
 
 REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format', 'action')
@@ -149,7 +149,7 @@ class Episode:
         # verdict as a dict; judged after the reset and at the end, beside the ground truth.
         self.goal_verifier: Callable[..., dict] | None = None
         self.goal_verdicts: dict[str, dict] = {}
-        self.ticks: list[str] = []  # the run's saved ticks, in order (harness_driver.trials)
+        self.ticks: list[str] = []  # the run's saved ticks, in order (harness_recording.trials)
 
     # The loop ----------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 (`foxglove-sdk`), so that the Foxglove app opens a running episode with no ROS installation
 (`harness run --foxglove [PORT]`, then "Open connection" to ws://localhost:PORT).
 
-The topics are the bag's (harness_driver.bag.episode_topics: joint states, TF, the
+The topics are the bag's (harness_recording.bag.episode_topics: joint states, TF, the
 description, the events, markers, executions, rejections, the model's images and the cameras as
 JPEG). Each message goes out as it arrived, serialized CDR with its ROS 2 message definition
 (`ros2msg` schema, written as ROS 2 writes it: `builtin_interfaces/Time stamp`, which
@@ -17,10 +17,10 @@ import threading
 import time
 
 import foxglove
+from harness_recording.bag import episode_topics, is_latched, message_class, typestore
+from harness_recording.recorder_node import subscription_qos
 from rclpy.node import Node
 
-from harness_driver.bag import episode_topics, is_latched, message_class, typestore
-from harness_driver.recorder_node import subscription_qos
 from harness_types import names
 
 DEFAULT_PORT = 8765

@@ -279,7 +279,7 @@ SCORES = 'outcome_model'  # <run>/outcome_model/<trial_id>.npz: each trial's per
 def samples_of(run: Path) -> list[TrialSample]:
     """The trials of one run folder with their ticks; the episode's own trial carries the
     ground truth (the summary's outcome), an operator's step none."""
-    from harness_driver.run_folder import read_events
+    from harness_recording.run_folder import read_events
 
     run = Path(run)
     events = read_events(run)
@@ -300,8 +300,8 @@ def samples_of(run: Path) -> list[TrialSample]:
 
 def _sample(run: Path, event: dict, task: str) -> TrialSample:
     """A `trial` event of a run folder with its ticks, unlabelled."""
-    from harness_driver.trial_data import start_state_of
-    from harness_driver.trials import load_ticks
+    from harness_recording.trial_data import start_state_of
+    from harness_recording.trials import load_ticks
 
     ticks = load_ticks(Path(run), event.get('ticks') or [])
     raw = event.get('start_state')  # checked as the dataset checks it, kept in full precision
@@ -336,7 +336,7 @@ def shadow_card(summaries: Iterable[dict]) -> dict | None:
     `run_folder`): each episode trial's shadow prediction (its `outcome_model` score) against
     the episode's ground truth, only on layouts the model did not train on; None when no
     episode was scored."""
-    from harness_driver.run_folder import read_events
+    from harness_recording.run_folder import read_events
 
     rows: dict[str, dict[str, int]] = {}
     trained_on = 0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
+from harness_recording.run_folder import file_inside, read_events
 from harness_types.execution import NOMINAL, ended_in_success
 from jinja2 import (
     Environment,
@@ -33,7 +34,6 @@ from jinja2 import (
 
 from arx_x5_description.urdf import user_cache_dir
 from harness_driver.reply import ALL_BLOCKS, FormatError, parse_reply
-from harness_driver.run_folder import file_inside, read_events
 from harness_driver.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
@@ -124,9 +124,8 @@ def read_series(bag: Path, control_hz: float = 25.0, gripper_joint: str = 'gripp
     `gripper_joint`: the embodiment's finger joint name, without the arm's prefix."""
     if not (bag / 'metadata.yaml').is_file():
         return Series(note='no bag in this run folder')
+    from harness_recording.bag import typestore
     from rosbags.rosbag2 import Reader
-
-    from harness_driver.bag import typestore
 
     store = typestore()
     times, rows, names = [], [], None

@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 from harness_driver.report import PROGRAM_QUOTE, turn_text
-from harness_driver.run_folder import file_inside
 from harness_driver.run_report import _decisions
+from harness_recording.run_folder import file_inside
 from harness_types.cell import CellResult
 from harness_types.execution import Execution
 from harness_types.robot_state import ArmState, RobotState

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 from harness_driver.bench_table import NOT_RUN
-from harness_driver.trial_data import sampled_layouts
+from harness_recording.trial_data import sampled_layouts
 
 from harness_learning.training import CHECKPOINT, RECORD
 

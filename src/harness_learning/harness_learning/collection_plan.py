@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from harness_driver.bench_table import NOT_RUN
-from harness_driver.trial_data import sampled_layouts
+from harness_recording.trial_data import sampled_layouts
 from harness_types.config import INT64_MAX
 
 from harness_learning.adoption import count_policy_runs

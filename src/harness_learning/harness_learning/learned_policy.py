@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-from harness_driver.trial_data import environment_state
 from harness_expert.locating import LocateError, Locator
 from harness_policy.observation import (
     ACTION_SIZE,
@@ -28,6 +27,7 @@ from harness_policy.observation import (
     image_key,
     reply,
 )
+from harness_recording.trial_data import environment_state
 
 from harness_learning.training import CHECKPOINT, RECORD, weights_sha256
 

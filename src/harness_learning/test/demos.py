@@ -1,7 +1,7 @@
 """A demonstration as the collector writes it, for the tests of training and serving."""
 
 import numpy as np
-from harness_driver.trial_data import TrialData, environment_state
+from harness_recording.trial_data import TrialData, environment_state
 
 FPS = 25
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 from demos import demo
-from harness_driver.lerobot import write_datasets
 from harness_learning.adoption import (
     AdoptionError,
     GateRecord,
@@ -29,6 +28,7 @@ from harness_learning.adoption import (
 )
 from harness_learning.training import CHECKPOINT, RECORD
 from harness_policy.catalog import load_catalog
+from harness_recording.lerobot import write_datasets
 
 ROOT = Path(__file__).resolve().parents[3]
 

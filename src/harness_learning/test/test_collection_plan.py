@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from demos import demo
-from harness_driver.lerobot import write_datasets
 from harness_learning.collection_plan import (
     PlanError,
     Recorded,
@@ -18,6 +17,7 @@ from harness_learning.collection_plan import (
     read_plan,
     read_sources,
 )
+from harness_recording.lerobot import write_datasets
 
 
 def line(task: str, seed: int) -> np.ndarray:

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
 from demos import demo
-from harness_driver.lerobot import write_datasets
 from harness_learning.training import CHECKPOINT, RECORD, TrainPlan, train
 from harness_policy.client import PolicyClient, PolicyError
 from harness_policy.learning_env import learning_python
 from harness_policy.observation import observation, reply_of
+from harness_recording.lerobot import write_datasets
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

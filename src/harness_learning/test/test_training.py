@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from demos import FPS, demo
-from harness_driver.lerobot import write_datasets
 from harness_learning.training import (
     CHECKPOINT,
     Progress,
@@ -17,6 +16,7 @@ from harness_learning.training import (
     lerobot_arguments,
     training_view,
 )
+from harness_recording.lerobot import write_datasets
 
 
 @pytest.fixture(scope='module')

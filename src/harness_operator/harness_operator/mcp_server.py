@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from harness_driver.images import outlined, png
+from harness_perception.images import outlined, png
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import WithJsonSchema

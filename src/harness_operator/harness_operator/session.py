@@ -27,12 +27,12 @@ from harness_bench.verifier import (
     Verdict,
     verify,
 )
-from harness_driver.evidence import EvidenceTaker
-from harness_driver.lerobot import DatasetWriter
-from harness_driver.run_folder import RunFolder
-from harness_driver.trial_data import decoded, observed_span, trial_of
-from harness_driver.trials import save_ticks, ticks_of
 from harness_kernel.api_table import effect_claims
+from harness_perception.evidence import EvidenceTaker
+from harness_recording.lerobot import DatasetWriter
+from harness_recording.run_folder import RunFolder
+from harness_recording.trial_data import decoded, observed_span, trial_of
+from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 
 from harness_operator.actions import (

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from harness_bench.tasks import TASKS
 from harness_bench.verifier import Evidence
-from harness_driver.run_folder import RunFolder
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.journal import Journal
 from harness_operator.session import OperatorError, OperatorSession, SessionSpec
+from harness_recording.run_folder import RunFolder
 from harness_types.cell import CellResult
 from harness_types.execution import COMPLETED, SKILL_ERROR, Execution
 from harness_types.robot_state import ArmState, RobotState

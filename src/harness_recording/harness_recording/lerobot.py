@@ -4,7 +4,7 @@ PyAV only (no lerobot, no torch).
 Each trial of a run (a `trial` line of events.jsonl: the episode of `harness run`, an action of
 `harness mcp`) is one dataset episode, its frames at the control rate, in LeRobot's convention:
 frame t holds what was observed at tick t and the action commanded after it. From the trial's
-ticks (harness_driver.trials: each the command of a tick and the state measured after it),
+ticks (harness_recording.trials: each the command of a tick and the state measured after it),
 frame t is `observation.state` = the 14 joints and grippers measured after tick t, `action` =
 the 14 commanded at tick t + 1 (the command layout); a trial of N ticks gives N - 1 frames.
 `observation.environment_state`, where every trial has one, is the positions (x, y, z, m) of
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 
-from harness_driver.trial_data import (
+from harness_recording.trial_data import (
     ENVIRONMENT_NAMES,
     ENVIRONMENT_WIDTH,
     MAX_LOCATED,

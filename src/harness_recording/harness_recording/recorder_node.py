@@ -12,7 +12,7 @@ their machinery (a wait set rebuilt from every entity of the node, a task per me
 worker publishes three messages a tick, and the executor cost ~0.4 ms of CPU each. Nothing
 else of the node is served (it offers no services: `start_parameter_services=False`).
 
-    python -m harness_driver.recorder_node BAG_DIR [--ros-args ...]
+    python -m harness_recording.recorder_node BAG_DIR [--ros-args ...]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from rclpy.serialization import deserialize_message
 from rclpy.utilities import get_default_context
 from std_msgs.msg import String
 
-from harness_driver.bag import KEPT, LATCHED, BagRecorder, episode_topics, message_class
+from harness_recording.bag import KEPT, LATCHED, BagRecorder, episode_topics, message_class
 from harness_types import names
 
 DRAIN_S = 0.3  # after the end event, the longest wait for messages still on their way

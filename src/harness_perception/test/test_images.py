@@ -1,7 +1,7 @@
 """Outlines: a located object's box lands where the camera sees it."""
 
 import numpy as np
-from harness_driver.images import outlined, png
+from harness_perception.images import outlined, png
 from harness_types.camera import CameraView
 from harness_types.scene import LocatedObject
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness_driver.run_folder import read_events
-from harness_driver.trials import load_ticks
+from harness_recording.run_folder import read_events
+from harness_recording.trials import load_ticks
 
 HARNESS_VERSION = '0.1.0'  # the executor's version a trial records
 MAX_LOCATED = 3  # objects in observation.environment_state
@@ -55,7 +55,7 @@ def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
         return {}
     from rosbags.rosbag2 import Reader
 
-    from harness_driver.bag import typestore
+    from harness_recording.bag import typestore
 
     store = typestore()
     out: dict[str, list] = {}

@@ -16,10 +16,10 @@ from harness_bench.verifier import (
     combine,
     judge_tier,
 )
-from harness_perception.query import Query
 from harness_types.scene import LocatedObject
 
 from harness_perception import Perception, make_perception
+from harness_perception.query import Query
 
 
 def finder(objects: list[LocatedObject], words: dict[str, set[str]]) -> Callable:

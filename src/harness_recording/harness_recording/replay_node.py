@@ -21,8 +21,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 
-from harness_driver.bag import message_class
-from harness_driver.replay import RecordedTopic, bag_of, due, messages, topics
+from harness_recording.bag import message_class
+from harness_recording.replay import RecordedTopic, bag_of, due, messages, topics
 from harness_types import names
 
 PROGRESS_EVERY_S = 5.0

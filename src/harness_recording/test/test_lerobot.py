@@ -11,15 +11,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from harness_driver.lerobot import write_datasets
-from harness_driver.trial_data import (
+from harness_policy.learning_env import learning_python
+from harness_recording.lerobot import write_datasets
+from harness_recording.trial_data import (
     ExportError,
     TrialData,
     environment_state,
     located_objects,
     trial_of,
 )
-from harness_policy.learning_env import learning_python
 
 FPS = 25
 

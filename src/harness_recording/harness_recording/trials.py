@@ -1,6 +1,6 @@
 """Trials on disk: every tick an action moved the robot (the executions' traces: sim time, the
 14 measured joints and grippers, the 14 commanded), saved beside the run's events as
-`ticks/<trial>.npz`, so a trial can become a dataset episode (harness_driver.lerobot) long
+`ticks/<trial>.npz`, so a trial can become a dataset episode (harness_recording.lerobot) long
 after the run. Pure."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from harness_types.execution import Execution
 
-from harness_driver.run_folder import file_inside
+from harness_recording.run_folder import file_inside
 
 TICKS = 'ticks'
 
