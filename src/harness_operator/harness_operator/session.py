@@ -47,6 +47,7 @@ from harness_operator.actions import (
 )
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.journal import Journal
+from harness_operator.preferences import preferred_executor, verified_preferences
 from harness_operator.trial import TrialRecord, executor_status
 from harness_operator.undo import UNDO, inverse_of
 
@@ -385,27 +386,10 @@ class OperatorSession:
             return {'preferences': self.preferences()}
 
     def preferences(self) -> list[dict]:
-        """Every preference with whether it is verified: one set for a policy whose catalogue
-        version has changed since is unverified, and not followed, until it is set again."""
-        out = []
-        for skill, p in self.journal.state.preferences.items():
-            if p['executor'] == 'auto':
-                continue
-            policy = p['executor'].split(':', 1)[1] if p['executor'].startswith('policy:') else ''
-            now = self.policy_versions.get(policy) if policy else None
-            verified = not policy or (policy in self.policies and now == p['policy_version'])
-            entry = {'skill': skill, 'executor': p['executor'], 'verified': verified}
-            if policy:
-                entry['policy_version'] = p['policy_version']
-            if not verified:
-                entry['why'] = (
-                    f'{policy} is version {now} now, it was set for version '
-                    f'{p["policy_version"]}: prefer it again to verify it'
-                    if policy in self.policies
-                    else f'{policy} is not in the catalogue now'
-                )
-            out.append(entry)
-        return out
+        """Every preference with whether it is verified (harness_operator.preferences)."""
+        return verified_preferences(
+            self.journal.state.preferences, self.policies, self.policy_versions
+        )
 
     def estop(self, engage: bool = True) -> dict:
         """Engage (or release) the emergency stop: a running motion stops at its next tick and
@@ -568,11 +552,7 @@ class OperatorSession:
                 raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
             executor = f'policy:{action.args["policy"]}'
         if executor == 'auto':
-            preferred = next(
-                (p for p in self.preferences() if p['skill'] == action.skill and p['verified']),
-                None,
-            )
-            executor = preferred['executor'] if preferred else 'skill'
+            executor = preferred_executor(self.preferences(), action.skill)
         return self._by_position(action), executor
 
     def _spend_budgets(self, action: Action, executor: str) -> None:
