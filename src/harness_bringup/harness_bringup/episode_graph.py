@@ -23,7 +23,7 @@ from harness_types.cell import CellResult
 from harness_types.config import load_config
 from harness_types.process import process_stopped
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 
@@ -143,7 +143,7 @@ class EpisodeGraph(StationGraph):
         finally:
             self.client.destroy_client(client)
 
-    def serve_verify(self, verify: Callable[[str], Verdict]) -> None:
+    def serve_verify(self, verify: Callable[[str], ClaimAnswer]) -> None:
         self.driver.serve_verify(verify)
 
     def start_kernel(self, workspace: Path, log: Path) -> None:

@@ -26,7 +26,7 @@ from harness_types.convert import (
     verdict_into,
 )
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 from harness_types.wait import wait_future
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -64,7 +64,7 @@ class DriverNode(Node):
         self._events = self.create_publisher(String, names.EVENTS, EVENTS_QOS)
         # Every image the model was sent, kept for a late subscriber as the events are.
         self._model_images = self.create_publisher(CompressedImage, names.MODEL_IMAGES, EVENTS_QOS)
-        self._verify: Callable[[str], Verdict] | None = None
+        self._verify: Callable[[str], ClaimAnswer] | None = None
 
     def _call(self, service: str, request, timeout: float = 60.0):
         client = self._worker[service]
@@ -183,14 +183,14 @@ class DriverNode(Node):
     def events_listeners(self) -> int:
         return self._events.get_subscription_count()
 
-    def serve_verify(self, verify: Callable[[str], Verdict]) -> None:
+    def serve_verify(self, verify: Callable[[str], ClaimAnswer]) -> None:
         self._verify = verify
 
     def _serve_verify(self, request: Verify.Request, response: Verify.Response):
         if self._verify is None:
-            return verdict_into(response, Verdict(False, False, 'no verifier in this run'))
+            return verdict_into(response, ClaimAnswer(False, False, 'no verifier in this run'))
         try:
             verdict = self._verify(request.claim)
         except Exception as exc:  # a failed verifier call is an answer the program can read
-            verdict = Verdict(False, False, f'the verifier failed: {exc}')
+            verdict = ClaimAnswer(False, False, f'the verifier failed: {exc}')
         return verdict_into(response, verdict)

@@ -19,7 +19,7 @@ from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
-from harness_types.scene import LocatedObject, Verdict
+from harness_types.scene import ClaimAnswer, LocatedObject
 
 from harness_driver.budgets import Budgets
 from harness_driver.episode_station import EpisodeStation
@@ -399,7 +399,7 @@ class Episode:
             for view in self.station.cameras(cameras)
         ]
 
-    def verify(self, claim: str, source: str) -> Verdict:
+    def verify(self, claim: str, source: str) -> ClaimAnswer:
         """Ask the verifier about `claim` with fresh camera views (from a <verify> reply or a
         program's verify())."""
         since = time.monotonic()
@@ -420,12 +420,12 @@ class Episode:
         self.log(f'verify ({source}) "{claim}": {answer} {verdict.sentence}')
         return verdict
 
-    def _verdict(self, claim: str, source: str) -> tuple[Verdict, dict]:
+    def _verdict(self, claim: str, source: str) -> tuple[ClaimAnswer, dict]:
         if not self.config.verifier_enabled:
             why = 'no verifier in this run (driver.verifier_enabled: false)'
-            return Verdict(False, False, why), {}
+            return ClaimAnswer(False, False, why), {}
         if self.verifier is None or self.verifier.name == SCRIPTED:
-            return Verdict(False, False, 'the scripted baseline has no verifier'), {}
+            return ClaimAnswer(False, False, 'the scripted baseline has no verifier'), {}
         images = self._camera_images(list(self.config.cameras) or ['cam_head'])
         now = time.monotonic()
         # A program's verify() is answered within its cell's time, whatever the service does:

@@ -13,7 +13,7 @@ from harness_bench.task import Outcome
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class EpisodeStation(Protocol):
 
     def outcome(self) -> Outcome: ...
 
-    def serve_verify(self, verify: Callable[[str], Verdict]) -> None: ...
+    def serve_verify(self, verify: Callable[[str], ClaimAnswer]) -> None: ...
 
     def stop_recording(self) -> dict:
         """After the `end` event: close the episode's recording; notes for the summary."""

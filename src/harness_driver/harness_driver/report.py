@@ -8,7 +8,7 @@ import numpy as np
 from harness_types.cell import CellResult
 from harness_types.execution import Execution
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 from harness_types.tf_tree import TfTree
 
 LAST_EXECUTIONS = 8
@@ -189,7 +189,7 @@ def turn_text(
     return '\n'.join(lines)
 
 
-def verdict_text(claim: str, verdict: Verdict, calls_left: int) -> str:
+def verdict_text(claim: str, verdict: ClaimAnswer, calls_left: int) -> str:
     if not verdict.answered:
         answer = f'The verifier could not answer: {verdict.sentence}'
     else:

@@ -3,7 +3,7 @@ and one sentence, from fresh camera views, within the episode's budgets and boun
 
 from __future__ import annotations
 
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 
 from harness_driver.budgets import Budgets
 from harness_driver.history import History, TurnImage
@@ -26,7 +26,7 @@ def ask_verifier(
     budgets: Budgets,
     elapsed_s: float,
     bounds: list[tuple[float | None, str, bool]],
-) -> tuple[Verdict, dict]:
+) -> tuple[ClaimAnswer, dict]:
     """The verifier's verdict on `claim` shown `images`, and the tokens it cost (with its
     reply). Not asked when the episode's budgets would be passed. `bounds` are (deadline,
     what it is, hard) in order of precedence: the earliest one bounds the request (a hard one
@@ -39,7 +39,7 @@ def ask_verifier(
     )
     stop = budgets.stop_reason(elapsed_s, worst)
     if stop is not None:
-        return Verdict(False, False, f'the verifier was not asked: {NOT_ASKED[stop]}'), {}
+        return ClaimAnswer(False, False, f'the verifier was not asked: {NOT_ASKED[stop]}'), {}
     deadline, deadline_for, hard = bounds[0]
     for at, what, is_hard in bounds[1:]:
         if at is not None and (deadline is None or at < deadline):
@@ -56,7 +56,7 @@ def ask_verifier(
     try:
         reply = verifier.complete(request)
     except ModelError as exc:
-        return Verdict(False, False, str(exc)), {}
+        return ClaimAnswer(False, False, str(exc)), {}
     cost = budgets.add(verifier.name, reply.input_tokens, reply.output_tokens, True)
     tokens = {
         'input_tokens': reply.input_tokens,
@@ -65,15 +65,15 @@ def ask_verifier(
         'reply': reply.text,
     }
     if reply.stop_reason == REFUSAL:
-        return Verdict(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
+        return ClaimAnswer(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
     return parse_verdict(reply.text), tokens
 
 
-def parse_verdict(text: str) -> Verdict:
+def parse_verdict(text: str) -> ClaimAnswer:
     """YES/NO as the first word, then the sentence; anything else is not an answer."""
     words = text.strip().split(None, 1)
     first = words[0].strip('.,:;!*').upper() if words else ''
     rest = words[1].strip() if len(words) > 1 else ''
     if first in ('YES', 'NO'):
-        return Verdict(True, first == 'YES', rest.lstrip('.,:;- '))
-    return Verdict(False, False, f'the verifier did not start with YES or NO: {text[:200]!r}')
+        return ClaimAnswer(True, first == 'YES', rest.lstrip('.,:;- '))
+    return ClaimAnswer(False, False, f'the verifier did not start with YES or NO: {text[:200]!r}')

@@ -4,7 +4,7 @@ from harness_driver.models import Decision, ModelRequest, ScriptedModel
 from harness_driver.reply import BLOCKS, parse_reply
 from harness_driver.requests import request_size
 from harness_driver.verifier_model import parse_verdict
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 
 
 def ask(model, reason, event='', kinds=BLOCKS):
@@ -41,7 +41,7 @@ def test_a_rung_without_retries_gives_up_at_the_first_failure_saying_so():
 
 
 def test_verdicts():
-    assert parse_verdict('YES. It is in the bowl.') == Verdict(True, True, 'It is in the bowl.')
+    assert parse_verdict('YES. It is in the bowl.') == ClaimAnswer(True, True, 'It is in the bowl.')
     assert parse_verdict('no - it fell off').yes is False
     assert parse_verdict('Maybe.').answered is False
 

@@ -295,7 +295,7 @@ def scene():
 
 def verify(claim: Text):
     """Ask the verifier (a model shown fresh camera views) whether `claim` about the scene
-    holds, e.g. verify('the red cube is inside the bowl'). Returns a Verdict: `.yes`,
+    holds, e.g. verify('the red cube is inside the bowl'). Returns a ClaimAnswer: `.yes`,
     `.sentence` (its reason), `.answered`; true in an `if` when yes. Costs model tokens and
     one model call of the episode's budget: use it for what the measurements cannot tell."""
 

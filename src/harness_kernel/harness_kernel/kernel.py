@@ -28,7 +28,7 @@ from harness_types.cell import CellResult, ShownImage
 from harness_types.config import KernelConfig
 from harness_types.execution import EPISODE_ENDED, Execution, skill_error
 from harness_types.robot_state import ARMS, RobotState
-from harness_types.scene import LocatedObject, SceneReport, Verdict
+from harness_types.scene import ClaimAnswer, LocatedObject, SceneReport
 
 from harness_kernel.api_table import API, API_NAMES
 from harness_kernel.bounds import (
@@ -531,7 +531,7 @@ class Kernel:
             self.log({'call': '(kernel)', 'scene_error': f'{type(exc).__name__}: {exc}'})
             return SceneReport([], self._held(), measured=False)
 
-    def _verify(self, claim: str) -> Verdict:
+    def _verify(self, claim: str) -> ClaimAnswer:
         return self.robot.verify(str(claim)[:2000])
 
     def _finish(self, summary: str = '') -> None:

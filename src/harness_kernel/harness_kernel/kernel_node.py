@@ -33,19 +33,19 @@ from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
     camera_view_of,
     cell_result_msg,
+    claim_answer_of,
     execution_of,
     marker_array_msg,
     point_msg,
     quat_msg,
     robot_state_of,
-    verdict_of,
 )
 from harness_types.execution import Execution
 from harness_types.markers import located_marks
 from harness_types.prediction import Prediction
 from harness_types.process import die_with_parent, leave, leave_graph
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 from harness_types.wait import wait_future, wait_future_serving
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -250,12 +250,14 @@ class RosRobot:
         )
         return bool(self._call(self.ik_client, req).success)
 
-    def verify(self, claim: str) -> Verdict:
+    def verify(self, claim: str) -> ClaimAnswer:
         if not self.verify_client.wait_for_service(timeout_sec=1.0):
-            return Verdict(False, False, 'no verifier in this run (no driver serves driver/verify)')
+            return ClaimAnswer(
+                False, False, 'no verifier in this run (no driver serves driver/verify)'
+            )
         request = Verify.Request(claim=claim)
         try:
-            return verdict_of(wait_future(self.verify_client.call_async(request), self.wait_s))
+            return claim_answer_of(wait_future(self.verify_client.call_async(request), self.wait_s))
         except TimeoutError:
             raise RuntimeError(f'{self.verify_client.srv_name} did not answer') from None
 

@@ -18,7 +18,7 @@ from harness_types.camera import CameraView
 from harness_types.execution import Execution, TraceTick
 from harness_types.process import process_stopped
 from harness_types.robot_state import ArmState, RobotState
-from harness_types.scene import Grip, LocatedObject, SceneReport, Verdict
+from harness_types.scene import ClaimAnswer, Grip, LocatedObject, SceneReport
 
 from harness_kernel.channel import Channel, ChannelError, Codec
 from harness_kernel.sandbox import Limits
@@ -32,7 +32,7 @@ TO_PROGRAM = (
     CameraView,
     LocatedObject,
     SceneReport,
-    Verdict,
+    ClaimAnswer,
     Grip,
 )
 FROM_PROGRAM = (LocatedObject,)

@@ -11,7 +11,7 @@ from harness_types.camera import CameraView
 from harness_types.execution import Execution
 from harness_types.prediction import Prediction
 from harness_types.robot_state import RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 
 
 class Pump(Protocol):
@@ -53,7 +53,7 @@ class RobotPort(Protocol):
 
     def reachable(self, arm: str, position, quat, collision_free: bool = False) -> bool: ...
 
-    def verify(self, claim: str) -> Verdict: ...
+    def verify(self, claim: str) -> ClaimAnswer: ...
 
     def predict(
         self,

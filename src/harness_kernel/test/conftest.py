@@ -16,7 +16,7 @@ from harness_kernel.program_host import ProgramHost
 from harness_kernel.sandbox import Limits
 from harness_types.execution import Execution, TraceTick
 from harness_types.robot_state import ArmState, RobotState
-from harness_types.scene import Verdict
+from harness_types.scene import ClaimAnswer
 
 DOC_VALUES = {'reactive_budget_ms': 20.0, 'control_hz': 25.0, 'max_contact_force_n': 20.0}
 
@@ -95,7 +95,7 @@ class ScriptedRobot:
         return True
 
     def verify(self, claim):
-        return Verdict(True, 'cube' in claim, f'checked: {claim}')
+        return ClaimAnswer(True, 'cube' in claim, f'checked: {claim}')
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 - `robot_state`: ArmState, RobotState (what every layer reads about the arms)
 - `camera`: CameraView (images with intrinsics and the optical frame's pose)
 - `execution`: Event names, TraceTick, Execution (one bounded execution and its event)
-- `scene`: LocatedObject, SceneReport, Verdict
+- `scene`: LocatedObject, SceneReport, ClaimAnswer
 - `cell`: CellResult (a program cell and the turn report measured after it)
 - `transforms`: quaternions, rotations, the tool orientations
 - `convert`: every conversion between these types and harness_msgs / ROS messages

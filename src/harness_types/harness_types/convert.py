@@ -23,7 +23,7 @@ from harness_types.cell import CellResult, ShownImage
 from harness_types.execution import Execution, TraceTick
 from harness_types.markers import Mark
 from harness_types.robot_state import ArmState, RobotState
-from harness_types.scene import LocatedObject, SceneReport, Verdict
+from harness_types.scene import ClaimAnswer, LocatedObject, SceneReport
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
 
 # Geometry ------------------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def scene_report_of(msg: hm.SceneReport) -> SceneReport:
     )
 
 
-def verdict_into(response, verdict: Verdict):
+def verdict_into(response, verdict: ClaimAnswer):
     response.answered, response.yes, response.sentence = (
         verdict.answered,
         verdict.yes,
@@ -332,8 +332,8 @@ def verdict_into(response, verdict: Verdict):
     return response
 
 
-def verdict_of(response) -> Verdict:
-    return Verdict(bool(response.answered), bool(response.yes), response.sentence)
+def claim_answer_of(response) -> ClaimAnswer:
+    return ClaimAnswer(bool(response.answered), bool(response.yes), response.sentence)
 
 
 def cell_result_msg(cell: CellResult) -> RunCell.Result:

@@ -66,7 +66,7 @@ class SceneReport:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ClaimAnswer:
     """The verifier's answer to a claim: `yes` and one `sentence` of reason. `answered` is
     False when no verifier could be asked (then `yes` is False). True in an `if` when yes."""
 
