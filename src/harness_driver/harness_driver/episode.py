@@ -14,7 +14,7 @@ from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
 from harness_perception.images import outlined, png
 from harness_policy.stream import SERVICE_FAILED
-from harness_recording.run_folder import RunFolder, cell_record
+from harness_recording.run_folder import RunFolder, cell_record, policy_run_records
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
@@ -501,23 +501,13 @@ class Episode:
         return 'finished', summary
 
     def _policy_events(self, cell: CellResult, call: int) -> None:
-        """One events.jsonl line per policy run of a cell."""
+        """One events.jsonl line per policy run of a cell; a policy server that failed makes
+        the episode not run (not the task's failure)."""
         for e in cell.executions:
             if e.event == SKILL_ERROR and e.detail.startswith(SERVICE_FAILED):
-                self.policy_service_failed = e.detail  # not the task's failure: not run
-            if e.skill == 'run_policy' and e.chunks is not None:  # not a refused call
-                self.folder.event(
-                    {
-                        'type': 'policy_run',
-                        'call': call,
-                        'event': e.event,
-                        'detail': e.detail,
-                        'chunks': e.chunks,
-                        'actions': e.actions,
-                        'ticks': len(e.trace),
-                        'steps': [e.start_step, e.end_step],
-                    }
-                )
+                self.policy_service_failed = e.detail
+        for record in policy_run_records(cell, call):
+            self.folder.event(record)
 
     def _wrap_up(self) -> None:
         since = time.monotonic()

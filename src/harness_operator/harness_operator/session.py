@@ -28,7 +28,7 @@ from harness_bench.verifier import (
     verify,
 )
 from harness_kernel.api_table import effect_claims
-from harness_perception.evidence import EvidenceTaker
+from harness_perception.evidence import EvidenceTaker, evidence_json
 from harness_recording.lerobot import DatasetWriter
 from harness_recording.run_folder import RunFolder
 from harness_recording.trial_data import decoded, observed_span, trial_of
@@ -46,6 +46,7 @@ from harness_operator.actions import (
     query_of,
 )
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
+from harness_operator.charges import Charges
 from harness_operator.journal import Journal
 from harness_operator.preferences import preferred_executor, verified_preferences
 from harness_operator.trial import TrialRecord, executor_status
@@ -104,6 +105,7 @@ class OperatorSession:
         self.eyes = eyes
         self.journal = journal
         self.budgets: OperatorBudgets = journal.budgets
+        self.charges = Charges(journal, run, log)
         self.task = task
         self.spec = spec
         self.run = run
@@ -247,7 +249,9 @@ class OperatorSession:
             self.journal.refresh()
             now = self.station.robot().step
             if self.last_observed is not None and self.last_observed.observed_step >= now:
-                self._charge('reobserve', 'observe again with nothing moved since the last look')
+                self.charges.charge(
+                    'reobserve', 'observe again with nothing moved since the last look'
+                )
             evidence = self.eyes.take(self.last_motion_step)
             self.last_observed = evidence
             views = self.station.cameras(['cam_head'])
@@ -305,7 +309,7 @@ class OperatorSession:
                     f'the robot moved since trial {record.trial_id}: its effect cannot be told '
                     'apart from what came after (observe to see the scene)'
                 )
-            self._charge('reobserve', f'recheck {record.trial_id}')
+            self.charges.charge('reobserve', f'recheck {record.trial_id}')
             action = parse_action(record.action)
             arm = _moved_arm(e['arm'] for e in record.executions)
             claims = self._claims(action, arm)
@@ -339,7 +343,7 @@ class OperatorSession:
                     f'{last.no_inverse or "it has no inverse"}'
                 )
             self._refuse_if_done()
-            self._charge('undo', f'undo {last.trial_id}')
+            self.charges.charge('undo', f'undo {last.trial_id}')
             record = self._do(last.inverse, 'skill', f'{UNDO}{last.key}')
             out = {'undone': last.trial_id, 'inverse': last.inverse, 'trial': record.as_dict()}
             self.journal.write({'type': 'event', 'what': 'undo', 'of': last.key})
@@ -353,7 +357,7 @@ class OperatorSession:
             if not isinstance(reason, str) or not reason.strip() or len(reason) > 500:
                 raise OperatorError('reason must say what to refill (1 to 500 characters)')
             self._refuse_if_done()
-            self._charge('refill_pause', reason.strip())
+            self.charges.charge('refill_pause', reason.strip())
             self.journal.write({'type': 'event', 'what': 'refill_pause', 'reason': reason})
             self.run.event({'type': 'operator', 'what': 'refill_pause', 'reason': reason})
             return {
@@ -449,23 +453,6 @@ class OperatorSession:
         if self.estopped:
             raise OperatorError('the emergency stop is engaged: release it (estop engage=false)')
 
-    def _refuse_if_spent(self, failure_class: str, reason: str) -> None:
-        """BudgetRefusedError when the class has no budget left (an exhausted budget opens a
-        ticket now)."""
-        ticket = self.budgets.decide(failure_class, reason)
-        if ticket is None:
-            return
-        if ticket not in self.budgets.tickets:  # a new one: the budget ran out now
-            self.journal.write({'type': 'ticket', 'ticket': ticket.as_dict()})
-            self.run.event({'type': 'ticket', **ticket.as_dict()})
-            self.log(f'ticket {ticket.id} opened: {failure_class} budget exhausted ({reason})')
-        raise BudgetRefusedError(ticket)
-
-    def _charge(self, failure_class: str, reason: str) -> None:
-        """Spend one of the class's budget, or refuse."""
-        self._refuse_if_spent(failure_class, reason)
-        self.journal.write({'type': 'charge', 'failure_class': failure_class})
-
     def _do(self, action_json, executor: str, key: str) -> TrialRecord:
         self.journal.refresh()
         if not isinstance(key, str) or not key.strip() or len(key) > 200:
@@ -480,7 +467,7 @@ class OperatorSession:
                 )
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
-        self._spend_budgets(action, executor)
+        self.charges.for_action(action, executor)
         before = self._fresh_evidence() if self._needs_before(action) else None
         robot = self.station.robot()
         start_step, start_state = robot.step, [round(float(v), 6) for v in robot.measured]
@@ -554,20 +541,6 @@ class OperatorSession:
         if executor == 'auto':
             executor = preferred_executor(self.preferences(), action.skill)
         return self._by_position(action), executor
-
-    def _spend_budgets(self, action: Action, executor: str) -> None:
-        """Decide every failure class the call falls in first, then spend: a call refused by
-        one class spends nothing of another."""
-        same = [t for t in self.journal.state.trials.values() if t.action == action.as_json()]
-        classes = []
-        if any(t.executor != executor for t in same):
-            classes.append(('executor_switch', f'{action.describe()} with {executor}'))
-        if any(not t.ok for t in same):
-            classes.append(('retry', f'{action.describe()} again after it did not succeed'))
-        for failure_class, reason in classes:
-            self._refuse_if_spent(failure_class, reason)
-        for failure_class, _ in classes:
-            self.journal.write({'type': 'charge', 'failure_class': failure_class})
 
     def _by_position(self, action: Action) -> Action:
         """An object named by an id from observe (the verifier's own ids, not the program's)
@@ -666,28 +639,8 @@ class OperatorSession:
 
     def _observation(self, e: Evidence) -> dict:
         return {
-            'step': e.observed_step,
             'instruction': self.instruction,
-            'robot': {
-                name: {
-                    'tcp': np.round(a.tcp_position, 4).tolist(),
-                    'gripper_open': round(float(a.gripper), 3),
-                    'grip_force_n': round(float(a.grip_force), 2),
-                    'joints': np.round(a.joints, 4).tolist(),
-                }
-                for name, a in e.robot.arms.items()
-            },
-            'objects': [
-                {
-                    'id': o.id,
-                    'label': o.label,
-                    'position': np.round(o.position, 4).tolist(),
-                    'size': np.round(o.size, 4).tolist(),
-                    'top': round(float(o.top), 4),
-                }
-                for o in e.objects
-            ],
-            'at_rest': e.at_rest,
+            **evidence_json(e),
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }

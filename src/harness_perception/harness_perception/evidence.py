@@ -105,3 +105,32 @@ def goal_verifier(
 
 
 __all__ = ['Claim', 'EvidenceTaker', 'Judgement', 'finder']
+
+
+def evidence_json(e: Evidence) -> dict:
+    """What evidence shows, as JSON (the operator's observe): the step, each arm's TCP, gripper
+    opening, finger force and joints, every object found (id, label, position, size, top),
+    and whether the arms were at rest."""
+    return {
+        'step': e.observed_step,
+        'robot': {
+            name: {
+                'tcp': np.round(a.tcp_position, 4).tolist(),
+                'gripper_open': round(float(a.gripper), 3),
+                'grip_force_n': round(float(a.grip_force), 2),
+                'joints': np.round(a.joints, 4).tolist(),
+            }
+            for name, a in e.robot.arms.items()
+        },
+        'objects': [
+            {
+                'id': o.id,
+                'label': o.label,
+                'position': np.round(o.position, 4).tolist(),
+                'size': np.round(o.size, 4).tolist(),
+                'top': round(float(o.top), 4),
+            }
+            for o in e.objects
+        ],
+        'at_rest': e.at_rest,
+    }

@@ -178,3 +178,21 @@ def cell_record(cell: CellResult, call: int, code: str) -> dict:
         },
         'shown_images': [i.caption for i in cell.images],
     }
+
+
+def policy_run_records(cell: CellResult, call: int) -> list[dict]:
+    """A cell's policy runs as events.jsonl lines (a refused run_policy call has none)."""
+    return [
+        {
+            'type': 'policy_run',
+            'call': call,
+            'event': e.event,
+            'detail': e.detail,
+            'chunks': e.chunks,
+            'actions': e.actions,
+            'ticks': len(e.trace),
+            'steps': [e.start_step, e.end_step],
+        }
+        for e in cell.executions
+        if e.skill == 'run_policy' and e.chunks is not None
+    ]
