@@ -34,6 +34,15 @@ class JournalState:
     # the policy it was set for (a later version leaves it unverified)
     preferences: dict[str, dict] = field(default_factory=dict)
 
+    def estop_engaged(self) -> bool:
+        """The last emergency-stop event engaged it (it outlives the session that did)."""
+        stops = [e['what'] for e in self.events if e.get('what', '').startswith('estop')]
+        return bool(stops) and stops[-1] == 'estop'
+
+    def finished(self) -> bool:
+        """An earlier session finished the run."""
+        return any(e.get('what') == 'finish' for e in self.events)
+
 
 class Journal:
     """`Journal(path, budgets)`: reads what the file holds into `state` and `budgets`; `write`

@@ -167,9 +167,9 @@ class OperatorSession:
                 | {'mismatches': mismatches}
             )
             self.log(f'resumed {len(resumed)} trials from {self.journal.path}')
-        if self._estop_in_journal():
+        if self.journal.state.estop_engaged():
             self.estop(True)  # an emergency stop outlives the session that engaged it
-        if self.finished_before():
+        if self.journal.state.finished():
             self.finished = True
         self.resumed = {'resumed_trials': len(resumed)} | (
             {'resume_mismatches': mismatches} if mismatches else {}
@@ -198,12 +198,6 @@ class OperatorSession:
                     f'then, {status} at step {step} now'
                 )
         return mismatches
-
-    def _estop_in_journal(self) -> bool:
-        stops = [
-            e['what'] for e in self.journal.state.events if e.get('what', '').startswith('estop')
-        ]
-        return bool(stops) and stops[-1] == 'estop'
 
     def executors(self) -> tuple[str, ...]:
         return (*EXECUTORS, *(f'policy:{p}' for p in self.policies))
@@ -235,9 +229,6 @@ class OperatorSession:
             'budgets_left': self.budgets.left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
-
-    def finished_before(self) -> bool:
-        return any(e.get('what') == 'finish' for e in self.journal.state.events)
 
     # Tools ---------------------------------------------------------------------------------
 
