@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness_bringup.arguments import DEFAULT_POLICIES, _layouts, _positive_int, _seed
@@ -72,42 +73,74 @@ def add_parser(policy_sub) -> None:
     adopt.set_defaults(func=run_adopt)
 
 
+class _GateRefusedError(Exception):
+    """The gate cannot run as asked; the message says why (the command's one line)."""
+
+
+@dataclass
+class _Gate:
+    """What the gate compares, resolved from the arguments and the catalogue before anything
+    runs."""
+
+    tasks: list[str]
+    seeds: list[int]
+    rule: object  # harness_learning.adoption.GateRule
+    out: Path
+    candidate: Path
+    record: dict  # the candidate's training record
+    config_file: Path | None
+    catalogue_path: Path
+    doc: dict  # the catalogue as YAML
+    kind: str
+    incumbent: object | None  # the catalogue's policy for these tasks, if any
+    replaced: object | None  # the incumbent a candidate replaces under its name (a trained one)
+    name: str
+    base: dict  # the entry the candidate's is made from
+
+
 def run_adopt(args: argparse.Namespace) -> int:
+    from harness_learning.adoption import AdoptionError
+
+    try:
+        gate = _resolve(args)
+        mine, theirs, labels = _run_sides(gate, args.jobs)
+        return _decide(gate, mine, theirs, labels)
+    except _GateRefusedError as exc:
+        return _fail(str(exc))
+    except AdoptionError as exc:
+        return _fail(str(exc))
+
+
+def _resolve(args: argparse.Namespace) -> _Gate:
+    """The gate's sides, or _GateRefusedError: the layouts held out (none the candidate trained on),
+    one kind of task, one incumbent, a name that replaces a trained incumbent or is new."""
     from harness_bench.tasks import TASKS
     from harness_learning.adoption import (
         AdoptionError,
-        GateRecord,
         GateRule,
-        catalogue_entry,
-        decide,
-        figures,
-        log_decision,
-        now,
-        replace_entry,
-        side_dict,
-        store_checkpoint,
         trained_layouts,
         training_record,
     )
     from harness_policy.catalog import load_catalog
     from harness_types.config import ConfigError
 
-    from harness_bringup import cli
     from harness_bringup.settings import _config_path, _load, _policies_path
 
     count, sampled = args.layouts
     if not sampled:
-        return _fail('--layouts must be random:N: the gate runs held-out sampled layouts')
+        raise _GateRefusedError(
+            '--layouts must be random:N: the gate runs held-out sampled layouts'
+        )
     unknown = [t for t in args.tasks if t not in TASKS]
     if unknown:
-        return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
+        raise _GateRefusedError(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
     try:
         rule = GateRule(args.min_finish)
     except ValueError as exc:
-        return _fail(f'--min-finish: {exc}')
+        raise _GateRefusedError(f'--min-finish: {exc}') from None
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        return _fail(f'{out} exists and is not an empty folder: choose a new --out')
+        raise _GateRefusedError(f'{out} exists and is not an empty folder: choose a new --out')
     candidate = Path(args.candidate).resolve()
     try:
         config_file = _config_path(args)
@@ -120,34 +153,40 @@ def run_adopt(args: argparse.Namespace) -> int:
         record = training_record(candidate)
         trained = trained_layouts(record)
     except (FileNotFoundError, ConfigError, AdoptionError) as exc:
-        return _fail(str(exc))
+        raise _GateRefusedError(str(exc)) from None
     seeds = list(range(args.seed_base, args.seed_base + count))
     seen = sorted((t, s) for t in args.tasks for s in seeds if (t, s) in trained)
     if seen:
-        return _fail(
+        raise _GateRefusedError(
             f'the candidate trained on {len(seen)} of these layouts (e.g. {seen[0][0]} seed '
             f'{seen[0][1]}): choose a --seed-base past its demonstrations'
         )
     kinds = {TASKS[t].kind for t in args.tasks}
     if len(kinds) > 1:
-        return _fail(f'the tasks are of several kinds ({", ".join(sorted(kinds))}): gate one')
+        raise _GateRefusedError(
+            f'the tasks are of several kinds ({", ".join(sorted(kinds))}): gate one'
+        )
     kind = kinds.pop()
     incumbents = {catalogue.for_kind(kind, TASKS[t].instruction) for t in args.tasks}
     incumbent = incumbents.pop() if len(incumbents) == 1 else None
     if incumbents:
-        return _fail('the tasks have different incumbent policies: gate them one at a time')
+        raise _GateRefusedError(
+            'the tasks have different incumbent policies: gate them one at a time'
+        )
     # A trained incumbent is replaced under its name; a stand-in or an external server stays,
     # and an adopted candidate goes in before it (the strategy rule takes the first).
     replaced = incumbent if incumbent is not None and incumbent.serve == 'lerobot' else None
     if replaced is not None and args.name and args.name != replaced.name:
-        return _fail(
+        raise _GateRefusedError(
             f'the incumbent for {kind} is {replaced.name}: a candidate replaces it under its '
             'name (leave out --name)'
         )
     name = args.name or (replaced.name if replaced else f'act_{args.tasks[0]}')
     doc = _catalogue_doc(catalogue_path)
     if replaced is None and name in doc['policies']:
-        return _fail(f'{catalogue_path} has a policy {name} already: choose another --name')
+        raise _GateRefusedError(
+            f'{catalogue_path} has a policy {name} already: choose another --name'
+        )
     base = doc['policies'].get(replaced.name) if replaced is not None else None
     if base is None:  # a fresh entry: the kinds it learned, the cameras as the station has
         base = {
@@ -162,93 +201,126 @@ def run_adopt(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return _fail(f'--out {out}: {exc.strerror or exc}')
-    # The candidate's side: the catalogue with it as the entry for these tasks.
-    trial = dict(base, serve='lerobot', checkpoint=str(candidate), description='the candidate')
-    trial.pop('version', None)
-    trial['instructions'] = sorted(record.get('tasks') or {})
-    candidate_doc = json.loads(json.dumps(doc))
-    for other, entry in list(candidate_doc['policies'].items()):  # the candidate alone for it
-        if other != name and kind in (entry.get('learned') or []):
-            candidate_doc['policies'].pop(other)
-    candidate_doc['policies'][name] = trial
-    for entry in candidate_doc['policies'].values():  # relative paths were the catalogue's
-        if entry.get('checkpoint') and not Path(entry['checkpoint']).is_absolute():
-            entry['checkpoint'] = str((catalogue_path.parent / entry['checkpoint']).resolve())
+        raise _GateRefusedError(f'--out {out}: {exc.strerror or exc}') from None
+    return _Gate(
+        list(args.tasks), seeds, rule, out, candidate, record, config_file, catalogue_path,
+        doc, kind, incumbent, replaced, name, base,
+    )  # fmt: skip
+
+
+def _candidate_catalogue(gate: _Gate) -> Path:
+    """The catalogue with the candidate as the one entry for the gate's kind (paths made
+    absolute: the file is written elsewhere), written into the gate's folder."""
     import yaml
 
-    candidate_catalogue = out / 'candidate_policies.yaml'
-    candidate_catalogue.write_text(yaml.safe_dump(candidate_doc, sort_keys=False))
-    common = ['--tasks', *args.tasks, '--layouts', f'random:{count}']
-    common += ['--seed-base', str(args.seed_base), '--model', 'scripted']
-    common += ['--jobs', str(args.jobs)] if args.jobs else []
-    config_args = ['--config', str(config_file)] if config_file is not None else []
-    label = f'candidate {candidate}'
-    _say(f'gate: {label} for {", ".join(args.tasks)} on seeds {seeds[0]}..{seeds[-1]}')
+    trial = dict(
+        gate.base, serve='lerobot', checkpoint=str(gate.candidate), description='the candidate'
+    )
+    trial.pop('version', None)
+    trial['instructions'] = sorted(gate.record.get('tasks') or {})
+    doc = json.loads(json.dumps(gate.doc))
+    for other, entry in list(doc['policies'].items()):  # the candidate alone for its kind
+        if other != gate.name and gate.kind in (entry.get('learned') or []):
+            doc['policies'].pop(other)
+    doc['policies'][gate.name] = trial
+    for entry in doc['policies'].values():  # relative paths were the catalogue's
+        if entry.get('checkpoint') and not Path(entry['checkpoint']).is_absolute():
+            entry['checkpoint'] = str((gate.catalogue_path.parent / entry['checkpoint']).resolve())
+    path = gate.out / 'candidate_policies.yaml'
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _run_sides(gate: _Gate, jobs: int | None) -> tuple:
+    """The two benches on the same layouts, and their figures: (candidate, incumbent,
+    (candidate's label, incumbent's label))."""
+    from harness_learning.adoption import figures
+
+    from harness_bringup import cli
+
+    candidate_catalogue = _candidate_catalogue(gate)
+    seeds = gate.seeds
+    common = ['--tasks', *gate.tasks, '--layouts', f'random:{len(seeds)}']
+    common += ['--seed-base', str(seeds[0]), '--model', 'scripted']
+    common += ['--jobs', str(jobs)] if jobs else []
+    config_args = ['--config', str(gate.config_file)] if gate.config_file is not None else []
+    label = f'candidate {gate.candidate}'
+    _say(f'gate: {label} for {", ".join(gate.tasks)} on seeds {seeds[0]}..{seeds[-1]}')
     status = _bench(
         cli,
         [*config_args, 'bench', *common, '--policies', str(candidate_catalogue)]
-        + ['--strategies', 'C', '--out', str(out / 'candidate')],
+        + ['--strategies', 'C', '--out', str(gate.out / 'candidate')],
     )
     if status:
-        return _fail(f"the candidate's bench failed (exit {status}); see {out / 'candidate'}")
-    if incumbent is not None:
-        incumbent_label = f'incumbent {incumbent.name} (version {incumbent.version})'
-        side = ['--policies', str(catalogue_path), '--strategies', 'C']
+        raise _GateRefusedError(
+            f"the candidate's bench failed (exit {status}); see {gate.out / 'candidate'}"
+        )
+    if gate.incumbent is not None:
+        incumbent_label = f'incumbent {gate.incumbent.name} (version {gate.incumbent.version})'
+        side = ['--policies', str(gate.catalogue_path), '--strategies', 'C']
     else:
         incumbent_label = 'incumbent: the programs alone'
         side = []
     _say(f'gate: {incumbent_label} on the same layouts')
-    status = _bench(cli, [*config_args, 'bench', *common, *side, '--out', str(out / 'incumbent')])
+    status = _bench(
+        cli, [*config_args, 'bench', *common, *side, '--out', str(gate.out / 'incumbent')]
+    )
     if status:
-        return _fail(f"the incumbent's bench failed (exit {status}); see {out / 'incumbent'}")
-    try:
-        mine = figures(label, out / 'candidate')
-        theirs = figures(incumbent_label, out / 'incumbent')
-    except AdoptionError as exc:
-        return _fail(str(exc))
-    decision = decide(mine, theirs, rule)
+        raise _GateRefusedError(
+            f"the incumbent's bench failed (exit {status}); see {gate.out / 'incumbent'}"
+        )
+    mine = figures(label, gate.out / 'candidate')
+    theirs = figures(incumbent_label, gate.out / 'incumbent')
+    return mine, theirs, (label, incumbent_label)
+
+
+def _decide(gate: _Gate, mine, theirs, labels: tuple[str, str]) -> int:
+    """The decision, and when adopted the weights stored and the catalogue entry written;
+    logged beside the catalogue and in the gate's folder either way."""
+    from harness_learning.adoption import (
+        GateRecord,
+        catalogue_entry,
+        decide,
+        log_decision,
+        now,
+        replace_entry,
+        side_dict,
+        store_checkpoint,
+    )
+
+    decision = decide(mine, theirs, gate.rule)
     version = None
+    seeds = gate.seeds
     if decision.adopt:
-        version = (replaced.version if replaced is not None else 0) + 1
-        store = _store_folder(catalogue_path, replaced, name, version)
-        try:
-            store_checkpoint(candidate, store)
-        except AdoptionError as exc:
-            return _fail(str(exc))
-        gate = (
-            f'on {len(seeds)} held-out sampled layouts of {", ".join(args.tasks)} (seeds '
+        version = (gate.replaced.version if gate.replaced is not None else 0) + 1
+        store = _store_folder(gate.catalogue_path, gate.replaced, gate.name, version)
+        store_checkpoint(gate.candidate, store)
+        said = (
+            f'on {len(seeds)} held-out sampled layouts of {", ".join(gate.tasks)} (seeds '
             f'{seeds[0]}..{seeds[-1]}) it finished {mine.finished_runs} of its '
             f'{mine.policy_runs} runs alone and the kit succeeded on {mine.successes}/'
             f'{mine.episodes}; {theirs.line()}.'
         )
-        relative = _relative(store, catalogue_path.parent)
-        entry = catalogue_entry(record, relative, base, version, gate)
-        before = incumbent.name if incumbent is not None and replaced is None else None
-        replace_entry(catalogue_path, name, entry, before=before)
+        relative = _relative(store, gate.catalogue_path.parent)
+        entry = catalogue_entry(gate.record, relative, gate.base, version, said)
+        stays = gate.incumbent is not None and gate.replaced is None
+        replace_entry(
+            gate.catalogue_path, gate.name, entry, before=gate.incumbent.name if stays else None
+        )
     log = log_decision(
-        catalogue_path,
+        gate.catalogue_path,
         GateRecord(
-            now(),
-            str(candidate),
-            name,
-            list(args.tasks),
-            seeds,
-            incumbent_label,
-            decision.adopt,
-            decision.reasons,
-            side_dict(mine),
-            side_dict(theirs),
-            version,
+            now(), str(gate.candidate), gate.name, list(gate.tasks), seeds, labels[1],
+            decision.adopt, decision.reasons, side_dict(mine), side_dict(theirs), version,
         ),
-    )
-    (out / 'gate.json').write_text(log.read_text().splitlines()[-1] + '\n')
+    )  # fmt: skip
+    (gate.out / 'gate.json').write_text(log.read_text().splitlines()[-1] + '\n')
     _say(mine.line())
     _say(theirs.line())
     for reason in decision.reasons:
         _say(f'  {reason}')
     if decision.adopt:
-        _say(f'ADOPTED: {name} is version {version} in {catalogue_path}; logged in {log}')
+        _say(f'ADOPTED: {gate.name} is version {version} in {gate.catalogue_path}; logged in {log}')
     else:
         _say(f'KEPT the incumbent: the candidate did not pass; logged in {log}')
     return 0
