@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness_bench.layout import layout_name
-from harness_driver.bench_table import bench_tables, markdown, wall_accounting
 from harness_driver.outcome_model import report_markdown as shadow_markdown
 from harness_driver.outcome_model import shadow_card
-from harness_driver.report_card import markdown as report_card_markdown
-from harness_driver.report_card import report_card
-from harness_driver.run_report import write_bench_page
+from harness_recording.bench_table import bench_tables, markdown, wall_accounting
+from harness_recording.report_card import markdown as report_card_markdown
+from harness_recording.report_card import report_card
+from harness_recording.run_report import write_bench_page
 
 from harness_bringup.supervisor import Interrupts, supervised
 

@@ -213,7 +213,7 @@ def _bench(args: argparse.Namespace) -> int:
         return 130
     if status:
         return status
-    from harness_driver.bench_table import markdown
+    from harness_recording.bench_table import markdown
 
     print(markdown(tables))
     _say(f'tables: {out / "bench.md"}, {out / "bench.json"} and {out / "bench.html"}')

@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from harness_driver.run_report import ReportError, write_report
+    from harness_recording.run_report import ReportError, write_report
 
     code = 0
     for run in args.runs:

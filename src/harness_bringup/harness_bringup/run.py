@@ -27,9 +27,9 @@ from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
-from harness_driver.report_card import tier3_tasks
 from harness_kernel.api_table import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
+from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.plugins import builtin_plugins, plugin_module
@@ -369,7 +369,7 @@ def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:
 
 def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
     """report.html of the run; a report that fails says so and loses nothing else."""
-    from harness_driver.run_report import write_report
+    from harness_recording.run_report import write_report
 
     try:
         path = write_report(folder)

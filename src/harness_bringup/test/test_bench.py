@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
-from harness_driver.bench_table import bench_tables, markdown
+from harness_recording.bench_table import bench_tables, markdown
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]

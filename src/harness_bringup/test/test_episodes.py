@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
-from harness_driver.episode import REASONS
+from harness_types.reply import REASONS
 from messages_server import MessagesServer, Scripted, overloaded
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore

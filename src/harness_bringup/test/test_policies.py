@@ -323,7 +323,7 @@ def test_an_unreachable_policy_server_makes_the_episode_not_run(tmp_path):
     assert code == 1
     runs = of_type(events, 'policy_run')
     assert runs and all(r['event'] == 'SKILL_ERROR' for r in runs)
-    from harness_driver.bench_table import bench_tables
+    from harness_recording.bench_table import bench_tables
 
     assert bench_tables([summary])['overall']['not_run'] == 1
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
-from harness_driver.bench_table import bench_tables
-from harness_driver.run_report import write_bench_page
+from harness_recording.bench_table import bench_tables
+from harness_recording.run_report import write_bench_page
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]

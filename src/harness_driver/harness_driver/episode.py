@@ -19,6 +19,7 @@ from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
+from harness_types.reply import REASONS, FormatError, format_error_message, parse_reply
 from harness_types.scene import ClaimAnswer, LocatedObject
 
 from harness_driver.budgets import Budgets
@@ -35,12 +36,10 @@ from harness_driver.models import (
     ModelReply,
     ModelRequest,
 )
-from harness_driver.reply import FormatError, format_error_message, parse_reply
 from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
 from harness_driver.requests import estimate_tokens, reply_problem, request_size
 from harness_driver.verifier_model import ask_verifier
 
-REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format', 'action')
 POLICY_TICK_WAIT_S = (
     0.5  # the longest wall time policy-to-end is allowed per tick of the step limit
 )

@@ -16,7 +16,7 @@ import ast
 import json
 import math
 
-from harness_driver.reply import FormatError, Reply
+from harness_types.reply import FormatError, Reply
 
 __all__ = ['INTERFACES', 'action_cell', 'call_cell', 'cell_of', 'format_help', 'skills_steps']
 

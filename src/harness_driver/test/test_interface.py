@@ -13,8 +13,8 @@ from harness_driver.interface import (
     format_help,
     skills_steps,
 )
-from harness_driver.reply import FormatError, Reply, parse_reply
 from harness_kernel.api_table import API_NAMES
+from harness_types.reply import FormatError, Reply, parse_reply
 
 API = list(API_NAMES)
 

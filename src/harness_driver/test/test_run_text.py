@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 from harness_driver.report import PROGRAM_QUOTE, turn_text
-from harness_driver.run_report import _decisions
 from harness_recording.run_folder import file_inside
+from harness_recording.run_report import _decisions
 from harness_types.cell import CellResult
 from harness_types.execution import Execution
 from harness_types.robot_state import ArmState, RobotState
@@ -77,7 +77,7 @@ def test_a_run_folder_names_only_its_own_files(tmp_path):
 
 
 def test_a_reply_with_a_lone_surrogate_still_makes_a_report(tmp_path):
-    from harness_driver.run_report import write_report
+    from harness_recording.run_report import write_report
 
     run = tmp_path / 'run'
     run.mkdir()
@@ -90,7 +90,7 @@ def test_a_reply_with_a_lone_surrogate_still_makes_a_report(tmp_path):
 
 
 def test_a_bench_accounts_for_its_wall_outside_every_episode():
-    from harness_driver.bench_table import wall_accounting
+    from harness_recording.bench_table import wall_accounting
 
     def episode(start, end, **inside):
         return {
@@ -147,7 +147,7 @@ def test_an_escalation_shows_the_ticks_around_its_event_with_the_tcp():
 
 
 def test_an_episode_that_could_not_start_counts_as_not_run():
-    from harness_driver.bench_table import bench_tables
+    from harness_recording.bench_table import bench_tables
 
     done = {
         'layout': 0,

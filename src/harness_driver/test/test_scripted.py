@@ -1,9 +1,9 @@
 """The scripted baseline: reference cells in order, one retry from home, then it gives up."""
 
 from harness_driver.models import Decision, ModelRequest, ScriptedModel
-from harness_driver.reply import BLOCKS, parse_reply
 from harness_driver.requests import request_size
 from harness_driver.verifier_model import parse_verdict
+from harness_types.reply import BLOCKS, parse_reply
 from harness_types.scene import ClaimAnswer
 
 

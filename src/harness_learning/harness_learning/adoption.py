@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
-from harness_driver.bench_table import NOT_RUN
+from harness_recording.bench_table import NOT_RUN
 from harness_recording.trial_data import sampled_layouts
 
 from harness_learning.training import CHECKPOINT, RECORD

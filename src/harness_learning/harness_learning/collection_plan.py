@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_driver.bench_table import NOT_RUN
+from harness_recording.bench_table import NOT_RUN
 from harness_recording.trial_data import sampled_layouts
 from harness_types.config import INT64_MAX
 

@@ -1,10 +1,15 @@
-"""A model reply: an optional thought, then exactly one block."""
+"""A model turn's vocabulary: why the model is asked (`REASONS`, what the summary and the bench
+tables count) and what one reply holds (an optional thought, then exactly one block), parsed.
+Shared by the model loop (harness_driver) and the reports that show the replies
+(harness_recording)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+# Why the model is asked for a reply (a decision's reason).
+REASONS = ('start', 'escalation', 'error', 'program_end', 'verify', 'format', 'action')
 BLOCKS = ('python', 'verify', 'finish')  # the harness's rung (programs)
 ALL_BLOCKS = (*BLOCKS, 'call', 'action')  # with the lower rungs' (harness_driver.interface)
 _FENCE = re.compile(r'^\s*```(?:python|py)?\s*\n(.*?)\n\s*```\s*$', re.DOTALL)

@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from harness_driver.run_report import Series, plots
-from harness_driver.svg_plot import LEFT, TOP, WIDTH, Mark, Plot, _ticks
+from harness_recording.run_report import Series, plots
+from harness_recording.svg_plot import LEFT, TOP, WIDTH, Mark, Plot, _ticks
 
 NS = {'s': 'http://www.w3.org/2000/svg'}
 

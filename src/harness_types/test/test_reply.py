@@ -1,7 +1,7 @@
 """Reply parsing: one block after an optional thought, anything else a clear format error."""
 
 import pytest
-from harness_driver.reply import FormatError, format_error_message, parse_reply
+from harness_types.reply import FormatError, format_error_message, parse_reply
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-from harness_driver.report_card import markdown, report_card
+from harness_recording.report_card import markdown, report_card
 
 
 def episode(task, start, end, success=True):
@@ -56,7 +56,7 @@ def test_episodes_without_ground_truth_or_verdicts_count_nothing():
 def test_tier_3_counts_only_for_the_tasks_a_card_judged_at_tier_3(tmp_path):
     import json
 
-    from harness_driver.report_card import tier3_tasks
+    from harness_recording.report_card import tier3_tasks
 
     card = {
         'tasks': {

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
-from harness_recording.run_folder import file_inside, read_events
 from harness_types.execution import NOMINAL, ended_in_success
+from harness_types.reply import ALL_BLOCKS, FormatError, parse_reply
 from jinja2 import (
     Environment,
     FileSystemBytecodeCache,
@@ -33,8 +33,8 @@ from jinja2 import (
 )
 
 from arx_x5_description.urdf import user_cache_dir
-from harness_driver.reply import ALL_BLOCKS, FormatError, parse_reply
-from harness_driver.svg_plot import Mark, Plot
+from harness_recording.run_folder import file_inside, read_events
+from harness_recording.svg_plot import Mark, Plot
 
 REPORT = 'report.html'
 LABEL_MIN_TICKS = 15  # executions this long get their skill's name in the joint plots
@@ -108,7 +108,7 @@ def _template_cache() -> _TemplateCache | None:
 
 def _environment() -> Environment:
     return Environment(
-        loader=PackageLoader('harness_driver', 'templates'),
+        loader=PackageLoader('harness_recording', 'templates'),
         autoescape=select_autoescape(['html', 'j2']),
         bytecode_cache=_template_cache(),
         **_OPTIONS,
@@ -124,8 +124,9 @@ def read_series(bag: Path, control_hz: float = 25.0, gripper_joint: str = 'gripp
     `gripper_joint`: the embodiment's finger joint name, without the arm's prefix."""
     if not (bag / 'metadata.yaml').is_file():
         return Series(note='no bag in this run folder')
-    from harness_recording.bag import typestore
     from rosbags.rosbag2 import Reader
+
+    from harness_recording.bag import typestore
 
     store = typestore()
     times, rows, names = [], [], None

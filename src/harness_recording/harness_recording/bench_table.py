@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from harness_bench.layout import layout_name
-
-from harness_driver.episode import REASONS
+from harness_types.reply import REASONS
 
 # Episodes the model service failed (overloaded past the wall budget, unreachable), or that
 # could not start where they were sent (a Ray task that failed before its episode ran), were
