@@ -26,8 +26,8 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
 from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
+from harness_testing.staging import hold_object, stack_boxes, true_centre
 from harness_types.transforms import quat_to_matrix
-from harness_worker.staging import hold_object, stack_boxes, true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

@@ -49,9 +49,9 @@ from _record import add_save_argument
 from _record import report as print_report
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.tasks import TASKS
+from harness_testing.scripted_motion import reach
 from harness_types.robot_state import arm_slice
 from harness_worker.planner import _segment_free, plan_path
-from harness_worker.scripted_motion import reach
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

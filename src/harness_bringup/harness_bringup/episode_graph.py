@@ -16,7 +16,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.task import PICTURE, Outcome
 from harness_bench.tasks import TASKS
 from harness_driver.driver_node import DriverNode, GraphError
-from harness_driver.episode_station import EpisodeStart
+from harness_driver.episode_types import EpisodeStart
 from harness_recording.bag import episode_topics
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult

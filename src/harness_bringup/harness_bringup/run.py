@@ -23,7 +23,8 @@ from harness_bench.tasks import TASKS
 from harness_driver.actions_baseline import SourceRunError, check_source
 from harness_driver.baseline import strategy_cells
 from harness_driver.budgets import Budgets
-from harness_driver.episode import Episode, EpisodeResult, EpisodeSpec, Prompts
+from harness_driver.episode import Episode
+from harness_driver.episode_types import EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt

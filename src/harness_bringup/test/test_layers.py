@@ -15,6 +15,7 @@ RANK = {
     'harness_perception': 1,
     'harness_recording': 1,
     'harness_worker': 2,
+    'harness_testing': 3,
     'harness_skills': 3,
     'harness_kernel': 4,
     'harness_driver': 5,

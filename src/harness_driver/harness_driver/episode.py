@@ -7,7 +7,6 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from harness_bench.layout import SAMPLED as SAMPLED_LAYOUT
 from harness_bench.task import Outcome
@@ -23,7 +22,13 @@ from harness_types.reply import REASONS, FormatError, format_error_message, pars
 from harness_types.scene import ClaimAnswer, LocatedObject
 
 from harness_driver.budgets import Budgets
-from harness_driver.episode_station import EpisodeStation
+from harness_driver.episode_types import (
+    EpisodeResult,
+    EpisodeSpec,
+    EpisodeStation,
+    Phases,
+    Prompts,
+)
 from harness_driver.handover import HandOver
 from harness_driver.history import History, TurnImage
 from harness_driver.interface import BLOCK, cell_of, format_help
@@ -49,48 +54,6 @@ AGENT = {
     'skills': 'model calls one API function per reply',
     'actions': 'model commands one motion per reply',
 }
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    task: str
-    layout: int
-    seed: int
-    step_limit: int
-
-
-@dataclass
-class Prompts:
-    system: str
-    verifier: str
-
-
-@dataclass
-class EpisodeResult:
-    summary: dict
-    setup_error: bool = False  # the model could not be reached or refused the key
-
-
-@dataclass
-class _Phases:
-    seconds: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(
-            (
-                'graph_start',
-                'start_up',
-                'model',
-                'cells',
-                'verify',
-                'policy_to_end',
-                'wrap_up',
-                'outcome',
-            ),
-            0.0,
-        )
-    )
-
-    def add(self, name: str, since: float) -> None:
-        self.seconds[name] += time.monotonic() - since
 
 
 class Episode:
@@ -136,7 +99,7 @@ class Episode:
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
         self.unanswered = 0  # model requests made (a decision counted) that got no answer
-        self.phases = _Phases()
+        self.phases = Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
         self.events_escalated = 0

@@ -124,7 +124,7 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         with nothing moved since the last look spends the re-observe budget."""
         session = holder.get()
         observation, views = _call(session.observe)
-        evidence = session.last_observed
+        evidence = session.sight.last_observed
         image = outlined(views[0], evidence.objects) if views else None
         out: list = [json.dumps(observation)]
         if image is not None:

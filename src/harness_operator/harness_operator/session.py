@@ -22,7 +22,6 @@ import numpy as np
 from harness_bench.task import Task
 from harness_bench.verifier import (
     AMBIGUOUS,
-    AT_REST_RAD_S,
     Evidence,
     Verdict,
     verify,
@@ -49,21 +48,11 @@ from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.charges import Charges
 from harness_operator.journal import Journal
 from harness_operator.preferences import preferred_executor, verified_preferences
+from harness_operator.sight import Sight
 from harness_operator.trial import TrialRecord, executor_status
 from harness_operator.undo import UNDO, inverse_of
 
 EXECUTORS = ('auto', 'skill')
-SETTLE_S = 2.0
-# Hold every target until no joint moves faster than the verifier's rest threshold.
-SETTLE_CELL = f"""\
-run_controller(
-    lambda obs: {{}},
-    until=lambda obs: all(
-        abs(v) < {AT_REST_RAD_S} for a in (obs.left, obs.right) for v in a.velocities
-    ),
-    max_seconds={SETTLE_S},
-)
-"""
 
 
 class OperatorError(RuntimeError):
@@ -112,8 +101,7 @@ class OperatorSession:
         self.log = log
         self.instruction = ''
         self.held: dict[str, str] = {}  # arm -> the query of what it picked
-        self.last_motion_step = 0
-        self.last_observed: Evidence | None = None
+        self.sight = Sight(station, eyes, self._run_code)
         self.finished = False
         self.estopped = False
         self._lock = threading.Lock()
@@ -187,7 +175,7 @@ class OperatorSession:
                 break
             action = parse_action(record.action)
             cell = self._execute(action, record.executor)
-            self._settle()
+            self.sight.settle()
             status, _ = executor_status(cell)
             arm = _moved_arm(e.arm for e in cell.executions)
             self._track(action, arm, record.verdict)
@@ -239,12 +227,11 @@ class OperatorSession:
         with self._lock:
             self.journal.refresh()
             now = self.station.robot().step
-            if self.last_observed is not None and self.last_observed.observed_step >= now:
+            if self.sight.seen_since_last_motion(now):
                 self.charges.charge(
                     'reobserve', 'observe again with nothing moved since the last look'
                 )
-            evidence = self.eyes.take(self.last_motion_step)
-            self.last_observed = evidence
+            evidence = self.sight.look()
             views = self.station.cameras(['cam_head'])
             self.journal.write({'type': 'event', 'what': 'observe', 'step': now})
             return self._observation(evidence), views
@@ -295,7 +282,7 @@ class OperatorSession:
                     f'trial {record.trial_id} is {record.verdict}: only an ambiguous or stale '
                     'verdict is checked again'
                 )
-            if self.last_motion_step > record.end_step:
+            if self.sight.last_motion_step > record.end_step:
                 raise OperatorError(
                     f'the robot moved since trial {record.trial_id}: its effect cannot be told '
                     'apart from what came after (observe to see the scene)'
@@ -304,7 +291,7 @@ class OperatorSession:
             action = parse_action(record.action)
             arm = _moved_arm(e['arm'] for e in record.executions)
             claims = self._claims(action, arm)
-            verdict = verify(claims, self._evidence_at_rest(self._before.get(key)))
+            verdict = verify(claims, self.sight.at_rest(self._before.get(key)))
             self._track(action, arm, verdict.verdict)
             out = {'key': key, 'trial_id': record.trial_id} | verdict.as_dict()
             out |= {'ok': record.executor_status == 'done' and verdict.verdict == 'satisfied'}
@@ -402,8 +389,8 @@ class OperatorSession:
         with self._lock:
             self._refuse_if_done()
             cell = self.station.wrap_up(self.spec.action_timeout_s + 60.0)
-            self._after(cell)
-            verdict = verify(self.task.goal, self._evidence_at_rest())
+            self.sight.after(cell)
+            verdict = verify(self.task.goal, self.sight.at_rest())
             self.finished = True
             self.journal.write({'type': 'event', 'what': 'finish', 'verdict': verdict.as_dict()})
             self.run.event({'type': 'goal_verdict', 'phase': 'end', **verdict.as_dict()})
@@ -459,7 +446,7 @@ class OperatorSession:
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
         self.charges.for_action(action, executor)
-        before = self._fresh_evidence() if self._needs_before(action) else None
+        before = self.sight.fresh() if self._needs_before(action) else None
         robot = self.station.robot()
         start_step, start_state = robot.step, [round(float(v), 6) for v in robot.measured]
         trial_id = f'trial-{len(self.journal.state.dispatched) + 1:03d}'  # ids never reused
@@ -470,7 +457,7 @@ class OperatorSession:
         arm = _moved_arm(e.arm for e in cell.executions)
         try:
             claims = self._claims(action, arm)
-            verdict = verify(claims, self._evidence_at_rest(before))
+            verdict = verify(claims, self.sight.at_rest(before))
         except Exception as exc:  # the motion ran: its record must exist whatever failed here
             self.log(f'the verifier failed on {trial_id}: {type(exc).__name__}: {exc}')
             verdict = Verdict(AMBIGUOUS, 0, [f'the verifier failed: {type(exc).__name__}: {exc}'])
@@ -537,9 +524,9 @@ class OperatorSession:
         """An object named by an id from observe (the verifier's own ids, not the program's)
         becomes its label and measured position: the cell takes the object of that label
         nearest to it."""
-        if self.last_observed is None or action.skill in ('program', 'policy'):
+        if self.sight.last_observed is None or action.skill in ('program', 'policy'):
             return action
-        ids = {o.id: o for o in self.last_observed.objects}
+        ids = {o.id: o for o in self.sight.last_observed.objects}
         args = dict(action.args)
         for name, value in action.args.items():
             if name in OBJECT_ARGS and isinstance(value, str) and value in ids:
@@ -579,26 +566,6 @@ class OperatorSession:
         args = {k: query_of(v) if k in OBJECT_ARGS else v for k, v in action.args.items()}
         return effect_claims(action.skill, {**args, 'arm': arm}, self.held)
 
-    def _evidence_at_rest(self, before: Evidence | None = None) -> Evidence:
-        """Fresh evidence once the arms are still (perception judges only at rest)."""
-        self._settle()
-        return self.eyes.take(self.last_motion_step, before)
-
-    def _settle(self) -> None:
-        """If an arm still moves, hold the targets until none does (at most SETTLE_S of
-        simulated time). Decided from the robot state alone, so a replay settles alike."""
-        robot = self.station.robot()
-        if any(float(np.abs(a.velocities).max()) >= AT_REST_RAD_S for a in robot.arms.values()):
-            self._run_code(SETTLE_CELL)
-
-    def _fresh_evidence(self) -> Evidence:
-        if (
-            self.last_observed is not None
-            and self.last_observed.observed_step >= self.last_motion_step
-        ):
-            return self.last_observed
-        return self.eyes.take(self.last_motion_step)
-
     def _execute(self, action: Action, executor: str) -> CellResult:
         """Run `action` with `executor`: its own cell, or the policy sent the action in words."""
         if executor.startswith('policy:') and action.skill != 'policy':
@@ -608,12 +575,8 @@ class OperatorSession:
 
     def _run_code(self, code: str) -> CellResult:
         cell = self.station.run_cell(code, self.spec.action_timeout_s + 60.0)
-        self._after(cell)
+        self.sight.after(cell)
         return cell
-
-    def _after(self, cell: CellResult) -> None:
-        if cell.executions:
-            self.last_motion_step = max(self.last_motion_step, self.station.robot().step)
 
     def _track(self, action: Action, arm: str, verdict: str) -> None:
         """Which arm holds what, as far as the verdicts show (for the next place's claims)."""

@@ -7,8 +7,8 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.task import ObjectSpec
 from harness_bench.tasks import TASKS
 from harness_perception.query import Query
+from harness_testing.staging import hold_object, move_arm_to, stack_boxes, true_centre
 from harness_types.transforms import quat_to_matrix
-from harness_worker.staging import hold_object, move_arm_to, stack_boxes, true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

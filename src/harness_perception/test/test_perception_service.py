@@ -16,7 +16,7 @@ from harness_perception.backends.service import (
     image_of,
     png_base64,
 )
-from harness_worker.staging import true_centre
+from harness_testing.staging import true_centre
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

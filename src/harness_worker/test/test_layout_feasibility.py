@@ -7,9 +7,9 @@ import pytest
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.layout import SAMPLED
 from harness_bench.tasks import TASKS
+from harness_testing.staging import settle
 from harness_worker.kinematics import StationKinematics
 from harness_worker.layout_feasibility import StationFeasibility
-from harness_worker.staging import settle
 from harness_worker.worker import Worker
 
 from arx_x5_description.urdf import station_urdf

@@ -7,8 +7,8 @@ import mujoco
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
+from harness_testing.scripted_motion import joint_steps, move_arm, reach
 from harness_types.plugins import PluginError
-from harness_worker.scripted_motion import joint_steps, move_arm, reach
 from harness_worker.station import builtin_backends, make_station
 from harness_worker.worker import Worker, WorkerError
 

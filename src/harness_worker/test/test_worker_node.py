@@ -8,8 +8,8 @@ import pytest
 import rclpy
 from geometry_msgs.msg import Point, Quaternion
 from harness_bringup.domain import claim_domain_id
+from harness_testing.scripted_motion import joint_steps
 from harness_types.transforms import matrix_to_quat, quat_to_matrix, tool_rotation
-from harness_worker.scripted_motion import joint_steps
 from harness_worker.worker_node import WorkerNode
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node

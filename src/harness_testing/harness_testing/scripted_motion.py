@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 import numpy as np
 from harness_types.transforms import tool_rotation
-
 from harness_worker.kinematics import ArmKinematics
 
 

@@ -9,7 +9,6 @@ import mujoco
 import numpy as np
 from harness_bench.task import ObjectSpec
 from harness_types.transforms import GRASP_PITCHES_DEG, quat_to_matrix, tool_rotation
-
 from harness_worker.worker import Worker
 
 MAX_STEP_RAD = 0.08  # per tick, well inside the shield's jump limit

@@ -1,11 +1,12 @@
-"""The graph as an episode sees it: `EpisodeStation` (harness_bringup's EpisodeGraph implements
-it over ROS; the operator's session and the tests use it too) and what a reset tells the
-episode (`EpisodeStart`)."""
+"""What an episode takes and gives: the graph as it sees it (`EpisodeStation`: harness_bringup's
+EpisodeGraph implements it over ROS; the operator's session and the tests use it too), what a
+reset tells it (`EpisodeStart`), what to run (`EpisodeSpec`), its prompts and its result."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -51,3 +52,47 @@ class EpisodeStation(Protocol):
     def stop_recording(self) -> dict:
         """After the `end` event: close the episode's recording; notes for the summary."""
         ...
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    task: str
+    layout: int
+    seed: int
+    step_limit: int
+
+
+@dataclass
+class Prompts:
+    system: str
+    verifier: str
+
+
+@dataclass
+class EpisodeResult:
+    summary: dict
+    setup_error: bool = False  # the model could not be reached or refused the key
+
+
+@dataclass
+class Phases:
+    """Where an episode's wall time went, by phase (the summary's phases_seconds)."""
+
+    seconds: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(
+            (
+                'graph_start',
+                'start_up',
+                'model',
+                'cells',
+                'verify',
+                'policy_to_end',
+                'wrap_up',
+                'outcome',
+            ),
+            0.0,
+        )
+    )
+
+    def add(self, name: str, since: float) -> None:
+        self.seconds[name] += time.monotonic() - since
