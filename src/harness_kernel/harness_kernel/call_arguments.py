@@ -1,10 +1,13 @@
 """A call's arguments as the kernel takes them (trusted side): each checked and made plain by
 its kind in the API table, whatever the program sent. An object from locate() is rebuilt from
 its measured numbers (its text fields clipped), an arm is one of the arms, numbers are
-floats, text is text. A wrong value raises TypeError or ValueError with the call's name."""
+floats, text is text; a point passes to its handler, which checks it (a contact skill turns a
+bad one into its SKILL_ERROR). A wrong value raises TypeError or ValueError with the call's
+name."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -33,26 +36,21 @@ def checked(entry: ApiName, arguments: dict) -> dict:
 def _checked(kind: str, value: Any, where: str) -> Any:
     if kind == 'object':
         return located(value, where)
-    if kind == 'target':
-        if isinstance(value, LocatedObject):
-            return located(value, where)
-        try:
-            point = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            point = np.zeros(0)
-        if point.shape != (3,) or not np.all(np.isfinite(point)):
-            raise ValueError(f'{where}: needs an object from locate() or [x, y, z]')
-        return point
+    if kind == 'target':  # an object, or a point its handler checks
+        return located(value, where) if isinstance(value, LocatedObject) else value
     if kind == 'arm':
         if value not in ('', *ARMS):
             raise ValueError(f"{where}: arm must be 'left', 'right' or '', got {value!r}")
         return value
     if kind == 'number':
-        return float(value)
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f'{where}: must be a number, not {_shown(value)}') from None
     if kind == 'vector2':
         try:
             vector = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             vector = np.zeros(0)
         if vector.shape not in ((2,), (3,)):
             raise ValueError(f'{where}: must be [dx, dy]')
@@ -66,15 +64,20 @@ def located(obj: Any, where: str) -> LocatedObject:
     """An object from locate() as the kernel uses it: its numbers checked, its text clipped."""
     if not isinstance(obj, LocatedObject):
         raise TypeError(f'{where} needs an object from locate()')
-    position = np.asarray(obj.position, dtype=float)
-    size = np.asarray(obj.size, dtype=float)
+    try:
+        position = np.asarray(obj.position, dtype=float)
+        size = np.asarray(obj.size, dtype=float)
+        top = float(obj.top)
+        cameras = [program_text(c, 100) for c in itertools.islice(obj.cameras, 16)]
+    except (TypeError, ValueError, OverflowError):
+        position = size = np.zeros(0)
     if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
-        raise ValueError(f'{where}: the object has no valid position and size')
+        raise ValueError(f'{where}: the object has no valid position, size, top and cameras')
     return LocatedObject(
-        program_text(obj.id, 100),
-        program_text(obj.label, 200),
-        position,
-        size,
-        float(obj.top),
-        [program_text(c, 100) for c in list(obj.cameras)[:16]],
+        program_text(obj.id, 100), program_text(obj.label, 200), position, size, top, cameras
     )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f'{text[:57]}...'

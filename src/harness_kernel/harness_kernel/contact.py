@@ -111,6 +111,13 @@ class ContactSkills:
         along: float = 0.0,
         toward: LocatedObject | np.ndarray | None = None,
     ) -> Grip | Execution:
+        if toward is not None and not isinstance(toward, LocatedObject):
+            try:
+                toward = np.asarray(toward, dtype=float)
+            except (TypeError, ValueError, OverflowError):
+                toward = np.zeros(0)
+            if toward.shape != (3,) or not np.all(np.isfinite(toward)):
+                raise ValueError('pick(): toward must be an object from locate() or [x, y, z]')
         arm = arm or ('left' if obj.position[0] < 0 else 'right')
         height = float(obj.size[2])
         approach = approach if approach is not None else max(0.05, height + 0.02)

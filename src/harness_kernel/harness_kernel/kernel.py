@@ -343,6 +343,12 @@ class Kernel:
         except (TypeError, ValueError, KeyError, RuntimeError, PermissionError) as exc:
             reply.update(error=type(exc).__name__, message=str(exc)[:2000])
             record.update(raised=type(exc).__name__, detail=str(exc)[:2000])
+        except (CellOver, ChannelError, OSError):
+            raise  # the cell or its process is over: run_cell says so
+        except Exception as exc:  # an input no check foresaw (or a bug): told, and in step
+            why = f'{type(exc).__name__}: {exc}'[:2000]
+            reply.update(error='RuntimeError', message=f'{name}() failed in the kernel: {why}')
+            record.update(raised=type(exc).__name__, detail=why)
         record['wall_s'] = round(time.monotonic() - started, 4)
         self._record(record)
         self.link.send(reply)
@@ -380,7 +386,7 @@ class Kernel:
             )
         try:
             spec.goal(arguments)  # the arguments must make a goal before anything moves
-        except (TypeError, ValueError, KeyError, AssertionError) as exc:
+        except (TypeError, ValueError, KeyError, AssertionError, IndexError, OverflowError) as exc:
             raise ValueError(f'{name}(): bad arguments: {exc}') from None
         return self._execute(name, arguments)
 

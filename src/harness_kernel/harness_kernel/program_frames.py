@@ -60,7 +60,15 @@ def reactive_result(raw: Any) -> ReactiveResult:
 
 
 def loggable(value: Any) -> Any:
-    """A JSON-able summary of an API call's arguments or result for kernel.log."""
+    """A JSON-able summary of an API call's arguments or result for kernel.log; whatever the
+    program sent, it returns (a value it cannot summarise is named by its type)."""
+    try:
+        return _loggable(value)
+    except Exception:
+        return f'<{type(value).__name__}>'
+
+
+def _loggable(value: Any) -> Any:
     if isinstance(value, Execution):
         return {
             'skill': value.skill,
@@ -72,17 +80,17 @@ def loggable(value: Any) -> Any:
         }
     if isinstance(value, LocatedObject):  # what perception measured, readable as data
         return {
-            'located': value.id[:100],
-            'label': value.label[:100],
-            'position': [round(float(v), 4) for v in value.position],
-            'size': [round(float(v), 4) for v in value.size],
+            'located': str(value.id)[:100],
+            'label': str(value.label)[:100],
+            'position': [round(float(v), 4) for v in np.asarray(value.position).ravel()[:3]],
+            'size': [round(float(v), 4) for v in np.asarray(value.size).ravel()[:3]],
         }
     if isinstance(value, str | int | float | bool) or value is None:
         return value if not isinstance(value, str) else value[:500]
     if isinstance(value, dict):
-        return {str(k)[:100]: loggable(v) for k, v in list(value.items())[:50]}
+        return {str(k)[:100]: _loggable(v) for k, v in list(value.items())[:50]}
     if isinstance(value, list | tuple) and len(value) <= 50 and not isinstance(value, np.ndarray):
-        return [loggable(v) for v in value]
+        return [_loggable(v) for v in value]
     if isinstance(value, np.ndarray) and value.size <= 16:
         return value.tolist()
     return repr(value)[:500]

@@ -102,6 +102,46 @@ def test_api_names_are_restored_and_bad_calls_say_why(make_kernel):
     assert r.status == 'error' and 'needs an object from locate()' in r.traceback
 
 
+def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel):
+    """Past the program's own checks, straight to the channel: an object whose fields are of
+    the wrong types, a point of two numbers for move_eef, a number too big for a float. Each
+    is answered with an error the program can catch; the kernel and the channel stay in step."""
+    kernel, robot, _ = make_kernel()
+    api = (
+        'api = next(v for c in when.__closure__ for v in (c.cell_contents, '
+        'getattr(c.cell_contents, "__self__", None)) if type(v).__name__ == "ProgramApi")\n'
+        'LO = locate.__closure__[0].cell_contents.__globals__["LocatedObject"]\n'
+    )
+    r = kernel.run_cell(
+        api
+        + 'for name, args in [\n'
+        + '    ("pick", {"obj": LO(1, 2, "abc", 5, "x", 7)}),\n'
+        + '    ("move_eef", {"position": [0.3, 0.1]}),\n'
+        + '    ("pick", {"obj": LO("a", "b", [0.0, 0.0, 0.8], [0.02] * 3, 0.82, []),'
+        + ' "lift": 10 ** 400}),\n'
+        + ']:\n'
+        + '    try:\n'
+        + '        api._call(name, **args)\n'
+        + '    except Exception as e:\n'
+        + '        print(type(e).__name__, "|", e)\n'
+    )
+    lines = r.output.strip().splitlines()
+    assert r.status == 'ok' and len(lines) == 3, r.output + r.traceback
+    assert lines[0].startswith('ValueError | pick(): the object has no valid position')
+    assert lines[1].startswith('ValueError | move_eef(): bad arguments')
+    assert lines[2].startswith('ValueError | pick(lift=): must be a number')
+    assert not robot.calls
+    assert kernel.run_cell('print(1 + 1)').output.strip() == '2'
+
+
+def test_a_bad_point_for_press_is_its_skill_error_as_before(make_kernel):
+    """press checks its point itself: a bad one is a SKILL_ERROR the program's handlers see."""
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell('press([0.1, 0.2])')
+    assert r.status == 'escalated' and r.stopped_by.event == 'SKILL_ERROR'
+    assert 'press needs a located object or a point' in r.stopped_by.detail and not robot.calls
+
+
 def test_a_disabled_name_is_refused_with_a_clear_error(make_kernel):
     kernel, robot, _ = make_kernel(api=['state', 'home', 'finish'])
     r = kernel.run_cell('move_joints([0] * 6)')

@@ -254,6 +254,16 @@ def parse_action(action) -> Action:
         )
     table = SKILL_ARGS[skill]
     given = {k: v for k, v in action.items() if k != 'skill'}
+    if 'object' in given and 'obj' in table and 'obj' not in given:
+        # the object's argument was called "object" before it took the program API's name
+        # (journals written then are resumed with it)
+        given['obj'] = given.pop('object')
+    # null for an argument whose default is null is the argument left out (place's targets)
+    given = {
+        k: v
+        for k, v in given.items()
+        if not (v is None and k in table and table[k][0].endswith('?'))
+    }
     unknown = sorted(set(given) - set(table))
     if unknown:
         raise ActionError(f'{skill} has no argument {unknown[0]!r}; it takes {", ".join(table)}')

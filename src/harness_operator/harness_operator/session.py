@@ -563,7 +563,10 @@ class OperatorSession:
         a skill's intended effect; for a program or a policy run, the task's goal."""
         if action.skill in ('program', 'policy'):
             return self.task.goal
-        args = {k: query_of(v) if k in OBJECT_ARGS else v for k, v in action.args.items()}
+        args = {
+            k: query_of(v) if k in OBJECT_ARGS and isinstance(v, str | dict) else v
+            for k, v in action.args.items()
+        }  # an object by its query; a point (press's target) stays a point
         return effect_claims(action.skill, {**args, 'arm': arm}, self.held)
 
     def _execute(self, action: Action, executor: str) -> CellResult:

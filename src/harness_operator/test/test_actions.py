@@ -115,3 +115,17 @@ def test_the_operator_offers_the_kinds_an_action_can_carry():
     for name, table in SKILL_ARGS.items():
         assert API[name].operator
         assert {kind.rstrip('?') for kind, _ in table.values()} <= OPERATOR_KINDS
+
+
+def test_the_earlier_name_of_the_object_argument_still_reads():
+    """Journals and clients from before the API table called pick's object "object"."""
+    assert parse_action({'skill': 'pick', 'object': 'red cube'}) == parse_action(
+        {'skill': 'pick', 'obj': 'red cube'}
+    )
+
+
+def test_null_for_an_argument_that_may_be_null_is_the_argument_left_out():
+    a = parse_action({'skill': 'place', 'into': 'blue bowl', 'onto': None, 'position': None})
+    assert a.args == {'into': 'blue bowl'}
+    with pytest.raises(ActionError, match='exactly one of into, onto or position'):
+        parse_action({'skill': 'place', 'into': None})

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from typing import Any
+
+_MODULE_NAME = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*)*')
 
 
 class PluginError(ValueError):
@@ -35,13 +38,14 @@ def builtin_plugins(folder: str) -> list[str]:
 
 def load_plugin(what: str, folder: str, name: str, factory: str) -> Any:
     """The `factory` attribute of plugin `name` (what: e.g. 'worker backend', for messages)."""
-    if not isinstance(name, str) or not name.strip('. '):
-        raise PluginError(f'a {what} is named by a module, not {name!r}')
+    if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
+        raise PluginError(f'a {what} is named by a module (a name or a dotted path), not {name!r}')
     module_name = plugin_module(folder, name)
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
+        missing = exc.name or ''
+        if module_name == missing or module_name.startswith(missing + '.'):
             raise PluginError(
                 f'no {what} {name!r}: module {module_name} does not exist '
                 f'(built in: {", ".join(builtin_plugins(folder))}; or a dotted module path)'

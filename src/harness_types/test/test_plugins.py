@@ -1,0 +1,34 @@
+"""A plugin is found by its module's name; anything else is refused with what is built in."""
+
+import pytest
+from harness_types.plugins import PluginError, builtin_plugins, load_plugin
+
+FOLDER = 'harness_types'  # any package folder will do: its modules are the "plugins"
+
+
+def test_a_plugin_is_its_modules_factory():
+    assert load_plugin('thing', FOLDER, 'plugins', 'load_plugin') is load_plugin
+    assert load_plugin('thing', FOLDER, 'harness_types.plugins', 'load_plugin') is load_plugin
+    assert 'plugins' in builtin_plugins(FOLDER)
+
+
+@pytest.mark.parametrize(
+    'name,message',
+    [
+        ('nope', "no thing 'nope': module harness_types.nope does not exist (built in: "),
+        ('.x', "is named by a module (a name or a dotted path), not '.x'"),
+        ('a..b', 'not'),
+        ('', 'not'),
+        ('plugins', 'has no make_thing'),
+    ],
+)
+def test_a_name_that_is_no_plugin_says_why(name, message):
+    with pytest.raises(PluginError, match=message.replace('(', r'\(').replace(')', r'\)')):
+        load_plugin('thing', FOLDER, name, 'make_thing' if name == 'plugins' else 'factory')
+
+
+def test_a_missing_dependency_of_a_plugin_is_not_a_missing_plugin(tmp_path, monkeypatch):
+    (tmp_path / 'numpy_tools_plugin.py').write_text('import numpy_tools_missing_dependency\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match='numpy_tools_missing_dependency'):
+        load_plugin('thing', FOLDER, 'numpy_tools_plugin.x', 'factory')
