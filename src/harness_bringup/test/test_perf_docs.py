@@ -2,15 +2,23 @@
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
+    """A script's module by its path (tools/ and perf/ are not packages); registered while
+    it loads, as dataclasses need."""
+    name = f'_harness_{path.parent.name}_{path.stem}'
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
     return module
 
 
