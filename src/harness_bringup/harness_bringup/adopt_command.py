@@ -105,9 +105,7 @@ def run_adopt(args: argparse.Namespace) -> int:
         gate = _resolve(args)
         mine, theirs, labels = _run_sides(gate, args.jobs)
         return _decide(gate, mine, theirs, labels)
-    except _GateRefusedError as exc:
-        return _fail(str(exc))
-    except AdoptionError as exc:
+    except (_GateRefusedError, AdoptionError) as exc:
         return _fail(str(exc))
 
 

@@ -5,7 +5,6 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import re
 import signal
@@ -33,7 +32,7 @@ from harness_policy.catalog import Catalog, load_catalog
 from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
-from harness_types.plugins import builtin_plugins, plugin_module
+from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
 from harness_types.process import process_age_s
 
 if TYPE_CHECKING:
@@ -108,16 +107,11 @@ def check_station_settings(config: GraphConfig) -> None:
         ('worker.backend', WORKER_BACKENDS, config.worker.backend),
         ('kernel.perception', PERCEPTION_BACKENDS, config.kernel.perception),
     ):
-        module = plugin_module(folder, name)
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # a parent package that does not exist
-            found = False
-        if not found:
+        if not plugin_found(folder, name):
             builtin = ', '.join(builtin_plugins(folder))
             raise UsageError(
-                f'{where}{key}: no module {module} for {name!r} (built in: {builtin}; or a '
-                'dotted module path)'
+                f'{where}{key}: no module {plugin_module(folder, name)} for {name!r} (built in: '
+                f'{builtin}; or a dotted module path)'
             )
     cameras = load_embodiment().cameras
     unknown = [c for c in config.driver.cameras if c not in cameras]

@@ -18,6 +18,7 @@ in harness_skills.skill_table ('skill_server'). Docstrings may name configured v
 `{control_hz:g}`; they are rendered from the configuration (harness_types.docs.render_doc).
 """
 
+import functools
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -95,6 +96,28 @@ class ApiName:
 
     def signature(self) -> inspect.Signature:
         """The stub's signature as the model reads it (without the kinds)."""
+        return self._signature
+
+    def kernel_signature(self) -> inspect.Signature:
+        """The arguments the kernel is sent: the stub's, less the functions that stay in the
+        program (`program_callbacks`)."""
+        return self._kernel_signature
+
+    def arguments(self) -> list[Argument]:
+        return list(self._arguments.values())
+
+    def argument(self, name: str) -> Argument:
+        return self._arguments[name]
+
+    def where(self, name: str) -> str:
+        """How a message names argument `name`: the call for its first one (`pick()`), else
+        the call and the argument (`pick(lift=)`)."""
+        return f'{self.name}()' if name == next(iter(self._arguments)) else f'{self.name}({name}=)'
+
+    # Derived once from the stub (every call of the name reads them).
+
+    @functools.cached_property
+    def _signature(self) -> inspect.Signature:
         return inspect.signature(self.stub).replace(
             parameters=[
                 p.replace(annotation=inspect.Parameter.empty)
@@ -103,20 +126,26 @@ class ApiName:
             return_annotation=inspect.Signature.empty,
         )
 
-    def arguments(self) -> list[Argument]:
-        out = []
+    @functools.cached_property
+    def _kernel_signature(self) -> inspect.Signature:
+        return self._signature.replace(
+            parameters=[
+                p
+                for p in self._signature.parameters.values()
+                if p.name not in self.program_callbacks
+            ]
+        )
+
+    @functools.cached_property
+    def _arguments(self) -> dict[str, Argument]:
+        out = {}
         for p in inspect.signature(self.stub).parameters.values():
             kind = _kind(p.annotation, f'{self.name}({p.name})')
             required = p.default is inspect.Parameter.empty
-            out.append(
-                Argument(
-                    p.name,
-                    kind.rstrip('?'),
-                    kind.endswith('?'),
-                    required,
-                    None if required else p.default,
-                )
-            )
+            out[p.name] = Argument(
+                p.name, kind.rstrip('?'), kind.endswith('?'), required,
+                None if required else p.default,
+            )  # fmt: skip
         return out
 
     def operator_arguments(self) -> list[Argument]:

@@ -21,15 +21,12 @@ from harness_kernel.bounds import program_text
 def checked(entry: ApiName, arguments: dict) -> dict:
     """`arguments` (bound to the stub, defaults applied) checked by kind."""
     out = {}
-    first = next(iter(arguments), '')
-    kinds = {a.name: a for a in entry.arguments()}
     for name, value in arguments.items():
-        argument = kinds[name]
-        where = f'{entry.name}()' if name == first else f'{entry.name}({name}=)'
+        argument = entry.argument(name)
         if value is None and argument.optional:
             out[name] = None
         else:
-            out[name] = _checked(argument.kind, value, where)
+            out[name] = _checked(argument.kind, value, entry.where(name))
     return out
 
 

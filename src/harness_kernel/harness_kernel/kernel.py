@@ -12,7 +12,6 @@ taken from the program.
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -358,7 +357,7 @@ class Kernel:
         bound to the stub and checked by kind, then the handler's method of that name."""
         entry = API[name]
         try:
-            bound = inspect.signature(entry.stub).bind(**args)
+            bound = entry.signature().bind(**args)
         except TypeError as exc:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
@@ -369,13 +368,8 @@ class Kernel:
 
     def _skill_call(self, name: str, args: dict) -> Execution:
         spec, entry = SKILLS[name], API[name]
-        parameters = [
-            p
-            for p in entry.signature().parameters.values()
-            if p.name not in entry.program_callbacks
-        ]
         try:
-            bound = inspect.Signature(parameters).bind(**args)
+            bound = entry.kernel_signature().bind(**args)
         except TypeError as exc:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()

@@ -176,9 +176,7 @@ class ProgramApi:
         """A name the kernel handles: its arguments bound to the stub's signature, the
         functions of obs among them set in the reactive stage for the call's duration, the
         rest sent to the kernel (objects checked here, text as text, images as colours)."""
-        signature = inspect.signature(entry.stub)
-        kinds = {a.name: a for a in entry.arguments()}
-        first = next(iter(signature.parameters), '')
+        signature = entry.signature()
 
         def call(*args, **kwargs):
             try:
@@ -196,8 +194,9 @@ class ProgramApi:
             if 'controller' in entry.program_callbacks.values() and slots['controller'] is None:
                 raise TypeError(f'{entry.name}() needs a function of the observation')
             for argument, value in arguments.items():
-                where = f'{entry.name}()' if argument == first else f'{entry.name}({argument}=)'
-                arguments[argument] = _to_send(kinds[argument], value, where)
+                arguments[argument] = _to_send(
+                    entry.argument(argument), value, entry.where(argument)
+                )
             previous = {slot: getattr(self.stage, slot) for slot in slots}
             for slot, fn in slots.items():
                 setattr(self.stage, slot, fn)

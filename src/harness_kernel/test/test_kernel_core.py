@@ -134,6 +134,17 @@ def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel)
     assert kernel.run_cell('print(1 + 1)').output.strip() == '2'
 
 
+def test_a_handler_that_fails_unforeseen_is_an_error_the_program_catches(make_kernel):
+    """The last resort: whatever a handler raises (here an IndexError) reaches the program as
+    a RuntimeError that names it, and the kernel and the channel go on."""
+    kernel, robot, _ = make_kernel()
+    kernel.contact.release = lambda arm: [][1]
+    r = kernel.run_cell('try:\n    release()\nexcept RuntimeError as e:\n    print("caught", e)\n')
+    assert r.status == 'ok', r.traceback
+    assert 'caught release() failed in the kernel: IndexError' in r.output
+    assert kernel.run_cell('print(1 + 1)').output.strip() == '2'
+
+
 def test_a_bad_point_for_press_is_its_skill_error_as_before(make_kernel):
     """press checks its point itself: a bad one is a SKILL_ERROR the program's handlers see."""
     kernel, robot, _ = make_kernel()

@@ -10,6 +10,7 @@ the program API's table and policies entries in the catalogue (configuration, no
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 import re
 from typing import Any
@@ -34,6 +35,17 @@ def builtin_plugins(folder: str) -> list[str]:
         for m in pkgutil.iter_modules(package.__path__)
         if not m.name.startswith('_') and not m.ispkg
     )
+
+
+def plugin_found(folder: str, name: str) -> bool:
+    """Whether plugin `name` is a module that exists (without importing it: a configuration
+    is checked before the graph that loads it starts)."""
+    if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
+        return False
+    try:
+        return importlib.util.find_spec(plugin_module(folder, name)) is not None
+    except (ImportError, ValueError):  # a parent package that does not exist
+        return False
 
 
 def load_plugin(what: str, folder: str, name: str, factory: str) -> Any:

@@ -32,3 +32,11 @@ def test_a_missing_dependency_of_a_plugin_is_not_a_missing_plugin(tmp_path, monk
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ModuleNotFoundError, match='numpy_tools_missing_dependency'):
         load_plugin('thing', FOLDER, 'numpy_tools_plugin.x', 'factory')
+
+
+def test_a_plugin_is_found_without_importing_it_and_a_bad_name_is_not():
+    from harness_types.plugins import plugin_found
+
+    assert plugin_found(FOLDER, 'plugins') and plugin_found(FOLDER, 'harness_types.plugins')
+    assert not plugin_found(FOLDER, 'nope') and not plugin_found(FOLDER, 'no_package.x')
+    assert not plugin_found(FOLDER, '.x') and not plugin_found(FOLDER, '')
