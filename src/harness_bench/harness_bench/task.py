@@ -19,6 +19,11 @@ ARMS = ('left', 'right')
 # The camera name under which a task's picture is served (look(PICTURE) in a program; the
 # start message shows it to the model): the object it shows, alone, cut from the head camera.
 PICTURE = 'task_picture'
+# The bench's categories (RoboDojo's): what a task measures beyond its motions. Generalization:
+# objects, words and scenes the agent did not see; precision: millimetres and timing; long
+# horizon: many stages, each needing the one before; memory: what was seen and is no longer in
+# view; open: articulated things (drawers, doors, lids).
+CATEGORIES = ('generalization', 'precision', 'long_horizon', 'memory', 'open')
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ class Task(ABC):
     # What sort of task it is, in the words of the policy catalogue (lift, place, stack, press,
     # push, sort, handover, pick_by_number): start(strategy, kind) names it.
     kind: str = ''
+    category: str = ''  # one of CATEGORIES
     step_limit: int = 0
     layouts: int = 3
     fixed: tuple[Spots, ...] = ()

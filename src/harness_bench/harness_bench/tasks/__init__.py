@@ -4,7 +4,7 @@ reference program in harness_bench/reference/ (docs/ARCHITECTURE.md, "A bench ta
 
 from harness_types.plugins import PluginError, builtin_plugins, load_plugin
 
-from harness_bench.task import Conventions, Task
+from harness_bench.task import CATEGORIES, Conventions, Task
 
 FOLDER = 'harness_bench.tasks'
 MIN_LAYOUTS = 3  # fixed layouts a bench task has at least (the bench runs the first three)
@@ -19,6 +19,10 @@ def load_task(name: str) -> type[Task]:
     expected = name.rsplit('.', 1)[-1]
     if task.name != expected:
         raise PluginError(f'bench task module {name!r}: its Task is named {task.name!r}')
+    if task.category not in CATEGORIES:
+        raise PluginError(
+            f'bench task {task.name!r}: category {task.category!r} is not one of {CATEGORIES}'
+        )
     if not MIN_LAYOUTS <= task.layouts <= len(task.fixed):
         raise PluginError(
             f'bench task {task.name!r}: layouts {task.layouts} with {len(task.fixed)} fixed ones; '

@@ -10,6 +10,7 @@ from harness_bench.verifier import Holding, Raised, Released
 class HandoverBar(Task):
     name = 'handover_bar'
     kind = 'handover'
+    category = 'long_horizon'
     step_limit = 1500
     layouts = 3
     fixed = ({'bar': (-0.15, 0.0)}, {'bar': (-0.12, 0.05)}, {'bar': (-0.18, -0.03)})

@@ -14,6 +14,7 @@ DEPTH = 0.02  # how deep the peg's bottom must be below the socket's top
 class InsertPeg(Task):
     name = 'insert_peg'
     kind = 'insert'
+    category = 'precision'
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

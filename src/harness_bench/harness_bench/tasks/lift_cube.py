@@ -10,6 +10,7 @@ from harness_bench.verifier import Holding, Raised
 class LiftCube(Task):
     name = 'lift_cube'
     kind = 'lift'
+    category = 'generalization'
     step_limit = 750  # 30 s at 25 Hz
     layouts = 3
     fixed = ({'cube': (-0.22, -0.02)}, {'cube': (-0.15, 0.05)}, {'cube': (-0.28, 0.08)})

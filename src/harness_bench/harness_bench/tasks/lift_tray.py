@@ -15,6 +15,7 @@ MAX_TILT_DEG = 10.0
 class LiftTray(Task):
     name = 'lift_tray'
     kind = 'bimanual_lift'
+    category = 'precision'
     step_limit = 2000
     layouts = 3
     fixed = ({'tray': (0.0, -0.08)}, {'tray': (-0.03, -0.06)}, {'tray': (0.03, -0.1)})

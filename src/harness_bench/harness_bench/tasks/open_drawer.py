@@ -18,6 +18,7 @@ OPEN = 0.10  # open means pulled out at least this far
 class OpenDrawer(Task):
     name = 'open_drawer'
     kind = 'open'
+    category = 'open'
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -16,6 +16,7 @@ LIFT = 0.05
 class PickMoving(Task):
     name = 'pick_moving'
     kind = 'lift'
+    category = 'precision'
     step_limit = 1250
     layouts = 3
     fixed = ({'sled': (-0.3, 0.0)}, {'sled': (-0.24, 0.06)}, {'sled': (-0.2, -0.04)})

@@ -15,6 +15,7 @@ WANTED = 3
 class PickNumbered(Task):
     name = 'pick_numbered'
     kind = 'pick_by_number'
+    category = 'generalization'
     step_limit = 1250
     layouts = 3
     fixed = tuple(

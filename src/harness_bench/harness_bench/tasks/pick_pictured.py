@@ -21,6 +21,7 @@ _HALF_HEIGHT = {
 class PickPictured(Task):
     name = 'pick_pictured'
     kind = 'pick_by_picture'
+    category = 'generalization'
     step_limit = 1000
     layouts = 3
     fixed = (

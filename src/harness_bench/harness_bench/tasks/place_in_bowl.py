@@ -10,6 +10,7 @@ from harness_bench.verifier import Inside, Released
 class PlaceInBowl(Task):
     name = 'place_in_bowl'
     kind = 'place'
+    category = 'generalization'
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -31,6 +31,7 @@ def button(colour: str, rgba: tuple, x: float, y: float) -> ObjectSpec:
 class PressButton(Task):
     name = 'press_button'
     kind = 'press'
+    category = 'precision'
     step_limit = 750
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

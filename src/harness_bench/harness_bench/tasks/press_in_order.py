@@ -20,6 +20,7 @@ _ORDERS = list(itertools.permutations(_RGBA))
 class PressInOrder(Task):
     name = 'press_in_order'
     kind = 'press'
+    category = 'long_horizon'
     step_limit = 1500
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

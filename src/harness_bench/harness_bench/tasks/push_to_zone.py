@@ -10,6 +10,7 @@ from harness_bench.verifier import Inside
 class PushToZone(Task):
     name = 'push_to_zone'
     kind = 'push'
+    category = 'precision'
     step_limit = 1000
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -14,6 +14,7 @@ _RGBA = {'red': (0.85, 0.12, 0.1, 1.0), 'blue': (0.12, 0.3, 0.85, 1.0)}
 class SortByColour(Task):
     name = 'sort_by_colour'
     kind = 'sort'
+    category = 'long_horizon'
     step_limit = 3000
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

@@ -17,6 +17,7 @@ _BLOCKS = (
 class StackBlocksThree(Task):
     name = 'stack_blocks_three'
     kind = 'stack'
+    category = 'long_horizon'
     step_limit = 2500
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

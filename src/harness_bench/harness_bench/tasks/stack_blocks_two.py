@@ -12,6 +12,7 @@ TOLERANCE = np.array([0.025, 0.025, 0.012])
 class StackBlocksTwo(Task):
     name = 'stack_blocks_two'
     kind = 'stack'
+    category = 'precision'
     step_limit = 1250
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3

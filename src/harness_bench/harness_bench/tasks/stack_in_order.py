@@ -21,6 +21,7 @@ _ORDERS = list(itertools.permutations(_RGBA))  # bottom to top
 class StackInOrder(Task):
     name = 'stack_in_order'
     kind = 'stack'
+    category = 'long_horizon'
     step_limit = 2500
     judged_after_wrap_up = True  # arms home and idle grippers open count
     layouts = 3
