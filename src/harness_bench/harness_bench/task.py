@@ -43,6 +43,11 @@ class ObjectSpec:
     slide: a movable object slides along this vector (m, in its parent's frame or the world's)
     from where it stands, as far as the vector is long: a drawer or a conveyor's sled, not a
     free body. speed: its speed along the slide at the start (m/s); it glides on unhindered.
+    hinge: a movable object turns about a hinge instead, given as (axis, point, (lower,
+    upper)): the hinge line runs along `axis` through `point`, both in its parent's frame (the
+    world's without a parent), `point` as `position` is (relative to the parent's origin, or x,
+    y and z above the table top); it turns lower..upper rad from where it stands, positive by
+    the right-hand rule about `axis` (a lid, a door; damped).
     """
 
     name: str
@@ -61,6 +66,9 @@ class ObjectSpec:
     parent: str = ''
     slide: tuple[float, float, float] | None = None
     speed: float = 0.0
+    hinge: (
+        tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float]] | None
+    ) = None
 
 
 @dataclass(frozen=True)
