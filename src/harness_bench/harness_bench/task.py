@@ -35,7 +35,8 @@ class ObjectSpec:
     extents with its handles: a plate with a 4 cm wide, 7 cm long handle at each y end),
     'socket' (size = outer half width, hole half width, half height: a square block with a
     square hole through it), 'cabinet' (size = outer half extents: a shell of 1 cm walls, open
-    toward the robot, -y).
+    toward the robot, -y), 'bin' (size = outer half extents: a box of 1 cm walls, open at the
+    top; a drawer that holds things).
     position: x, y in the world frame; z of the object's origin above the table top (a bowl's
     origin is its bottom, the others' their centre). With a `parent`, relative to the parent's
     origin instead: the object is mounted on it and moves with it (the parent comes first in

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import mujoco
+import numpy as np
 from arx_x5_description.mujoco_model import WORLD_CONTACT
 from harness_bench.task import ObjectSpec
-from harness_types.transforms import yaw_quat
+from harness_types.transforms import quat_to_matrix, yaw_quat
 
 OBJECT_FRICTION = [1.0, 0.01, 0.001]
 # A contact bit no other geom has: (0, 0) would make the compiler drop the geom as visual-only
@@ -17,6 +18,7 @@ MARK_RGBA = [0.05, 0.05, 0.05, 1.0]
 TRAY_HANDLE = (0.02, 0.035)  # half extents (x, y) of a tray's handles, at its two y ends
 CABINET_WALL = 0.005  # half thickness of a cabinet's walls
 SLIDE_DAMPING = 5.0  # N s/m: a drawer glides, it does not coast
+HINGE_DAMPING = 0.05  # N m s/rad: a lid or a door swings, slowly, and does not bounce
 # Where a box's dots sit on its top face, as fractions of its half size (a die's faces).
 _MARK_LAYOUTS = {
     1: [(0.0, 0.0)],
@@ -30,7 +32,8 @@ _MARK_LAYOUTS = {
 
 def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: float) -> None:
     """One body per object, named after it: with a free joint when it is movable, a slide
-    joint when it slides in its parent, none when it is fixed (to the table or its parent)."""
+    joint when it slides in its parent, a hinge joint when it turns on one, none when it is
+    fixed (to the table or its parent)."""
     placed: set[str] = set()
     for obj in objects:
         x, y, z = obj.position
@@ -45,7 +48,11 @@ def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: flo
                 name=obj.name, pos=[x, y, table_top_z + z], quat=list(yaw_quat(obj.yaw))
             )
         placed.add(obj.name)
-        if obj.slide is not None:
+        if obj.slide is not None and obj.hinge is not None:
+            raise ValueError(f'object {obj.name!r}: it slides or turns on a hinge, not both')
+        if obj.hinge is not None:
+            _add_hinge(body, obj, degrees=bool(spec.compiler.degree))
+        elif obj.slide is not None:
             travel = math.dist(obj.slide, (0.0, 0.0, 0.0))
             if not (obj.movable and travel > 0):
                 raise ValueError(f'object {obj.name!r}: only a movable object slides, some way')
@@ -69,6 +76,50 @@ def add_objects(spec: mujoco.MjSpec, objects: list[ObjectSpec], table_top_z: flo
             g = body.add_geom(**geom)
             g.rgba = MARK_RGBA
             g.contype, g.conaffinity = NO_CONTACT
+
+
+def _add_hinge(body, obj: ObjectSpec, degrees: bool) -> None:
+    """A damped hinge joint of the object's range, its axis and point given in the parent's
+    frame (ObjectSpec.hinge), turned into the body's own (MuJoCo's joint frame); its range in
+    the spec's angle unit (`degrees`: the compiler's, a bare MjSpec's default)."""
+    try:
+        axis, point, (lower, upper) = obj.hinge
+        axis = np.array(axis, dtype=float).reshape(3)
+        point = np.array(point, dtype=float).reshape(3)
+        lower, upper = float(lower), float(upper)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f'object {obj.name!r}: hinge must be (axis [x, y, z], point [x, y, z], '
+            f'(lower, upper) rad), not {obj.hinge!r}'
+        ) from e
+    length = float(np.linalg.norm(axis))
+    problems = []
+    if not obj.movable:
+        problems.append('only a movable object turns on a hinge')
+    if not (np.all(np.isfinite(axis)) and length > 1e-9):
+        problems.append(f'its axis {axis.tolist()} has no direction')
+    if not np.all(np.isfinite(point)):
+        problems.append(f'its point {point.tolist()} is not finite')
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower <= 0.0 <= upper):
+        problems.append(f'its range ({lower}, {upper}) must hold 0 (where it stands), lower first')
+    elif upper - lower < 1e-6:
+        problems.append(f'its range ({lower}, {upper}) has no width')
+    elif upper - lower > 2 * math.pi:
+        problems.append(f'its range ({lower}, {upper}) turns more than once round')
+    if problems:
+        raise ValueError(f'object {obj.name!r}: hinge: ' + '; '.join(problems))
+    # The body's frame is the parent's moved to the object's position (the point is given as
+    # the position is, so the table's height cancels) and turned by its yaw.
+    turn = quat_to_matrix(yaw_quat(obj.yaw))
+    joint = body.add_joint(
+        name=f'{obj.name}_hinge',
+        type=mujoco.mjtJoint.mjJNT_HINGE,
+        axis=[float(v) for v in turn.T @ (axis / length)],
+        pos=[float(v) for v in turn.T @ (point - np.array(obj.position, dtype=float))],
+        range=[math.degrees(lower), math.degrees(upper)] if degrees else [lower, upper],
+        damping=HINGE_DAMPING,
+    )
+    joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
 
 
 def _marks(obj: ObjectSpec) -> list[dict]:
@@ -156,6 +207,20 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
             dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=list(s), pos=list(p), mass=obj.mass / 5)
             for s, p in walls
         ]
+    if obj.shape == 'bin':
+        hx, hy, hz = obj.size
+        w = CABINET_WALL
+        walls = (  # (half extents, centre): bottom, front, back, left, right; open at the top
+            ((hx, hy, w), (0.0, 0.0, -hz + w)),
+            ((hx, w, hz), (0.0, -hy + w, 0.0)),
+            ((hx, w, hz), (0.0, hy - w, 0.0)),
+            ((w, hy - 2 * w, hz), (-hx + w, 0.0, 0.0)),
+            ((w, hy - 2 * w, hz), (hx - w, 0.0, 0.0)),
+        )
+        return [
+            dict(type=mujoco.mjtGeom.mjGEOM_BOX, size=list(s), pos=list(p), mass=obj.mass / 5)
+            for s, p in walls
+        ]
     if obj.shape == 'tray':
         half_x, half_y, half_z = obj.size
         plate = half_y - TRAY_HANDLE[1] * 2
@@ -172,5 +237,5 @@ def _geoms(obj: ObjectSpec) -> list[dict]:
         return geoms
     raise ValueError(
         f'object {obj.name!r} has unknown shape {obj.shape!r} '
-        '(box, cylinder, bowl, tray, socket, cabinet)'
+        '(box, cylinder, bowl, tray, socket, cabinet, bin)'
     )
