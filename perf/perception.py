@@ -23,6 +23,7 @@ import time
 import numpy as np
 from _record import Target, add_save_argument, report
 from arx_x5_description.embodiment import load_embodiment
+from harness_bench.randomization import AXES, axes_name, parse_axes
 from harness_bench.reference import reference_path
 from harness_bench.tasks import TASKS
 from harness_bringup.processes import as_episode_process, use_wheels_ament_prefix
@@ -82,13 +83,17 @@ def locate(worker, perception, query=''):
     return found, (time.perf_counter() - t) * 1e3
 
 
-def at_rest(worker, emb, urdf, backend: str, tasks: list[str]) -> dict:
+def at_rest(
+    worker, emb, urdf, backend: str, tasks: list[str], axes: tuple[str, ...] = (), seed: int = 0
+) -> dict:
+    """Errors over every task's fixed layouts; with `axes`, each layout's scene randomised on
+    them (layout k from seed `seed` + k)."""
     errors, ms, recall, false, labels = [], [], [0, 0], 0, [0, 0]
     per_task = {}
     for task in tasks:
         task_errors = []
         for layout in range(TASKS[task].layouts):
-            worker.reset(task, layout, 0, token=worker._token or '')
+            worker.reset(task, layout, seed + layout if axes else 0, worker._token or '', axes)
             perception = make_perception(backend, emb, urdf)
             found, took = locate(worker, perception)
             ms.append(took)
@@ -179,6 +184,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--backends', nargs='+', default=['pixels', 'oracle'])
     parser.add_argument('--tasks', nargs='+', default=sorted(TASKS))
+    parser.add_argument(
+        '--axes',
+        default=','.join(AXES),
+        help='randomisation axes to measure pixels at rest under, one at a time, plus all of '
+        'them together (comma-separated; default every axis; none: skip)',
+    )
+    parser.add_argument(
+        '--seed', type=int, default=5100, help='the first seed of the randomised scenes'
+    )
     add_save_argument(parser)
     args = parser.parse_args()
     as_episode_process()  # perception as the kernel runs it: one BLAS thread, arrays in the heap
@@ -207,6 +221,21 @@ def main() -> None:
             Target('pixels, held: size error, worst', h['held_size_error_max_mm'] or 1e9, '<=',
                    TARGETS['held_size_max_mm'], 'mm'),
         ]  # fmt: skip
+    axes = parse_axes(args.axes)
+    if axes:  # locate under each randomisation axis alone, then under all of them at once
+        out['per_axis'] = {}
+        for group in [(a,) for a in axes] + ([axes] if len(axes) > 1 else []):
+            name = axes_name(group)
+            r = at_rest(worker, emb, urdf, 'pixels', args.tasks, group, args.seed)
+            out['per_axis'][name] = {k: v for k, v in r.items() if k != 'per_task'}
+            out['per_axis'][name]['worst_tasks'] = sorted(
+                ((t, v['median_mm']) for t, v in r['per_task'].items() if v['median_mm']),
+                key=lambda tv: -tv[1],
+            )[:3]
+            targets.append(
+                Target(f'pixels at rest under {name}: position error, median',
+                       r['position_median_mm'], '<=', TARGETS['rest_median_mm'], 'mm')
+            )  # fmt: skip
     worker.close()
     report(out, targets, args.save)
 

@@ -104,6 +104,24 @@ def _seed(text: str) -> int:
     return value
 
 
+def _randomize(text: str) -> tuple[str, ...]:
+    """--randomize: scene randomisation axes (harness_bench.randomization)."""
+    from harness_bench.randomization import RandomizeError, parse_axes
+
+    try:
+        return parse_axes(text)
+    except RandomizeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+RANDOMIZE_HELP = (
+    'randomise the scene beyond the layout, each axis drawn from the seed: lighting, textures '
+    '(table and floor), clutter (distractor objects), table_height, camera (mounts moved within '
+    'a calibration tolerance; the views and /tf_static say where), language (the instruction '
+    'reworded); comma-separated, all, or none (default)'
+)
+
+
 def _positive_int(text: str) -> int:
     value = _integer(text)
     if not 1 <= value <= INT64_MAX:

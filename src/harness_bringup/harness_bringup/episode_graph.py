@@ -102,8 +102,10 @@ class EpisodeGraph(StationGraph):
 
     # EpisodeStation ----------------------------------------------------------------------------
 
-    def reset(self, task: str, layout: int = 0, seed: int = 0) -> EpisodeStart:
-        instruction, description = self.driver.reset(task, layout, seed)
+    def reset(
+        self, task: str, layout: int = 0, seed: int = 0, randomize: tuple[str, ...] = ()
+    ) -> EpisodeStart:
+        instruction, description = self.driver.reset(task, layout, seed, randomize)
         pictures = (PICTURE,) if TASKS[task].picture else ()
         return EpisodeStart(instruction, description, pictures)
 

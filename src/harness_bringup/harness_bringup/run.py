@@ -129,6 +129,7 @@ def prepare(
     seed: int,
     log: Callable[[str], None] = print,
     actions_from: Path | None = None,
+    randomize: tuple[str, ...] = (),
 ) -> Prepared:
     """Everything that can be checked before the graph starts; UsageError says what is wrong.
     `actions_from`: the programs-rung run of this episode the scripted actions rung replays."""
@@ -198,7 +199,7 @@ def prepare(
             f'the replay needs {replies} replies, more than driver.max_model_calls '
             f'{driver.max_model_calls}: the budget ends it first, as it would a model'
         )
-    spec = EpisodeSpec(task, layout, seed, t.step_limit)
+    spec = EpisodeSpec(task, layout, seed, t.step_limit, randomize)
     return Prepared(config, spec, model, verifier, budgets, prompts, actions_from)
 
 

@@ -16,10 +16,12 @@ from harness_bringup.arguments import (
     INTERFACE_HELP,
     PERCEPTION_HELP,
     POLICIES_HELP,
+    RANDOMIZE_HELP,
     STRATEGY_HELP,
     _non_negative,
     _port,
     _positive_int,
+    _randomize,
     _task_arguments,
 )
 from harness_bringup.console import fail as _fail
@@ -41,6 +43,9 @@ def add_parser(sub) -> None:
         'model.',
     )
     _task_arguments(run, 'lift_cube')
+    run.add_argument(
+        '--randomize', type=_randomize, default=(), metavar='AXES', help=RANDOMIZE_HELP
+    )
     run.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
     run.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     run.add_argument(
@@ -81,6 +86,7 @@ def add_parser(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from harness_bench.layout import layout_name
+    from harness_bench.randomization import axes_name
     from harness_driver.models import ModelError
     from harness_types.config import ConfigError, with_overrides
 
@@ -116,7 +122,9 @@ def _run(args: argparse.Namespace) -> int:
                 'a supervised episode of the scripted actions rung needs --actions-from'
             )
         checked = with_overrides(config, 'driver', interface='programs') if source_first else config
-        prepared = prepare(checked, args.task, args.layout, args.seed, _say, actions_from)
+        prepared = prepare(
+            checked, args.task, args.layout, args.seed, _say, actions_from, args.randomize
+        )
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
@@ -129,6 +137,7 @@ def _run(args: argparse.Namespace) -> int:
         'task': args.task,
         'layout': args.layout,
         'seed': args.seed,
+        'randomize': axes_name(args.randomize),
         'model': model,
         'baseline': model == 'scripted',
     }

@@ -77,11 +77,15 @@ class DriverNode(Node):
 
     # The worker --------------------------------------------------------------------------------
 
-    def reset(self, task: str, layout: int, seed: int) -> tuple[str, str]:
-        """Reset the worker (with the running episode's token); keeps the new token."""
-        r = self._call(
-            'reset', Reset.Request(task=task, layout=layout, seed=seed, token=self.token)
+    def reset(
+        self, task: str, layout: int, seed: int, randomize: tuple[str, ...] = ()
+    ) -> tuple[str, str]:
+        """Reset the worker (with the running episode's token) with the scene randomised on
+        `randomize`; keeps the new token."""
+        request = Reset.Request(
+            task=task, layout=layout, seed=seed, token=self.token, randomize=','.join(randomize)
         )
+        r = self._call('reset', request)
         if not r.success:
             raise GraphError(r.message)
         self.token = r.token

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from harness_bench.layout import SAMPLED as SAMPLED_LAYOUT
+from harness_bench.randomization import axes_name
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
 from harness_perception.images import outlined, png
@@ -159,7 +160,7 @@ class Episode:
         since = time.monotonic()
         self.station.serve_verify(lambda claim: self.verify(claim, 'program'))
         self.station.start_kernel(self.folder.workspace, self.folder.kernel_log)
-        start = self.station.reset(spec.task, spec.layout, spec.seed)
+        start = self.station.reset(spec.task, spec.layout, spec.seed, spec.randomize)
         self.instruction = start.instruction
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
@@ -572,6 +573,7 @@ class Episode:
             'task': spec.task,
             'layout': spec.layout,
             'seed': spec.seed,
+            'randomize': axes_name(spec.randomize),
             'model': self.model.name,
             'verifier_model': self.verifier.name if self.verifier else None,
             'agent': "scripted baseline: the task's reference program, no model"

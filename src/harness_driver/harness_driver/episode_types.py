@@ -27,7 +27,9 @@ class EpisodeStart:
 class EpisodeStation(Protocol):
     """The graph as the episode sees it (harness_bringup's EpisodeGraph over ROS)."""
 
-    def reset(self, task: str, layout: int, seed: int) -> EpisodeStart: ...
+    def reset(
+        self, task: str, layout: int, seed: int, randomize: tuple[str, ...] = ()
+    ) -> EpisodeStart: ...
 
     def robot(self) -> RobotState: ...
 
@@ -60,6 +62,7 @@ class EpisodeSpec:
     layout: int
     seed: int
     step_limit: int
+    randomize: tuple[str, ...] = ()  # scene randomisation axes (harness_bench.randomization)
 
 
 @dataclass

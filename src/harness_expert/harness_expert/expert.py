@@ -102,15 +102,15 @@ class ScriptedExpert:
             return str(exc)
         act = Actuation(self.emb, self.kinematics, send, obs, self.chunk)
         self._actuation = act
+        locator = Locator(self.emb, self.urdf, self.kinematics)
         contact = ContactSkills(
             checked(act.execute),
             act.reachable,
             fail,
             act.state,
-            self.emb.table_top_z,
+            lambda: locator.perception.table_top_z(self.emb.table_top_z),
             self.emb.gripper.closed_below,
         )
-        locator = Locator(self.emb, self.urdf, self.kinematics)
         try:
             return TaskScript(plan, act, contact, locator).run()
         except (ScriptError, LocateError) as exc:

@@ -38,14 +38,14 @@ class ContactSkills:
         reachable: Callable,
         fail: Callable[[str, str, str], Execution],
         state: Callable[[], RobotState],
-        table_top_z: float,
+        table_top: Callable[[], float],
         closed_below: float,
     ) -> None:
         self.execute = execute  # (skill, arguments) -> Execution, through the handlers
         self.reachable = reachable  # (arm, position, quat, collision_free=False) -> bool
         self.fail = fail  # (skill, arm, detail) -> raises or returns a handled record
         self.state = state  # () -> RobotState (measured)
-        self.table_top_z = table_top_z
+        self.table_top = table_top  # () -> the table top's height (m), as perception measured it
         self.closed_below = closed_below
         self.grips: dict[str, Grip] = {}
 
@@ -124,7 +124,7 @@ class ContactSkills:
         grasp_z = (
             grasp_height
             if grasp_height is not None
-            else max(self.table_top_z + 0.012, obj.position[2] - min(0.008, height / 4))
+            else max(self.table_top() + 0.012, obj.position[2] - min(0.008, height / 4))
         )
         # `along`: off the centre along world y (one end of a long object).
         grasp = np.array([obj.position[0], obj.position[1] + along, grasp_z])
@@ -258,7 +258,7 @@ class ContactSkills:
         d /= np.linalg.norm(d)
         arm = arm or ('left' if obj.position[0] < 0 else 'right')
         extent = 0.5 * (abs(d[0]) * obj.size[0] + abs(d[1]) * obj.size[1])
-        z = self.table_top_z + (
+        z = self.table_top() + (
             height if height is not None else max(0.012, min(0.4 * float(obj.size[2]), 0.03))
         )
         start = np.array([obj.position[0], obj.position[1], z]) - d * (extent + clearance)

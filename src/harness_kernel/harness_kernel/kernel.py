@@ -98,7 +98,8 @@ class Kernel:
             robot.reachable,
             self._fail,
             robot.state,
-            table_top_z,
+            # measured: a scene variation may have moved the table
+            lambda: self.perception.table_top_z(table_top_z),
             closed_below,
         )
         self.learned = LearnedHalf(catalog)

@@ -119,7 +119,7 @@ def test_the_pitch_scan_asks_each_point_once_and_the_first_point_collision_free(
             return not collision_free
         return pitch == 2 or position[2] < 0.95  # the second pitch cannot lift
 
-    skills = ContactSkills(None, reachable, None, None, 0.765, 0.2)
+    skills = ContactSkills(None, reachable, None, None, lambda: 0.765, 0.2)
     quat = skills._quat_for('left', [above, grasp, lifted], clear_above=True)
     assert np.allclose(quat, pitches[2])
     assert calls == [
@@ -164,7 +164,7 @@ def test_the_pitch_scan_asks_the_point_that_failed_first_and_answers_as_in_order
         def asked(pitch, point, table=table):  # the first point is asked collision-free
             return table[pitch, point, int(clear_above and point == 0)]
 
-        skills = ContactSkills(None, reachable, None, None, 0.765, 0.2)
+        skills = ContactSkills(None, reachable, None, None, lambda: 0.765, 0.2)
         quat = skills._quat_for('left', points, clear_above=clear_above)
         steepest = next(
             (i for i in range(len(pitches)) if all(asked(i, k) for k in range(n_points))), None
@@ -217,7 +217,7 @@ def test_the_tool_lift_tray_picks_with_reaches_every_height_it_raises_the_tray_t
     def reachable(arm, position, quat, collision_free=False):
         return kinematics.arms[arm].ik(np.asarray(position), quat_to_matrix(quat)).ok
 
-    skills = ContactSkills(None, reachable, None, None, emb.table_top_z, 0.2)
+    skills = ContactSkills(None, reachable, None, None, lambda: emb.table_top_z, 0.2)
     for seed in range(12):
         tray = LiftTray().scene(SAMPLED, seed, feasibility)[0]
         x, y, _ = tray.position

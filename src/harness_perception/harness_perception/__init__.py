@@ -43,6 +43,13 @@ class Perception:
             last = self._last = (key, list(self.backend.detect(views, state, query)))
         return list(last[1])
 
+    def table_top_z(self, nominal: float) -> float:
+        """The table top's height (m, world) as the backend measured it (pixels fits the table
+        plane on every pass), or `nominal` before its first pass or for a backend that does not
+        measure it."""
+        measured = getattr(self.backend, 'table_top_z', None)
+        return float(measured) if measured is not None else nominal
+
     @property
     def needs_segmentation(self) -> bool:
         return self.backend.needs_segmentation

@@ -3,6 +3,7 @@ answer harness_bench.layout's `Feasibility` questions."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -34,6 +35,14 @@ class StationFeasibility:
         self._position = np.array(cam.xyz, dtype=float)
         self._f = 0.5 * cam.height / math.tan(math.radians(cam.fovy_deg) / 2)
         self._size = (cam.width, cam.height)
+
+    def moved(self, table_offset_m: float) -> StationFeasibility:
+        """The same station with its table top `table_offset_m` higher (a scene variation)."""
+        if not table_offset_m:
+            return self
+        moved = copy.copy(self)
+        moved.table_top_z = self.table_top_z + table_offset_m
+        return moved
 
     def _world(self, point: np.ndarray) -> np.ndarray:
         return np.asarray(point, dtype=float) + [0.0, 0.0, self.table_top_z]

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 from arx_x5_description.embodiment import Embodiment
+from harness_bench.randomization import NO_VARIATION, SceneVariation
 from harness_bench.task import ObjectSpec, WorldSnapshot
 from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
@@ -31,9 +32,10 @@ class Station(Protocol):
     # robot's own drivers, not the worker.
     simulated: bool
 
-    def load(self, objects: list[ObjectSpec]) -> None:
-        """Start an episode with these objects (hardware: check the arms are home; objects are
-        the real scene's business)."""
+    def load(self, objects: list[ObjectSpec], variation: SceneVariation = NO_VARIATION) -> None:
+        """Start an episode with these objects and this scene variation (hardware: check the
+        arms are home; objects and the scene are the real world's business, and the worker
+        refuses a variation for a station that is not simulated)."""
 
     def apply(self, command: np.ndarray) -> None:
         """One control tick toward a shield-accepted 14-number command."""

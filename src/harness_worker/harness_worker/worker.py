@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
+from harness_bench.randomization import AXES, NO_VARIATION, SceneVariation, table_offset, vary
 from harness_bench.task import PICTURE, Conventions, Outcome, Task
 from harness_bench.tasks import make_task
 from harness_shield.config import shield_config
@@ -48,6 +49,7 @@ class ResetResult:
     description: str
     state: RobotState
     token: str
+    variation: SceneVariation = NO_VARIATION
 
 
 @dataclass(frozen=True)
@@ -86,26 +88,48 @@ class Worker:
             emb.gripper.open_above, emb.home_tolerance_m, emb.home_tolerance_rad
         )
         self.task: Task | None = None
+        self.variation = NO_VARIATION
         self.step = 0
         self._token: str | None = None
 
     # Episode ------------------------------------------------------------------------------
 
-    def reset(self, task: str, layout: int, seed: int, token: str = '') -> ResetResult:
-        """Start an episode. While one runs, only the holder of its token may reset again."""
+    def reset(
+        self, task: str, layout: int, seed: int, token: str = '', randomize: tuple[str, ...] = ()
+    ) -> ResetResult:
+        """Start an episode; `randomize`: the axes of harness_bench.randomization drawn from
+        `seed` (simulation only). While one runs, only the holder of its token may reset
+        again."""
         if self._token is not None and not secrets.compare_digest(token, self._token):
             raise WorkerError('an episode is running: reset needs the token its reset returned')
+        unknown = [a for a in randomize if a not in AXES]
+        if unknown:
+            raise WorkerError(f'unknown randomisation axis {", ".join(unknown)}; axes: {AXES}')
+        if randomize and not self.station.simulated:
+            raise WorkerError(
+                f'randomisation ({", ".join(randomize)}) needs a simulated station; the '
+                f'{self.station.backend} backend drives a real world'
+            )
         try:
             new_task = make_task(task, self.conventions)
         except KeyError as exc:
             raise WorkerError(str(exc.args[0])) from None
+        # The layout's reach is checked at the table's height in this episode.
+        feasibility = self.feasibility.moved(table_offset(seed, randomize))
         try:
-            objects = new_task.scene(layout, seed, self.feasibility)
+            objects = new_task.scene(layout, seed, feasibility)
+            variation = vary(
+                new_task, objects, seed, randomize, tuple(self.emb.cameras), feasibility
+            )
         except ValueError as exc:
             raise WorkerError(str(exc)) from None
         # A real world (ros2_control) has its own objects: nothing to build, arms to bring home.
         with _answering():
-            self.station.load(objects if self.station.simulated else [])
+            if self.station.simulated:
+                self.station.load([*objects, *variation.clutter], variation)
+            else:
+                self.station.load([])
+        self.variation = variation
         self.task = new_task
         self._picture = self._cut_picture(new_task.picture) if new_task.picture else None
         self.step = 0
@@ -116,7 +140,7 @@ class Worker:
         if not self.station.simulated:
             with _answering():
                 description += self._go_home()
-        return ResetResult(new_task.instruction, description, self.state(), self._token)
+        return ResetResult(variation.instruction, description, self.state(), self._token, variation)
 
     def _go_home(self, max_step: float = 0.04) -> str:
         """Bring both arms to joints 0 through the shield, a small step a tick; says what it

@@ -24,6 +24,7 @@ import numpy as np
 import rclpy
 from arx_x5_description.embodiment import ARMS, load_embodiment
 from geometry_msgs.msg import TransformStamped
+from harness_bench.randomization import NO_VARIATION, RandomizeError, SceneVariation, parse_axes
 from harness_policy.client import PolicyClient
 from harness_policy.stream import PolicyRun
 from harness_types.config import WorkerConfig, declare_section
@@ -73,6 +74,7 @@ from harness_msgs.srv import (
 )
 from harness_types import names
 from harness_worker.kinematics import Pose as KinPose
+from harness_worker.scene_variation import moved_frames
 from harness_worker.state_messages import StateMessages
 from harness_worker.station import make_station
 from harness_worker.worker import TickResult, Worker, WorkerError
@@ -129,8 +131,8 @@ class WorkerNode(Node):
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)
             )
-            static = self.create_publisher(TFMessage, names.TF_STATIC, latched)
-            static.publish(TFMessage(transforms=self._transforms(self._tf_tree.static(), stamp(0))))
+            self.static = self.create_publisher(TFMessage, names.TF_STATIC, latched)
+            self._publish_static(NO_VARIATION)
             self.images = {
                 c: self.create_publisher(Image, names.camera_image(c), 2) for c in emb.cameras
             }
@@ -280,6 +282,10 @@ class WorkerNode(Node):
             values += [float(q) for q in arm.joints] + [leader, leader]
         return dict(zip(self._joint_names, values, strict=True))
 
+    def _publish_static(self, variation: SceneVariation) -> None:
+        frames = moved_frames(self._tf_tree.static(), variation)
+        self.static.publish(TFMessage(transforms=self._transforms(frames, stamp(0))))
+
     @staticmethod
     def _transforms(transforms, now) -> list[TransformStamped]:
         out = []
@@ -298,14 +304,19 @@ class WorkerNode(Node):
 
     def _reset(self, request: Reset.Request, response: Reset.Response) -> Reset.Response:
         try:
-            result = self.worker.reset(request.task, request.layout, request.seed, request.token)
-        except WorkerError as exc:
+            axes = parse_axes(request.randomize)
+            result = self.worker.reset(
+                request.task, request.layout, request.seed, request.token, axes
+            )
+        except (WorkerError, RandomizeError) as exc:
             response.success, response.message = False, str(exc)
             return response
         response.success = True
         response.instruction, response.description = result.instruction, result.description
         robot_state_msg(result.state, response.state)
         response.token = result.token
+        if self.owns_world:  # the table and the cameras stand where this episode has them
+            self._publish_static(result.variation)
         self._publish_state()
         return response
 

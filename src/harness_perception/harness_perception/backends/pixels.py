@@ -91,6 +91,13 @@ class PixelPerception:
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
+        self.fitted = False  # the plane is nominal until a pass fits it
+
+    @property
+    def table_top_z(self) -> float | None:
+        """The fitted table plane's height below the arms' workspace centre (world x = y = 0);
+        None before a pass has fitted it."""
+        return float(self.plane[2]) if self.fitted else None
 
     def detect(
         self, views: list[CameraView], state: RobotState | None, query: str = ''
@@ -119,6 +126,7 @@ class PixelPerception:
         near = np.flatnonzero(np.abs(p[:, 2] - self.table.top_z) < PLANE_BAND_M)
         if len(near) > 100:
             self.plane = _fit_plane(p, near)
+            self.fitted = True
         height = p[:, 2] - (p[:, :2] @ self.plane[:2] + self.plane[2])
         on_plane = np.abs(height) <= ON_PLANE_M
         # Something drawn on the table differs from it in chromaticity and in colour name

@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
 from arx_x5_description.mujoco_model import station_spec
+from harness_bench.randomization import NO_VARIATION, SceneVariation
 from harness_bench.task import ArmSnapshot, ObjectSpec, ObjectState, WorldSnapshot
 from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
@@ -25,6 +26,7 @@ from harness_types.robot_state import ArmState, RobotState
 from harness_types.transforms import matrix_to_quat
 
 from harness_worker.mujoco_scene import add_objects
+from harness_worker.scene_variation import apply_to_spec
 
 NO_CONTACT = Contacts((0.0,) * len(ARMS), 0.0)
 # MuJoCo camera (looks along -z, y up) to optical frame (z forward, y down).
@@ -55,6 +57,7 @@ class MujocoStation:
         self.model: mujoco.MjModel | None = None
         self.data: mujoco.MjData | None = None
         self.objects: list[ObjectSpec] = []
+        self.table_top_z = emb.table_top_z  # the episode's (a scene variation moves it)
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         # camera -> (scene, its last view); read and written on the GL thread only
         self._views: dict[str, tuple[tuple, CameraView]] = {}
@@ -68,11 +71,14 @@ class MujocoStation:
 
     # Loading ------------------------------------------------------------------------------
 
-    def load(self, objects: list[ObjectSpec]) -> None:
-        """Build the station with `objects`, arms at zero and grippers open."""
+    def load(self, objects: list[ObjectSpec], variation: SceneVariation = NO_VARIATION) -> None:
+        """Build the station with `objects` and the scene `variation`, arms at zero and
+        grippers open."""
         self.close_renderers()  # they belong to the old model (and every render is done)
         spec = station_spec(self.emb, self.urdf)
-        add_objects(spec, objects, self.emb.table_top_z)
+        apply_to_spec(spec, variation, list(self.emb.cameras))
+        self.table_top_z = self.emb.table_top_z + variation.table_offset_m
+        add_objects(spec, objects, self.table_top_z)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self._scratch = mujoco.MjData(self.model)  # collision checks for planning
@@ -363,7 +369,7 @@ class MujocoStation:
         return WorldSnapshot(
             objects,
             arms,
-            self.emb.table_top_z,
+            self.table_top_z,
             step,
             latched=frozenset(self.latched),
             latch_order=tuple(self.latch_order),

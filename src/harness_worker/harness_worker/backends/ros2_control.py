@@ -33,6 +33,7 @@ from concurrent.futures import Future
 
 import numpy as np
 from arx_x5_description.embodiment import ARMS, Embodiment
+from harness_bench.randomization import NO_VARIATION, SceneVariation
 from harness_bench.task import ObjectSpec, WorldSnapshot
 from harness_shield.shield import Contacts
 from harness_types.camera import CameraView
@@ -160,8 +161,9 @@ class Ros2ControlStation:
 
     # The Station protocol ---------------------------------------------------------------------
 
-    def load(self, objects: list[ObjectSpec]) -> None:
-        """The world is real: no objects to build. Waits for the robot's state."""
+    def load(self, objects: list[ObjectSpec], variation: SceneVariation = NO_VARIATION) -> None:
+        """The world is real: no objects to build, no scene to vary (the worker refuses a
+        variation here). Waits for the robot's state."""
         self._wait_state(-1.0, FIRST_STATE_TIMEOUT_S)
         self._reset_time = self._stamp
 
