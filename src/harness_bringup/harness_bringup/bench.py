@@ -15,7 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness_bench.layout import layout_name
+from harness_bench.layout import SAMPLED, layout_name
+from harness_bench.randomization import axes_name
 from harness_driver.outcome_model import report_markdown as shadow_markdown
 from harness_driver.outcome_model import shadow_card
 from harness_recording.bench_table import bench_tables, markdown, wall_accounting
@@ -33,12 +34,14 @@ class BenchEpisode:
     seed: int
     interface: str = ''  # a rung of the interface ladder ('' = the configuration's)
     strategy: str = ''  # with policies: A, B or C forced ('' = the rule)
+    randomize: tuple[str, ...] = ()  # scene randomisation axes (harness_bench.randomization)
 
     @property
     def name(self) -> str:
         rung = f'-{self.interface}' if self.interface else ''
         forced = f'-{self.strategy}' if self.strategy else ''
-        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{rung}{forced}'
+        varied = f'-r{axes_name(self.randomize)}' if self.randomize else ''
+        return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{varied}{rung}{forced}'
 
 
 def default_jobs() -> int:
@@ -65,6 +68,8 @@ class EpisodeJob:
             argv += ['--interface', e.interface]
         if e.strategy:
             argv += ['--strategy', e.strategy]
+        if e.randomize:
+            argv += ['--randomize', ','.join(e.randomize)]
         return argv + ['--model', self.model, '--out', str(folder), *self.extra]
 
     def command(self, folder: Path) -> list[str]:
@@ -117,6 +122,7 @@ def _fields(job: EpisodeJob) -> dict:
     """The summary fields an episode has before it runs."""
     e = job.episode
     fields = {'task': e.task, 'layout': e.layout, 'seed': e.seed, 'model': job.model}
+    fields['randomize'] = axes_name(e.randomize)
     if e.strategy:
         fields['forced_strategy'] = e.strategy
     return {**fields, 'interface': e.interface} if e.interface else fields
@@ -152,31 +158,28 @@ def _recording(interrupts: Interrupts) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def run_bench(
+def run_episodes(
     episodes: list[BenchEpisode],
     model: str,
-    out: Path,
+    folder: Path,
     config: Path | None,
     jobs: int,
     say: Callable[[str], None] = print,
     extra: list[str] | None = None,
     env: dict[str, str] | None = None,
     runner: Runner = run_episode_process,
-) -> dict:
+) -> dict[BenchEpisode, dict]:
     """Run every episode with `harness run` in a process of its own (its own ROS domain; `env`:
-    its environment, default this process's) through `runner`, `jobs` at a time; write
-    bench.json, bench.md and the verifier's report card (report_card.json/md) under `out`;
-    return the tables."""
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
+    its environment, default this process's) through `runner`, `jobs` at a time, each under
+    `folder`/its name; their summaries. KeyboardInterrupt when the bench was interrupted (the
+    running episodes were ended and wrote their run folders)."""
     config_text = str(config) if config is not None else None
-
     interrupts = Interrupts()
 
     def one(e: BenchEpisode) -> dict:
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
         try:
-            return runner(job, out / 'episodes' / e.name, interrupts)
+            return runner(job, folder / e.name, interrupts)
         except Exception as exc:  # one episode that cannot run is an error, not the bench's end
             return not_run(job, 'error', f'the episode could not run: {type(exc).__name__}: {exc}')
 
@@ -211,8 +214,107 @@ def run_bench(
             pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():
         raise KeyboardInterrupt
+    return summaries
+
+
+# The expert check tries at most this many seeds per sampled layout it is to keep.
+EXPERT_TRIES = 3
+
+
+@dataclass
+class ExpertCheck:
+    """The expert check of sampled layouts (RoboTwin 2.0's rule): a layout is kept only when
+    the task's reference program, the scripted baseline, solves it. `runs`: the reference's
+    episodes of the kept layouts, by their bench episode."""
+
+    kept: dict[str, list[int]]
+    dropped: dict[str, list[dict]]
+    runs: dict[BenchEpisode, dict]
+
+    def table(self) -> dict:
+        """{task: {'kept': [seed, ...], 'dropped': [{'seed', 'why'}, ...]}} for bench.json."""
+        return {t: {'kept': self.kept[t], 'dropped': self.dropped[t]} for t in self.kept}
+
+
+def expert_check(
+    tasks: list[str],
+    count: int,
+    seed_base: int,
+    randomize: tuple[str, ...],
+    folder: Path,
+    config: Path | None,
+    jobs: int,
+    say: Callable[[str], None] = print,
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    runner: Runner = run_episode_process,
+) -> ExpertCheck:
+    """For each task, the first `count` seeds from `seed_base` on whose sampled layout (with
+    the scene randomised on `randomize`) the reference program succeeds, trying at most
+    EXPERT_TRIES x `count` seeds; the reference's episodes run under `folder`, as the bench's
+    run (`extra`: the perception), on the programs rung without policies."""
+    next_seed = dict.fromkeys(tasks, seed_base)
+    kept: dict[str, list[int]] = {t: [] for t in tasks}
+    dropped: dict[str, list[dict]] = {t: [] for t in tasks}
+    runs: dict[BenchEpisode, dict] = {}
+    while True:
+        wave = []
+        for t in tasks:
+            room = EXPERT_TRIES * count - len(kept[t]) - len(dropped[t])
+            for _ in range(min(count - len(kept[t]), room)):
+                wave.append(BenchEpisode(t, SAMPLED, next_seed[t], randomize=randomize))
+                next_seed[t] += 1
+        if not wave:
+            break
+        say(f'expert check: the reference program on {len(wave)} sampled layouts')
+        results = run_episodes(wave, 'scripted', folder, config, jobs, say, extra, env, runner)
+        for e in wave:
+            s = results[e]
+            if (s.get('outcome') or {}).get('success'):
+                kept[e.task].append(e.seed)
+                runs[e] = s
+            else:
+                why = (s.get('outcome') or {}).get('detail') or s.get('detail') or ''
+                dropped[e.task].append({'seed': e.seed, 'why': f'{s.get("status")}: {why}'})
+    for t in tasks:
+        kept[t].sort()
+        if len(kept[t]) < count:
+            say(
+                f'expert check: {t} kept {len(kept[t])} of {count} layouts '
+                f'({len(dropped[t])} seeds dropped)'
+            )
+    return ExpertCheck(kept, dropped, runs)
+
+
+def run_bench(
+    episodes: list[BenchEpisode],
+    model: str,
+    out: Path,
+    config: Path | None,
+    jobs: int,
+    say: Callable[[str], None] = print,
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    runner: Runner = run_episode_process,
+    expert_check: dict | None = None,
+    done: dict[BenchEpisode, dict] | None = None,
+) -> dict:
+    """Run the episodes (`run_episodes`; those in `done` already ran: their summaries) and
+    write bench.json, bench.md, bench.html and the verifier's report card (report_card.json/md)
+    under `out`; `expert_check`: the layouts the expert check kept and dropped, for the tables;
+    return the tables."""
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    done = done or {}
+    todo = [e for e in episodes if e not in done]
+    summaries = {
+        **done,
+        **run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner),
+    }
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
+    if expert_check:
+        tables['expert_check'] = expert_check
     tables['timing']['bench_wall_seconds'] = round(time.monotonic() - started, 1)
     tables['timing']['accounting'] = wall_accounting(ordered, time.monotonic() - started)
     tables['timing']['jobs'] = jobs

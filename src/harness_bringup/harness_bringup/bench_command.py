@@ -14,9 +14,11 @@ from harness_bringup.arguments import (
     INTERFACE_HELP,
     PERCEPTION_HELP,
     POLICIES_HELP,
+    RANDOMIZE_HELP,
     _interfaces,
     _layouts,
     _positive_int,
+    _randomize,
     _seed,
     _strategies,
 )
@@ -54,6 +56,22 @@ def add_parser(sub) -> None:
         type=_seed,
         default=0,
         help='the first seed of the random:N layouts (default 0)',
+    )
+    bench.add_argument(
+        '--randomize', type=_randomize, default=(), metavar='AXES', help=RANDOMIZE_HELP
+    )
+    bench.add_argument(
+        '--each-axis',
+        action='store_true',
+        help='with --randomize: run every layout once per axis, that axis alone (the table by '
+        'axis then compares them); without it every episode has all the axes at once',
+    )
+    bench.add_argument(
+        '--expert-check',
+        action='store_true',
+        help='with --layouts random:N: keep a sampled layout only when the reference program '
+        'solves it (RoboTwin 2.0), trying further seeds (at most 3N per task); the tables say '
+        'how many seeds each task dropped and why',
     )
     bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
     bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
@@ -99,10 +117,18 @@ def add_parser(sub) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from harness_bench.layout import SAMPLED
+    from harness_bench.randomization import axes_name
     from harness_bench.tasks import TASKS
     from harness_types.config import ConfigError
 
-    from harness_bringup.bench import BenchEpisode, default_jobs, run_bench, run_episode_process
+    from harness_bringup.bench import (
+        EXPERT_TRIES,
+        BenchEpisode,
+        default_jobs,
+        expert_check,
+        run_bench,
+        run_episode_process,
+    )
     from harness_bringup.run import UsageError, prepare, replays_source
 
     planned = None
@@ -148,8 +174,14 @@ def _bench(args: argparse.Namespace) -> int:
                 )
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
-    if sampled and args.seed_base + count - 1 > INT64_MAX:
-        return _fail(f'--seed-base {args.seed_base} + {count} layouts passes {INT64_MAX}')
+    tries = count * EXPERT_TRIES if args.expert_check else count
+    if sampled and args.seed_base + tries - 1 > INT64_MAX:
+        return _fail(f'--seed-base {args.seed_base} + {tries} seeds passes {INT64_MAX}')
+    if args.expert_check and not (sampled and planned is None):
+        return _fail('--expert-check checks sampled layouts: use it with --layouts random:N')
+    if args.each_axis and not args.randomize:
+        return _fail('--each-axis runs the --randomize axes one at a time: name them')
+    groups = [(a,) for a in args.randomize] if args.each_axis else [args.randomize]
     if planned is not None:
         layouts = [(task, SAMPLED, seed) for task, seed in planned]
         what = f'the {len(planned)} sampled layouts of plan {args.plan}'
@@ -163,12 +195,23 @@ def _bench(args: argparse.Namespace) -> int:
     ways = [('' if w == 'rule' else w) for w in (args.strategies or ('rule',))]
     if args.strategies and not config.kernel.policies:
         return _fail('--strategies needs policies (--policies)')
-    episodes = [
-        BenchEpisode(task, layout, seed, rung, way)
-        for task, layout, seed in layouts
-        for rung in rungs
-        for way in ways
-    ]
+    if args.randomize:
+        what += ', randomised: ' + (
+            ', '.join(args.randomize) + ' one at a time'
+            if args.each_axis
+            else axes_name(args.randomize)
+        )
+
+    def episodes_of(layouts, among=groups) -> list[BenchEpisode]:
+        return [
+            BenchEpisode(task, layout, seed, rung, way, group)
+            for group in among
+            for task, layout, seed in layouts
+            for rung in rungs
+            for way in ways
+        ]
+
+    episodes = episodes_of(layouts)
     if len(rungs) > 1:
         what += f' x the interfaces {", ".join(rungs)}'
     jobs = args.jobs or default_jobs()
@@ -199,10 +242,35 @@ def _bench(args: argparse.Namespace) -> int:
         env = {**os.environ, BROKERED: '1'} if config.kernel.policies else None
         if args.ray and env is None:
             env = dict(os.environ)  # the nodes run this workspace at the same path
+        chosen, checked, done = episodes, {}, {}
+        if args.expert_check:
+            chosen = []
+            looks = ['--perception', args.perception] if args.perception else []
+            for group in groups:
+                check = expert_check(
+                    tasks, count, args.seed_base, group, out / 'expert', config_file, jobs,
+                    lambda m: _say(m), looks, env, runner,
+                )  # fmt: skip
+                for task, row in check.table().items():
+                    checked[task if len(groups) == 1 else f'{task} ({axes_name(group)})'] = row
+                kept = [(t, SAMPLED, seed) for t in tasks for seed in check.kept[t]]
+                chosen += episodes_of(kept, [group])
+                if model == 'scripted' and rungs == ('',) and ways == ['']:
+                    done.update(check.runs)  # the reference's runs are this bench's episodes
         tables.update(
             run_bench(
-                episodes, model, out, config_file, jobs, lambda m: _say(m), extra, env, runner
-            )
+                chosen,
+                model,
+                out,
+                config_file,
+                jobs,
+                lambda m: _say(m),
+                extra,
+                env,
+                runner,
+                checked,
+                done,
+            )  # fmt: skip
         )
         return 0
 

@@ -6,7 +6,7 @@ calls, decisions, tokens, cost, env steps); wall times go to a separate timing t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from harness_bench.layout import layout_name
 from harness_types.reply import REASONS
@@ -112,9 +112,29 @@ def _division_table(summaries: list[dict]) -> dict:
     }
 
 
+def _category(task: str) -> str:
+    """The bench category of `task` (harness_bench.task.CATEGORIES), '' for an unknown task."""
+    from harness_bench.tasks import TASKS
+
+    return TASKS[task].category if task in TASKS else ''
+
+
+def _grouped(summaries: list[dict], key: Callable[[dict], str], order: list[str]) -> dict:
+    """{group: row} of the summaries grouped by `key`, in `order` (then any other group)."""
+    by: dict[str, list[dict]] = {}
+    for s in summaries:
+        by.setdefault(key(s), []).append(s)
+    names = [k for k in order if k in by] + sorted(k for k in by if k not in order)
+    return {k: _row(by[k]) for k in names}
+
+
 def bench_tables(summaries: Iterable[dict]) -> dict:
-    """{'model', 'tasks': {task: row}, 'overall': row, 'strategies': {strategy: row} (episodes
-    with policies), 'episodes': [...], 'timing': {...}}."""
+    """{'model', 'tasks': {task: row}, 'overall': row, 'categories': {category: row},
+    'axes': {randomisation axes: row}, 'strategies': {strategy: row} (episodes with policies),
+    'episodes': [...], 'timing': {...}}."""
+    from harness_bench.randomization import AXES
+    from harness_bench.task import CATEGORIES
+
     summaries = list(summaries)
     by_task: dict[str, list[dict]] = {}
     by_strategy: dict[str, list[dict]] = {}
@@ -130,6 +150,10 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
         'baseline': any(s.get('baseline') for s in summaries),
         'tasks': {task: _row(eps) for task, eps in by_task.items()},
         'overall': _row(summaries),
+        # RoboDojo's categories, and the scene randomisation each episode ran with ('none':
+        # only the layout varied; 'all': every axis at once)
+        'categories': _grouped(summaries, lambda s: _category(s['task']), list(CATEGORIES)),
+        'axes': _grouped(summaries, lambda s: s.get('randomize') or 'none', ['none', *AXES, 'all']),
         'strategies': {k: _row(by_strategy[k]) for k in sorted(by_strategy)},
         # The division of labour (bench --policies --strategies A,B,rule): the same layouts
         # with the policy alone, the programs alone and the agent's choice.
@@ -142,6 +166,7 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
                 'interface': s.get('interface') or 'programs',
                 'layout': s['layout'],
                 'seed': s.get('seed'),
+                'randomize': s.get('randomize') or 'none',
                 'status': s.get('status'),
                 'success': bool((s.get('outcome') or {}).get('success')),
                 'score': (s.get('outcome') or {}).get('score'),
@@ -211,6 +236,28 @@ def markdown(tables: dict) -> str:
     rows = list(tables['tasks'].items()) + [('**overall**', tables['overall'])]
     for task, row in rows:
         lines.append(f'| {task} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |')
+    for key, title, column in (
+        ('categories', 'By category', 'category'),
+        ('axes', 'By randomisation axis', 'randomised'),
+    ):
+        if tables.get(key):
+            lines += ['', f'## {title}', '', header.replace('task', column, 1)]
+            lines.append('|' + '---|' * (len(RESULT_COLUMNS) + 1))
+            for name, row in tables[key].items():
+                lines.append(
+                    f'| {name} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
+                )
+    if tables.get('expert_check'):
+        lines += [
+            '',
+            '## Expert check (a sampled layout is kept only when the reference program solves it)',
+            '',
+            '| task | kept | dropped | why |',
+            '|---|---|---|---|',
+        ]
+        for task, check in tables['expert_check'].items():
+            why = '; '.join(f'seed {d["seed"]}: {d["why"]}' for d in check['dropped']) or '-'
+            lines.append(f'| {task} | {len(check["kept"])} | {len(check["dropped"])} | {why} |')
     if tables.get('strategies'):
         lines += [
             '',
@@ -259,13 +306,14 @@ def markdown(tables: dict) -> str:
         '',
         '| task | '
         + ('interface | ' if ladder else '')
-        + 'layout | seed | status | success | score | calls | env steps | detail |',
+        + 'layout | seed | randomised | status | success | score | calls | env steps | detail |',
     ]
-    lines.append('|---|---|---|---|---|---|---|---|---|' + ('---|' if ladder else ''))
+    lines.append('|---|---|---|---|---|---|---|---|---|---|' + ('---|' if ladder else ''))
     for e in tables['episodes']:
         rung = f'{e["interface"]} | ' if ladder else ''
         lines.append(
-            f'| {e["task"]} | {rung}{layout_name(e["layout"])} | {e["seed"]} | {e["status"]} '
+            f'| {e["task"]} | {rung}{layout_name(e["layout"])} | {e["seed"]} | '
+            f'{e.get("randomize", "none")} | {e["status"]} '
             f'| {"yes" if e["success"] else "no"} '
             f'| {_cell(e["score"])} | {_cell(e["model_calls"])} | {_cell(e["env_steps"])} '
             f'| {e["detail"]} |'
