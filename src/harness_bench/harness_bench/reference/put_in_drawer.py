@@ -1,0 +1,30 @@
+# Reference program for put_in_drawer (one contact per cell).
+# %% look, then pull the drawer out 13 cm by its handle with the arm on the cabinet's side
+handle = locate('red handle')[0]
+cabinet = locate('biggest blue')[0]  # its shaded side walls may come out as pieces of their own
+cube = locate('yellow cube')[0]
+print('found', handle, cabinet, cube)
+side = 'left' if cabinet.position[0] < 0 else 'right'
+grip = pick(handle, arm=side, lift=0.0)
+hand = getattr(state(), side)
+move_eef(hand.tcp + [0.0, -0.13, 0.0], quat=hand.tcp_quat, arm=side)
+release(side)
+# %% put the cube in the middle of the drawer's open part, just above its floor
+handle = locate('red handle')[0]
+drawer = locate('biggest green')[0]
+front = cabinet.position[1] - cabinet.size[1] / 2  # the cabinet's front: the open part ends
+near = handle.position[1] + handle.size[1] / 2  # the drawer's front
+bottom = drawer.position[2] - drawer.size[2] / 2
+print('drawer', drawer, 'open part from', round(near, 3), 'to', round(front, 3))
+pick(cube, arm=side)
+place([handle.position[0], (near + front) / 2 + 0.005, bottom + cube.size[2] / 2 + 0.02], arm=side)
+# %% push the drawer back by its handle with the closed fingertips until its front meets the
+# cabinet's (they start 3 cm in front of the handle, at its height over the table)
+handle = locate('red handle')[0]
+out = front - (handle.position[1] + handle.size[1] / 2)
+height = handle.position[2] - (cabinet.position[2] - cabinet.size[2] / 2)
+push(handle, [0.0, 1.0], out + 0.03, arm=side, height=height)
+home()
+print('the handle now looks like', locate('red handle'))
+# %% finish
+finish('the cube is in the drawer and the drawer is closed')
