@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from harness_types.colour_names import family_of
 
 from harness_bench.layout import CLEARANCE, Feasibility
 from harness_bench.task import ObjectSpec, Task
@@ -287,28 +288,8 @@ def _floor_surface(rng: np.random.Generator) -> Surface:
 
 
 def _families_of(objects: list[ObjectSpec]) -> set[str]:
-    """The colour families of the task's objects (hue bands as the perception's)."""
-    out = set()
-    for o in objects:
-        r, g, b = o.rgba[:3]
-        h, s, v = colorsys.rgb_to_hsv(r, g, b)
-        if s < 0.3 or v < 0.12:
-            out.add('achromatic')
-            continue
-        hue = h * 360.0
-        for bound, name in (
-            (15, 'red'),
-            (42, 'orange'),
-            (75, 'yellow'),
-            (170, 'green'),
-            (260, 'blue'),
-            (330, 'purple'),
-            (361, 'red'),
-        ):
-            if hue < bound:
-                out.add(name)
-                break
-    return out
+    """The colour families of the task's objects."""
+    return {family_of(o.rgba[:3]) for o in objects}
 
 
 def _footprint(o: ObjectSpec) -> float:

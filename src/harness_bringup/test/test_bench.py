@@ -1,6 +1,7 @@
 """The bench: tables from summaries (unit), and `harness bench` run twice gives the same
 results table (deterministic simulation; wall times are kept apart)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from harness_bringup.bench import EXPERT_TRIES, expert_check
 from harness_bringup.cli import main
 from harness_recording.bench_table import bench_tables, markdown
 
@@ -139,6 +141,8 @@ def bench_once(tmp_path, name):
             'press_button',
             '--layouts',
             '1',
+            '--randomize',
+            'all',
             '--jobs',
             '2',
             '--out',
@@ -156,6 +160,7 @@ def bench_once(tmp_path, name):
 
 
 def test_the_same_bench_twice_gives_the_same_table(tmp_path, capsys):
+    """With every randomisation axis on: the same seeds give the same scenes and tables."""
     first, second = bench_once(tmp_path, 'first'), bench_once(tmp_path, 'second')
     out = capsys.readouterr().out
     assert '2/2' in out and '| lift_cube | 1 | 0 | 1.0 | 1.0 |' in out
@@ -165,6 +170,66 @@ def test_the_same_bench_twice_gives_the_same_table(tmp_path, capsys):
     results = [{k: v for k, v in t.items() if k != 'timing'} for t in (first, second)]
     assert results[0] == results[1]
     assert [e['task'] for e in first['episodes']] == ['lift_cube', 'press_button']
+    assert {e['randomize'] for e in first['episodes']} == {'all'}
+    assert list(first['axes']) == ['all'] and first['axes']['all']['episodes'] == 2
+
+
+def test_tables_by_category_and_by_randomisation_axis():
+    rows = [summary('lift_cube', 0, True), summary('insert_peg', 0, False)]
+    rows += [{**summary('insert_peg', 1, True), 'randomize': 'lighting'}]
+    tables = bench_tables(rows)
+    assert list(tables['categories']) == ['generalization', 'precision']
+    assert tables['categories']['precision']['episodes'] == 2
+    assert tables['categories']['precision']['success_rate'] == 0.5
+    assert list(tables['axes']) == ['none', 'lighting']  # in the order of the axes
+    assert tables['axes']['lighting']['success_rate'] == 1.0
+    text = markdown(tables)
+    assert '## By category' in text and '| generalization | 1 | 0 | 1.0 |' in text
+    assert '## By randomisation axis' in text and '| lighting | 1 | 0 | 1.0 |' in text
+
+
+def test_the_expert_check_keeps_the_layouts_the_reference_solves(tmp_path):
+    """Seeds the reference fails are dropped with their reason and further seeds are tried,
+    at most EXPERT_TRIES per layout to keep."""
+    ran = []
+
+    def reference(job, folder, interrupts):
+        e = job.episode
+        ran.append((e.task, e.seed, e.randomize, job.model))
+        solved = not (e.task == 'b' and e.seed in (11, 12)) and e.task != 'never'
+        return {
+            'task': e.task, 'layout': e.layout, 'seed': e.seed, 'status': 'finished',
+            'outcome': {'success': solved, 'detail': 'ok' if solved else 'the cube fell'},
+        }  # fmt: skip
+
+    check = expert_check(
+        ['a', 'b', 'never'], 2, 10, ('lighting',), tmp_path, None, 2, lambda m: None,
+        runner=reference,
+    )  # fmt: skip
+    assert check.kept == {'a': [10, 11], 'b': [10, 13], 'never': []}
+    assert [d['seed'] for d in check.dropped['b']] == [11, 12]
+    assert check.dropped['b'][0]['why'] == 'finished: the cube fell'
+    assert len(check.dropped['never']) == 2 * EXPERT_TRIES  # it gave up
+    assert {r[2] for r in ran} == {('lighting',)} and {r[3] for r in ran} == {'scripted'}
+    assert sorted(e.seed for e in check.runs if e.task == 'b') == [10, 13]
+    table = markdown({**bench_tables([summary('a', 0, True)]), 'expert_check': check.table()})
+    assert '| b | 2 | 2 | seed 11: finished: the cube fell; seed 12:' in table
+
+
+@pytest.mark.parametrize(
+    'arguments,message',
+    [
+        (['--each-axis'], '--each-axis runs the --randomize axes one at a time'),
+        (['--expert-check'], '--expert-check checks sampled layouts'),
+        (['--randomize', 'fog'], "unknown randomisation axis 'fog'"),
+    ],
+)
+def test_bad_randomisation_arguments_are_refused(arguments, message, capsys):
+    config = str(ROOT / 'config' / 'harness.yaml')
+    with pytest.raises(SystemExit) if 'fog' in arguments else contextlib.nullcontext():
+        code = main(['--config', config, 'bench', '--tasks', 'lift_cube', *arguments])
+        assert code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_episodes_the_model_service_failed_are_not_run_not_failures():

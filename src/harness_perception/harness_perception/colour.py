@@ -8,22 +8,15 @@ shaded sides look grey) named by its brightest part.
 from __future__ import annotations
 
 import numpy as np
-
-# Upper hue bound (degrees) of each chromatic name, in order; red wraps around 360.
-HUE_BANDS: tuple[tuple[float, str], ...] = (
-    (15.0, 'red'),
-    (42.0, 'orange'),
-    (75.0, 'yellow'),
-    (170.0, 'green'),
-    (260.0, 'blue'),
-    (330.0, 'purple'),
-    (360.0, 'red'),
+from harness_types.colour_names import (
+    ACHROMATIC,
+    CHROMATIC,
+    HUE_BANDS,
+    MIN_SATURATION,
+    MIN_VALUE,
 )
-CHROMATIC = tuple(dict.fromkeys(name for _, name in HUE_BANDS))
-ACHROMATIC = 'achromatic'
+
 COLOUR_NAMES = (*CHROMATIC, 'white', 'grey', 'black')  # every colour name locate() gives
-MIN_SATURATION = 0.3  # below: white, grey or black
-MIN_VALUE = 0.12  # darker than this: no reliable hue (counts for nothing)
 WHITE_ABOVE = 0.62  # brightness (90th percentile) of an achromatic object called white
 BLACK_BELOW = 0.2
 
