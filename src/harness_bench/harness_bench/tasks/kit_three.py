@@ -1,0 +1,153 @@
+"""Kitting: put each of three blocks into the square drawn on the table in its colour."""
+
+import numpy as np
+
+from harness_bench.layout import Region
+from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.verifier import Inside, Released
+
+_RGBA = {
+    'red': (0.85, 0.15, 0.1, 1.0),
+    'green': (0.15, 0.7, 0.2, 1.0),
+    'yellow': (0.95, 0.8, 0.1, 1.0),
+}
+_PAIRS = ('a', 'b', 'c')  # block_<p> goes to slot_<p>; build gives each pair a colour
+# A slot is a square outline drawn on the table (a flat socket, felt by nothing): its 6 cm
+# opening leaves a centred 4 cm block 1 cm clear of the line, so the cameras see the block and
+# its slot of the same colour as two objects (touching, they would measure as one). No blue
+# slot: the pixels along a thin blue line on the tan table blend to grey, a grey outline of
+# its own that the cameras find inside the blue one.
+SLOT = (0.04, 0.03, 0.0005)  # outer half width, opening half width, half thickness
+TOLERANCE = 0.02  # m (xy) between a block's centre and its slot's
+
+
+class KitThree(Task):
+    name = 'kit_three'
+    kind = 'kit'  # no policy of the catalogue learned it: programs only
+    category = 'long_horizon'
+    step_limit = 1300  # the reference takes 580-690 env steps
+    judged_after_wrap_up = True  # arms home and idle grippers open count
+    layouts = 3
+    # Pairs a and b on one side, c on the other: each block's nearer arm reaches its slot.
+    # The blocks stand crosswise to the slots, so the nearest slot is not always the right one.
+    fixed = (
+        {
+            'slot_a': (-0.26, 0.08),
+            'slot_b': (-0.1, 0.04),
+            'slot_c': (0.22, 0.08),
+            'block_a': (-0.12, -0.1),
+            'block_b': (-0.28, -0.06),
+            'block_c': (0.12, -0.06),
+        },
+        {
+            'slot_a': (0.26, 0.06),
+            'slot_b': (0.1, 0.06),
+            'slot_c': (-0.18, 0.1),
+            'block_a': (0.1, -0.09),
+            'block_b': (0.26, -0.08),
+            'block_c': (-0.24, -0.04),
+        },
+        {
+            'slot_a': (-0.3, -0.02),
+            'slot_b': (-0.14, 0.1),
+            'slot_c': (0.12, -0.06),
+            'block_a': (-0.16, -0.05),
+            'block_b': (-0.3, 0.12),
+            'block_c': (0.26, 0.06),
+        },
+    )
+    # Sampled: two pairs on the left arm's side, one on the right's (mirrored: the other way
+    # round); slots away from the robot's edge of the table, blocks anywhere on their side.
+    regions = {
+        'slot_a': Region((-0.34, -0.06), (-0.04, 0.14), 0.045, 'left', 0.03),
+        'slot_b': Region((-0.34, -0.06), (-0.04, 0.14), 0.045, 'left', 0.03),
+        'slot_c': Region((0.06, 0.34), (-0.04, 0.14), 0.045, 'right', 0.03),
+        'block_a': Region((-0.36, -0.04), (-0.12, 0.14), 0.03, 'left'),
+        'block_b': Region((-0.36, -0.04), (-0.12, 0.14), 0.03, 'left'),
+        'block_c': Region((0.04, 0.36), (-0.12, 0.14), 0.03, 'right'),
+    }
+    mirror = True
+    instruction = (
+        'Put each block into the square zone of its colour: red into red, green into green, '
+        'yellow into yellow.'
+    )
+    description = (
+        'Three 4 cm blocks (red, green, yellow) stand on the table, and three square zones (8 cm '
+        'outlines with a 6 cm opening) in the same colours are drawn on it. Success: each '
+        f'block rests on the table with its centre within {TOLERANCE * 100:.0f} cm of the centre '
+        'of the zone of its colour, let go; every gripper that holds nothing is open and both '
+        'arms are home.'
+    )
+    HALF = 0.02
+
+    goal = (
+        Released(),
+        Inside('red block', 'red zone'),
+        Inside('green block', 'green zone'),
+        Inside('yellow block', 'yellow zone'),
+    )
+
+    def build(self, spots, rng):
+        # Which colour each pair has comes from the layout's stream too.
+        colours = [list(_RGBA)[int(k)] for k in rng.permutation(len(_RGBA))]
+        self.colour_of = dict(zip(_PAIRS, colours, strict=True))
+        out = []
+        for pair, colour in self.colour_of.items():
+            x, y = np.array(spots[f'slot_{pair}']) + rng.uniform(-0.005, 0.005, 2)
+            out.append(
+                ObjectSpec(
+                    f'{colour}_slot',
+                    f'{colour} zone',
+                    'socket',
+                    SLOT,
+                    _RGBA[colour],
+                    (float(x), float(y), SLOT[2]),
+                    yaw=float(rng.uniform(-0.1, 0.1)),
+                    movable=False,
+                    collide=False,
+                )
+            )
+        for pair, colour in self.colour_of.items():
+            x, y = np.array(spots[f'block_{pair}']) + rng.uniform(-0.005, 0.005, 2)
+            out.append(
+                ObjectSpec(
+                    f'{colour}_block',
+                    f'{colour} block',
+                    'box',
+                    (self.HALF,) * 3,
+                    _RGBA[colour],
+                    (float(x), float(y), self.HALF),
+                    yaw=float(rng.uniform(-0.3, 0.3)),
+                )
+            )
+        return out
+
+    def check(self, world: WorldSnapshot) -> Outcome:
+        problems, kitted = [], 0
+        for colour in _RGBA:
+            block, slot = world.objects[f'{colour}_block'], world.objects[f'{colour}_slot']
+            offset = float(np.linalg.norm(block.position[:2] - slot.position[:2]))
+            wrong = []
+            if offset > TOLERANCE:
+                wrong.append(
+                    f'the {colour} block is {offset * 100:.1f} cm from the centre of the '
+                    f'{colour} zone (within {TOLERANCE * 100:.0f} cm asked)'
+                )
+            lift = float(block.position[2] - self.HALF - world.table_top_z)
+            if abs(lift) > 0.01:
+                wrong.append(
+                    f'the {colour} block does not rest on the table (its bottom '
+                    f'{lift * 100:.1f} cm above it)'
+                )
+            if self.held_by(world, f'{colour}_block'):
+                wrong.append(f'the {colour} block is still held')
+            problems += wrong
+            kitted += not wrong
+        problems += self.idle_grippers_open(world) + self.arms_home(world)
+        score = 0.25 * kitted + 0.25 * (not problems)
+        if problems:
+            return Outcome(False, score, '; '.join(problems))
+        return Outcome(True, 1.0, 'every block is in the zone of its colour')
+
+
+TASK = KitThree  # this module is a bench task plugin (harness_bench.tasks)
