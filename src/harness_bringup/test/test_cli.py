@@ -109,6 +109,8 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['bench', '--seed-base', '-2'],
         ['bench', '--interface', 'programs,tools'],
         ['run', 'lift_cube', '--interface', 'prose'],
+        ['run', 'lift_cube', '--randomize', 'lighting,fog'],
+        ['run', 'lift_cube', '--randomize', 'camera,camera'],
     ],
 )
 def test_bad_flags_exit_2(argv, capsys):
