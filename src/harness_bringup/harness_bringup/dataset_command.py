@@ -7,7 +7,14 @@ import argparse
 import json
 from pathlib import Path
 
-from harness_bringup.arguments import _image_size, _layouts, _positive_int, _seed
+from harness_bringup.arguments import (
+    RANDOMIZE_HELP,
+    _image_size,
+    _layouts,
+    _positive_int,
+    _randomize,
+    _seed,
+)
 from harness_bringup.bench_command import _bench
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
@@ -60,6 +67,13 @@ def add_parser(sub) -> None:
     )
     demos.add_argument(
         '--seed-base', type=_seed, default=1000, help='the first sampled seed (default 1000)'
+    )
+    demos.add_argument(
+        '--randomize',
+        type=_randomize,
+        default=(),
+        metavar='AXES',
+        help='demonstrations in randomised scenes (domain randomisation): ' + RANDOMIZE_HELP,
     )
     demos.add_argument('--out', required=True, metavar='OUT', help='a new folder for it all')
     demos.add_argument(
@@ -124,6 +138,7 @@ def _demos(args: argparse.Namespace) -> int:
     recorded = replace(config, worker=replace(config.worker, compressed_every_ticks=1))
     args.config = str(recorded.write(out / 'collection.yaml'))
     args.strategies = None
+    args.each_axis = args.expert_check = False  # every demonstration the verifier satisfies is kept
     args.model, args.interface, args.perception, args.policies, args.seed = (
         'scripted',
         None,
