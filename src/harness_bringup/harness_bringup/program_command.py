@@ -15,6 +15,8 @@ from harness_bringup.arguments import (
     DEFAULT_POLICIES,
     PERCEPTION_HELP,
     POLICIES_HELP,
+    RANDOMIZE_HELP,
+    _randomize,
     _task_arguments,
 )
 from harness_bringup.console import fail as _fail
@@ -31,6 +33,9 @@ def add_parser(sub) -> None:
         'kernel.log). Exits 0 when the episode ran, whatever its success.',
     )
     _task_arguments(program, 'lift_cube')
+    program.add_argument(
+        '--randomize', type=_randomize, default=(), metavar='AXES', help=RANDOMIZE_HELP
+    )
     program.add_argument('file', help='Python program using the program API')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
@@ -43,6 +48,7 @@ def add_parser(sub) -> None:
 
 def _program(args: argparse.Namespace) -> int:
     from harness_bench.layout import layout_name
+    from harness_bench.randomization import axes_name
     from harness_driver.models import INSTRUCTION
     from harness_types.config import ConfigError
 
@@ -91,6 +97,7 @@ def _program(args: argparse.Namespace) -> int:
             'task': args.task,
             'layout': args.layout,
             'seed': args.seed,
+            'randomize': axes_name(args.randomize),
             'agent': 'a program file, no model',
             'program': str(program),
             'status': 'error',
@@ -102,7 +109,7 @@ def _program(args: argparse.Namespace) -> int:
                 f'layout {layout_name(args.layout)}'
             )
             with EpisodeGraph(params, attach=args.attach) as graph:
-                start = graph.reset(args.task, args.layout, args.seed)
+                start = graph.reset(args.task, args.layout, args.seed, args.randomize)
                 _say(f'instruction: {start.instruction}')
                 graph.start_kernel(run.workspace, run.kernel_log)
                 _say(f'running {program}')
