@@ -22,7 +22,7 @@ def on_arc(degrees):
 # %% grasp the handle (no lift), with a tool that also reaches the top of the arc
 grip = pick(handle, lift=0.0, along=-0.01, toward=on_arc(105))
 # %% swing the lid up along the arc, the tool as it grasped (the handle turns in the fingers)
-for degrees in (*range(10, 101, 10), 105):
+for degrees in (10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 105):
     move_eef(on_arc(degrees), quat=grip.quat, arm=grip.arm)
 release(grip.arm)
 home()

@@ -9,15 +9,19 @@ grip = pick(handle, arm=side, lift=0.0)
 hand = getattr(state(), side)
 move_eef(hand.tcp + [0.0, -0.13, 0.0], quat=hand.tcp_quat, arm=side)
 release(side)
+home(side)  # from its start pose: from the open drawer the way to the cube may brush the cabinet
 # %% put the cube in the middle of the drawer's open part, just above its floor
 handle = locate('red handle')[0]
 drawer = locate('biggest green')[0]
 front = cabinet.position[1] - cabinet.size[1] / 2  # the cabinet's front: the open part ends
 near = handle.position[1] + handle.size[1] / 2  # the drawer's front
+# Its bottom as measured: the floor's underside, or the table's top when the drawer's lowest
+# points lie so near the table that perception takes it as standing on it (1.2 cm lower):
+# the cube is let go from 1.3 to 2.5 cm over the floor
 bottom = drawer.position[2] - drawer.size[2] / 2
 print('drawer', drawer, 'open part from', round(near, 3), 'to', round(front, 3))
 pick(cube, arm=side)
-place([handle.position[0], (near + front) / 2 + 0.005, bottom + cube.size[2] / 2 + 0.02], arm=side)
+place([handle.position[0], (near + front) / 2 + 0.005, bottom + cube.size[2] / 2 + 0.035], arm=side)
 # %% push the drawer back by its handle with the closed fingertips until its front meets the
 # cabinet's (they start 3 cm in front of the handle, at its height over the table)
 handle = locate('red handle')[0]
