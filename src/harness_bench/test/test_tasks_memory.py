@@ -164,8 +164,14 @@ def test_fetch_from_drawer():
     task, at = built('fetch_from_drawer')
     assert task.category == 'memory'
     # The cube starts on the drawer, inside the cabinet (behind its front, under its roof).
+    from harness_bench.tasks.fetch_from_drawer import CABINET, DRAWER_Z, FRONT, FRONT_Z, HALF
+
     cabinet = at['cabinet']
     assert cabinet[1] - 0.1 < at['cube'][1] < cabinet[1] + 0.1
+    # The drawer's front panel reaches within 5 mm of the roof, above the cube's top.
+    panel_top = CABINET[2] + DRAWER_Z + FRONT_Z + FRONT[2]
+    roof = 2 * CABINET[2] - 0.01
+    assert roof - 0.005 < panel_top < roof and at['cube'][2] + HALF < panel_top
     assert task.check(fetched_world(task, at)).success
     assert task.check(fetched_world(task, at, cube_off=(0.05, -0.05))).success
     outside = task.check(fetched_world(task, at, cube_off=(0.0, 0.07)))

@@ -1,7 +1,7 @@
 # Reference program for fetch_from_drawer (one contact per cell). The cube is not in view
 # until the drawer is open: the instruction says where it is.
 # %% look: the handle and the zone; grasp the handle where it is (no lift: the drawer slides)
-handle = locate('blue handle')[0]
+handle = locate('orange handle')[0]
 zone = locate('yellow')[0]
 print('found', handle, zone, 'red now:', locate('red cube'))
 grip = pick(handle, lift=0.0)

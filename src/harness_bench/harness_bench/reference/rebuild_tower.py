@@ -5,9 +5,10 @@ import numpy as np
 
 everything = locate('')
 zone = locate('yellow')[0]
-top = max(locate('block'), key=lambda o: o.position[2])
+blocks = [o for o in locate('block') if min(o.size[0], o.size[1]) > 0.02]  # no slivers
+top = max(blocks, key=lambda o: o.position[2])
 tower = sorted(
-    (o for o in locate('block') if np.linalg.norm(o.position[:2] - top.position[:2]) < 0.03),
+    (o for o in blocks if np.linalg.norm(o.position[:2] - top.position[:2]) < 0.03),
     key=lambda o: o.position[2],
 )
 order = [o.label.split()[0] for o in tower]
@@ -31,26 +32,30 @@ print('order, bottom to top:', order, 'zone', zone.position.round(3), 'aside', a
 pick(tower[2], arm=arm, toward=aside[0])
 # %% set the top block aside
 place(position=aside[0])
+home()  # out of the head camera's way
 # %% grasp the middle block, to set it aside too
-middle = locate(f'{order[1]} block')[0]
+middle = locate(f'biggest {order[1]} block')[0]
 pick(middle, arm=arm, toward=aside[1])
 # %% set it aside
 place(position=aside[1])
+home()  # out of the head camera's way
 # %% grasp the bottom block, for the zone
-bottom = locate(f'{order[0]} block')[0]
+bottom = locate(f'biggest {order[0]} block')[0]
 target = np.array([zone.position[0], zone.position[1], standing_z])
 pick(bottom, arm=arm, toward=target)
 # %% put it on the zone's centre
 place(position=target)
+home()  # out of the head camera's way
 # %% grasp the middle block, for the bottom one, measured again
-bottom = locate(f'{order[0]} block')[0]
-middle = locate(f'{order[1]} block')[0]
+bottom = locate(f'biggest {order[0]} block')[0]
+middle = locate(f'biggest {order[1]} block')[0]
 pick(middle, arm=arm, toward=bottom)
 # %% put it on the bottom block
 place(onto=bottom)
+home()  # out of the head camera's way
 # %% grasp the top block, for the middle one, measured again
-middle = locate(f'{order[1]} block')[0]
-top = locate(f'{order[2]} block')[0]
+middle = locate(f'biggest {order[1]} block')[0]
+top = locate(f'biggest {order[2]} block')[0]
 pick(top, arm=arm, toward=middle)
 # %% put it on the middle block, then home
 place(onto=middle)

@@ -21,11 +21,13 @@ print('red at', red_spot.round(3), 'blue at', blue_spot.round(3), 'aside', aside
 pick(red, arm=arm, toward=aside)
 # %% set the red block aside
 place(position=aside)
+home()  # out of the head camera's way
 # %% grasp the blue block, for where the red one stood
 blue = locate('blue block')[0]
 pick(blue, arm=arm, toward=red_spot)
 # %% put it where the red block stood
 place(position=red_spot)
+home()  # out of the head camera's way
 # %% grasp the red block again, for where the blue one stood
 red = locate('red block')[0]
 pick(red, arm=arm, toward=blue_spot)

@@ -10,8 +10,13 @@ CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall, 1 c
 DRAWER = (0.088, 0.093, 0.02)  # half extents: a 4 cm slab on the cabinet's floor
 DRAWER_Y = -0.005  # the drawer's centre from the cabinet's, along y (its front flush)
 DRAWER_Z = -CABINET[2] + 0.01 + DRAWER[2] + 0.001  # resting just above the cabinet's floor
+# The drawer's front panel, up to 3 mm under the cabinet's roof: no camera sees past it.
+FRONT = (DRAWER[0], 0.005, (2 * CABINET[2] - 0.02 - 0.001 - 0.003) / 2)  # half extents
+FRONT_Y = -DRAWER[1] + FRONT[1]  # its centre from the drawer's
+FRONT_Z = -DRAWER[2] + FRONT[2]  # its bottom level with the drawer's
 HANDLE = (0.01, 0.025, 0.01)  # half extents: 2 cm wide, sticking out 5 cm, 2 cm tall
 HANDLE_Y = -(DRAWER[1] + HANDLE[1])  # the handle's centre from the drawer's
+HANDLE_Z = FRONT_Z  # on the middle of the front panel
 CUBE_IN = 0.07  # the cube's centre this far behind the cabinet's front, on the drawer
 TRAVEL = 0.15  # how far the drawer slides out
 HALF = 0.02  # the cube's half size
@@ -47,13 +52,14 @@ class FetchFromDrawer(Task):
     }
     mirror = True
     instruction = (
-        'A red cube was put away in the drawer of the purple cabinet. Take it out and put it '
+        'A red cube was put away in the drawer of the blue cabinet. Take it out and put it '
         'on the yellow zone.'
     )
     description = (
-        'A purple cabinet (20 cm wide and deep, 12 cm tall, open toward the robot) is fixed to '
-        'the table; a green drawer, a 4 cm slab on its floor, slides out toward the robot by '
-        'up to 15 cm by a blue handle. A 4 cm red cube lies on the drawer inside the cabinet, '
+        'A blue cabinet (20 cm wide and deep, 12 cm tall, open toward the robot) is fixed to '
+        'the table; a green drawer (a 4 cm slab on its floor, its front panel as tall as the '
+        'cabinet inside) slides out toward the robot by up to 15 cm by an orange handle on that '
+        'panel. A 4 cm red cube lies on the drawer inside the cabinet, '
         'where the head camera does not see it; a 12 cm yellow square is drawn on the table '
         'beside the cabinet. Success: the cube stands on the table with its centre inside the '
         'square, it was grasped, every gripper that holds nothing is open and both arms are '
@@ -70,10 +76,10 @@ class FetchFromDrawer(Task):
         return [
             ObjectSpec(
                 'cabinet',
-                'purple cabinet',
+                'blue cabinet',
                 'cabinet',
                 CABINET,
-                (0.75, 0.15, 0.7, 1.0),
+                (0.15, 0.3, 0.85, 1.0),
                 (float(x), float(y), CABINET[2]),
                 mass=2.0,
                 movable=False,
@@ -90,12 +96,23 @@ class FetchFromDrawer(Task):
                 slide=(0.0, -TRAVEL, 0.0),
             ),
             ObjectSpec(
+                'front',
+                'green drawer front',
+                'box',
+                FRONT,
+                (0.2, 0.6, 0.3, 1.0),
+                (0.0, FRONT_Y, FRONT_Z),
+                mass=0.05,
+                movable=False,
+                parent='drawer',
+            ),
+            ObjectSpec(
                 'handle',
-                'blue handle',
+                'orange handle',
                 'box',
                 HANDLE,
-                (0.15, 0.3, 0.85, 1.0),
-                (0.0, HANDLE_Y, 0.0),
+                (0.95, 0.5, 0.1, 1.0),
+                (0.0, HANDLE_Y, HANDLE_Z),
                 mass=0.02,
                 movable=False,
                 parent='drawer',

@@ -57,7 +57,7 @@ class RebuildTower(Task):
         self.order = _ORDERS[int(rng.integers(len(_ORDERS)))]
         tx, ty = np.array(spots['tower']) + rng.uniform(-0.005, 0.005, 2)
         zx, zy = np.array(spots['zone']) + rng.uniform(-0.005, 0.005, 2)
-        out = []
+        out, yaw = [], rng.uniform(-0.3, 0.3)
         for level, colour in enumerate(self.order):
             x, y = np.array([tx, ty]) + rng.uniform(-0.002, 0.002, 2)
             out.append(
@@ -68,7 +68,7 @@ class RebuildTower(Task):
                     (self.HALF,) * 3,
                     _RGBA[colour],
                     (float(x), float(y), self.HALF * (2 * level + 1)),
-                    yaw=float(rng.uniform(-0.3, 0.3)),
+                    yaw=float(yaw + rng.uniform(-0.08, 0.08)),  # stacked by hand
                 )
             )
         out.append(
