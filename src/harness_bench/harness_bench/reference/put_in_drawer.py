@@ -1,5 +1,5 @@
 # Reference program for put_in_drawer (one contact per cell).
-# %% look, then pull the drawer out 13 cm by its handle with the arm on the cabinet's side
+# %% look, then pull the drawer out 14 cm by its handle with the arm on the cabinet's side
 handle = locate('red handle')[0]
 cabinet = locate('biggest blue')[0]  # its shaded side walls may come out as pieces of their own
 cube = locate('yellow cube')[0]
@@ -7,10 +7,11 @@ print('found', handle, cabinet, cube)
 side = 'left' if cabinet.position[0] < 0 else 'right'
 grip = pick(handle, arm=side, lift=0.0)
 hand = getattr(state(), side)
-move_eef(hand.tcp + [0.0, -0.13, 0.0], quat=hand.tcp_quat, arm=side)
+move_eef(hand.tcp + [0.0, -0.14, 0.0], quat=hand.tcp_quat, arm=side)
 release(side)
 home(side)  # from its start pose: from the open drawer the way to the cube may brush the cabinet
-# %% put the cube in the middle of the drawer's open part, just above its floor
+# %% put the cube in the drawer's open part, 2.5 cm from the cabinet (the hand leans back toward
+# the robot: its fingers stay clear of the drawer's front wall), just above the floor
 handle = locate('red handle')[0]
 drawer = locate('biggest green')[0]
 front = cabinet.position[1] - cabinet.size[1] / 2  # the cabinet's front: the open part ends
@@ -21,7 +22,7 @@ near = handle.position[1] + handle.size[1] / 2  # the drawer's front
 bottom = drawer.position[2] - drawer.size[2] / 2
 print('drawer', drawer, 'open part from', round(near, 3), 'to', round(front, 3))
 pick(cube, arm=side)
-place([handle.position[0], (near + front) / 2 + 0.005, bottom + cube.size[2] / 2 + 0.035], arm=side)
+place([handle.position[0], front - 0.045, bottom + cube.size[2] / 2 + 0.035], arm=side)
 # %% push the drawer back by its handle with the closed fingertips until its front meets the
 # cabinet's (they start 3 cm in front of the handle, at its height over the table)
 handle = locate('red handle')[0]

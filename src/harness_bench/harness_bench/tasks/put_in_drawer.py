@@ -41,7 +41,7 @@ class PutInDrawer(Task):
             0.14,
             'left',
             CABINET[2],
-            touch=((0.0, _handle), (0.0, _handle - 0.13)),
+            touch=((0.0, _handle), (0.0, _handle - 0.14)),
         ),
         'cube': Region(
             (-0.25, 0.06),
