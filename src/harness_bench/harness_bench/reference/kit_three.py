@@ -1,6 +1,6 @@
 # Reference program for kit_three (one contact per cell).
-# %% look: the blocks and the zones by colour (the zones now, while no block hides them);
-# grasp the first block
+# %% look: the blocks and the zones by colour (all zones now: with a block inside, a zone no
+# longer measures as a zone); grasp the first block
 blocks = {b.label.split()[0]: b for b in locate('block')}
 zones = {z.label.split()[0]: z for z in locate('zone')}
 todo = [c for c in ('red', 'green', 'yellow') if c in blocks and c in zones]
