@@ -148,15 +148,20 @@ def test_place_unseen_in_bowl():
         assert not away.success and 'not home' in away.detail
 
 
-def test_pick_by_shape_names_only_the_shape_and_one_colour_for_all():
+def test_pick_by_shape_names_the_shape_among_objects_of_one_colour():
     targets = set()
     for task, objects in scenes('pick_by_shape'):
-        assert task.instruction.startswith(f'Pick up the {task.target} and')
+        word = COLOURS[task.shade][1]
+        assert task.instruction.startswith(
+            f'Among the three {word} objects, pick up the {task.target} and'
+        )
         assert len({o.rgba for o in objects}) == 1
         assert {o.label for o in objects} == {
             f'{COLOURS[task.shade][0]} {n}' for n in ('cube', 'cylinder', 'bar')
         }
-        assert task.claims(task.instruction)[1].query == task.target
+        claims = task.claims(task.instruction)
+        assert claims[1].query == f'{word} {task.target}'
+        assert task.claims('Please a' + task.instruction[1:]) == claims
         targets.add(task.target)
     assert targets == {'cube', 'cylinder', 'bar'}
 

@@ -1,5 +1,8 @@
-"""Pick an object by its shape alone: three objects of one colour, a cube, a cylinder and a bar;
-the instruction names only the shape, which the layout draws (and the colour, a held-out shade).
+"""Pick an object by its shape: three objects of one colour, a cube, a cylinder and a bar; the
+instruction names the shape of the one to lift, which the layout draws, and the colour only to
+say which three objects it means (a held-out shade, also drawn): the colour alone tells them
+not apart. (Naming the shape alone would be ambiguous in a scene with clutter: a distractor
+of another colour may be a cylinder or a cube too.)
 """
 
 import re
@@ -21,13 +24,14 @@ _OBJECTS = (
 )
 _HALF_HEIGHT = {name: half for name, _, _, half in _OBJECTS}
 LIFT = 0.10
-# The shape the instruction names (a reworded instruction keeps these words).
-ABOUT = re.compile(r'pick up the (cube|cylinder|bar)\b', re.IGNORECASE)
+# The colour and the shape the instruction names (a reworded instruction keeps these words).
+ABOUT = re.compile(r'three (\w+) objects, pick up the (\w+)', re.IGNORECASE)
 
 
 class PickByShape(Task):
     name = 'pick_by_shape'
-    kind = 'lift'
+    # Lifting, but which object is the task: a policy that learned to lift one would not know.
+    kind = 'pick_by_shape'
     category = 'generalization'
     step_limit = 1000
     layouts = 3
@@ -43,21 +47,27 @@ class PickByShape(Task):
         'bar': Region((-0.28, 0.28), (-0.06, 0.1), 0.052),
     }
     # The instruction and the goal are the layout's (build sets them); these say what they are.
-    instruction = 'Pick up the <cube, cylinder or bar> and hold it at least 10 cm above the table.'
+    instruction = (
+        'Among the three <colour> objects, pick up the <cube, cylinder or bar> and hold it at '
+        'least 10 cm above the table.'
+    )
     description = (
         'A cube (4 cm), a cylinder (4 cm across, 6 cm tall) and a bar (3 x 10 x 3 cm) of one '
         'colour shade no older task uses (lime, cyan, lemon or magenta) stand on the table; the '
-        'instruction names only the shape of the one to lift. Success: that object is held '
-        'with its bottom at least 10 cm above the table, and nothing else is held.'
+        'instruction names their colour and the shape of the one to lift. Success: that object '
+        'is held with its bottom at least 10 cm above the table, and nothing else is held.'
     )
-    goal = (Holding('', LIFT),)  # claims() names the shape
+    goal = (Holding('', LIFT),)  # claims() names the object
     target, shade = 'cube', 'lime'  # the layout's (build draws them)
 
     def build(self, spots, rng):
         self.target = _OBJECTS[int(rng.integers(len(_OBJECTS)))][0]
         self.shade = held_out_shade(rng)
-        family, _, rgba = COLOURS[self.shade]
-        self.instruction = f'Pick up the {self.target} and hold it at least 10 cm above the table.'
+        family, word, rgba = COLOURS[self.shade]
+        self.instruction = (
+            f'Among the three {word} objects, pick up the {self.target} and hold it at least '
+            '10 cm above the table.'
+        )
         out = []
         for name, shape, size, half in _OBJECTS:
             x, y = np.array(spots[name]) + rng.uniform(-0.005, 0.005, 2)
@@ -78,7 +88,7 @@ class PickByShape(Task):
         found = ABOUT.search(instruction)
         if found is None:
             return self.goal
-        return (Holding('', LIFT), Raised(found.group(1).lower(), LIFT))
+        return (Holding('', LIFT), Raised(' '.join(found.groups()).lower(), LIFT))
 
     def check(self, world: WorldSnapshot) -> Outcome:
         target = world.objects[self.target]
