@@ -5,7 +5,7 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
-from harness_bench.verifier import Released
+from harness_bench.verifier import Inside, Released
 
 CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall
 DRAWER = (0.088, 0.093, 0.048)  # half extents, inside the cabinet, its front flush with it
@@ -47,9 +47,9 @@ class CloseDrawer(Task):
         'the drawer is within 1 cm of closed, nothing holds the handle, every gripper that '
         'holds nothing is open and both arms are home.'
     )
-    # Tier 2 has no claim of an object near a place the layout draws: the closed drawer's
-    # place is checked by the ground truth alone.
-    goal = (Released(),)
+    # Closed, the cameras see only the drawer's front, 10 cm from the cabinet's centre: within
+    # its footprint (an open drawer's visible part lies 1 to 2 cm farther out for each cm).
+    goal = (Released(), Inside('green', 'biggest blue'))
 
     def build(self, spots, rng):
         x, y = np.array(spots['cabinet']) + rng.uniform(-0.005, 0.005, 2)

@@ -5,7 +5,7 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
-from harness_bench.verifier import Released
+from harness_bench.verifier import Absent, Inside, Released
 
 CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall
 DRAWER = (0.088, 0.093, 0.048)  # half extents of the open-top drawer, its front flush
@@ -68,9 +68,9 @@ class PutInDrawer(Task):
         'cm of closed, nothing holds the cube or the handle, every gripper that holds nothing '
         'is open and both arms are home.'
     )
-    # Tier 2 cannot see into a closed drawer, nor where its closed place is: the ground truth
-    # checks both.
-    goal = (Released(),)
+    # Closed, the cameras see only the drawer's front, within the cabinet's footprint, and no
+    # yellow cube: it is out of sight inside (the ground truth checks where it is).
+    goal = (Released(), Inside('green', 'biggest blue'), Absent('yellow'))
 
     def build(self, spots, rng):
         x, y = np.array(spots['cabinet']) + rng.uniform(-0.005, 0.005, 2)
