@@ -4,7 +4,7 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
-from harness_bench.verifier import Released
+from harness_bench.verifier import Apart, Released
 
 _BLOCKS = (
     ('red_block', 'red block', (0.85, 0.15, 0.1, 1.0)),
@@ -42,7 +42,10 @@ class SwapBlocks(Task):
     )
     HALF = 0.02
 
-    goal = (Released(),)  # where each block stood is the layout's: the check reads it
+    # Where each block stood is the layout's (the check reads it): the verifier, which knows
+    # only the instruction, sees the two let go and standing apart (at least 10 cm at the start,
+    # and so after the swap), not one left on the other or beside it.
+    goal = (Released(), Apart('red block', 'blue block', 0.08))
 
     def build(self, spots, rng):
         out, self.start = [], {}
