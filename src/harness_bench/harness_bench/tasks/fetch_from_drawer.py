@@ -1,4 +1,4 @@
-"""Fetch a cube put away in a drawer: it is out of the head camera's view until the drawer opens."""
+"""Fetch a cube put away in a drawer: no camera sees it until the drawer is pulled out."""
 
 import numpy as np
 
@@ -58,9 +58,9 @@ class FetchFromDrawer(Task):
     description = (
         'A blue cabinet (20 cm wide and deep, 12 cm tall, open toward the robot) is fixed to '
         'the table; a green drawer (a 4 cm slab on its floor, its front panel as tall as the '
-        'cabinet inside) slides out toward the robot by up to 15 cm by an orange handle on that '
-        'panel. A 4 cm red cube lies on the drawer inside the cabinet, '
-        'where the head camera does not see it; a 12 cm yellow square is drawn on the table '
+        'cabinet inside) slides out toward the robot by up to 15 cm by an orange handle on '
+        'that panel. A 4 cm red cube lies on the drawer inside the cabinet, where no camera '
+        'sees it (the roof and the panel hide it); a 12 cm yellow square is drawn on the table '
         'beside the cabinet. Success: the cube stands on the table with its centre inside the '
         'square, it was grasped, every gripper that holds nothing is open and both arms are '
         'home.'
