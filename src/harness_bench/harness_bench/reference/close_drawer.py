@@ -9,6 +9,7 @@ print('found', handle, cabinet, f'the drawer stands out {out:.3f} m')
 # (they start 3 cm in front of it, at its height over the table the cabinet stands on)
 height = handle.position[2] - (cabinet.position[2] - cabinet.size[2] / 2)
 push(handle, [0.0, 1.0], out + 0.03, height=height)
+open_gripper()
 home()
 print('the handle now looks like', locate('red handle'))
 # %% finish

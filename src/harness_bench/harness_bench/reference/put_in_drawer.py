@@ -29,6 +29,7 @@ handle = locate('red handle')[0]
 out = front - (handle.position[1] + handle.size[1] / 2)
 height = handle.position[2] - (cabinet.position[2] - cabinet.size[2] / 2)
 push(handle, [0.0, 1.0], out + 0.03, arm=side, height=height)
+open_gripper()
 home()
 print('the handle now looks like', locate('red handle'))
 # %% finish
