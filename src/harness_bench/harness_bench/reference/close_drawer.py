@@ -6,9 +6,13 @@ front = cabinet.position[1] - cabinet.size[1] / 2
 out = front - (handle.position[1] + handle.size[1] / 2)
 print('found', handle, cabinet, f'the drawer stands out {out:.3f} m')
 # %% push the handle straight back along the drawer's slide with the closed fingertips
-# (they start 3 cm in front of it, at its height over the table the cabinet stands on)
+# (they start 3 cm in front of it, at its height over the table the cabinet stands on). The
+# drawer stops where it is closed: a push that goes on further ends with the hand stopped short
+# of its target (BLOCKED), which here means closed.
 height = handle.position[2] - (cabinet.position[2] - cabinet.size[2] / 2)
-push(handle, [0.0, 1.0], out + 0.03, height=height)
+on('BLOCKED', lambda execution: True)
+push(handle, [0.0, 1.0], out + 0.02, height=height)
+on('BLOCKED', None)
 open_gripper()
 home()
 print('the handle now looks like', locate('red handle'))

@@ -24,11 +24,14 @@ print('drawer', drawer, 'open part from', round(near, 3), 'to', round(front, 3))
 pick(cube, arm=side)
 place([handle.position[0], front - 0.045, bottom + cube.size[2] / 2 + 0.035], arm=side)
 # %% push the drawer back by its handle with the closed fingertips until its front meets the
-# cabinet's (they start 3 cm in front of the handle, at its height over the table)
+# cabinet's (they start 3 cm in front of the handle, at its height over the table); a push that
+# goes on past closed ends with the hand stopped short of its target (BLOCKED): closed
 handle = locate('red handle')[0]
 out = front - (handle.position[1] + handle.size[1] / 2)
 height = handle.position[2] - (cabinet.position[2] - cabinet.size[2] / 2)
-push(handle, [0.0, 1.0], out + 0.03, arm=side, height=height)
+on('BLOCKED', lambda execution: True)
+push(handle, [0.0, 1.0], out + 0.02, arm=side, height=height)
+on('BLOCKED', None)
 open_gripper()
 home()
 print('the handle now looks like', locate('red handle'))
