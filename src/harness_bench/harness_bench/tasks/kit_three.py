@@ -12,11 +12,12 @@ _RGBA = {
     'yellow': (0.95, 0.8, 0.1, 1.0),
 }
 _PAIRS = ('a', 'b', 'c')  # block_<p> goes to slot_<p>; build gives each pair a colour
-# A slot is a square outline drawn on the table (a flat socket, felt by nothing): its 8 cm
-# opening leaves a centred 4 cm block 2 cm clear of the line, so the cameras see the block and
-# its slot of the same colour as two objects (closer, they measure as one). No blue slot: the
-# pixels along a thin blue line on the tan table blend to grey, a grey outline of its own.
-SLOT = (0.05, 0.04, 0.0005)  # outer half width, opening half width, half thickness
+# A slot is a square drawn on the table (a flat box felt by nothing), as push_to_zone's zone.
+# Not an outline: the pixels along a thin line blend with the table's colour (green with tan
+# passes through yellow, blue through grey), and the cameras split such a line into two
+# objects. A block in its slot and the slot are one object to the pixels (one colour,
+# touching): a program measures the slots before it puts the first block down.
+SLOT = (0.04, 0.04, 0.0005)  # half extents: an 8 cm square
 TOLERANCE = 0.02  # m (xy) between a block's centre and its slot's
 
 
@@ -71,17 +72,16 @@ class KitThree(Task):
         'yellow into yellow.'
     )
     description = (
-        'Three 4 cm blocks (red, green, yellow) stand on the table, and three square zones (10 cm '
-        'outlines with an 8 cm opening) in the same colours are drawn on it. Success: each '
+        'Three 4 cm blocks (red, green, yellow) stand on the table, and three 8 cm square zones '
+        'in the same colours are drawn on it. Success: each '
         f'block rests on the table with its centre within {TOLERANCE * 100:.0f} cm of the centre '
         'of the zone of its colour, let go; every gripper that holds nothing is open and both '
         'arms are home.'
     )
     HALF = 0.02
 
-    # A slot by its colour and as the smallest object of it (it is flat): with its block inside,
-    # the cameras measure it as a block (it has something on it), no longer as a zone; a block
-    # near its line measures as one object with it (then the claim holds, as it should).
+    # A slot by its colour, as the smallest object of it (it is flat): its block in it, the two
+    # are one object to the pixels, and the claim holds, as it should.
     goal = (
         Released(),
         Inside('red cube', 'smallest red'),
@@ -100,7 +100,7 @@ class KitThree(Task):
                 ObjectSpec(
                     f'{colour}_slot',
                     f'{colour} zone',
-                    'socket',
+                    'box',
                     SLOT,
                     _RGBA[colour],
                     (float(x), float(y), SLOT[2]),
