@@ -11,8 +11,10 @@ move_eef(hand.tcp + [0.0, -0.13, 0.0], quat=hand.tcp_quat, arm=grip.arm)
 release(grip.arm)
 home()
 # %% the cube is in view now: grasp it, for the zone
-cube = locate('red cube')[0]
-target = [zone.position[0], zone.position[1], zone.position[2] + cube.size[2] / 2]
+cube = locate('biggest red')[0]
+# Its centre over the zone's, its bottom 5 mm above it (a cube low in the fingers would press on
+# the table otherwise).
+target = [zone.position[0], zone.position[1], zone.top + max(cube.size) / 2 + 0.005]
 print('cube', cube)
 pick(cube, arm=grip.arm, toward=target)
 # %% put it on the zone's centre, then home
