@@ -45,7 +45,7 @@ def kitted(moved=None, lifted=0.0, held=None, grip=1.0):
     """Every block on its slot; `moved` = (colour, (dx, dy)) shifts one block off its slot."""
     objects = []
     for colour, (x, y) in SLOTS.items():
-        objects.append(obj(f'{colour}_slot', (x, y, TABLE + 0.0005), 0.04))
+        objects.append(obj(f'{colour}_slot', (x, y, TABLE + 0.0005), 0.018))
         dx, dy = moved[1] if moved and moved[0] == colour else (0.0, 0.0)
         dz = lifted if moved and moved[0] == colour else 0.0
         objects.append(obj(f'{colour}_block', (x + dx, y + dy, TABLE + 0.02 + dz)))

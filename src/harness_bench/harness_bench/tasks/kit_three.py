@@ -12,12 +12,14 @@ _RGBA = {
     'yellow': (0.95, 0.8, 0.1, 1.0),
 }
 _PAIRS = ('a', 'b', 'c')  # block_<p> goes to slot_<p>; build gives each pair a colour
-# A slot is a square drawn on the table (a flat box felt by nothing), as push_to_zone's zone.
-# Not an outline: the pixels along a thin line blend with the table's colour (green with tan
-# passes through yellow, blue through grey), and the cameras split such a line into two
-# objects. A block in its slot and the slot are one object to the pixels (one colour,
-# touching): a program measures the slots before it puts the first block down.
-SLOT = (0.04, 0.04, 0.0005)  # half extents: an 8 cm square
+# A slot is a square mark drawn on the table (a flat box felt by nothing, as push_to_zone's
+# zone), a little smaller than its block: a block put on it hides it, or joins with what still
+# shows beside its base (one colour, touching: one object to the pixels). A larger slot left
+# a margin behind the block that the cameras saw cut off from it, a flat piece of that colour
+# on its own; an outline split in two (along a thin line the pixels blend with the tan table:
+# green passes through yellow, blue through grey). A program measures the slots before it
+# puts the first block down.
+SLOT = (0.018, 0.018, 0.0005)  # half extents: a 3.6 cm square under a 4 cm block
 TOLERANCE = 0.02  # m (xy) between a block's centre and its slot's
 
 
@@ -59,9 +61,9 @@ class KitThree(Task):
     # Sampled: two pairs on the left arm's side, one on the right's (mirrored: the other way
     # round); slots away from the robot's edge of the table, blocks anywhere on their side.
     regions = {
-        'slot_a': Region((-0.34, -0.06), (-0.04, 0.14), 0.055, 'left', 0.03),
-        'slot_b': Region((-0.34, -0.06), (-0.04, 0.14), 0.055, 'left', 0.03),
-        'slot_c': Region((0.06, 0.34), (-0.04, 0.14), 0.055, 'right', 0.03),
+        'slot_a': Region((-0.34, -0.06), (-0.04, 0.14), 0.04, 'left', 0.03),
+        'slot_b': Region((-0.34, -0.06), (-0.04, 0.14), 0.04, 'left', 0.03),
+        'slot_c': Region((0.06, 0.34), (-0.04, 0.14), 0.04, 'right', 0.03),
         'block_a': Region((-0.36, -0.04), (-0.12, 0.14), 0.03, 'left'),
         'block_b': Region((-0.36, -0.04), (-0.12, 0.14), 0.03, 'left'),
         'block_c': Region((0.04, 0.36), (-0.12, 0.14), 0.03, 'right'),
@@ -72,16 +74,16 @@ class KitThree(Task):
         'yellow into yellow.'
     )
     description = (
-        'Three 4 cm blocks (red, green, yellow) stand on the table, and three 8 cm square zones '
-        'in the same colours are drawn on it. Success: each '
+        'Three 4 cm blocks (red, green, yellow) stand on the table, and three 3.6 cm square zones '
+        '(marks) in the same colours are drawn on it. Success: each '
         f'block rests on the table with its centre within {TOLERANCE * 100:.0f} cm of the centre '
         'of the zone of its colour, let go; every gripper that holds nothing is open and both '
         'arms are home.'
     )
     HALF = 0.02
 
-    # A slot by its colour, as the smallest object of it (it is flat): its block in it, the two
-    # are one object to the pixels, and the claim holds, as it should.
+    # A slot by its colour, as the smallest object of it (it is flat): its block on it hides
+    # it or is one object with it to the pixels, and the claim holds, as it should.
     goal = (
         Released(),
         Inside('red cube', 'smallest red'),
