@@ -70,8 +70,8 @@ class KitThree(Task):
     }
     mirror = True
     instruction = (
-        'Put each block into the square zone of its colour: red into red, green into green, '
-        'yellow into yellow.'
+        'Put each block on the square zone (mark) of its colour: red on red, green on green, '
+        'yellow on yellow.'
     )
     description = (
         'Three 4 cm blocks (red, green, yellow) stand on the table, and three 3.6 cm square zones '
