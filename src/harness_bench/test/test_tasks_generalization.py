@@ -6,31 +6,16 @@ import colorsys
 
 import numpy as np
 from harness_bench.layout import SAMPLED
-from harness_bench.task import ArmSnapshot, ObjectState, WorldSnapshot
 from harness_bench.tasks import TASKS, make_task
 from harness_bench.tasks.lift_unseen import COLOURS, SHAPES
+from snapshots import TABLE, UPRIGHT, arm, world
+from snapshots import obj as staged
 
-TABLE = 0.765
-HOME = {'left': np.array([-0.2995, -0.2073, 0.9215]), 'right': np.array([0.3005, -0.2073, 0.9215])}
-ROT = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
-UPRIGHT = np.array([1.0, 0.0, 0.0, 0.0])
 MINE = ('lift_unseen', 'place_unseen_in_bowl', 'pick_by_shape')
 
 
-def arm(name, gripper=1.0, holding=(), offset=(0.0, 0.0, 0.0)):
-    return ArmSnapshot(gripper, tuple(holding), HOME[name] + np.array(offset), ROT, HOME[name], ROT)
-
-
 def state(name, label, xyz, size, quat=UPRIGHT):
-    return ObjectState(name, label, np.array(xyz, dtype=float), np.asarray(quat, float), size)
-
-
-def world(objects, left=None, right=None):
-    return WorldSnapshot(
-        {o.name: o for o in objects},
-        {'left': left or arm('left'), 'right': right or arm('right')},
-        TABLE,
-    )
+    return staged(name, xyz, size, quat, label)
 
 
 def scenes(name, seeds=range(24)):

@@ -3,31 +3,8 @@ saying why."""
 
 import numpy as np
 from harness_bench.layout import SAMPLED
-from harness_bench.task import ArmSnapshot, ObjectState, WorldSnapshot
 from harness_bench.tasks import make_task
-
-TABLE = 0.765
-HOME = {'left': np.array([-0.2995, -0.2073, 0.9215]), 'right': np.array([0.3005, -0.2073, 0.9215])}
-ROT = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
-
-
-def arm(name, gripper=1.0, holding=(), offset=(0.0, 0.0, 0.0)):
-    return ArmSnapshot(gripper, tuple(holding), HOME[name] + np.array(offset), ROT, HOME[name], ROT)
-
-
-def obj(name, xyz, size=0.02):
-    return ObjectState(
-        name, name, np.array(xyz, dtype=float), np.array([1.0, 0, 0, 0]), (size,) * 3
-    )
-
-
-def world(objects, left=None, right=None, grasped=()):
-    return WorldSnapshot(
-        {o.name: o for o in objects},
-        {'left': left or arm('left'), 'right': right or arm('right')},
-        TABLE,
-        grasped=frozenset(grasped),
-    )
+from snapshots import TABLE, arm, obj, world
 
 
 def built(name, layout=0, seed=0):

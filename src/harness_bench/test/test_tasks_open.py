@@ -3,29 +3,10 @@ success passes, each near miss fails and says why."""
 
 import numpy as np
 from harness_bench.layout import SAMPLED
-from harness_bench.task import ArmSnapshot, ObjectState, WorldSnapshot
 from harness_bench.tasks import TASKS, make_task
+from snapshots import TABLE, arm, obj, world
 
-TABLE = 0.765
-HOME = {'left': np.array([-0.2995, -0.2073, 0.9215]), 'right': np.array([0.3005, -0.2073, 0.9215])}
-ROT = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
 OPEN_TASKS = ('close_drawer', 'open_box_lid', 'put_in_drawer')
-
-
-def arm(name, gripper=1.0, holding=(), offset=(0.0, 0.0, 0.0)):
-    return ArmSnapshot(gripper, tuple(holding), HOME[name] + np.array(offset), ROT, HOME[name], ROT)
-
-
-def obj(name, xyz, size=0.02, quat=(1.0, 0.0, 0.0, 0.0)):
-    return ObjectState(name, name, np.array(xyz, dtype=float), np.array(quat), (size,) * 3)
-
-
-def world(objects, left=None, right=None):
-    return WorldSnapshot(
-        {o.name: o for o in objects},
-        {'left': left or arm('left'), 'right': right or arm('right')},
-        TABLE,
-    )
 
 
 def test_the_open_tasks_are_registered_in_their_category():

@@ -4,14 +4,18 @@ back along its slide until it is flush with its cabinet."""
 import numpy as np
 
 from harness_bench.layout import Region
-from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.task import Outcome, Task, WorldSnapshot
+from harness_bench.tasks.open_drawer import (
+    BLUE,
+    CABINET,
+    DRAWER_Y,
+    HANDLE_Y,
+    cabinet_spec,
+    drawer_spec,
+    handle_spec,
+)
 from harness_bench.verifier import Inside, Released
 
-CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall
-DRAWER = (0.088, 0.093, 0.048)  # half extents, inside the cabinet, its front flush with it
-DRAWER_Y = -0.005  # the closed drawer's centre from the cabinet's, along y
-HANDLE = (0.01, 0.025, 0.01)  # half extents: 2 cm wide, sticking out 5 cm, 2 cm tall
-HANDLE_Y = -(DRAWER[1] + HANDLE[1])  # the handle's centre from the drawer's
 PULLED = (0.08, 0.12)  # how far the drawer stands out at the start (m, drawn per layout)
 SHUT = 0.01  # closed means within this of flush
 
@@ -56,39 +60,10 @@ class CloseDrawer(Task):
         pulled = float(rng.uniform(*PULLED))
         self.closed = np.array([x, y + DRAWER_Y])  # the drawer's centre, closed (world xy)
         return [
-            ObjectSpec(
-                'cabinet',
-                'blue cabinet',
-                'cabinet',
-                CABINET,
-                (0.15, 0.3, 0.85, 1.0),
-                (float(x), float(y), CABINET[2]),
-                mass=2.0,
-                movable=False,
-            ),
+            cabinet_spec(x, y, 'blue cabinet', BLUE),
             # Pulled out where it stands; it slides back toward the cabinet as far as closed.
-            ObjectSpec(
-                'drawer',
-                'green drawer',
-                'box',
-                DRAWER,
-                (0.2, 0.6, 0.3, 1.0),
-                (0.0, DRAWER_Y - pulled, 0.0),
-                mass=0.3,
-                parent='cabinet',
-                slide=(0.0, pulled, 0.0),
-            ),
-            ObjectSpec(
-                'handle',
-                'red handle',
-                'box',
-                HANDLE,
-                (0.85, 0.12, 0.1, 1.0),
-                (0.0, HANDLE_Y, 0.0),
-                mass=0.02,
-                movable=False,
-                parent='drawer',
-            ),
+            drawer_spec(DRAWER_Y - pulled, (0.0, pulled, 0.0)),
+            handle_spec(),
         ]
 
     def check(self, world: WorldSnapshot) -> Outcome:

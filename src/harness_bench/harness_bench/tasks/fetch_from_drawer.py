@@ -4,21 +4,26 @@ import numpy as np
 
 from harness_bench.layout import Region
 from harness_bench.task import ObjectSpec, Outcome, Task, WorldSnapshot
+from harness_bench.tasks.open_drawer import (
+    BLUE,
+    CABINET,
+    DRAWER_Y,
+    HANDLE,
+    cabinet_spec,
+    drawer_spec,
+    handle_spec,
+)
 from harness_bench.verifier import Inside, Released
 
-CABINET = (0.1, 0.1, 0.06)  # half extents: 20 cm wide and deep, 12 cm tall, 1 cm walls
 DRAWER = (0.088, 0.093, 0.02)  # half extents: a 4 cm slab on the cabinet's floor
-DRAWER_Y = -0.005  # the drawer's centre from the cabinet's, along y (its front flush)
 DRAWER_Z = -CABINET[2] + 0.01 + DRAWER[2] + 0.001  # resting just above the cabinet's floor
 # The drawer's front panel, up to 3 mm under the cabinet's roof: no camera sees past it.
 FRONT = (DRAWER[0], 0.005, (2 * CABINET[2] - 0.02 - 0.001 - 0.003) / 2)  # half extents
 FRONT_Y = -DRAWER[1] + FRONT[1]  # its centre from the drawer's
 FRONT_Z = -DRAWER[2] + FRONT[2]  # its bottom level with the drawer's
-HANDLE = (0.01, 0.025, 0.01)  # half extents: 2 cm wide, sticking out 5 cm, 2 cm tall
 HANDLE_Y = -(DRAWER[1] + HANDLE[1])  # the handle's centre from the drawer's
 HANDLE_Z = FRONT_Z  # on the middle of the front panel
 CUBE_IN = 0.07  # the cube's centre this far behind the cabinet's front, on the drawer
-TRAVEL = 0.15  # how far the drawer slides out
 HALF = 0.02  # the cube's half size
 ZONE_HALF = 0.06
 
@@ -74,27 +79,8 @@ class FetchFromDrawer(Task):
         cx, cy = np.array([x, y - CABINET[1] + CUBE_IN]) + rng.uniform(-0.005, 0.005, 2)
         on_drawer = CABINET[2] + DRAWER_Z + DRAWER[2] + HALF + 0.001  # above the table top
         return [
-            ObjectSpec(
-                'cabinet',
-                'blue cabinet',
-                'cabinet',
-                CABINET,
-                (0.15, 0.3, 0.85, 1.0),
-                (float(x), float(y), CABINET[2]),
-                mass=2.0,
-                movable=False,
-            ),
-            ObjectSpec(
-                'drawer',
-                'green drawer',
-                'box',
-                DRAWER,
-                (0.2, 0.6, 0.3, 1.0),
-                (0.0, DRAWER_Y, DRAWER_Z),
-                mass=0.3,
-                parent='cabinet',
-                slide=(0.0, -TRAVEL, 0.0),
-            ),
+            cabinet_spec(x, y, 'blue cabinet', BLUE),
+            drawer_spec(size=DRAWER, z=DRAWER_Z),
             ObjectSpec(
                 'front',
                 'green drawer front',
@@ -106,17 +92,7 @@ class FetchFromDrawer(Task):
                 movable=False,
                 parent='drawer',
             ),
-            ObjectSpec(
-                'handle',
-                'orange handle',
-                'box',
-                HANDLE,
-                (0.95, 0.5, 0.1, 1.0),
-                (0.0, HANDLE_Y, HANDLE_Z),
-                mass=0.02,
-                movable=False,
-                parent='drawer',
-            ),
+            handle_spec(HANDLE_Y, HANDLE_Z, 'orange handle', (0.95, 0.5, 0.1, 1.0)),
             ObjectSpec(
                 'cube',
                 'red cube',

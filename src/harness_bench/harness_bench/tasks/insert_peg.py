@@ -41,6 +41,9 @@ class InsertPeg(Task):
     )
 
     goal = (Released(), Inside('red peg', 'yellow block'))
+    socket = SOCKET  # its outer half width, hole half width, half height
+    centred = SOCKET[1]  # how far (xy) the peg's centre may be from the hole's centre
+    done = 'the peg is in the hole'
 
     def build(self, spots, rng):
         (px, py), (sx, sy) = (
@@ -60,9 +63,9 @@ class InsertPeg(Task):
                 'socket',
                 'yellow block',
                 'socket',
-                SOCKET,
+                self.socket,
                 (0.95, 0.8, 0.1, 1.0),
-                (float(sx), float(sy), SOCKET[2]),
+                (float(sx), float(sy), self.socket[2]),
                 yaw=float(rng.uniform(-0.3, 0.3)),
                 mass=0.3,
                 movable=False,
@@ -72,15 +75,15 @@ class InsertPeg(Task):
     def check(self, world: WorldSnapshot) -> Outcome:
         peg, socket = world.objects['peg'], world.objects['socket']
         offset = float(np.linalg.norm(peg.position[:2] - socket.position[:2]))
-        top = socket.position[2] + SOCKET[2]
+        top = socket.position[2] + self.socket[2]
         depth = float(top - (peg.position[2] - PEG[1]))
         problems = []
-        inside = offset < SOCKET[1] and depth >= DEPTH
+        inside = offset < self.centred and depth >= DEPTH
         if not inside:
             problems.append(
                 f'the peg is {offset * 100:.1f} cm from the centre of the hole and its bottom '
                 f'{depth * 100:.1f} cm below the top of the block (inside means under '
-                f'{SOCKET[1] * 100:.1f} cm and at least {DEPTH * 100:.0f} cm deep)'
+                f'{self.centred * 100:.1f} cm and at least {DEPTH * 100:.0f} cm deep)'
             )
         if self.held_by(world, 'peg'):
             problems.append('the peg is still held')
@@ -88,7 +91,7 @@ class InsertPeg(Task):
         score = 0.5 * inside + 0.5 * (not problems)
         if problems:
             return Outcome(False, score, '; '.join(problems))
-        return Outcome(True, 1.0, f'the peg is in the hole, {depth * 100:.1f} cm deep')
+        return Outcome(True, 1.0, f'{self.done}, {depth * 100:.1f} cm deep')
 
 
 TASK = InsertPeg  # this module is a bench task plugin (harness_bench.tasks)

@@ -13,6 +13,43 @@ HANDLE = (0.01, 0.025, 0.01)  # half extents: 2 cm wide, sticking out 5 cm, 2 cm
 HANDLE_Y = -(DRAWER[1] + HANDLE[1])  # the handle's centre from the drawer's
 TRAVEL = 0.15  # how far the drawer slides out
 OPEN = 0.10  # open means pulled out at least this far
+WHITE = (0.9, 0.9, 0.88, 1.0)
+BLUE = (0.15, 0.3, 0.85, 1.0)
+GREEN = (0.2, 0.6, 0.3, 1.0)
+RED = (0.85, 0.12, 0.1, 1.0)
+
+
+def cabinet_spec(x: float, y: float, label: str = 'white cabinet', rgba=WHITE) -> ObjectSpec:
+    """The cabinet (the drawer tasks' articulated piece of furniture) fixed at x, y."""
+    return ObjectSpec(
+        'cabinet', label, 'cabinet', CABINET, rgba, (float(x), float(y), CABINET[2]),
+        mass=2.0, movable=False,
+    )  # fmt: skip
+
+
+def drawer_spec(
+    y: float = DRAWER_Y,
+    slide: tuple[float, float, float] = (0.0, -TRAVEL, 0.0),
+    shape: str = 'box',
+    size: tuple[float, float, float] = DRAWER,
+    z: float = 0.0,
+) -> ObjectSpec:
+    """The green drawer in the cabinet, its centre at (0, y, z) from the cabinet's, sliding
+    along `slide`."""
+    return ObjectSpec(
+        'drawer', 'green drawer', shape, size, GREEN, (0.0, y, z),
+        mass=0.3, parent='cabinet', slide=slide,
+    )  # fmt: skip
+
+
+def handle_spec(
+    y: float = HANDLE_Y, z: float = 0.0, label: str = 'red handle', rgba=RED
+) -> ObjectSpec:
+    """The handle on the drawer's front, its centre at (0, y, z) from the drawer's."""
+    return ObjectSpec(
+        'handle', label, 'box', HANDLE, rgba, (0.0, y, z),
+        mass=0.02, movable=False, parent='drawer',
+    )  # fmt: skip
 
 
 class OpenDrawer(Task):
@@ -51,40 +88,7 @@ class OpenDrawer(Task):
     def build(self, spots, rng):
         x, y = np.array(spots['cabinet']) + rng.uniform(-0.005, 0.005, 2)
         self.closed = np.array([x, y + DRAWER_Y])  # the drawer's centre, closed (world xy)
-        return [
-            ObjectSpec(
-                'cabinet',
-                'white cabinet',
-                'cabinet',
-                CABINET,
-                (0.9, 0.9, 0.88, 1.0),
-                (float(x), float(y), CABINET[2]),
-                mass=2.0,
-                movable=False,
-            ),
-            ObjectSpec(
-                'drawer',
-                'green drawer',
-                'box',
-                DRAWER,
-                (0.2, 0.6, 0.3, 1.0),
-                (0.0, DRAWER_Y, 0.0),
-                mass=0.3,
-                parent='cabinet',
-                slide=(0.0, -TRAVEL, 0.0),
-            ),
-            ObjectSpec(
-                'handle',
-                'red handle',
-                'box',
-                HANDLE,
-                (0.85, 0.12, 0.1, 1.0),
-                (0.0, HANDLE_Y, 0.0),
-                mass=0.02,
-                movable=False,
-                parent='drawer',
-            ),
-        ]
+        return [cabinet_spec(x, y), drawer_spec(), handle_spec()]
 
     def check(self, world: WorldSnapshot) -> Outcome:
         drawer = world.objects['drawer']
