@@ -6,12 +6,15 @@ detections (detections that match no object), label accuracy for the words the t
 program asks with, and milliseconds per `locate`. Then the cases where a table assumption
 fails: a cube held in a gripper 15 cm up (lift_cube, each layout: the arm grasps it and lifts)
 and blocks stacked on each other (stack_blocks_two and stack_blocks_three, placed by hand in the
-simulator), with the held cube's size against its true extent.
+simulator), with the held cube's size against its true extent. Then `pixels` at rest under
+each scene randomisation axis alone and under all of them (harness_bench.randomization; the
+distractors count as objects). The tasks whose objects nest in others (NESTED) are measured
+apart, outside the targets.
 
 Perception sees only camera views (and, for `pixels`, the measured joint state); the truth is
 read from the simulator by this script alone.
 
-    python perf/perception.py [--backends pixels oracle] [--tasks lift_cube ...]
+    python perf/perception.py [--backends pixels oracle] [--tasks lift_cube ...] [--axes all]
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ from harness_perception import make_perception
 
 CAMERAS = ['cam_head', 'cam_left_wrist', 'cam_right_wrist']
 MATCH_M = 0.05  # a detection farther than this from every object matches none
+# Tasks whose objects nest in others (a drawer in its cabinet, a cube in a closed drawer, a box
+# under its lid): no camera sees them whole by design, and the centre of what is seen is not the
+# centre of the whole. Measured and reported apart ('nested'), outside the targets.
+NESTED = ('open_drawer', 'close_drawer', 'put_in_drawer', 'fetch_from_drawer', 'open_box_lid')
 # Acceptance (issue #18) for `pixels`.
 TARGETS = {'rest_median_mm': 5.0, 'rest_max_mm': 10.0, 'held_stacked_max_mm': 15.0}
 TARGETS['held_size_max_mm'] = 10.0
@@ -199,11 +206,14 @@ def main() -> None:
     emb = load_embodiment()
     urdf = station_urdf()
     worker = Worker(emb, urdf)
-    out = {'bench': 'perception'}
+    whole = [t for t in args.tasks if t not in NESTED]
+    nested = [t for t in args.tasks if t in NESTED]
+    out = {'bench': 'perception', 'nested_tasks_apart': nested}
     targets = []
     for backend in args.backends:
         out[backend] = {
-            'at_rest': at_rest(worker, emb, urdf, backend, args.tasks),
+            'at_rest': at_rest(worker, emb, urdf, backend, whole),
+            'nested': at_rest(worker, emb, urdf, backend, nested) if nested else None,
             'held_and_stacked': held_and_stacked(worker, emb, urdf, backend),
         }
     if 'pixels' in out:
@@ -226,7 +236,7 @@ def main() -> None:
         out['per_axis'] = {}
         for group in [(a,) for a in axes] + ([axes] if len(axes) > 1 else []):
             name = axes_name(group)
-            r = at_rest(worker, emb, urdf, 'pixels', args.tasks, group, args.seed)
+            r = at_rest(worker, emb, urdf, 'pixels', whole, group, args.seed)
             out['per_axis'][name] = {k: v for k, v in r.items() if k != 'per_task'}
             out['per_axis'][name]['worst_tasks'] = sorted(
                 ((t, v['median_mm']) for t, v in r['per_task'].items() if v['median_mm']),
