@@ -14,10 +14,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness_bench.layout import layout_name
+from harness_bench.randomization import axes_name
 from harness_bench.tasks import TASKS
 from harness_types.config import GraphConfig
+
+if TYPE_CHECKING:
+    from harness_operator.session import SessionSpec
 
 
 @dataclass(frozen=True)
@@ -26,10 +31,17 @@ class McpOptions:
     layout: int
     seed: int
     out: Path
-    journal: Path | None = None  # None: <out>/<task>-l<layout>-s<seed>.journal.jsonl
+    journal: Path | None = None  # None: <out>/<task>-l<layout>-s<seed>[-r<axes>].journal.jsonl
     new: bool = False  # start a fresh journal (the old one is kept, renamed)
     http_port: int | None = None  # None: stdio
     host: str = '127.0.0.1'
+    randomize: tuple[str, ...] = ()  # scene randomisation axes (harness_bench.randomization)
+
+    def spec(self, action_timeout_s: float = 120.0) -> SessionSpec:
+        """The operator session these options ask for (its goal is what the journal is for)."""
+        from harness_operator.session import SessionSpec
+
+        return SessionSpec(self.task, self.layout, self.seed, action_timeout_s, self.randomize)
 
 
 @contextlib.contextmanager
@@ -62,7 +74,8 @@ def protocol_stdout() -> Iterator[Callable[[], contextlib.AbstractContextManager
 def journal_path(options: McpOptions) -> Path:
     if options.journal is not None:
         return options.journal
-    name = f'{options.task}-l{layout_name(options.layout)}-s{options.seed}.journal.jsonl'
+    varied = f'-r{axes_name(options.randomize)}' if options.randomize else ''
+    name = f'{options.task}-l{layout_name(options.layout)}-s{options.seed}{varied}.journal.jsonl'
     return options.out / name
 
 
@@ -81,7 +94,7 @@ def serve_mcp(
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
     from harness_operator.mcp_server import SessionHolder, build_server
-    from harness_operator.session import OperatorSession, SessionSpec
+    from harness_operator.session import OperatorSession
     from harness_recording.run_folder import RunFolder
 
     from harness_bringup.episode_graph import EpisodeGraph
@@ -101,7 +114,7 @@ def serve_mcp(
         say(f'the old journal is kept as {kept}')
     try:
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
-        journal.check_goal({'task': options.task, 'layout': options.layout, 'seed': options.seed})
+        journal.check_goal(options.spec().goal)
         journal.hold()
     except JournalError as exc:
         say(f'error: {exc}')
@@ -121,9 +134,7 @@ def serve_mcp(
         run.publish_to(graph.publish_event, graph.publish_model_image)
         graph.keep_camera_frames()  # each trial's video, written when the trial returns
         task = TASKS[options.task]()
-        spec = SessionSpec(
-            options.task, options.layout, options.seed, config.operator.action_timeout_seconds
-        )
+        spec = options.spec(config.operator.action_timeout_seconds)
         session = OperatorSession(
             graph,
             verifier_eyes(graph, config),
@@ -153,8 +164,7 @@ def serve_mcp(
     except KeyboardInterrupt:
         pass
     finally:
-        goal = {'task': options.task, 'layout': options.layout, 'seed': options.seed}
-        close_run(run, opened, holder, started, say, goal)
+        close_run(run, opened, holder, started, say, options.spec().goal)
     return 0
 
 

@@ -13,7 +13,9 @@ from harness_bringup.arguments import (
     DEFAULT_POLICIES,
     PERCEPTION_HELP,
     POLICIES_HELP,
+    RANDOMIZE_HELP,
     _port,
+    _randomize,
     _task_arguments,
 )
 from harness_bringup.console import fail as _fail
@@ -38,6 +40,9 @@ def add_parser(sub) -> None:
         'per session, with its trials as a LeRobot dataset.',
     )
     _task_arguments(mcp, 'place_in_bowl')
+    mcp.add_argument(
+        '--randomize', type=_randomize, default=(), metavar='AXES', help=RANDOMIZE_HELP
+    )
     mcp.add_argument(
         '--out', default='runs/mcp', help='run folders and journals (default runs/mcp)'
     )
@@ -100,6 +105,7 @@ def _mcp(args: argparse.Namespace) -> int:
             args.new,
             args.http,
             args.host,
+            args.randomize,
         )
 
         def say(message: str) -> None:

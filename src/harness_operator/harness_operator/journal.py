@@ -163,12 +163,14 @@ class Journal:
             ) from None
 
     def check_goal(self, goal: dict) -> None:
-        """JournalError unless the journal is new or for the same task, layout and seed."""
+        """JournalError unless the journal is new or for the same task, layout, seed and scene
+        randomisation."""
         old = self.state.goal
         if old is None:
             return
-        mine = {k: old.get(k) for k in ('task', 'layout', 'seed')}
-        asked = {k: goal.get(k) for k in ('task', 'layout', 'seed')}
+        keys = ('task', 'layout', 'seed', 'randomize')
+        mine = {k: old.get(k) for k in keys if k in old or k in goal}
+        asked = {k: goal.get(k) for k in keys if k in old or k in goal}
         if mine != asked:
             raise JournalError(
                 f'the journal {self.path} is for {mine}, not {asked}: resume that run, or '

@@ -65,6 +65,14 @@ class SessionSpec:
     layout: int
     seed: int
     action_timeout_s: float = 120.0
+    randomize: tuple[str, ...] = ()  # scene randomisation axes (harness_bench.randomization)
+
+    @property
+    def goal(self) -> dict:
+        """What a journal is for: the task, layout and seed, and the randomised axes if any
+        (a journal written before randomisation has none)."""
+        goal = {'task': self.task, 'layout': self.layout, 'seed': self.seed}
+        return goal | ({'randomize': ','.join(self.randomize)} if self.randomize else {})
 
 
 class OperatorSession:
@@ -117,9 +125,9 @@ class OperatorSession:
         order (the simulator is deterministic, so the world comes back as they left it) and
         keep their records. Returns what the journal holds."""
         s = self.spec
-        goal = {'task': s.task, 'layout': s.layout, 'seed': s.seed}
+        goal = s.goal
         self.journal.check_goal(goal)
-        start = self.station.reset(s.task, s.layout, s.seed)
+        start = self.station.reset(s.task, s.layout, s.seed, s.randomize)
         self.instruction = start.instruction
         self.station.start_kernel(self.run.workspace, self.run.kernel_log)
         self.eyes.mark_home()
@@ -208,6 +216,7 @@ class OperatorSession:
             'task': s.task,
             'layout': s.layout,
             'seed': s.seed,
+            'randomize': ','.join(s.randomize) or 'none',
             'model': 'mcp',
             'agent': 'an agent operator over MCP',
             'status': 'finished' if self.finished else 'running',

@@ -55,6 +55,9 @@ def test_the_journal_comes_back_in_a_new_session(tmp_path):
     with pytest.raises(JournalError, match='is for'):
         again.check_goal({'task': 'lift_cube', 'layout': 0, 'seed': 0})
     again.check_goal({'task': 'place_in_bowl', 'layout': 0, 'seed': 0})
+    # the same layout in a randomised scene is another goal
+    with pytest.raises(JournalError, match="'randomize': 'lighting'"):
+        again.check_goal({'task': 'place_in_bowl', 'layout': 0, 'seed': 0, 'randomize': 'lighting'})
 
 
 def test_the_owner_resolves_a_ticket_while_the_server_runs(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from harness_bench.tasks import TASKS
 from harness_bench.verifier import Evidence
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
-from harness_operator.journal import Journal
+from harness_operator.journal import Journal, JournalError
 from harness_operator.session import OperatorError, OperatorSession, SessionSpec
 from harness_recording.run_folder import RunFolder
 from harness_types.cell import CellResult
@@ -36,7 +36,8 @@ class FakeStation:
         self.holding = False
         self.estops: list[bool] = []
 
-    def reset(self, task, layout, seed):
+    def reset(self, task, layout, seed, randomize=()):
+        self.randomize = randomize
         return SimpleNamespace(
             instruction='Put the green block into the blue bowl.', description=''
         )
@@ -217,6 +218,30 @@ def test_a_new_session_resumes_the_journal(session, tmp_path):
     assert any('pick(' in c for c in station.cells)  # the journal's action ran again
     assert again.do_action(PICK, 'auto', 'k1').trial_id == 'trial-001'
     assert again.held == {'left': 'green block'}
+
+
+def test_a_randomised_session_resets_its_scene_and_keeps_its_own_journal(tmp_path):
+    station = FakeStation()
+    spec = SessionSpec('place_in_bowl', 0, 3, randomize=('clutter', 'camera'))
+    assert spec.goal == {
+        'task': 'place_in_bowl',
+        'layout': 0,
+        'seed': 3,
+        'randomize': 'clutter,camera',
+    }
+    s = OperatorSession(
+        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
+        TASKS['place_in_bowl'](), spec, RunFolder(tmp_path / 'run'), lambda _m: None,
+    )  # fmt: skip
+    s.start()
+    assert station.randomize == ('clutter', 'camera')
+    plain = OperatorSession(
+        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
+        TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 3),
+        RunFolder(tmp_path / 'run2'), lambda _m: None,
+    )  # fmt: skip
+    with pytest.raises(JournalError, match='is for'):
+        plain.start()
 
 
 def test_a_key_names_one_step(session):
