@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.mark.parametrize(
     'argv,message',
     [
-        (['program', 'lift_cubes', 'x.py'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
+        (
+            ['program', 'lift_cubes', 'x.py'],
+            "unknown task 'lift_cubes'; known tasks: assemble_peg_ring",
+        ),
         (['program', 'lift_cube', 'missing.py'], 'program file missing.py does not exist'),
         (
             ['program', 'lift_cube', 'x.py', '--layout', '7'],
@@ -26,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[3]
             ['--config', 'nope.yaml', 'program', 'lift_cube', __file__],
             'config file nope.yaml does not',
         ),
-        (['run', 'lift_cubes'], "unknown task 'lift_cubes'; known tasks: handover_bar"),
+        (['run', 'lift_cubes'], "unknown task 'lift_cubes'; known tasks: assemble_peg_ring"),
         (['run', 'lift_cube', '--layout', '3'], 'lift_cube has layouts 0..2 and random, not 3'),
         (['run', 'lift_cube', '--model', 'claude-sonnet-5-5'], 'needs ANTHROPIC_API_KEY'),
         (['bench', '--tasks', 'lift_cube', 'nope'], "unknown task 'nope'"),
@@ -55,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[3]
         (['bench', '--tasks', 'lift_cube', 'lift_cube'], 'names lift_cube more than once'),
         (
             ['bench', '--layouts', 'random:3', '--seed-base', str(2**63 - 2)],
-            '--seed-base 9223372036854775806 + 3 layouts passes',
+            '--seed-base 9223372036854775806 + 3 seeds passes',
         ),
     ],
 )
