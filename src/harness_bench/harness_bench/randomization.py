@@ -2,7 +2,9 @@
 
 Each axis is on or off for an episode and drawn from the episode's seed alone, from a random
 stream of its own: the same seed gives the same scene, and turning one axis on or off leaves
-what the others draw unchanged. The axes (RoboTwin 2.0's domain randomisation):
+what the others draw unchanged. One exception: a sampled layout's reach is checked at the
+moved table, so with table_height on a seed may (rarely) sample another layout. The axes
+(RoboTwin 2.0's domain randomisation):
 
 - lighting: the key light's direction, intensity and colour, the fill light's intensity;
 - textures: the table's texture (checker, stripes or plain, in low-saturation colours of one
@@ -84,7 +86,7 @@ class Lighting:
 @dataclass(frozen=True)
 class Surface:
     """A surface's look: `texture` plain, checker or stripes of colours rgb1 and rgb2 (0..1),
-    `repeat` times across it."""
+    its tile repeated `repeat` times a metre."""
 
     texture: str
     rgb1: tuple[float, float, float]
@@ -95,7 +97,7 @@ class Surface:
 @dataclass(frozen=True)
 class CameraMove:
     """How far a camera's mount moved: `shift` (m) and `turn` (rad, about x, y, z), both in
-    the frame of the link it is mounted on."""
+    the mount's own frame (the camera link's, before it moved)."""
 
     shift: tuple[float, float, float]
     turn: tuple[float, float, float]
@@ -145,17 +147,19 @@ class RandomizeError(ValueError):
 
 def parse_axes(text: str) -> tuple[str, ...]:
     """The axes of a `--randomize` value: `all`, `none` (or empty), or axis names separated by
-    commas; in AXES order."""
-    words = [w.strip().lower() for w in text.split(',') if w.strip()]
+    commas (or '+', as tables write them); in AXES order."""
+    words = [w.strip().lower() for w in text.replace('+', ',').split(',') if w.strip()]
     if not words or words == ['none']:
         return ()
     if words == ['all']:
         return AXES
+    if {'all', 'none'} & set(words):
+        raise RandomizeError('all and none stand alone: name them without other axes')
     unknown = [w for w in words if w not in AXES]
     if unknown:
+        shown = ', '.join(repr(w[:40]) for w in unknown[:3]) + (', ...' if len(unknown) > 3 else '')
         raise RandomizeError(
-            f'unknown randomisation axis {", ".join(map(repr, unknown))}; the axes are '
-            f'{", ".join(AXES)} (or all, none)'
+            f'unknown randomisation axis {shown}; the axes are {", ".join(AXES)} (or all, none)'
         )
     twice = sorted({w for w in words if words.count(w) > 1})
     if twice:

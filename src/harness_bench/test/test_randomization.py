@@ -38,6 +38,13 @@ def test_axes_are_parsed_in_a_fixed_order_and_bad_ones_are_named():
         parse_axes('lighting,fog')
     with pytest.raises(RandomizeError, match='more than once'):
         parse_axes('camera,camera')
+    with pytest.raises(RandomizeError, match='all and none stand alone'):
+        parse_axes('all,lighting')
+    assert parse_axes('lighting+camera') == ('lighting', 'camera')  # as the tables write it
+    hostile = ','.join(['x' * 5000] * 50)
+    with pytest.raises(RandomizeError) as refused:
+        parse_axes(hostile)
+    assert len(str(refused.value)) < 400
     assert axes_name(()) == 'none' and axes_name(AXES) == 'all'
     assert axes_name(('lighting', 'camera')) == 'lighting+camera'
 

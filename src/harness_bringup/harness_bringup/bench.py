@@ -102,7 +102,7 @@ def run_episode_process(
         if interrupts is not None and interrupts.times():
             return not_run(job, 'interrupted', 'not started: the bench was interrupted')
         try:
-            check_source(Path(source['run_folder']), e.task, e.layout, e.seed)
+            check_source(Path(source['run_folder']), e.task, e.layout, e.seed, e.randomize)
         except SourceRunError as exc:  # not run, as its source was (interrupted, ...)
             status = source['status'] if source['status'] in UNREPLAYABLE else 'error'
             return not_run(job, status, f'its programs-rung source: {exc}')

@@ -255,7 +255,7 @@ def _bench(args: argparse.Namespace) -> int:
                     checked[task if len(groups) == 1 else f'{task} ({axes_name(group)})'] = row
                 kept = [(t, SAMPLED, seed) for t in tasks for seed in check.kept[t]]
                 chosen += episodes_of(kept, [group])
-                if model == 'scripted' and rungs == ('',) and ways == ['']:
+                if model == 'scripted' and rungs == ('',) and ways == [''] and extra == looks:
                     done.update(check.runs)  # the reference's runs are this bench's episodes
         tables.update(
             run_bench(

@@ -123,7 +123,8 @@ def serve_mcp(
     params = config.write(run.path / 'params.yaml')
     run.event(
         {'type': 'episode', 'task': options.task, 'layout': options.layout}
-        | {'seed': options.seed, 'model': 'mcp', 'pid': os.getpid(), 'journal': str(path)}
+        | {'seed': options.seed, 'randomize': axes_name(options.randomize), 'model': 'mcp'}
+        | {'pid': os.getpid(), 'journal': str(path)}
     )
     opened: dict = {}
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.layout import SAMPLED, layout_name
+from harness_bench.randomization import axes_name
 from harness_bench.reference import reference_cells
 from harness_bench.tasks import TASKS
 from harness_driver.actions_baseline import SourceRunError, check_source
@@ -142,7 +143,7 @@ def prepare(
                 f'--model {driver.model} --interface {driver.interface}'
             )
         try:
-            check_source(actions_from, task, layout, seed)
+            check_source(actions_from, task, layout, seed, randomize)
         except SourceRunError as exc:
             raise UsageError(f'--actions-from: {exc}') from None
     check_station_settings(config)
@@ -297,6 +298,7 @@ def run_episode(
             'task': spec.task,
             'layout': spec.layout,
             'seed': spec.seed,
+            'randomize': axes_name(spec.randomize),
             'model': prepared.model.name,
             'interface': config.driver.interface,
             **_source_field(prepared.actions_from, run.path),

@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
         if code == 130:
             return code
         try:
-            check_source(source, args.task, args.layout, args.seed)
+            check_source(source, args.task, args.layout, args.seed, args.randomize)
         except SourceRunError as exc:
             _say(f'nothing to replay: {exc}')
             return code or 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from harness_bench.layout import layout_name
+from harness_bench.randomization import axes_name
 from harness_recording.trials import TICKS
 from harness_types.robot_state import ARMS, arm_slice, gripper_index
 
@@ -41,9 +42,12 @@ def _episode_in(records: list[dict], events: Path) -> dict:
     raise SourceRunError(f'{events} has no episode record')
 
 
-def check_source(folder: Path, task: str, layout: int, seed: int) -> None:
-    """SourceRunError unless `folder` is a programs-rung episode of this task, layout and
-    seed (a replay elsewhere would move through another scene) that ran to its end."""
+def check_source(
+    folder: Path, task: str, layout: int, seed: int, randomize: tuple[str, ...] = ()
+) -> None:
+    """SourceRunError unless `folder` is a programs-rung episode of this task, layout, seed and
+    scene randomisation (a replay elsewhere would move through another scene) that ran to its
+    end."""
     episode = episode_record(folder)
     interface = episode.get('interface', 'programs')
     if interface != 'programs':
@@ -54,6 +58,11 @@ def check_source(folder: Path, task: str, layout: int, seed: int) -> None:
         raise SourceRunError(
             f'{folder} ran task {got[0]} {ran} seed {got[2]}, not {task} layout '
             f'{layout_name(layout)} seed {seed}'
+        )
+    varied = episode.get('randomize', 'none')  # a run folder written before has none
+    if varied != axes_name(randomize):
+        raise SourceRunError(
+            f'{folder} ran in a scene randomised on {varied}, not on {axes_name(randomize)}'
         )
     status = source_status(folder)
     if status in UNREPLAYABLE:

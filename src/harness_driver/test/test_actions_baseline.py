@@ -92,6 +92,10 @@ def test_an_episode_that_never_moved_replays_nothing(tmp_path):
             {'type': 'episode', 'task': 't', 'layout': 0, 'seed': 3, 'interface': 'skills'},
             'an episode of the skills rung, not of programs',
         ),
+        (
+            {'type': 'episode', 'task': 't', 'layout': 0, 'seed': 3, 'randomize': 'clutter'},
+            'ran in a scene randomised on clutter, not on none',
+        ),
     ],
 )
 def test_only_a_programs_run_of_the_same_episode_is_replayed(tmp_path, episode, message):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from harness_bench.randomization import axes_name
 from harness_bench.task import Task
 from harness_bench.verifier import (
     AMBIGUOUS,
@@ -216,7 +217,7 @@ class OperatorSession:
             'task': s.task,
             'layout': s.layout,
             'seed': s.seed,
-            'randomize': ','.join(s.randomize) or 'none',
+            'randomize': axes_name(s.randomize),
             'model': 'mcp',
             'agent': 'an agent operator over MCP',
             'status': 'finished' if self.finished else 'running',

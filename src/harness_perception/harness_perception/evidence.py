@@ -71,7 +71,8 @@ class EvidenceTaker:
             finder(objects, words),
             observed_step=robot.step,  # the views are of this tick
             last_motion_step=last_motion_step,
-            table_top_z=self.emb.table_top_z,
+            # as measured: a scene variation may have moved the table
+            table_top_z=self.perception.table_top_z(self.emb.table_top_z),
             before=before,
             home_tcp=self.home_tcp,
         )

@@ -102,6 +102,8 @@ class Worker:
         again."""
         if self._token is not None and not secrets.compare_digest(token, self._token):
             raise WorkerError('an episode is running: reset needs the token its reset returned')
+        if seed < 0:
+            raise WorkerError(f'a seed is a non-negative integer, not {seed}')
         unknown = [a for a in randomize if a not in AXES]
         if unknown:
             raise WorkerError(f'unknown randomisation axis {", ".join(unknown)}; axes: {AXES}')
@@ -118,8 +120,10 @@ class Worker:
         feasibility = self.feasibility.moved(table_offset(seed, randomize))
         try:
             objects = new_task.scene(layout, seed, feasibility)
+            # the distractors' view check at the nominal table: clutter then draws the same
+            # whether table_height is on or off
             variation = vary(
-                new_task, objects, seed, randomize, tuple(self.emb.cameras), feasibility
+                new_task, objects, seed, randomize, tuple(self.emb.cameras), self.feasibility
             )
         except ValueError as exc:
             raise WorkerError(str(exc)) from None

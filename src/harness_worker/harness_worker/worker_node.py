@@ -308,7 +308,7 @@ class WorkerNode(Node):
             result = self.worker.reset(
                 request.task, request.layout, request.seed, request.token, axes
             )
-        except (WorkerError, RandomizeError) as exc:
+        except (WorkerError, RandomizeError, ValueError) as exc:  # ValueError: a last resort
             response.success, response.message = False, str(exc)
             return response
         response.success = True

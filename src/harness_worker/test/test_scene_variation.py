@@ -68,6 +68,15 @@ def test_the_same_seed_renders_the_same_scene(worker):
 def test_bad_randomisation_is_refused(worker):
     with pytest.raises(WorkerError, match='unknown randomisation axis fog'):
         worker.reset('lift_cube', 0, 0, worker._token or '', ('fog',))
+    with pytest.raises(WorkerError, match='a seed is a non-negative integer'):
+        worker.reset('lift_cube', 0, -1, worker._token or '', ('table_height',))
+
+
+def test_clutter_draws_the_same_with_the_table_moved_or_not(worker):
+    token = worker._token or ''
+    plain = worker.reset('place_in_bowl', 0, 6, token, ('clutter',)).variation
+    moved = worker.reset('place_in_bowl', 0, 6, worker._token, ('clutter', 'table_height'))
+    assert moved.variation.clutter == plain.clutter and moved.variation.table_offset_m
 
 
 def test_a_real_world_is_not_randomised():
