@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import colorsys
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from harness_types.colour_names import family_of
@@ -132,7 +132,6 @@ class SceneVariation:
     table_offset_m: float = 0.0
     cameras: tuple[tuple[str, CameraMove], ...] = ()
     instruction: str = ''
-    notes: tuple[str, ...] = field(default=(), compare=False)  # what was drawn, in words
 
     def camera_move(self, camera: str) -> CameraMove | None:
         return dict(self.cameras).get(camera)
@@ -198,22 +197,16 @@ def vary(
     `objects`; `cameras` are the station's, `feasibility` says what the head camera sees."""
     if not axes:
         return SceneVariation(instruction=task.instruction)
-    notes = []
     lighting = table = floor = None
     if 'lighting' in axes:
         lighting = _lighting(_stream(seed, 'lighting'))
-        notes.append('lighting')
     if 'textures' in axes:
         rng = _stream(seed, 'textures')
         table, floor = _table_surface(rng), _floor_surface(rng)
-        notes.append(f'table {table.texture}, floor {floor.texture}')
     clutter: tuple[ObjectSpec, ...] = ()
     if 'clutter' in axes:
         clutter = _clutter(_stream(seed, 'clutter'), objects, feasibility)
-        notes.append(f'{len(clutter)} distractors: ' + ', '.join(c.label for c in clutter))
     offset = table_offset(seed, axes)
-    if 'table_height' in axes:
-        notes.append(f'table top {offset * 1000:+.0f} mm')
     moves: tuple[tuple[str, CameraMove], ...] = ()
     if 'camera' in axes:
         rng = _stream(seed, 'camera')
@@ -227,14 +220,10 @@ def vary(
             )
             for c in cameras
         )
-        notes.append('cameras moved')
     instruction = task.instruction
     if 'language' in axes:
         instruction = paraphrase(task.instruction, _stream(seed, 'language'))
-        notes.append('instruction reworded')
-    return SceneVariation(
-        tuple(axes), lighting, table, floor, clutter, offset, moves, instruction, tuple(notes)
-    )
+    return SceneVariation(tuple(axes), lighting, table, floor, clutter, offset, moves, instruction)
 
 
 def paraphrase(instruction: str, rng: np.random.Generator) -> str:
