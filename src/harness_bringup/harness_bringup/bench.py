@@ -76,15 +76,25 @@ class EpisodeJob:
         return [sys.executable, '-m', 'harness_bringup.cli', *self.argv(folder)]
 
 
+# Runs the episode of `harness run` arguments into its run folder (supervisor.supervised's
+# arguments: run folder, the summary's known fields, argv, output, interrupts, environment);
+# its exit code.
+Supervise = Callable[..., int]
+
+
 def run_episode_process(
-    job: EpisodeJob, folder: Path, interrupts: Interrupts | None = None
+    job: EpisodeJob,
+    folder: Path,
+    interrupts: Interrupts | None = None,
+    supervise: Supervise = supervised,
 ) -> dict:
     """Run `job` as the episode's process, supervised from here as `harness run` supervises
     it (the bench checked every input before the first episode, so no `harness run` process
     checks them again for each: ~0.5 s of CPU an episode), writing under `folder` (its own
     ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
     out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode (None: this
-    process's own SIGINT and SIGTERM, as on a Ray node)."""
+    process's own SIGINT and SIGTERM, as on a Ray node). `supervise`: what runs it (default a
+    process of its own; a warm station's runner passes its own)."""
     from harness_driver.actions_baseline import UNREPLAYABLE, SourceRunError, check_source
 
     from harness_bringup.run import replays_source, run_folder_path
@@ -96,7 +106,7 @@ def run_episode_process(
     if replays_source(job.model, e.interface) and '--actions-from' not in job.extra:
         # The scripted actions rung replays the motions of the reference program's episode.
         source_job = replace(job, episode=replace(e, interface='programs'))
-        source = run_episode_process(source_job, folder / 'source', interrupts)
+        source = run_episode_process(source_job, folder / 'source', interrupts, supervise)
         if 'run_folder' not in source:
             return not_run(job, source['status'], f'its programs-rung source: {source["detail"]}')
         if interrupts is not None and interrupts.times():
@@ -110,7 +120,7 @@ def run_episode_process(
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}
     with open(folder / 'harness.log', 'w') as log:
-        code = supervised(run, base, job.argv(folder), log, interrupts, job.env)
+        code = supervise(run, base, job.argv(folder), log, interrupts, job.env)
     if not (run / 'summary.json').is_file():
         return not_run(job, 'error', f'no run folder (exit {code}; see {folder / "harness.log"})')
     summary = json.loads((run / 'summary.json').read_text())

@@ -107,6 +107,14 @@ def add_parser(sub) -> None:
         'the same path (Ray is an optional extra: pip install -r requirements-ray.txt)',
     )
     bench.add_argument(
+        '--station',
+        choices=('warm', 'cold'),
+        default='warm',
+        help='warm (default): each of the --jobs episodes at a time runs on a station that '
+        'serves episode after episode (one graph, a fresh program process each); cold: every '
+        'episode starts and stops a graph of its own, as `harness run` does',
+    )
+    bench.add_argument(
         '--plan',
         metavar='PLAN',
         help='run the sampled layouts of a collection plan (`harness plan-collection`) instead '
@@ -219,12 +227,18 @@ def _bench(args: argparse.Namespace) -> int:
     out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
     _say(
         f'{len(episodes)} episodes ({len(tasks)} tasks x {what}), model '
-        f'{model}, {jobs} at a time; each in its own process and ROS domain'
+        f'{model}, {jobs} at a time; '
+        + (
+            'each in its own process and ROS domain'
+            if args.ray or getattr(args, 'station', 'warm') == 'cold'
+            else f'on {jobs} warm station{"s" if jobs > 1 else ""}, each its own ROS domain'
+        )
     )
     extra = ['--perception', args.perception] if args.perception else []
     if config.kernel.policies:
         extra += ['--policies', config.kernel.policies]
     runner = run_episode_process
+    stations = None
     if args.ray:
         from harness_bringup.bench_ray import RayUnavailableError, ray_runner
 
@@ -233,6 +247,10 @@ def _bench(args: argparse.Namespace) -> int:
         except RayUnavailableError as exc:
             return _fail(str(exc))
         _say(f'each episode a Ray task on the cluster at {args.ray}')
+    elif getattr(args, 'station', 'warm') == 'warm':
+        from harness_bringup.station_runner import StationRunner
+
+        runner = stations = StationRunner(out / 'stations')
     tables = {}
 
     def bench() -> int:
@@ -279,6 +297,9 @@ def _bench(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}')
         return 130
+    finally:
+        if stations is not None:
+            stations.close()
     if status:
         return status
     from harness_recording.bench_table import markdown

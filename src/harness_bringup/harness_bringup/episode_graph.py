@@ -49,6 +49,31 @@ def recorder_report(output: Path) -> dict | None:
     return None
 
 
+def judge_recording(notes: dict, report: dict | None, complete: bool, ended: str = '') -> dict:
+    """`notes` (the summary's) with what became of an episode's bag: its recorder's closing
+    `report`, whether it finished in time (`complete`), and `ended`: how the recorder process
+    ended when that was wrong ('' otherwise)."""
+    problems = [ended] if ended else []
+    if report is None:
+        problems.append('it did not report closing the bag')
+    elif not report.get('ended'):
+        problems.append("it did not see the episode's end event")
+    if not complete:
+        problems.append('it did not finish in time')
+    if report is not None and report.get('write_errors'):
+        problems.append(f'{report["write_errors"]} messages could not be written')
+    if problems:
+        notes.pop('bag', None)
+        notes['bag_incomplete'] = True
+        notes['bag_error'] = '; '.join(problems) + ': the bag is incomplete'
+    elif report.get('refused') or report.get('malformed_events'):
+        notes['bag_refused'] = {
+            'messages_from_outside_the_graph': report.get('refused'),
+            'malformed_events': report.get('malformed_events'),
+        }
+    return notes
+
+
 def _recorder_matched(publishers: list[tuple[Node, Publisher]]) -> bool:
     """Whether each publisher has matched the recorder (and every other subscription the
     graph lists for its topic)."""
@@ -297,29 +322,8 @@ class EpisodeGraph(StationGraph):
         self._recorder_out.close()
         code, self.recorder = self.recorder.returncode, None
         report = recorder_report(self.bag.with_name('recorder.out'))
-        problems = []
-        if code != 0:
-            problems.append(
-                f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
-            )
-        if report is None:
-            problems.append('it did not report closing the bag')
-        elif not report.get('ended'):
-            problems.append("it did not see the episode's end event")
-        if not complete:
-            problems.append('it did not finish in time')
-        if report is not None and report.get('write_errors'):
-            problems.append(f'{report["write_errors"]} messages could not be written')
-        if problems:
-            self.notes.pop('bag', None)
-            self.notes['bag_incomplete'] = True
-            self.notes['bag_error'] = '; '.join(problems) + ': the bag is incomplete'
-        elif report.get('refused') or report.get('malformed_events'):
-            self.notes['bag_refused'] = {
-                'messages_from_outside_the_graph': report.get('refused'),
-                'malformed_events': report.get('malformed_events'),
-            }
-        return self.notes
+        what = f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
+        return judge_recording(self.notes, report, complete, what if code != 0 else '')
 
     def __exit__(self, *exc) -> None:
         if self.foxglove is not None:

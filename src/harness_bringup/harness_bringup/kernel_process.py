@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import select
+import socket
 import subprocess
 import sys
 import time
@@ -28,16 +31,23 @@ class KernelProcess:
         self,
         run_cell: ActionClient,
         domain_id: int,
-        workspace: Path,
+        workspace: Path | None,
         log: Path,
         ros_args: list[str] | None = None,
+        warm: bool = False,
     ) -> None:
+        """`log`: kernel.log (its output goes beside it, `.out`). `warm`: a warm station's
+        kernel, which serves episode after episode as `request` asks (`workspace` is then not
+        used, and `log` only names where its output goes between episodes)."""
         self.run_cell_client = run_cell
         self.domain_id = domain_id
         self.workspace = workspace
         self.log = log
         self.ros_args = ros_args or []
+        self.warm = warm
         self.process: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self._replies = b''
 
     @property
     def output_path(self) -> Path:
@@ -50,25 +60,59 @@ class KernelProcess:
 
     def launch(self) -> None:
         """Start the process; wait_ready() waits for it to serve cells."""
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        command = [
-            sys.executable,
-            '-m',
-            'harness_kernel.kernel_node',
-            '--workspace',
-            str(self.workspace),
-            '--log',
-            str(self.log),
-        ]
+        command = [sys.executable, '-m', 'harness_kernel.kernel_node']
+        passed: tuple[int, ...] = ()
+        theirs = None
+        if self.warm:
+            self._control, theirs = socket.socketpair()
+            passed = (theirs.fileno(),)
+            command += ['--control', str(theirs.fileno())]
+        else:
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            command += ['--workspace', str(self.workspace), '--log', str(self.log)]
         if self.ros_args:
             command += ['--ros-args', *self.ros_args]
-        with open(self.output_path, 'w') as output:
-            self.process = subprocess.Popen(
-                command,
-                env=child_environment(self.domain_id),
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
+        try:
+            with open(self.output_path, 'w') as output:
+                self.process = subprocess.Popen(
+                    command,
+                    env=child_environment(self.domain_id),
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=passed,
+                )
+        finally:
+            if theirs is not None:
+                theirs.close()
+
+    def request(self, op: str, timeout: float = 120.0, **fields) -> dict:
+        """A warm kernel's answer to `op` (prepare, begin, end) with `fields`;
+        KernelStartError when it does not answer (gone, or out of time)."""
+        if self._control is None:
+            raise KernelStartError('this kernel takes no requests (it serves one episode)')
+        try:
+            self._control.sendall((json.dumps({'op': op, **fields}) + '\n').encode())
+        except OSError as exc:
+            raise KernelStartError(f'the kernel took no request ({self.death() or exc})') from None
+        deadline = time.monotonic() + timeout
+        while b'\n' not in self._replies:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.death():
+                raise KernelStartError(
+                    f'the kernel did not answer {op!r} ({self.death() or "timeout"}; see '
+                    f'{self.output_path})'
+                )
+            ready, _, _ = select.select([self._control], [], [], min(left, 0.2))
+            if ready:
+                chunk = self._control.recv(65536)
+                if not chunk:
+                    raise KernelStartError(
+                        f'the kernel closed its requests ({self.death() or "no reason"}; see '
+                        f'{self.output_path})'
+                    )
+                self._replies += chunk
+        line, self._replies = self._replies.split(b'\n', 1)
+        return json.loads(line)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Wait until the launched kernel answers one cell round trip."""
@@ -115,6 +159,9 @@ class KernelProcess:
         """Stop the process and (`wait_gone`) wait until its server left the graph, so that
         the next kernel of this domain is not mistaken for it: up to 20 s after a SIGKILL,
         which leaves the server's discovery entry until its lease runs out."""
+        if self._control is not None:
+            self._control.close()  # a warm kernel ends at its requests' end
+            self._control = None
         if self.process is None:
             return
         self.process.terminate()

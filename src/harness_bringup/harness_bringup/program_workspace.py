@@ -19,12 +19,20 @@ PREFIX = 'harness-program-'
 NOTE = '.program_workspace'  # in the run folder, beside workspace/, until the files moved in
 
 
-def new_program_workspace(workspace: Path) -> Path:
-    """A new folder for the program; its path noted beside `workspace` (the run folder's)."""
+def new_program_workspace(workspace: Path | None) -> Path:
+    """A new folder for the program; its path noted beside `workspace` (the run folder's;
+    None: not yet, a warm station makes the next episode's ahead and notes it when the episode
+    starts, `note_program_workspace`)."""
     path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    if workspace is not None:
+        note_program_workspace(workspace, path)
+    return path
+
+
+def note_program_workspace(workspace: Path, path: Path) -> None:
+    """Note beside `workspace` (the run folder's) that the program works in `path`."""
     workspace.parent.mkdir(parents=True, exist_ok=True)
     (workspace.parent / NOTE).write_text(str(path) + '\n')
-    return path
 
 
 def collect_program_workspace(workspace: Path) -> None:

@@ -39,6 +39,8 @@ from harness_types.process import process_age_s
 if TYPE_CHECKING:
     from harness_perception.evidence import EvidenceTaker
 
+    from harness_bringup.warm_station import WarmGraph
+
 
 class UsageError(ValueError):
     """A bad task, layout, model or config: reported in one line, exit 2."""
@@ -265,11 +267,16 @@ def run_episode(
     folder: Path,
     log: Callable[[str], None] = print,
     options: GraphOptions = GraphOptions(),
+    warm: WarmGraph | None = None,
+    since: float | None = None,
 ) -> EpisodeResult:
-    """Start the graph, run the episode, stop the graph. The run folder is written whatever
-    happens; a graph that does not start is an `error` episode. Ends with the run's
-    report.html."""
-    before = process_age_s()  # the process's start, imports and the inputs' checks
+    """Start the graph, run the episode, stop the graph; or, on a `warm` station's graph
+    (harness_bringup.warm_station), run the episode on it and leave it running. The run folder
+    is written whatever happens; a graph that does not start is an `error` episode. Ends with
+    the run's report.html. `since` (time.monotonic()): when this episode's part of the process
+    began (default: the process's start)."""
+    # the process's start (or the request's arrival), imports and the inputs' checks
+    before = process_age_s() if since is None else time.monotonic() - since
     _import_graph_modules()
     config = prepared.config
     run = RunFolder(folder)
@@ -308,7 +315,7 @@ def run_episode(
     started = time.monotonic()
     try:
         with _noting_interrupts() as interrupts:
-            return _run_graph(prepared, episode, run, params, log, options, interrupts)
+            return _run_graph(prepared, episode, run, params, log, options, interrupts, warm)
     finally:
         graph = time.monotonic()
         if config.driver.write_dataset:
@@ -398,6 +405,7 @@ def _run_graph(
     log: Callable[[str], None],
     options: GraphOptions,
     interrupts: list[int],
+    warm: WarmGraph | None = None,
 ) -> EpisodeResult:
     # Imported here: the supervisor process checks the inputs (prepare) and never starts a
     # graph, and these bring in rclpy, MuJoCo's renderer and perception (~0.5 s of every run).
@@ -410,8 +418,13 @@ def _run_graph(
     since = time.monotonic()
     bag = run.bag_path if config.driver.record_bag else None
     running = False  # the episode's loop runs: it writes the summary, whatever happens
+    graph_context = (
+        EpisodeGraph(params, bag, options.attach) if warm is None else contextlib.nullcontext(warm)
+    )
     try:
-        with EpisodeGraph(params, bag, options.attach) as graph:
+        with graph_context as graph:
+            if warm is not None:
+                warm.begin_episode(bag)
             if options.foxglove_port is not None:
                 graph.serve_foxglove(options.foxglove_port)
                 log(

@@ -84,16 +84,88 @@ def add_parser(sub) -> None:
     run.set_defaults(func=_run)
 
 
+def prepare_run(args: argparse.Namespace, supervised: bool):
+    """`harness run`'s inputs checked and made ready: (config, prepared, base), `base` the
+    summary fields known before the episode runs. `supervised`: the episode process (or a warm
+    station's episode), whose supervisor runs the actions rung's source. FileNotFoundError,
+    ConfigError or UsageError when something is wrong."""
+    from harness_bench.randomization import axes_name
+    from harness_types.config import with_overrides
+
+    from harness_bringup.run import UsageError, prepare, replays_source
+
+    if args.attach:
+        _attachable()
+    config = _load(
+        args,
+        model=args.model,
+        max_model_calls=args.max_model_calls,
+        max_cost_usd=args.max_cost_usd,
+        max_wall_seconds=args.max_wall_seconds,
+        interface=args.interface,
+        strategy=args.strategy,
+    )
+    actions_from = Path(args.actions_from) if args.actions_from else None
+    source_first = (
+        replays_source(config.driver.model, config.driver.interface) and actions_from is None
+    )
+    if source_first and supervised:  # its supervisor runs the source and names it
+        raise UsageError('a supervised episode of the scripted actions rung needs --actions-from')
+    checked = with_overrides(config, 'driver', interface='programs') if source_first else config
+    prepared = prepare(
+        checked, args.task, args.layout, args.seed, _say, actions_from, args.randomize
+    )
+    base = {
+        'task': args.task,
+        'layout': args.layout,
+        'seed': args.seed,
+        'randomize': axes_name(args.randomize),
+        'model': config.driver.model,
+        'baseline': config.driver.model == 'scripted',
+    }
+    return config, prepared, base
+
+
+def probe_models(prepared) -> None:
+    """ModelError when the model's (or verifier's) service does not answer: found before the
+    graph starts, not 7 s later."""
+    for client in {prepared.model, prepared.verifier} - {None}:
+        getattr(client, 'probe', lambda: None)()
+
+
+def episode_exit_code(result, folder: Path) -> int:
+    """Say how the episode ended; the command's exit code."""
+    s = result.summary
+    if s.get('outcome'):
+        _say(_outcome_line(**s['outcome']))
+    decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
+    _say(
+        f'episode {s["status"]}'
+        + (f': {s["detail"]}' if s.get('detail') else '')
+        + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}'
+        + (
+            f'; {s["model_requests_unanswered"]} of them asked, not answered'
+            if s.get('model_requests_unanswered')
+            else ''
+        )
+        + f'), {s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+    )
+    _say(f'run folder: {folder}')
+    if result.setup_error:
+        return _fail(s['detail'])
+    if s['status'] == 'interrupted':
+        return 130
+    return 1 if s['status'] in ('error', 'model_service_failed', 'policy_service_failed') else 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from harness_bench.layout import layout_name
-    from harness_bench.randomization import axes_name
     from harness_driver.models import ModelError
-    from harness_types.config import ConfigError, with_overrides
+    from harness_types.config import ConfigError
 
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
-        prepare,
         replays_source,
         run_episode,
         run_folder_path,
@@ -102,48 +174,21 @@ def _run(args: argparse.Namespace) -> int:
 
     child_folder = os.environ.get(SUPERVISED_FOLDER)
     try:
-        if args.attach:
-            _attachable()
-        config = _load(
-            args,
-            model=args.model,
-            max_model_calls=args.max_model_calls,
-            max_cost_usd=args.max_cost_usd,
-            max_wall_seconds=args.max_wall_seconds,
-            interface=args.interface,
-            strategy=args.strategy,
-        )
-        actions_from = Path(args.actions_from) if args.actions_from else None
-        source_first = (
-            replays_source(config.driver.model, config.driver.interface) and actions_from is None
-        )
-        if source_first and child_folder:  # its supervisor runs the source and names it
-            raise UsageError(
-                'a supervised episode of the scripted actions rung needs --actions-from'
-            )
-        checked = with_overrides(config, 'driver', interface='programs') if source_first else config
-        prepared = prepare(
-            checked, args.task, args.layout, args.seed, _say, actions_from, args.randomize
-        )
+        config, prepared, base = prepare_run(args, bool(child_folder))
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
+    actions_from = Path(args.actions_from) if args.actions_from else None
+    source_first = (
+        replays_source(config.driver.model, config.driver.interface) and actions_from is None
+    )
     folder = (
         Path(child_folder)
         if child_folder
         else run_folder_path(Path(args.out), args.task, args.layout, args.seed, model)
     )
-    base = {
-        'task': args.task,
-        'layout': args.layout,
-        'seed': args.seed,
-        'randomize': axes_name(args.randomize),
-        'model': model,
-        'baseline': model == 'scripted',
-    }
-    try:  # an unreachable model service is found before the graph starts, not 7 s later
-        for client in {prepared.model, prepared.verifier} - {None}:
-            getattr(client, 'probe', lambda: None)()
+    try:
+        probe_models(prepared)
     except ModelError as exc:
         return _not_started(folder, base, str(exc))
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
@@ -161,28 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
     def episode() -> int:
         options = GraphOptions(attach=args.attach, foxglove_port=args.foxglove)
-        result = run_episode(prepared, folder, _say, options)
-        s = result.summary
-        if s.get('outcome'):
-            _say(_outcome_line(**s['outcome']))
-        decisions = ', '.join(f'{k} {v}' for k, v in (s.get('decisions') or {}).items() if v)
-        _say(
-            f'episode {s["status"]}'
-            + (f': {s["detail"]}' if s.get('detail') else '')
-            + f'; {s.get("model_calls", 0)} model calls ({decisions or "none"}'
-            + (
-                f'; {s["model_requests_unanswered"]} of them asked, not answered'
-                if s.get('model_requests_unanswered')
-                else ''
-            )
-            + f'), {s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
-        )
-        _say(f'run folder: {folder}')
-        if result.setup_error:
-            return _fail(s['detail'])
-        if s['status'] == 'interrupted':
-            return 130
-        return 1 if s['status'] in ('error', 'model_service_failed', 'policy_service_failed') else 0
+        return episode_exit_code(run_episode(prepared, folder, _say, options), folder)
 
     if child_folder:  # the supervised episode itself
         try:

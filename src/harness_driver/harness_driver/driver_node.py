@@ -61,10 +61,21 @@ class DriverNode(Node):
         }
         self.run_cell_client = ActionClient(self, RunCell, names.RUN_CELL, callback_group=group)
         self.create_service(Verify, names.VERIFY, self._serve_verify, callback_group=group)
+        self._events = self._model_images = None
+        self._verify: Callable[[str], ClaimAnswer] | None = None
+        self.begin_episode()
+
+    def begin_episode(self) -> None:
+        """The events and the model's images of a new episode (a warm station's next one) go
+        out on publishers of their own: what a late subscriber is given is this episode's,
+        and nothing of the earlier episodes stays in memory."""
+        for publisher in (self._events, self._model_images):
+            if publisher is not None:
+                self.destroy_publisher(publisher)
+        self._verify = None
         self._events = self.create_publisher(String, names.EVENTS, EVENTS_QOS)
         # Every image the model was sent, kept for a late subscriber as the events are.
         self._model_images = self.create_publisher(CompressedImage, names.MODEL_IMAGES, EVENTS_QOS)
-        self._verify: Callable[[str], ClaimAnswer] | None = None
 
     def _call(self, service: str, request, timeout: float = 60.0):
         client = self._worker[service]

@@ -1,9 +1,17 @@
-"""The kernel node (trusted): one per episode. It maps ROS onto the kernel core (kernel.py):
-`kernel/run_cell` (an action: a program cell, or the wrap-up) and `kernel/reactive_step` (the
-skill server's per-tick callback) in; the skill actions, `skills/state`, `skills/observe`,
-`skills/ik` and `driver/verify` out. Programs run in the sandboxed program process it starts.
+"""The kernel node (trusted). It maps ROS onto the kernel core (kernel.py): `kernel/run_cell`
+(an action: a program cell, or the wrap-up) and `kernel/reactive_step` (the skill server's
+per-tick callback) in; the skill actions, `skills/state`, `skills/observe`, `skills/ik` and
+`driver/verify` out. Programs run in the sandboxed program process it starts.
 
-    kernel [--workspace DIR] [--log FILE] [--ros-args ...]
+Each episode has a kernel core of its own (its perception's tracker, its grips, its log) and a
+fresh program process. Started with `--workspace`/`--log` the node serves one episode; started
+with `--control FD` (a warm station's kernel) it serves episode after episode as its starter
+asks over that socket, one JSON line each way: `prepare` (start the next episode's program
+process in a workspace now, while the last episode still runs), `begin` (a new kernel core
+with that process; kernel.log and the process's output go to the episode's files), `end` (the
+program process killed, the log closed).
+
+    kernel [--workspace DIR] [--log FILE] [--control FD] [--ros-args ...]
 
 Parameters: harness_types.config.KernelConfig.
 """
@@ -11,14 +19,17 @@ Parameters: harness_types.config.KernelConfig.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
+import socket
 import sys
 import tempfile
 import threading
 import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +40,7 @@ from harness_policy.catalog import load_catalog
 from harness_reactive.stage import ReactiveResult
 from harness_skills.reactive_lane import LaneClient, LaneService, LaneUnavailableError
 from harness_skills.skill_table import SKILLS
+from harness_types.cell import CellResult
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
     camera_view_of,
@@ -87,6 +99,8 @@ def result_bound(max_seconds: float, ceiling: float) -> float:
 
 
 PROGRAM_UID_BASE = 61000  # the program process's uid: this plus the episode's ROS domain id
+# ... plus this for every other episode of a warm kernel (domain ids end at 232)
+PROGRAM_UID_STRIDE = 256
 
 
 def _lane(node: Node, srv_type, srv_name: str) -> LaneClient:
@@ -263,48 +277,27 @@ class RosRobot:
 
 
 class KernelNode(Node):
-    def __init__(self, workspace: Path, log, **kwargs) -> None:
+    def __init__(self, warm: bool = False, **kwargs) -> None:
         super().__init__(names.KERNEL, **kwargs)
         self.config = config = declare_section(self, KernelConfig)
-        emb = load_embodiment()
-        domain = int(os.environ.get('ROS_DOMAIN_ID', '0') or 0)
-        doc_values = {
+        self.embodiment = emb = load_embodiment()
+        self.domain = int(os.environ.get('ROS_DOMAIN_ID', '0') or 0)
+        self.doc_values = {
             'reactive_budget_ms': config.reactive_budget_ms,
             'control_hz': emb.rates.control_hz,
             'max_contact_force_n': emb.shield.max_contact_force_n,
         }
-        host = ProgramHost(
-            workspace,
-            PROGRAM_UID_BASE + domain,
-            Limits(
-                config.program_memory_mb, config.program_file_size_mb, config.program_open_files
-            ),
-            enabled_names(config.api_names, bool(config.policies)),
-            doc_values,
-        )
+        self.api = enabled_names(config.api_names, bool(config.policies))
+        self.catalog = load_catalog(config.policies, emb) if config.policies else None
         self.robot = RosRobot(self, wait_s=config.cell_timeout_seconds + 600.0)
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
-        self.kernel = Kernel(
-            self.robot,
-            host,
-            config.cell_timeout_seconds,
-            config.reactive_budget_ms,
-            emb.table_top_z,
-            emb.gripper.closed_below,
-            enabled_names(config.api_names, bool(config.policies)),
-            log,
-            self._show_located,
-            make_perception(
-                config.perception,
-                emb,
-                service_url=config.perception_service_url,
-                service_timeout_s=config.perception_service_timeout_seconds,
-            ),
-            load_catalog(config.policies, emb) if config.policies else None,
-            config.world_model_shadow,
-            emb.rates.control_hz,
-            ProgramBounds.of(config),
-        )
+        self.kernel: Kernel | None = None  # the running episode's core
+        self.log = EpisodeLog(redirect_output=warm)
+        # Program processes are started on this one thread, which lives as long as the node:
+        # a program process dies with the thread that started it (PR_SET_PDEATHSIG).
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix='program_starter')
+        self._ahead: tuple[ProgramHost, Future] | None = None
+        self._hosts = 0
         # Served on a node of its own: called every tick of an execution with program code
         # (reactive_lane.py says why).
         self.reactive_lane = LaneService(
@@ -314,6 +307,92 @@ class KernelNode(Node):
         ActionServer(
             self, RunCell, names.RUN_CELL, self._run_cell, callback_group=group, result_timeout=10
         )
+
+    # Episodes ------------------------------------------------------------------------------
+
+    def _host(self, workspace: Path) -> ProgramHost:
+        self._hosts += 1
+        c = self.config
+        # The running episode's program process and the next one's, started ahead, live at
+        # once: each has a uid of its own, so neither can signal the other or read its files.
+        uid = PROGRAM_UID_BASE + self.domain + PROGRAM_UID_STRIDE * ((self._hosts + 1) % 2)
+        limits = Limits(c.program_memory_mb, c.program_file_size_mb, c.program_open_files)
+        return ProgramHost(workspace, uid, limits, self.api, self.doc_values)
+
+    def prepare(self, workspace: Path) -> None:
+        """Start the next episode's program process in `workspace` now (on the starter thread;
+        `begin` takes it)."""
+        self._discard_ahead()
+        host = self._host(workspace)
+        self._ahead = (host, self._starter.submit(host.start))
+
+    def _discard_ahead(self) -> None:
+        if self._ahead is not None:
+            host, future = self._ahead
+            self._ahead = None
+            with contextlib.suppress(Exception):
+                future.result()
+            host.stop()
+
+    def begin(self, workspace: Path, log: Path | None) -> dict:
+        """A new episode: a kernel core of its own with the program process started ahead in
+        `workspace` (started now when none was, or it died); kernel.log at `log` and this
+        process's output beside it (`.out`). Returns the sandbox the program reported;
+        ProgramStartError when it could not start."""
+        self.end()
+        if self._ahead is None or self._ahead[0].workspace != Path(workspace):
+            self.prepare(Path(workspace))
+        host, future = self._ahead
+        self._ahead = None
+        with contextlib.suppress(Exception):  # tried once more below, and reported then
+            future.result()
+        if not host.alive():
+            self._starter.submit(host.start).result()
+        self.log.open(log)
+        c, emb = self.config, self.embodiment
+        self.robot.counter = 0  # execution ids count from 1 in every episode
+        kernel = Kernel(
+            self.robot,
+            host,
+            c.cell_timeout_seconds,
+            c.reactive_budget_ms,
+            emb.table_top_z,
+            emb.gripper.closed_below,
+            self.api,
+            self.log.write,
+            self._show_located,
+            make_perception(
+                c.perception,
+                emb,
+                service_url=c.perception_service_url,
+                service_timeout_s=c.perception_service_timeout_seconds,
+            ),
+            self.catalog,
+            c.world_model_shadow,
+            emb.rates.control_hz,
+            ProgramBounds.of(c),
+        )
+        try:
+            sandbox = kernel.link.start(adopt=True)
+        except Exception:
+            kernel.close()
+            self.log.close()
+            raise
+        self.kernel = kernel
+        self.get_logger().info(f'program process {host.pid} sandboxed: {sandbox}')
+        return sandbox
+
+    def end(self) -> None:
+        """The episode ends: its program process killed, its log closed."""
+        kernel, self.kernel = self.kernel, None
+        if kernel is not None:
+            kernel.close()
+        self.log.close()
+
+    def close(self) -> None:
+        self.end()
+        self._discard_ahead()
+        self._starter.shutdown(wait=True)
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
@@ -325,19 +404,25 @@ class KernelNode(Node):
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request
-        if goal.wrap_up:
-            cell = self.kernel.wrap_up()
+        kernel = self.kernel
+        if kernel is None:  # between a warm kernel's episodes (its starter's handshake)
+            cell = CellResult('error', summary='no episode is running in this kernel')
+        elif goal.wrap_up:
+            cell = kernel.wrap_up()
         elif goal.policy_to_end:
-            cell = self.kernel.policy_to_end()
+            cell = kernel.policy_to_end()
         else:
-            cell = self.kernel.run_cell(goal.code)
+            cell = kernel.run_cell(goal.code)
         goal_handle.succeed()
         return cell_result_msg(cell)
 
     def _reactive_step(self, request: ReactiveStep.Request, response: ReactiveStep.Response):
         try:
             obs = robot_state_of(request.state, {v.name: camera_view_of(v) for v in request.views})
-            r = self.kernel.reactive_step(obs, bool(request.call_controller))
+            kernel = self.kernel
+            if kernel is None:
+                raise RuntimeError('no episode is running in this kernel')
+            r = kernel.reactive_step(obs, bool(request.call_controller))
         except Exception as exc:  # a bug here: the execution ends with it, not with a timeout
             self.get_logger().error(f'reactive_step failed:\n{traceback.format_exc()}')
             r = ReactiveResult(fault=f'the kernel failed: {type(exc).__name__}: {exc}')
@@ -352,6 +437,83 @@ class KernelNode(Node):
         return response
 
 
+class EpisodeLog:
+    """The running episode's kernel.log (one JSON line per record) and this process's output
+    beside it: written from several threads, switched between episodes."""
+
+    def __init__(self, redirect_output: bool) -> None:
+        self._lock = threading.Lock()
+        self._file = None
+        self.redirect_output = (
+            redirect_output  # a warm kernel's: its starter's file is not the episode's
+        )
+        self._station_output = -1  # this process's output between episodes
+
+    def open(self, path: Path | None) -> None:
+        self.close()
+        if path is None:
+            return
+        with self._lock:
+            self._file = open(path, 'a', buffering=1)  # noqa: SIM115
+        if not self.redirect_output:
+            return
+        # This process's output (ROS's log lines, a traceback) goes beside the episode's log.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self._station_output < 0:
+            self._station_output = os.dup(1)
+        fd = os.open(Path(path).with_suffix('.out'), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def write(self, record: dict) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.write(json.dumps(record, default=str) + '\n')
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+        if self._station_output >= 0:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(self._station_output, 1)
+            os.dup2(self._station_output, 2)
+
+
+def serve_control(node: KernelNode, sock: socket.socket, stopping: threading.Event) -> None:
+    """A warm station's requests, one JSON line each, answered in order until the socket
+    closes (then the kernel stops)."""
+    with sock, sock.makefile('r') as lines:
+        for line in lines:
+            try:
+                request = json.loads(line)
+                op = request.get('op')
+                reply: dict = {'ok': True}
+                if op == 'prepare':
+                    node.prepare(Path(request['workspace']))
+                elif op == 'begin':
+                    log = request.get('log')
+                    reply['sandbox'] = node.begin(
+                        Path(request['workspace']), Path(log) if log else None
+                    )
+                    reply['pid'] = node.kernel.host.pid
+                elif op == 'end':
+                    node.end()
+                else:
+                    reply = {'ok': False, 'error': f'no such request: {op!r}'}
+            except Exception as exc:  # said to the station, which ends the episode with it
+                reply = {'ok': False, 'error': f'{type(exc).__name__}: {exc}'}
+            try:
+                sock.sendall((json.dumps(reply, default=str) + '\n').encode())
+            except OSError:
+                break
+    stopping.set()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ros_args = argv[argv.index('--ros-args') :] if '--ros-args' in argv else []
@@ -363,26 +525,31 @@ def main(argv: list[str] | None = None) -> int:
         '--workspace', help="the program's working directory (default: a new temporary one)"
     )
     parser.add_argument('--log', help='kernel.log: one JSON line per API call and execution')
+    parser.add_argument(
+        '--control',
+        type=int,
+        metavar='FD',
+        help="a warm station's socket (an inherited descriptor): episodes begin and end as it "
+        'asks; --workspace and --log are then not used',
+    )
     args = parser.parse_args(own)
-    workspace = Path(os.path.realpath(args.workspace or tempfile.mkdtemp(prefix='harness-')))
-    workspace.mkdir(parents=True, exist_ok=True)
-    log_file = open(args.log, 'a', buffering=1) if args.log else None  # noqa: SIM115
-    log_lock = threading.Lock()
-
-    def log(record: dict) -> None:
-        if log_file is not None:
-            with log_lock:
-                log_file.write(json.dumps(record, default=str) + '\n')
-
     rclpy.init(args=['kernel', *ros_args])
-    node = KernelNode(workspace, log)
-    try:
-        sandbox = node.kernel.start()
-    except Exception as exc:
-        print(f'kernel: the program process could not start: {exc}', file=sys.stderr, flush=True)
-        leave_graph([node], get_default_context())
-        return 2
-    node.get_logger().info(f'program process {node.kernel.host.pid} sandboxed: {sandbox}')
+    node = KernelNode(warm=args.control is not None)
+    control = None
+    if args.control is not None:
+        control = socket.socket(fileno=args.control)
+    else:
+        workspace = Path(os.path.realpath(args.workspace or tempfile.mkdtemp(prefix='harness-')))
+        workspace.mkdir(parents=True, exist_ok=True)
+        try:
+            node.begin(workspace, Path(args.log) if args.log else None)
+        except Exception as exc:
+            print(
+                f'kernel: the program process could not start: {exc}', file=sys.stderr, flush=True
+            )
+            node.close()
+            leave_graph([node], get_default_context())
+            return 2
     executor = MultiThreadedExecutor(num_threads=6)
     executor.add_node(node)
     stopping = threading.Event()
@@ -395,6 +562,10 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()  # after the handler: a parent gone already stops the kernel in order
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
+    if control is not None:
+        threading.Thread(
+            target=serve_control, args=(node, control, stopping), name='control', daemon=True
+        ).start()
     try:
         while rclpy.ok() and not stopping.is_set():
             stopping.wait(0.1)
@@ -403,12 +574,10 @@ def main(argv: list[str] | None = None) -> int:
         # destruction says goodbye to the other participants). Left to the interpreter's
         # teardown, a still-waiting executor thread aborted the process before the goodbye,
         # and the others kept seeing its run_cell server for the DDS lease time, ~20 s.
-        node.kernel.close()
+        node.close()
         executor.shutdown(timeout_sec=5)
         spinner.join(timeout=5)
         leave_graph([node], get_default_context())
-        if log_file is not None:
-            log_file.close()
     return 0
 
 

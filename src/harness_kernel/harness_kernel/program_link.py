@@ -123,9 +123,11 @@ class ProgramLink:
         self._channel_lent = False
         self.lent_news: Exception | None = None
 
-    def start(self) -> dict:
-        """Start the program process (frozen until the first cell); returns its sandbox."""
-        sandbox = self.host.start()
+    def start(self, adopt: bool = False) -> dict:
+        """Start the program process (frozen until the first cell); returns its sandbox.
+        `adopt`: the host's process was started ahead (a warm kernel forks the next episode's
+        while the last one runs) and is taken as it is when it still runs."""
+        sandbox = self.host.sandbox if adopt and self.host.alive() else self.host.start()
         self.host.freeze()
         self.log({'call': '(kernel)', 'program_process': self.host.pid, 'sandbox': sandbox})
         return sandbox

@@ -186,14 +186,20 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
 
 def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
     """Where a bench's wall time went: each phase summed over its episodes (their processes'
-    start, the episode's own phases, the dataset, the report, the exit), and the bench's wall
+    start, or a warm station's start where an episode waited for one, the episode's own phases,
+    the dataset, the report, the exit), and the bench's wall
     outside every episode process (their [started_at, ended_at] intervals joined: starting
     episodes, the tables)."""
     phases: dict[str, float] = {}
     intervals = []
     for s in summaries:
         command = s.get('command_seconds') or {}
-        for part in ('episode_process', 'episode_process_exit', 'after_episode_process'):
+        for part in (
+            'station_start',
+            'episode_process',
+            'episode_process_exit',
+            'after_episode_process',
+        ):
             phases[part] = phases.get(part, 0.0) + float(command.get(part) or 0.0)
         for part, seconds in (s.get('episode_process_seconds') or {}).items():
             phases[part] = phases.get(part, 0.0) + float(seconds)

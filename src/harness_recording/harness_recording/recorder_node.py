@@ -12,7 +12,11 @@ their machinery (a wait set rebuilt from every entity of the node, a task per me
 worker publishes three messages a tick, and the executor cost ~0.4 ms of CPU each. Nothing
 else of the node is served (it offers no services: `start_parameter_services=False`).
 
+A warm station's recorder (`--episodes`) stays: each line of its standard input names the next
+episode's bag, which it records from then until that episode's `end` event, as above.
+
     python -m harness_recording.recorder_node BAG_DIR [--ros-args ...]
+    python -m harness_recording.recorder_node --episodes [--ros-args ...]
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import queue
 import signal
 import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 
 import rclpy
 from arx_x5_description.embodiment import load_embodiment
@@ -101,18 +108,25 @@ def subscription_qos(name: str) -> QoSProfile:
 
 
 class Recorder(Node):
-    def __init__(self, bag_path: str) -> None:
+    """Records into one bag at a time: `bag_path`'s from the start, or (a warm station's
+    recorder, `bag_path` None) each episode's from its `begin` to its `end` event."""
+
+    def __init__(self, bag_path: str | None) -> None:
         super().__init__(names.RECORDER, start_parameter_services=False)
         topics = episode_topics(load_embodiment().cameras)
         resolved = {self.resolve_topic_name(name): name for name in topics}
-        self.bag = BagRecorder(bag_path, {topic: topics[name] for topic, name in resolved.items()})
+        self.topics = {topic: topics[name] for topic, name in resolved.items()}
+        self.bag: BagRecorder | None = None
         self.ended = threading.Event()
-        self.refused: dict[str, int] = {}
-        self.malformed_events = 0
         self.quiet_since: float | None = None  # since when no subscription had a message
-        self.write_errors = 0  # messages that could not be written (the report counts them)
         self._trusted: dict[str, set[bytes]] = {topic: set() for topic in resolved}
         self._lock = threading.Lock()
+        # The last message of each latched topic but the events (a new episode's publisher
+        # latches its own): a warm recorder's next bag starts with them, as a new subscriber's
+        # would.
+        self._latched: dict[str, bytes] = {}
+        self._bag_lock = threading.Lock()
+        self.begin(bag_path)
         for topic, name in resolved.items():
             self.create_subscription(
                 message_class(topics[name]),
@@ -153,6 +167,33 @@ class Recorder(Node):
                         f'{traceback.format_exc()}'
                     )
 
+    def begin(self, bag_path: str | None) -> None:
+        """Record into a new bag at `bag_path` (None: into none until asked) until the `end`
+        event; what the last bag's report counted starts again from zero."""
+        with self._bag_lock:
+            self.ended.clear()
+            self.refused: dict[str, int] = {}
+            self.malformed_events = 0
+            self.write_errors = 0  # messages that could not be written (the report counts them)
+            self.bag = None if bag_path is None else BagRecorder(bag_path, self.topics)
+            if self.bag is not None:
+                for topic, data in self._latched.items():
+                    self.bag.write(topic, data, time.time_ns())
+
+    def close_bag(self) -> dict:
+        """Close the bag; its report (what `recorded` prints)."""
+        with self._bag_lock:
+            bag, self.bag = self.bag, None
+            if bag is not None:
+                bag.close()
+            return {
+                'counts': bag.counts if bag is not None else {},
+                'refused': self.refused,
+                'malformed_events': self.malformed_events,
+                'write_errors': self.write_errors,
+                'ended': self.ended.is_set(),
+            }
+
     def _from_the_graph(self, topic: str, name: str, info) -> bool:
         allowed = PUBLISHERS.get(name, ANY_PUBLISHER)
         if allowed is ANY_PUBLISHER:
@@ -178,9 +219,14 @@ class Recorder(Node):
     def _write(self, topic: str, name: str, data: bytes, info) -> None:
         if not self._from_the_graph(topic, name, info):
             return
-        self.bag.write(topic, data, time.time_ns())
-        if name == names.EVENTS:
-            self._event(data)
+        if name in LATCHED and name != names.EVENTS:
+            self._latched[topic] = data
+        with self._bag_lock:
+            if self.bag is None:  # between a warm recorder's episodes
+                return
+            self.bag.write(topic, data, time.time_ns())
+            if name == names.EVENTS:
+                self._event(data)
 
     def _event(self, data: bytes) -> None:
         """The driver's `end` event closes the recording; anything unreadable is counted."""
@@ -216,16 +262,76 @@ def _ready(context, subscriptions: list, seconds: float) -> list:
     return [sub for sub in subscriptions if sub.handle.pointer in ready]
 
 
+def _drain(node: Recorder) -> None:
+    """After the end event: the last ticks' messages may still be on their way."""
+    drained = time.monotonic() + DRAIN_S
+    while time.monotonic() < drained and not _quiet(node):
+        time.sleep(0.01)
+
+
+def _serve_episodes(node: Recorder, terminated: threading.Event) -> None:
+    """A warm station's recorder: each line of standard input names an episode's bag; this
+    process's output goes to the `recorder.out` beside it for that episode (the recording and
+    recorded lines, as a recorder of one episode writes them). Ends at the input's end or at
+    SIGTERM."""
+    requests: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            if line.strip():
+                requests.put(line.strip())
+        requests.put(None)
+
+    threading.Thread(target=read, name='requests', daemon=True).start()
+    station_output = os.dup(1)
+    while not terminated.is_set():
+        try:
+            bag = requests.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if bag is None:
+            return
+        out = os.open(Path(bag).with_name('recorder.out'), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        try:
+            node.begin(bag)
+            print('recording', ', '.join(node.topics), flush=True)
+        except Exception as exc:  # the station sees no `recording` line and says why
+            print(f'the bag could not be opened: {type(exc).__name__}: {exc}', flush=True)
+            continue
+        finally:
+            sys.stdout.flush()
+        while not node.ended.is_set() and not terminated.is_set():
+            time.sleep(0.02)
+        if node.ended.is_set():
+            _drain(node)
+        print('recorded', json.dumps(node.close_bag()), flush=True)
+        sys.stderr.flush()
+        os.dup2(station_output, 1)
+        os.dup2(station_output, 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ros_args = argv[argv.index('--ros-args') :] if '--ros-args' in argv else []
     own = argv[: argv.index('--ros-args')] if ros_args else argv
     parser = argparse.ArgumentParser(prog='recorder', description=__doc__.splitlines()[0])
-    parser.add_argument('bag', help='the bag folder to create')
+    parser.add_argument(
+        'bag', nargs='?', help="the bag folder to create (none: a warm station's recorder)"
+    )
+    parser.add_argument(
+        '--episodes',
+        action='store_true',
+        help="a warm station's recorder: each line of standard input names the next "
+        "episode's bag folder",
+    )
     args = parser.parse_args(own)
+    if (args.bag is None) != args.episodes:
+        parser.error('give either a bag folder or --episodes')
     rclpy.init(args=['recorder', *ros_args])
     node = Recorder(args.bag)
-    bag = node.bag
     signals: list[float] = []  # when each SIGINT came
     terminated = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: signals.append(time.monotonic()))
@@ -234,29 +340,24 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     spinner = threading.Thread(target=node.record, args=(stop,), daemon=True)
     spinner.start()
-    print('recording', ', '.join(bag.topics), flush=True)
-    # A Ctrl-C (SIGINT) reaches the whole process group: the driver then writes the episode's
-    # `end` event, which the bag should hold. Record on until it comes (STOP_GRACE_S at most,
-    # or a second Ctrl-C). SIGTERM (the graph stopping it) closes the bag at once.
-    while not node.ended.is_set() and not terminated.is_set():
-        if len(signals) > 1 or (signals and time.monotonic() - signals[0] > STOP_GRACE_S):
-            break
-        time.sleep(0.02)
-    if node.ended.is_set():  # the last ticks' messages may still be on their way
-        drained = time.monotonic() + DRAIN_S
-        while time.monotonic() < drained and not _quiet(node):
-            time.sleep(0.01)
+    if args.episodes:
+        _serve_episodes(node, terminated)
+    else:
+        print('recording', ', '.join(node.topics), flush=True)
+        # A Ctrl-C (SIGINT) reaches the whole process group: the driver then writes the
+        # episode's `end` event, which the bag should hold. Record on until it comes
+        # (STOP_GRACE_S at most, or a second Ctrl-C). SIGTERM (the graph stopping it) closes
+        # the bag at once.
+        while not node.ended.is_set() and not terminated.is_set():
+            if len(signals) > 1 or (signals and time.monotonic() - signals[0] > STOP_GRACE_S):
+                break
+            time.sleep(0.02)
+        if node.ended.is_set():
+            _drain(node)
     stop.set()  # nothing taken before this is lost: the bag closes after the thread ends
     spinner.join(timeout=5)
-    bag.close()
-    report = {
-        'counts': bag.counts,
-        'refused': node.refused,
-        'malformed_events': node.malformed_events,
-        'write_errors': node.write_errors,
-        'ended': node.ended.is_set(),
-    }
-    print('recorded', json.dumps(report), flush=True)
+    if not args.episodes:
+        print('recorded', json.dumps(node.close_bag()), flush=True)
     # The context's destruction says goodbye to the other participants: the process ends
     # without the interpreter's teardown, which would otherwise do it.
     leave_graph([node], get_default_context())

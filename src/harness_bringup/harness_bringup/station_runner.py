@@ -1,0 +1,245 @@
+"""The bench's episodes on warm stations (harness_bringup.warm_station): each bench thread keeps
+one station process (its own ROS domain and process group) and sends it episode after episode.
+
+A station that dies while it serves an episode is replaced: the episode's run folder is closed
+as the supervisor closes one whose process died (summary.json with status `error` and why,
+the program's files moved in, report.html), and the episode runs once more, in a new run folder,
+on a fresh station; so is one that the station reports broken after an episode that ended in an
+`error`. A Ctrl-C to the bench is sent on to the stations' process groups: the running episodes
+end as interrupted and write their run folders, as under `harness run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from harness_bringup.bench import EpisodeJob, run_episode_process
+from harness_bringup.processes import with_numerics_defaults
+from harness_bringup.run import run_folder_path
+from harness_bringup.shared_memory import sweep
+from harness_bringup.supervisor import GRACE_S, Interrupts, _close
+
+START_TRIES = 2  # a station process that does not come up is started once more
+
+
+class StationProcess:
+    """One warm station process: `run` an episode on it, `close` it."""
+
+    def __init__(self, folder: Path, env: dict[str, str] | None = None) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.started = time.time()
+        self._errors = open(folder / 'station.err', 'a')  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', 'harness_bringup.warm_station', '--folder', str(folder)],
+            env=with_numerics_defaults(os.environ if env is None else env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            start_new_session=True,
+        )
+        self._answers = b''
+        self.episodes = 0
+
+    def death(self) -> str:
+        code = self.process.poll()
+        if code is None:
+            return ''
+        how = f'killed by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}'
+        return f'the station process ended ({how}; see {self.folder})'
+
+    def run(
+        self, argv: list[str], run_folder: Path, log: Path, interrupts: Interrupts, before: int
+    ) -> tuple[int | None, str]:
+        """Run the episode of `harness run` arguments `argv` into `run_folder` (its output to
+        `log`); (exit code, '' or why the station can serve no more), or (None, why) when the
+        station died before it answered. The bench's interrupts after the first `before` are
+        sent on."""
+        self.episodes += 1
+        request = {'argv': argv, 'folder': str(run_folder), 'log': str(log)}
+        try:
+            self.process.stdin.write((json.dumps(request) + '\n').encode())
+            self.process.stdin.flush()
+        except OSError:
+            return None, self.death() or 'the station process took no request'
+        sent, escalated = before, None
+        out = self.process.stdout.fileno()
+        while b'\n' not in self._answers:
+            for _ in interrupts.times()[sent:]:
+                sent += 1
+                first = sent == before + 1
+                self.signal(signal.SIGINT if first else signal.SIGTERM)
+                if not first:
+                    escalated = time.monotonic()
+            if escalated is not None and time.monotonic() - escalated > GRACE_S:
+                self.signal(signal.SIGKILL)
+            ready, _, _ = select.select([out], [], [], 0.05)
+            if ready:
+                chunk = os.read(out, 65536)
+                if not chunk:  # its output ended: it is gone, or going
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self.process.wait(timeout=5)
+                    return None, self.death() or 'the station process closed its answers'
+                self._answers += chunk
+        line, self._answers = self._answers.split(b'\n', 1)
+        answer = json.loads(line)
+        return int(answer['code']), str(answer.get('healthy') or '')
+
+    def signal(self, number: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, number)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """End the station (its input's end: it leaves the graph in order) and whatever of it
+        is left."""
+        with contextlib.suppress(OSError):
+            self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=timeout)
+        self.signal(signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        self.process.stdout.close()
+        self._errors.close()
+
+
+class StationRunner:
+    """A bench runner (harness_bringup.bench.Runner) on warm stations under `folder`: one
+    station process per bench thread, started at its first episode and kept; `close()` ends
+    them."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._stations: list[StationProcess] = []
+        self._count = 0
+
+    def __call__(self, job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
+        def supervise(run, base, argv, output, interrupts, env) -> int:
+            return self._supervise(run, base, argv, output, interrupts, env)
+
+        return run_episode_process(job, folder, interrupts, supervise)
+
+    def _station(self, env: dict[str, str] | None) -> tuple[StationProcess, float]:
+        """This thread's station (a new one when it has none or it died) and the seconds
+        spent starting it now (0 for a warm one)."""
+        station: StationProcess | None = getattr(self._local, 'station', None)
+        if station is not None and not station.death():
+            return station, 0.0
+        if station is not None:
+            station.close(timeout=5)
+        started = time.time()
+        with self._lock:
+            self._count += 1
+            name = f'station-{self._count}'
+        station = StationProcess(self.folder / name, env)
+        with self._lock:
+            self._stations.append(station)
+        self._local.station = station
+        return station, time.time() - started
+
+    def _supervise(
+        self,
+        run: Path,
+        base: dict,
+        argv: list[str],
+        output: IO[str] | None,
+        interrupts: Interrupts | None,
+        env: dict[str, str] | None,
+        retried: Path | None = None,
+    ) -> int:
+        seen = interrupts if interrupts is not None else Interrupts()
+        before = len(seen.times())
+        say = (
+            (lambda line: print(f'[harness] {line}', file=output, flush=True)) if output else print
+        )
+        sweep(say)
+        asked = time.time()
+        station, starting = self._station(env)
+        log = Path(output.name) if output is not None and hasattr(output, 'name') else None
+        if output is not None:
+            output.flush()
+        code, broken = station.run(argv, run, log or run.parent / 'harness.log', seen, before)
+        answered = time.time()
+        interrupted = len(seen.times()) > before
+        if code is None:
+            say(f'{broken}: a new station serves the next episode')
+            station.close(timeout=5)
+            code = _close(run, base, station.process.returncode or 1, interrupted, output)
+            from harness_recording.run_folder import update_summary
+
+            update_summary(run, lambda s: s.update(station_failed=broken))
+        _account(run, asked, starting, answered, station)
+        if retried is not None:
+            from harness_recording.run_folder import update_summary
+
+            update_summary(run, lambda s: s.update(retry_of=os.path.relpath(retried, run)))
+        if interrupted:
+            return 130 if code == 0 else code
+        if broken and retried is None and _status(run) == 'error':
+            # The station failed, not the episode (or it cannot tell): once more on a fresh one.
+            station.close(timeout=5)
+            self._local.station = None
+            again = run_folder_path(
+                run.parent, base['task'], base['layout'], base['seed'], base['model']
+            )
+            say(f'{broken}; the episode runs again on a new station: {again}')
+            return self._supervise(again, base, argv, output, interrupts, env, retried=run)
+        if broken:
+            station.close(timeout=5)
+            self._local.station = None
+        return code
+
+    def close(self) -> None:
+        with self._lock:
+            stations, self._stations = self._stations, []
+        for station in stations:
+            station.close()
+
+
+def _status(run: Path) -> str | None:
+    try:
+        return json.loads((run / 'summary.json').read_text()).get('status')
+    except (OSError, ValueError):
+        return None
+
+
+def _account(
+    run: Path, asked: float, starting: float, answered: float, station: StationProcess
+) -> None:
+    """The episode's part of the bench's wall time in summary.json (`command_seconds`), in the
+    phases a supervised episode has: the station's start (when this episode waited for one),
+    the episode in the station (`episode_process`: from its request to its answer; its own
+    phases are in `episode_process_seconds`) and after it; `started_at` and `ended_at` place
+    it in the bench's wall time."""
+    from harness_recording.run_folder import update_summary
+
+    now = time.time()
+
+    def add(summary: dict) -> None:
+        inside = summary.get('episode_process_seconds') or {}
+        episode = answered - asked - starting
+        summary['command_seconds'] = {
+            'station_start': round(starting, 3),
+            'episode_process': round(episode, 3),
+            'episode_process_exit': round(episode - sum(inside.values()), 3) if inside else None,
+            'after_episode_process': round(now - answered, 3),
+            'total': round(now - asked, 3),
+            'started_at': round(asked, 3),
+            'ended_at': round(answered, 3),
+            'station': station.folder.name,
+            'station_episode': station.episodes,
+        }
+
+    update_summary(run, add)

@@ -1,0 +1,379 @@
+"""A warm station: one graph (worker, skill server, driver node, kernel process, recorder) that
+serves episode after episode, so that a bench or a demonstration collection pays the graph's
+start once, not once per episode.
+
+Between two episodes the world is reset (the worker's reset, as every episode's), the driver
+publishes the new episode's events on publishers of its own, the kernel makes a new kernel core
+(its perception's tracker, grips and log), and the program runs in a fresh sandboxed program
+process, started while the last episode ended (`prepare`), in a folder of its own whose files
+move into the episode's run folder. Each episode writes its complete run folder (summary,
+events, kernel.log, trace, bag) as `harness run` writes it.
+
+The station process (`python -m harness_bringup.warm_station --folder DIR`) reads one JSON
+line per episode on its standard input: `{"argv": [harness run's arguments], "folder": the run
+folder, "log": where the episode's output goes}`, runs it, and answers on its standard output
+`{"code": the exit code harness run would give, "healthy": "" or why the station can serve no
+more}`; it ends at its input's end. Its output between episodes goes to DIR/station.log, the
+kernel's and the recorder's to DIR. `harness_bringup.station_runner` starts, feeds and
+replaces station processes for the bench.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from harness_driver.driver_node import GraphError
+from harness_types.config import GraphConfig
+from harness_types.process import process_stopped
+
+from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorder_report
+from harness_bringup.kernel_process import KernelProcess, KernelStartError
+from harness_bringup.processes import child_environment
+from harness_bringup.program_workspace import (
+    collect_program_workspace,
+    new_program_workspace,
+    note_program_workspace,
+)
+from harness_bringup.station_graph import StationGraph
+
+RECORDER_OPEN_S = 20.0  # how long an episode waits for the recorder to open its bag
+
+
+def station_key(config: GraphConfig) -> GraphConfig:
+    """What a station's graph was started with and every episode it serves must share: every
+    node's parameters but the driver's, which the episode reads in this process."""
+    return replace(
+        config, driver=type(config.driver)(), operator=type(config.operator)(), path=None
+    )
+
+
+class WarmGraph(EpisodeGraph):
+    """`with WarmGraph(params, folder, record) as g:` starts the graph once; each episode then
+    runs on it (`run.run_episode(..., warm=g)`): `begin_episode`, the episode's own calls
+    (start_kernel ... stop_recording), and the graph stays for the next. `folder`: where the
+    kernel's and the recorder's output goes between episodes; `record`: whether episodes are
+    recorded (driver.record_bag)."""
+
+    def __init__(self, params: Path, folder: Path, record: bool) -> None:
+        super().__init__(params, bag=None)
+        self.folder = folder
+        self.record = record
+        self.workspace: Path | None = None  # the running episode's (its run folder's)
+        self._ahead: Path | None = None  # the next episode's program folder, prepared
+        self._recorder_log = None
+        self.episodes = 0
+
+    def __enter__(self) -> WarmGraph:
+        super().__enter__()
+        self._station_notes = dict(self.notes)
+        try:
+            self.kernel = KernelProcess(
+                self.driver.run_cell_client,
+                self.domain_id,
+                None,
+                self.folder / 'kernel.log',
+                ['--params-file', str(self.params)],
+                warm=True,
+            )
+            self.kernel.launch()
+            if self.record:
+                self._launch_recorder()
+            self.kernel.wait_ready()
+            self._prepare_next()
+        except (KernelStartError, OSError) as exc:
+            self.__exit__()
+            raise GraphError(f'the warm station did not start: {exc}') from None
+        return self
+
+    # Between episodes ---------------------------------------------------------------------
+
+    def health(self) -> str:
+        """'' while the station can serve another episode; otherwise why not."""
+        if self.kernel is None:
+            return 'no kernel is running'
+        why = self.kernel.death()
+        if why:
+            return why
+        if self.record and (self.recorder is None or self.recorder.poll() is not None):
+            return f'the recorder ended (see {self.folder / "recorder.out"})'
+        return ''
+
+    def begin_episode(self, bag: Path | None) -> None:
+        """A new episode starts on this graph; `bag` where it is recorded (None: not)."""
+        why = self.health()
+        if why:
+            raise GraphError(f'the warm station cannot serve: {why}')
+        if (bag is not None) != self.record:
+            raise GraphError('this station was started with the other driver.record_bag')
+        self.episodes += 1
+        self.driver.begin_episode()
+        self.bag = bag
+        self.notes = dict(self._station_notes)
+
+    def _prepare_next(self) -> None:
+        """The next episode's program process starts now, in a folder of its own."""
+        self._ahead = new_program_workspace(None)
+        reply = self.kernel.request('prepare', workspace=str(self._ahead))
+        if not reply.get('ok'):
+            raise KernelStartError(f'the kernel could not prepare a program: {reply.get("error")}')
+
+    def start_kernel(self, workspace: Path, log: Path) -> None:
+        self.workspace = workspace
+        if self._ahead is None:
+            try:
+                self._prepare_next()
+            except KernelStartError as exc:
+                raise GraphError(str(exc)) from None
+        self.program_workspace, self._ahead = self._ahead, None
+        note_program_workspace(workspace, self.program_workspace)
+        if self.bag is not None:
+            self._open_bag(self.bag)
+        try:
+            reply = self.kernel.request(
+                'begin', workspace=str(self.program_workspace), log=str(log)
+            )
+        except KernelStartError as exc:
+            raise GraphError(str(exc)) from None
+        if not reply.get('ok'):
+            raise GraphError(f'the kernel could not begin the episode: {reply.get("error")}')
+        if self.bag is not None:
+            try:
+                self.wait_recorder(self.bag)
+            except GraphError as exc:  # an episode without a bag beats no episode
+                self.notes['bag_error'] = str(exc)
+
+    def stop_kernel(self) -> None:
+        if self.workspace is None:
+            return
+        try:
+            if not self.kernel.death():
+                self.kernel.request('end')
+        finally:
+            collect_program_workspace(self.workspace)
+            self.workspace = None
+        with contextlib.suppress(KernelStartError):  # a dead kernel: health() says so next
+            self._prepare_next()
+
+    # The recorder ---------------------------------------------------------------------------
+
+    def _launch_recorder(self) -> None:
+        command = [sys.executable, '-m', 'harness_recording.recorder_node', '--episodes']
+        self._recorder_log = open(self.folder / 'recorder.out', 'a')  # noqa: SIM115
+        self.recorder = subprocess.Popen(
+            command,
+            env=child_environment(self.domain_id),
+            stdin=subprocess.PIPE,
+            stdout=self._recorder_log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def _open_bag(self, bag: Path) -> None:
+        """Ask the recorder to record into `bag` from now until the episode's end event."""
+        if '\n' in str(bag):
+            raise GraphError(f'a bag path with a line break cannot be recorded into: {bag!r}')
+        out = bag.with_name('recorder.out')
+        with contextlib.suppress(OSError):
+            out.unlink()
+        try:
+            self.recorder.stdin.write(f'{bag}\n')
+            self.recorder.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise GraphError(f'the recorder takes no bag: {exc}') from None
+
+    def wait_recorder(self, bag: Path, timeout: float = RECORDER_OPEN_S) -> None:
+        """Wait until the recorder opened `bag`, then as a recorder of one episode (it holds
+        the events and has matched every topic)."""
+        out = bag.with_name('recorder.out')
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError):
+                text = out.read_text()
+                if text.startswith('recording'):
+                    break
+                if text.strip():
+                    raise GraphError(f'the recorder did not open the bag: {text.strip()[:300]}')
+            if self.recorder.poll() is not None or time.monotonic() > deadline:
+                raise GraphError(f'the recorder did not open the bag (see {out})')
+            time.sleep(0.005)
+        super().wait_recorder(bag, max(1.0, deadline - time.monotonic()))
+
+    def stop_recording(self, timeout: float = 15.0) -> dict:
+        """Wait for the recorder to close the episode's bag after its `end` event (it stays
+        for the next); one that does not is replaced."""
+        if self.bag is None or self.recorder is None:
+            return {}
+        out = self.bag.with_name('recorder.out')
+        deadline = time.monotonic() + timeout
+        complete = True
+        while recorder_report(out) is None:
+            gone = self.recorder.poll() is not None or process_stopped(self.recorder.pid)
+            if gone or time.monotonic() > deadline:
+                complete = False
+                break
+            time.sleep(0.005)
+        ended = ''
+        if not complete:
+            code = self.recorder.poll()
+            if code is not None and code != 0:
+                ended = f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
+            self._replace_recorder()
+        notes = judge_recording(self.notes, recorder_report(out), complete, ended)
+        self.bag = None
+        return notes
+
+    def _replace_recorder(self) -> None:
+        self._end_recorder(kill=True)
+        self._launch_recorder()
+
+    def _end_recorder(self, kill: bool = False) -> None:
+        if self.recorder is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.recorder.stdin.close()  # its input's end: it leaves the graph in order
+        if kill:
+            self.recorder.kill()
+        try:
+            self.recorder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.recorder.kill()
+            self.recorder.wait(timeout=10)
+        self.recorder = None
+        if self._recorder_log is not None:
+            self._recorder_log.close()
+            self._recorder_log = None
+
+    def __exit__(self, *exc) -> None:
+        if self.kernel is not None:
+            self.kernel.stop(wait_gone=False)
+            self.kernel = None
+        if self.workspace is not None:
+            collect_program_workspace(self.workspace)
+            self.workspace = None
+        if self._ahead is not None:
+            with contextlib.suppress(OSError):
+                for entry in self._ahead.iterdir():
+                    entry.unlink()
+                self._ahead.rmdir()
+            self._ahead = None
+        self._end_recorder()
+        StationGraph.__exit__(self, *exc)
+
+
+# The station process ------------------------------------------------------------------------
+
+
+def _output_to(path: Path | None, station_log: int) -> None:
+    """This process's output (file descriptors 1 and 2) to `path` (None: the station's log)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if path is None:
+        os.dup2(station_log, 1)
+        os.dup2(station_log, 2)
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def serve(folder: Path, requests, answers) -> int:
+    """Serve the episodes `requests` (lines) asks for, answering each on `answers`, until the
+    requests end or the station can serve no more."""
+    from harness_types.config import ConfigError
+
+    from harness_bringup.cli import build_parser
+    from harness_bringup.console import fail
+    from harness_bringup.run import GraphOptions, UsageError, run_episode
+    from harness_bringup.run_command import episode_exit_code, prepare_run
+
+    station_log = os.open(folder / 'station.log', os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    _output_to(None, station_log)
+    graph: WarmGraph | None = None
+    key: GraphConfig | None = None
+    parser = build_parser()
+    try:
+        for line in requests:
+            if not line.strip():
+                continue
+            arrived = time.monotonic()
+            request = json.loads(line)
+            run_folder = Path(request['folder'])
+            _output_to(Path(request['log']) if request.get('log') else None, station_log)
+            healthy = ''
+            try:
+                args = parser.parse_args(request['argv'])
+                args.argv = request['argv']
+                try:
+                    config, prepared, _base = prepare_run(args, supervised=True)
+                except (FileNotFoundError, ConfigError, UsageError) as exc:
+                    code = fail(str(exc))
+                else:
+                    if graph is not None and station_key(config) != key:
+                        print('[station] other node parameters: the graph starts again', flush=True)
+                        graph.__exit__()
+                        graph = None
+                    if graph is None:
+                        key = station_key(config)
+                        params = config.write(folder / 'params.yaml')
+                        graph = WarmGraph(params, folder, config.driver.record_bag)
+                        try:
+                            graph.__enter__()
+                        except GraphError:
+                            graph = None
+                            raise
+                    result = run_episode(
+                        prepared, run_folder, print, GraphOptions(), warm=graph, since=arrived
+                    )
+                    code = episode_exit_code(result, run_folder)
+                    healthy = graph.health()
+            except KeyboardInterrupt:
+                code, healthy = 130, 'interrupted'
+            except GraphError as exc:
+                code, healthy = 1, f'the graph did not start: {exc}'
+            _output_to(None, station_log)
+            answers.write(json.dumps({'code': code, 'healthy': healthy}) + '\n')
+            answers.flush()
+            if healthy:
+                return 1
+        return 0
+    finally:
+        if graph is not None:
+            graph.__exit__()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='warm_station',
+        description='Serve episodes on one graph: one JSON request per line of standard input, '
+        'one answer per line of standard output.',
+    )
+    parser.add_argument('--folder', required=True, type=Path, help="the station's own files")
+    args = parser.parse_args(argv)
+    args.folder.mkdir(parents=True, exist_ok=True)
+    # The answers keep standard output; anything printed goes to the station's log instead.
+    answers = os.fdopen(os.dup(1), 'w')
+    from harness_bringup.processes import use_wheels_ament_prefix
+
+    use_wheels_ament_prefix()
+    # A Ctrl-C reaches the station's process group: the running episode ends as interrupted
+    # and writes its run folder; a SIGTERM does the same.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    code = serve(args.folder, sys.stdin, answers)
+    from harness_types.process import leave
+
+    leave(code)
+    return code
+
+
+if __name__ == '__main__':
+    main()
