@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import IO
 
+from harness_recording.run_folder import update_summary
+
 from harness_bringup.bench import EpisodeJob, run_episode_process
 from harness_bringup.processes import with_numerics_defaults
-from harness_bringup.run import run_folder_path
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
 
@@ -126,10 +127,18 @@ class StationRunner:
         self._count = 0
 
     def __call__(self, job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
-        def supervise(run, base, argv, output, interrupts, env) -> int:
-            return self._supervise(run, base, argv, output, interrupts, env)
-
-        return run_episode_process(job, folder, interrupts, supervise)
+        summary = run_episode_process(job, folder, interrupts, self._supervise)
+        failed = summary.get('run_folder')
+        if summary.get('station_failed') and summary.get('status') == 'error' and failed:
+            # The station failed, not the episode (or nothing can tell): once more, on a
+            # fresh station, in a run folder of its own.
+            summary = run_episode_process(job, folder, interrupts, self._supervise)
+            if summary.get('run_folder'):
+                retry = Path(summary['run_folder'])
+                note = {'retry_of': os.path.relpath(failed, retry)}
+                update_summary(retry, lambda s: s.update(note))
+                summary.update(note)
+        return summary
 
     def _station(self, env: dict[str, str] | None) -> tuple[StationProcess, float]:
         """This thread's station (a new one when it has none or it died) and the seconds
@@ -157,13 +166,16 @@ class StationRunner:
         output: IO[str] | None,
         interrupts: Interrupts | None,
         env: dict[str, str] | None,
-        retried: Path | None = None,
     ) -> int:
+        """A bench.Supervise: the episode on this thread's station; a station that died or
+        reports itself broken is closed (the next episode starts a new one), and an episode
+        that ended in an `error` with it says so in its summary (`station_failed`)."""
         seen = interrupts if interrupts is not None else Interrupts()
         before = len(seen.times())
-        say = (
-            (lambda line: print(f'[harness] {line}', file=output, flush=True)) if output else print
-        )
+
+        def say(line: str) -> None:
+            print(f'[harness] {line}', file=output, flush=True)
+
         sweep(say)
         asked = time.time()
         station, starting = self._station(env)
@@ -174,31 +186,17 @@ class StationRunner:
         answered = time.time()
         interrupted = len(seen.times()) > before
         if code is None:
-            say(f'{broken}: a new station serves the next episode')
             station.close(timeout=5)
             code = _close(run, base, station.process.returncode or 1, interrupted, output)
-            from harness_recording.run_folder import update_summary
-
-            update_summary(run, lambda s: s.update(station_failed=broken))
         _account(run, asked, starting, answered, station)
-        if retried is not None:
-            from harness_recording.run_folder import update_summary
-
-            update_summary(run, lambda s: s.update(retry_of=os.path.relpath(retried, run)))
+        if broken:
+            say(f'{broken}: a new station serves the next episode')
+            station.close(timeout=5)
+            self._local.station = None
+            if not interrupted and _status(run) == 'error':
+                update_summary(run, lambda s: s.update(station_failed=broken))
         if interrupted:
             return 130 if code == 0 else code
-        if broken and retried is None and _status(run) == 'error':
-            # The station failed, not the episode (or it cannot tell): once more on a fresh one.
-            station.close(timeout=5)
-            self._local.station = None
-            again = run_folder_path(
-                run.parent, base['task'], base['layout'], base['seed'], base['model']
-            )
-            say(f'{broken}; the episode runs again on a new station: {again}')
-            return self._supervise(again, base, argv, output, interrupts, env, retried=run)
-        if broken:
-            station.close(timeout=5)
-            self._local.station = None
         return code
 
     def close(self) -> None:
@@ -223,8 +221,6 @@ def _account(
     the episode in the station (`episode_process`: from its request to its answer; its own
     phases are in `episode_process_seconds`) and after it; `started_at` and `ended_at` place
     it in the bench's wall time."""
-    from harness_recording.run_folder import update_summary
-
     now = time.time()
 
     def add(summary: dict) -> None:

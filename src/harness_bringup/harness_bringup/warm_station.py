@@ -286,60 +286,84 @@ def _output_to(path: Path | None, station_log: int) -> None:
     os.close(fd)
 
 
+class Station:
+    """The station process's side: its graph (started at the first episode, again when an
+    episode needs other node parameters) and how it runs one request."""
+
+    def __init__(self, folder: Path) -> None:
+        from harness_bringup.cli import build_parser
+
+        self.folder = folder
+        self.graph: WarmGraph | None = None
+        self.key: GraphConfig | None = None
+        self.parser = build_parser()
+
+    def episode(self, request: dict, arrived: float) -> tuple[int, str]:
+        """Run one request's episode: (harness run's exit code, '' or why this station can
+        serve no more)."""
+        from harness_types.config import ConfigError
+
+        from harness_bringup.console import fail
+        from harness_bringup.run import GraphOptions, UsageError, run_episode
+        from harness_bringup.run_command import episode_exit_code, prepare_run
+
+        try:
+            args = self.parser.parse_args(request['argv'])
+        except SystemExit as exc:  # argparse said what was wrong, on this episode's output
+            return (exc.code if isinstance(exc.code, int) else 2), ''
+        if args.command != 'run':
+            return fail(f'a warm station runs `harness run` episodes, not {args.command!r}'), ''
+        args.argv = request['argv']
+        try:
+            config, prepared, _base = prepare_run(args, supervised=True)
+        except (FileNotFoundError, ConfigError, UsageError) as exc:
+            return fail(str(exc)), ''
+        graph = self._graph(config)
+        run_folder = Path(request['folder'])
+        result = run_episode(prepared, run_folder, print, GraphOptions(), warm=graph, since=arrived)
+        code = episode_exit_code(result, run_folder)
+        return code, 'interrupted' if code == 130 else graph.health()
+
+    def _graph(self, config: GraphConfig) -> WarmGraph:
+        """The graph for `config`'s node parameters (GraphError when it does not start)."""
+        if self.graph is not None and station_key(config) != self.key:
+            print('[station] other node parameters: the graph starts again', flush=True)
+            self.close()
+        if self.graph is None:
+            params = config.write(self.folder / 'params.yaml')
+            graph = WarmGraph(params, self.folder, config.driver.record_bag)
+            graph.__enter__()
+            self.graph, self.key = graph, station_key(config)
+        return self.graph
+
+    def close(self) -> None:
+        if self.graph is not None:
+            self.graph.__exit__()
+            self.graph = None
+
+
 def serve(folder: Path, requests, answers) -> int:
     """Serve the episodes `requests` (lines) asks for, answering each on `answers`, until the
-    requests end or the station can serve no more."""
-    from harness_types.config import ConfigError
-
-    from harness_bringup.cli import build_parser
-    from harness_bringup.console import fail
-    from harness_bringup.run import GraphOptions, UsageError, run_episode
-    from harness_bringup.run_command import episode_exit_code, prepare_run
-
+    requests end (0) or the station can serve no more (1)."""
     station_log = os.open(folder / 'station.log', os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     _output_to(None, station_log)
-    graph: WarmGraph | None = None
-    key: GraphConfig | None = None
-    parser = build_parser()
+    station = Station(folder)
     try:
         for line in requests:
             if not line.strip():
                 continue
             arrived = time.monotonic()
             request = json.loads(line)
-            run_folder = Path(request['folder'])
             _output_to(Path(request['log']) if request.get('log') else None, station_log)
-            healthy = ''
             try:
-                args = parser.parse_args(request['argv'])
-                args.argv = request['argv']
-                try:
-                    config, prepared, _base = prepare_run(args, supervised=True)
-                except (FileNotFoundError, ConfigError, UsageError) as exc:
-                    code = fail(str(exc))
-                else:
-                    if graph is not None and station_key(config) != key:
-                        print('[station] other node parameters: the graph starts again', flush=True)
-                        graph.__exit__()
-                        graph = None
-                    if graph is None:
-                        key = station_key(config)
-                        params = config.write(folder / 'params.yaml')
-                        graph = WarmGraph(params, folder, config.driver.record_bag)
-                        try:
-                            graph.__enter__()
-                        except GraphError:
-                            graph = None
-                            raise
-                    result = run_episode(
-                        prepared, run_folder, print, GraphOptions(), warm=graph, since=arrived
-                    )
-                    code = episode_exit_code(result, run_folder)
-                    healthy = graph.health()
+                code, healthy = station.episode(request, arrived)
             except KeyboardInterrupt:
                 code, healthy = 130, 'interrupted'
             except GraphError as exc:
                 code, healthy = 1, f'the graph did not start: {exc}'
+            except Exception as exc:  # a bug: said, and this station serves no more
+                code, healthy = 1, f'the station failed: {type(exc).__name__}: {exc}'
+                print(f'[station] {healthy}', flush=True)
             _output_to(None, station_log)
             answers.write(json.dumps({'code': code, 'healthy': healthy}) + '\n')
             answers.flush()
@@ -347,8 +371,7 @@ def serve(folder: Path, requests, answers) -> int:
                 return 1
         return 0
     finally:
-        if graph is not None:
-            graph.__exit__()
+        station.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,194 @@
+"""The warm station: one graph serving episode after episode. Each episode writes its complete
+run folder; its program runs in a fresh program process (started ahead, another uid than the
+last one's) that sees nothing of the episodes before; an episode gives the same trajectory
+first or after others; a station that dies is replaced and its episode runs again."""
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from harness_bringup.bench import BenchEpisode, EpisodeJob
+from harness_bringup.processes import use_wheels_ament_prefix
+from harness_bringup.run import GraphOptions, prepare, run_episode
+from harness_bringup.station_runner import StationRunner
+from harness_bringup.supervisor import Interrupts
+from harness_bringup.warm_station import WarmGraph, station_key
+from harness_driver.models import ScriptedModel
+from harness_types.config import load_config, with_overrides
+
+os.environ.setdefault('MUJOCO_GL', 'egl')
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = ROOT / 'config' / 'harness.yaml'
+
+# Episode A's program leaves a file and a variable, looks for any other process it could
+# signal (the next episode's program process is already running), then kills every process
+# it may (kill(-1)): itself, and nothing else.
+ATTACK = """import os, signal
+open('secret.txt', 'w').write('episode A')
+SECRET = 'A'
+me = os.getpid()
+alive = []
+for pid in range(max(2, me - 3000), me + 3000):
+    if pid != me:
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except OSError:
+            pass
+open('attack.txt', 'w').write(repr((os.getuid(), me, alive)))
+os.kill(-1, signal.SIGKILL)
+"""
+# Episode B's program looks for what episode A left.
+CHECK = """import os
+seen = sorted(os.listdir('.'))
+try:
+    SECRET
+    leaked = True
+except NameError:
+    leaked = False
+open('check.txt', 'w').write(repr((seen, leaked, os.getuid(), os.getpid())))
+"""
+
+
+def _config():
+    return with_overrides(load_config(CONFIG), 'driver', model='scripted')
+
+
+def _prepared(config, task: str, cells: list[str] | None = None):
+    p = prepare(config, task, 0, 0, log=lambda _m: None)
+    if cells is not None:
+        p.model = ScriptedModel(cells, retries_per_cell=0)
+    return p
+
+
+def _complete(run: Path) -> dict:
+    """The run folder's summary, after checking the folder is whole."""
+    summary = json.loads((run / 'summary.json').read_text())
+    events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
+    assert events[-1]['type'] == 'end'
+    assert (run / 'kernel.log').is_file() and (run / 'kernel.out').is_file()
+    assert (run / 'bag' / 'metadata.yaml').is_file(), summary.get('bag_error')
+    report = (run / 'recorder.out').read_text().splitlines()[-1]
+    assert report.startswith('recorded ') and json.loads(report[9:])['ended']
+    assert summary.get('bag') == 'bag' and not summary.get('bag_error'), summary
+    assert not (run / '.program_workspace').exists()
+    return summary
+
+
+def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
+    use_wheels_ament_prefix()
+    config = _config()
+    params = config.write(tmp_path / 'params.yaml')
+    runs = {name: tmp_path / name for name in ('first', 'attack', 'check', 'again')}
+    with WarmGraph(params, tmp_path, record=True) as graph:
+        for name, task, cells in (
+            ('first', 'lift_cube', None),
+            ('attack', 'lift_cube', [ATTACK]),
+            ('check', 'lift_cube', [CHECK]),
+            ('again', 'lift_cube', None),
+        ):
+            run_episode(
+                _prepared(config, task, cells), runs[name], lambda _m: None, GraphOptions(), graph
+            )
+        assert graph.health() == ''
+    summaries = {name: _complete(run) for name, run in runs.items()}
+    uid_a, pid_a, alive = eval((runs['attack'] / 'workspace' / 'attack.txt').read_text())
+    assert alive == []  # no other process could be signalled, the next program's included
+    assert (runs['attack'] / 'workspace' / 'secret.txt').read_text() == 'episode A'
+    seen, leaked, uid_b, pid_b = eval((runs['check'] / 'workspace' / 'check.txt').read_text())
+    assert seen == [] and not leaked and pid_b != pid_a
+    if os.geteuid() == 0:  # the sandbox changes the uid only as root
+        assert uid_b != uid_a
+    # B's program process survived A's kill(-1): its cell ran to the end
+    cells = [
+        json.loads(x)
+        for x in (runs['check'] / 'events.jsonl').read_text().splitlines()
+        if json.loads(x)['type'] == 'cell'
+    ]
+    assert cells and cells[0]['status'] == 'ok', cells
+    # the same episode, first and fourth: the same trajectory and result
+    first, again = summaries['first'], summaries['again']
+    for key in ('status', 'outcome', 'env_steps', 'goal_verdicts', 'decisions'):
+        assert first[key] == again[key], key
+    (a,) = sorted((runs['first'] / 'ticks').glob('*.npz'))
+    (b,) = sorted((runs['again'] / 'ticks').glob('*.npz'))
+    with np.load(a) as x, np.load(b) as y:
+        assert set(x.files) == set(y.files)
+        for f in x.files:
+            assert np.array_equal(x[f], y[f]), f
+
+
+def test_a_station_serves_one_set_of_node_parameters():
+    config = _config()
+    assert station_key(config) == station_key(with_overrides(config, 'driver', model='x'))
+    other = with_overrides(config, 'kernel', perception='oracle')
+    assert station_key(config) != station_key(other)
+
+
+def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
+    runner = StationRunner(tmp_path / 'stations')
+    folder = tmp_path / 'episodes' / 'lift_cube'
+    job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG))
+    killed = threading.Event()
+
+    def kill_when_the_episode_runs() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(folder.glob('*/events.jsonl')) and runner._stations:
+                runner._stations[0].signal(9)
+                killed.set()
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_when_the_episode_runs, daemon=True)
+    killer.start()
+    try:
+        summary = runner(job, folder, Interrupts())
+    finally:
+        runner.close()
+    killer.join(timeout=5)
+    assert killed.is_set()
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    assert len(runs) == 2, runs
+    failed = json.loads((runs[0] / 'summary.json').read_text())
+    assert failed['status'] == 'error' and 'station process ended' in failed['station_failed']
+    assert failed['written_by'] == 'supervisor'
+    assert summary['run_folder'] == str(runs[1]) or Path(summary['run_folder']) == runs[1]
+    assert summary['outcome']['success'], summary
+    assert summary['retry_of'] == os.path.relpath(runs[0], runs[1])
+    assert summary['command_seconds']['station'] == 'station-2'
+
+
+@pytest.mark.parametrize(
+    ('bad', 'said'),
+    [
+        (['run', 'no_such_task'], 'unknown task'),
+        (['bench'], 'runs `harness run` episodes'),
+        (['run', '--layout', 'x'], 'a layout is a number'),
+    ],
+)
+def test_a_station_answers_a_request_it_cannot_run(tmp_path, capsys, bad, said):
+    """A request that is not a runnable episode is answered with harness run's exit code for
+    it, and the station serves on."""
+    import io
+
+    from harness_bringup.warm_station import serve
+
+    request = json.dumps({'argv': bad, 'folder': str(tmp_path / 'run')}) + '\n'
+    answers = io.StringIO()
+    saved = os.dup(1), os.dup(2)
+    try:
+        assert serve(tmp_path, io.StringIO(request * 2), answers) == 0
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+    assert [json.loads(x) for x in answers.getvalue().splitlines()] == [
+        {'code': 2, 'healthy': ''}
+    ] * 2
+    # (said on the episode's output: the station's log here, pytest's capture of it in a test)
+    captured = capsys.readouterr()
+    assert said in (tmp_path / 'station.log').read_text() + captured.out + captured.err
