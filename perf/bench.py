@@ -2,14 +2,17 @@
 
 Runs `harness bench --model scripted` in each checkout in turn (base, this, base, this, ...
 for --rounds rounds, so that both see the same machine), each with the same tasks, layouts,
-seed and --jobs, and prints JSON: each run's wall seconds (the bench's own figure), the ratio
-of the medians (base / this; the target of #23 is 3), and whether the results tables (bench.json
-without its timing) are identical within each checkout and between the two.
+seeds and --jobs, and prints JSON: each run's wall seconds (the bench's own figure), the ratio
+of the medians (base / this; the target of #53 is 3), whether the results tables (bench.json
+without its timing) are identical within each checkout and between the two, each episode's
+fixed cost (its part of the bench's wall time that is not motion: not cells, wrap-up or a
+policy's run; the target of #53 is a median of 0.5 s) and the bytes of each run folder.
 
 The base checkout must be a clone or worktree of this repository at the revision to compare
 against (e.g. `git worktree add /tmp/base b0501de`); its `./harness` sets it up on first use.
 
     python perf/bench.py --base-tree /tmp/base [--rounds 1] [--jobs 2] [--tasks lift_cube ...]
+        [--layouts 3|random:3 --seed-base 424200] [--this-args '--recording lean']
 """
 
 import argparse
@@ -29,8 +32,11 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
     """One `harness bench` in `tree`; its bench.json."""
     command = [str(tree / 'harness'), 'bench', '--model', 'scripted', '--jobs', str(args.jobs)]
     command += ['--layouts', str(args.layouts), '--seed', str(args.seed), '--out', str(out)]
+    command += ['--seed-base', str(args.seed_base)]
     if args.tasks:
         command += ['--tasks', *args.tasks]
+    if tree == ROOT and args.this_args:
+        command += args.this_args.split()
     print(f'[perf] {" ".join(command)}', file=sys.stderr, flush=True)
     subprocess.run(command, cwd=tree, check=True, stdout=sys.stderr)
     (found,) = out.glob('*/bench.json')
@@ -53,13 +59,34 @@ def results(tables: dict) -> str:
     return json.dumps(kept, sort_keys=True)
 
 
+MOTION = ('cells', 'wrap_up', 'policy_to_end', 'model')  # an episode's own work, not a fixed cost
+
+
+def episode_costs(bench_folder: Path) -> tuple[list[float], list[int]]:
+    """Each episode's fixed cost (seconds of the bench's wall time spent on it that are not
+    MOTION: its process's or station's start, the reset, the first images and judgement, the
+    outcome, the bag, the dataset, the report) and each run folder's bytes."""
+    fixed, sizes = [], []
+    for f in sorted(bench_folder.glob('*/episodes/*/*/summary.json')):
+        s = json.loads(f.read_text())
+        total = (s.get('command_seconds') or {}).get('total')
+        if total is None:
+            continue
+        phases = s.get('phases_seconds') or {}
+        fixed.append(round(total - sum(float(phases.get(p) or 0) for p in MOTION), 3))
+        sizes.append(sum(x.stat().st_size for x in f.parent.rglob('*') if x.is_file()))
+    return fixed, sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--base-tree', type=Path, required=True, help='the checkout to compare')
     parser.add_argument('--rounds', type=int, default=1, help='bench runs of each checkout')
     parser.add_argument('--jobs', type=int, default=2, help='episodes at a time (both runs)')
-    parser.add_argument('--layouts', type=int, default=3)
+    parser.add_argument('--layouts', default='3', help='N or random:N (as harness bench)')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--seed-base', type=int, default=0, help='of the random:N layouts')
+    parser.add_argument('--this-args', default='', help="more of this checkout's bench arguments")
     parser.add_argument(
         '--tasks', nargs='+', default=None, help='default: the tasks both checkouts have'
     )
@@ -73,6 +100,8 @@ def main() -> None:
     tables: dict[str, list[str]] = {'base': [], 'this': []}
     successes: dict[str, list[int]] = {'base': [], 'this': []}
     incomplete: dict[str, list[int]] = {'base': [], 'this': []}  # episodes whose bag is not
+    fixed: dict[str, list[float]] = {'base': [], 'this': []}
+    sizes: dict[str, list[int]] = {'base': [], 'this': []}
     with tempfile.TemporaryDirectory(prefix='perf-bench-') as scratch:
         for n in range(args.rounds):
             for name, tree in (('base', base_tree), ('this', ROOT)):
@@ -84,8 +113,14 @@ def main() -> None:
                 incomplete[name].append(
                     sum(1 for f in summaries if json.loads(f.read_text()).get('bag_incomplete'))
                 )
+                costs, folder_bytes = episode_costs(Path(scratch) / f'{name}-{n}')
+                fixed[name] += costs
+                sizes[name] += folder_bytes
     medians = {k: statistics.median(v) for k, v in walls.items()}
     identical = tables['base'][0] == tables['this'][0]
+    speedup = round(medians['base'] / medians['this'], 2)
+    fixed_median = {k: round(statistics.median(v), 3) if v else None for k, v in fixed.items()}
+    bytes_median = {k: int(statistics.median(v)) if v else None for k, v in sizes.items()}
     report(
         {
             'bench': 'bench',
@@ -93,13 +128,31 @@ def main() -> None:
             'jobs': args.jobs,
             'wall_seconds': walls,
             'median_wall_seconds': medians,
-            'speedup_base_over_this': round(medians['base'] / medians['this'], 2),
+            'this_args': args.this_args,
+            'speedup_base_over_this': speedup,
+            'episode_fixed_cost_seconds_median': fixed_median,
+            'episode_fixed_cost_seconds_p90': {
+                k: round(sorted(v)[int(0.9 * (len(v) - 1))], 3) if v else None
+                for k, v in fixed.items()
+            },
+            'run_folder_bytes_median': bytes_median,
+            'run_folder_bytes_total': {k: sum(v) for k, v in sizes.items()},
             'successes': successes,
             'bags_incomplete': incomplete,
             'results_identical_within_each': {k: len(set(v)) == 1 for k, v in tables.items()},
             'results_identical_between': identical,
         },
-        [Target('results tables the same as the base checkout', int(identical), '==', 1)],
+        [
+            Target('results tables the same as the base checkout', int(identical), '==', 1),
+            Target('the bench, base over this (wall time)', speedup, '>=', 3, 'x'),
+            Target(
+                "this checkout's per-episode fixed cost, median",
+                fixed_median['this'] if fixed_median['this'] is not None else float('inf'),
+                '<=',
+                0.5,
+                's',
+            ),
+        ],
         args.save,
     )
 

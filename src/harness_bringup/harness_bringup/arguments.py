@@ -170,6 +170,14 @@ INTERFACE_HELP = (
 )
 
 
+RECORDING_HELP = (
+    'what each run folder keeps (overrides driver.recording): full (everything: the bag with '
+    "the cameras' frames, report.html, the run's LeRobot dataset) or lean, for large benches "
+    '(summary, events, kernel.log, the ticks, the images the model was sent and a bag of the '
+    'joint states and events without camera frames, /tf or model images: what the tables, the '
+    'report card and training on states and actions need; '
+    '`harness report RUN` and `harness export` make the rest later)'
+)
 PERCEPTION_HELP = (
     'what locate() sees with (overrides kernel.perception): pixels (RGB-D images and '
     "calibration, what a real camera feeds), oracle (the simulator's segmentation, ground "

@@ -86,15 +86,16 @@ def run_episode_process(
     job: EpisodeJob,
     folder: Path,
     interrupts: Interrupts | None = None,
-    supervise: Supervise = supervised,
+    supervise: Supervise | None = None,
 ) -> dict:
     """Run `job` as the episode's process, supervised from here as `harness run` supervises
     it (the bench checked every input before the first episode, so no `harness run` process
     checks them again for each: ~0.5 s of CPU an episode), writing under `folder` (its own
     ROS domain); its summary, with `run_folder` (a summary saying why when no run folder came
     out). `interrupts`: the Ctrl-Cs the bench saw, sent on to the episode (None: this
-    process's own SIGINT and SIGTERM, as on a Ray node). `supervise`: what runs it (default a
-    process of its own; a warm station's runner passes its own)."""
+    process's own SIGINT and SIGTERM, as on a Ray node). `supervise`: what runs it (default
+    `supervised`, a process of its own; a warm station's runner passes its own)."""
+    supervise = supervise or supervised
     from harness_driver.actions_baseline import UNREPLAYABLE, SourceRunError, check_source
 
     from harness_bringup.run import replays_source, run_folder_path

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from harness_types.config import INT64_MAX
+from harness_types.config import INT64_MAX, RECORDINGS
 
 from harness_bringup.arguments import (
     DEFAULT_POLICIES,
@@ -15,6 +15,7 @@ from harness_bringup.arguments import (
     PERCEPTION_HELP,
     POLICIES_HELP,
     RANDOMIZE_HELP,
+    RECORDING_HELP,
     _interfaces,
     _layouts,
     _positive_int,
@@ -79,6 +80,7 @@ def add_parser(sub) -> None:
         '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
     )
     bench.add_argument('--perception', help=PERCEPTION_HELP)
+    bench.add_argument('--recording', choices=RECORDINGS, help=RECORDING_HELP)
     bench.add_argument(
         '--interface',
         type=_interfaces,
@@ -235,6 +237,8 @@ def _bench(args: argparse.Namespace) -> int:
         )
     )
     extra = ['--perception', args.perception] if args.perception else []
+    if getattr(args, 'recording', None):
+        extra += ['--recording', args.recording]
     if config.kernel.policies:
         extra += ['--policies', config.kernel.policies]
     runner = run_episode_process
@@ -264,6 +268,8 @@ def _bench(args: argparse.Namespace) -> int:
         if args.expert_check:
             chosen = []
             looks = ['--perception', args.perception] if args.perception else []
+            if getattr(args, 'recording', None):
+                looks += ['--recording', args.recording]
             for group in groups:
                 check = expert_check(
                     tasks, count, args.seed_base, group, out / 'expert', config_file, jobs,

@@ -89,13 +89,19 @@ def _recorder_matched(publishers: list[tuple[Node, Publisher]]) -> bool:
 class EpisodeGraph(StationGraph):
     """Start with `with EpisodeGraph(params, bag) as g:`; everything stops on exit. `params`
     is the run's parameter file; `bag` where the recorder writes (None: no recording);
-    `attach`: join a station already running in ROS_DOMAIN_ID instead of starting one."""
+    `attach`: join a station already running in ROS_DOMAIN_ID instead of starting one;
+    `lean`: a lean recording (driver.recording lean: harness_recording.bag.episode_topics)."""
 
     def __init__(
-        self, params: Path | None = None, bag: Path | None = None, attach: bool = False
+        self,
+        params: Path | None = None,
+        bag: Path | None = None,
+        attach: bool = False,
+        lean: bool = False,
     ) -> None:
         super().__init__('graph_client', params, attach=attach)
         self.bag = bag
+        self.lean = lean
         self.notes: dict = {}  # what became of the recording (the episode's summary shows it)
         self.kernel: KernelProcess | None = None
         self.recorder: subprocess.Popen | None = None
@@ -227,6 +233,8 @@ class EpisodeGraph(StationGraph):
         """Start the recorder process (rosbag2 of the episode); wait_recorder() waits until it
         listens."""
         command = [sys.executable, '-m', 'harness_recording.recorder_node', str(bag)]
+        if self.lean:
+            command.append('--lean')
         self._recorder_out = open(bag.with_name('recorder.out'), 'w')  # noqa: SIM115
         self.recorder = subprocess.Popen(
             command,
@@ -269,7 +277,7 @@ class EpisodeGraph(StationGraph):
 
     def _recorded_publishers(self) -> list[tuple[Node, Publisher]]:
         """Every publisher in this process of a topic the recorder records, with its node."""
-        topics = episode_topics(load_embodiment().cameras)
+        topics = episode_topics(load_embodiment().cameras, self.lean)
         out = []
         for node in self.executor.get_nodes():
             recorded = {node.resolve_topic_name(name) for name in topics}

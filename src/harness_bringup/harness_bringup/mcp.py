@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -97,7 +98,6 @@ def serve_mcp(
     from harness_operator.session import OperatorSession
     from harness_recording.run_folder import RunFolder
 
-    from harness_bringup.episode_graph import EpisodeGraph
     from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes
     from harness_bringup.shared_memory import sweep
 
@@ -127,11 +127,21 @@ def serve_mcp(
         | {'pid': os.getpid(), 'journal': str(path)}
     )
     opened: dict = {}
+    # The station starts now, while the client connects, not at its first tool call: a warm
+    # station (harness_bringup.warm_station), its kernel and the program process ready.
+    warming = threading.Thread(
+        target=_warm_up, args=(config, params, run.path / 'station', opened), daemon=True
+    )
+    warming.start()
+    opened['warming'] = warming
 
     def open_session() -> OperatorSession:
         bag = run.bag_path if config.driver.record_bag else None
-        graph = EpisodeGraph(params, bag).__enter__()
-        opened['graph'] = graph
+        warming.join()
+        if 'warm_error' in opened:
+            raise opened.pop('warm_error')
+        graph = opened['graph'] = opened.pop('warm')
+        graph.begin_episode(bag)
         run.publish_to(graph.publish_event, graph.publish_model_image)
         graph.keep_camera_frames()  # each trial's video, written when the trial returns
         task = TASKS[options.task]()
@@ -167,6 +177,18 @@ def serve_mcp(
     finally:
         close_run(run, opened, holder, started, say, options.spec().goal)
     return 0
+
+
+def _warm_up(config: GraphConfig, params: Path, folder: Path, opened: dict) -> None:
+    """Start the session's station into `opened['warm']` (or its error, `warm_error`)."""
+    from harness_bringup.warm_station import WarmGraph
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lean = config.driver.recording == 'lean'
+        opened['warm'] = WarmGraph(params, folder, config.driver.record_bag, lean).__enter__()
+    except Exception as exc:  # said at the first tool call, as a station that did not start
+        opened['warm_error'] = exc
 
 
 def token_path(options: McpOptions) -> Path:
@@ -221,6 +243,11 @@ def close_run(
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
     graph, session = opened.get('graph'), opened.get('session')
+    opened['warming'].join()  # a station still starting is closed below, not left behind
+    opened.pop('warm_error', None)
+    unused = opened.pop('warm', None)  # started for a first tool call that never came
+    if unused is not None:
+        unused.__exit__(None, None, None)
     never_started = graph is None and not holder.error  # the client called no tool
     summary: dict = {
         **goal,
@@ -229,7 +256,7 @@ def close_run(
         'status': 'session_ended' if never_started else 'error',
     }
     if never_started:
-        summary['detail'] = 'the client called no tool: the station was never started'
+        summary['detail'] = 'the client called no tool: the station, started for it, was never used'
     if session is not None:
         # a call still running (the client left mid-action): stop its motion, let it end
         session.estopped = True

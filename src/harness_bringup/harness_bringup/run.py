@@ -299,6 +299,7 @@ def run_episode(
         if hasattr(client, 'note'):
             client.note = lambda line: run.event({'type': 'model_service', 'said': line})
     spec = prepared.spec
+    episode.extra['recording'] = config.driver.recording
     run.event(
         {
             'type': 'episode',
@@ -318,10 +319,14 @@ def run_episode(
             return _run_graph(prepared, episode, run, params, log, options, interrupts, warm)
     finally:
         graph = time.monotonic()
-        if config.driver.write_dataset:
+        full = config.driver.recording == 'full'
+        if config.driver.write_dataset and full:
             write_dataset_safely(run.path, log)
         dataset = time.monotonic()
-        write_report_safely(run.path, log)
+        if full:
+            write_report_safely(run.path, log)
+        else:
+            log(f'recording lean: no report.html (harness report {run.path} makes one)')
         phases = {
             'start_and_checks': round(before, 3),
             'graph_and_episode': round(graph - started, 3),  # the summary's phases are within
@@ -419,7 +424,9 @@ def _run_graph(
     bag = run.bag_path if config.driver.record_bag else None
     running = False  # the episode's loop runs: it writes the summary, whatever happens
     graph_context = (
-        EpisodeGraph(params, bag, options.attach) if warm is None else contextlib.nullcontext(warm)
+        EpisodeGraph(params, bag, options.attach, config.driver.recording == 'lean')
+        if warm is None
+        else contextlib.nullcontext(warm)
     )
     try:
         with graph_context as graph:

@@ -8,7 +8,7 @@ import signal
 import time
 from pathlib import Path
 
-from harness_types.config import INTERFACES
+from harness_types.config import INTERFACES, RECORDINGS
 
 from harness_bringup.arguments import (
     ATTACH_HELP,
@@ -17,6 +17,7 @@ from harness_bringup.arguments import (
     PERCEPTION_HELP,
     POLICIES_HELP,
     RANDOMIZE_HELP,
+    RECORDING_HELP,
     STRATEGY_HELP,
     _non_negative,
     _port,
@@ -59,6 +60,7 @@ def add_parser(sub) -> None:
     )
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
     run.add_argument('--perception', help=PERCEPTION_HELP)
+    run.add_argument('--recording', choices=RECORDINGS, help=RECORDING_HELP)
     run.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
     run.add_argument('--strategy', choices=('A', 'B', 'C'), help=STRATEGY_HELP)
     run.add_argument(
@@ -104,6 +106,7 @@ def prepare_run(args: argparse.Namespace, supervised: bool):
         max_wall_seconds=args.max_wall_seconds,
         interface=args.interface,
         strategy=args.strategy,
+        recording=args.recording,
     )
     actions_from = Path(args.actions_from) if args.actions_from else None
     source_first = (

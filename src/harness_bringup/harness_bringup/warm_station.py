@@ -50,10 +50,11 @@ RECORDER_OPEN_S = 20.0  # how long an episode waits for the recorder to open its
 
 def station_key(config: GraphConfig) -> GraphConfig:
     """What a station's graph was started with and every episode it serves must share: every
-    node's parameters but the driver's, which the episode reads in this process."""
-    return replace(
-        config, driver=type(config.driver)(), operator=type(config.operator)(), path=None
-    )
+    node's parameters, and of the driver's (which the episode reads in this process) what its
+    recorder records."""
+    d = config.driver
+    driver = type(d)(record_bag=d.record_bag, recording=d.recording)
+    return replace(config, driver=driver, operator=type(config.operator)(), path=None)
 
 
 class WarmGraph(EpisodeGraph):
@@ -61,10 +62,10 @@ class WarmGraph(EpisodeGraph):
     runs on it (`run.run_episode(..., warm=g)`): `begin_episode`, the episode's own calls
     (start_kernel ... stop_recording), and the graph stays for the next. `folder`: where the
     kernel's and the recorder's output goes between episodes; `record`: whether episodes are
-    recorded (driver.record_bag)."""
+    recorded (driver.record_bag); `lean`: a lean recording (driver.recording)."""
 
-    def __init__(self, params: Path, folder: Path, record: bool) -> None:
-        super().__init__(params, bag=None)
+    def __init__(self, params: Path, folder: Path, record: bool, lean: bool = False) -> None:
+        super().__init__(params, bag=None, lean=lean)
         self.folder = folder
         self.record = record
         self.workspace: Path | None = None  # the running episode's (its run folder's)
@@ -167,6 +168,8 @@ class WarmGraph(EpisodeGraph):
 
     def _launch_recorder(self) -> None:
         command = [sys.executable, '-m', 'harness_recording.recorder_node', '--episodes']
+        if self.lean:
+            command.append('--lean')
         self._recorder_log = open(self.folder / 'recorder.out', 'a')  # noqa: SIM115
         self.recorder = subprocess.Popen(
             command,
@@ -331,7 +334,8 @@ class Station:
             self.close()
         if self.graph is None:
             params = config.write(self.folder / 'params.yaml')
-            graph = WarmGraph(params, self.folder, config.driver.record_bag)
+            d = config.driver
+            graph = WarmGraph(params, self.folder, d.record_bag, d.recording == 'lean')
             graph.__enter__()
             self.graph, self.key = graph, station_key(config)
         return self.graph

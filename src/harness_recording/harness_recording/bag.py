@@ -44,9 +44,18 @@ TOPICS = {
 HARNESS_TYPES = ('harness_msgs/msg/ShieldRejection',)
 
 
-def episode_topics(cameras: Iterable[str]) -> dict[str, str]:
-    """TOPICS and each camera's JPEG frames and calibration."""
+# Left out of a lean recording (driver.recording lean) besides the cameras: /tf (the joint
+# states and the robot description give it) and the images the model was sent (the run
+# folder's images/ holds them).
+LEFT_OUT_WHEN_LEAN = (names.TF, names.MODEL_IMAGES)
+
+
+def episode_topics(cameras: Iterable[str], lean: bool = False) -> dict[str, str]:
+    """TOPICS and each camera's JPEG frames and calibration; `lean`: without the cameras and
+    LEFT_OUT_WHEN_LEAN."""
     topics = dict(TOPICS)
+    if lean:
+        return {name: kind for name, kind in topics.items() if name not in LEFT_OUT_WHEN_LEAN}
     for cam in cameras:
         topics[names.camera_compressed(cam)] = 'sensor_msgs/msg/CompressedImage'
         topics[names.camera_info(cam)] = 'sensor_msgs/msg/CameraInfo'

@@ -111,9 +111,9 @@ class Recorder(Node):
     """Records into one bag at a time: `bag_path`'s from the start, or (a warm station's
     recorder, `bag_path` None) each episode's from its `begin` to its `end` event."""
 
-    def __init__(self, bag_path: str | None) -> None:
+    def __init__(self, bag_path: str | None, lean: bool = False) -> None:
         super().__init__(names.RECORDER, start_parameter_services=False)
-        topics = episode_topics(load_embodiment().cameras)
+        topics = episode_topics(load_embodiment().cameras, lean)
         resolved = {self.resolve_topic_name(name): name for name in topics}
         self.topics = {topic: topics[name] for topic, name in resolved.items()}
         self.bag: BagRecorder | None = None
@@ -327,11 +327,17 @@ def main(argv: list[str] | None = None) -> int:
         help="a warm station's recorder: each line of standard input names the next "
         "episode's bag folder",
     )
+    parser.add_argument(
+        '--lean',
+        action='store_true',
+        help='a lean recording (driver.recording lean): no camera frames, /tf or model images '
+        '(harness_recording.bag.LEFT_OUT_WHEN_LEAN)',
+    )
     args = parser.parse_args(own)
     if (args.bag is None) != args.episodes:
         parser.error('give either a bag folder or --episodes')
     rclpy.init(args=['recorder', *ros_args])
-    node = Recorder(args.bag)
+    node = Recorder(args.bag, lean=args.lean)
     signals: list[float] = []  # when each SIGINT came
     terminated = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: signals.append(time.monotonic()))

@@ -30,6 +30,11 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # The interface ladder (harness_driver.interface): what one model reply may do.
 INTERFACES = ('programs', 'skills', 'actions')
+# What a run folder keeps (driver.recording): full, everything; lean, for large benches, what
+# the tables, the report card and training on states and actions need (a bag without camera
+# frames, /tf or the model's images, no report.html, no per-run LeRobot dataset: `harness
+# report` and `harness export` make them later from what is kept).
+RECORDINGS = ('full', 'lean')
 
 
 def _at_least(low: float, strict: bool = False) -> dict:
@@ -144,6 +149,7 @@ class DriverConfig:
     prompts: str = field(default='', metadata={'path': True})
     price_table: str = field(default='', metadata={'path': True})
     record_bag: bool = True
+    recording: str = field(default='full', metadata={'choices': RECORDINGS})
     # With policies: the model calls left once a task handed to a policy (A, C) has run;
     # then the policy runs to the episode's end and the driver finishes.
     post_policy_calls: int = field(default=4, metadata=_at_least(0))
