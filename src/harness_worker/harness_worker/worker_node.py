@@ -205,6 +205,16 @@ class WorkerNode(Node):
                 # the state the service's refusal carries: an empty one
                 return TickResult(False, [detail], robot_state_of(Tick.Response().state), False)
 
+    def state_local(self) -> RobotState:
+        """worker/state for a client in this process, without the messages (the skill server
+        reads the state at each execution's start): under the same lock; without an episode
+        the empty state the service answers."""
+        with self._core:
+            try:
+                return self.worker.state()
+            except WorkerError:
+                return robot_state_of(State.Response().state)
+
     # Topics -------------------------------------------------------------------------------
 
     def _publish_state(self, state: RobotState | None = None) -> None:

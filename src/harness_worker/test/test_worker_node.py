@@ -212,3 +212,46 @@ def test_tick_local_answers_as_the_service_does(monkeypatch):
     finally:
         rclpy.shutdown(context=context)
         claim.release()
+
+
+def same_state(a, b) -> bool:
+    """Every field of two RobotStates equal (arrays element by element)."""
+    if (a.step, a.time) != (b.step, b.time):
+        return False
+    for arm_a, arm_b in zip(a.arms.values(), b.arms.values(), strict=True):
+        for field in arm_a.__dataclass_fields__:
+            x, y = getattr(arm_a, field), getattr(arm_b, field)
+            if not np.array_equal(np.asarray(x), np.asarray(y)):
+                return False
+    return True
+
+
+def test_state_local_is_the_state_the_service_answers():
+    """The skill server beside the worker reads the state without the message and back: the
+    same numbers (every field is float64), the empty state before an episode."""
+    from harness_types.convert import robot_state_of
+
+    from harness_msgs.srv import State
+
+    claim = claim_domain_id()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    try:
+        worker = WorkerNode(context=context)
+
+        def served():
+            return robot_state_of(worker.call_local('state', State.Request()).state)
+
+        assert same_state(worker.state_local(), served())
+        worker.worker.reset('lift_cube', 0, 0)
+        start = worker.worker.state().measured
+        goal = start.copy()
+        goal[1], goal[6] = 0.6, 0.0  # the left shoulder down, its gripper closing
+        for command in joint_steps(start, goal, 0.05):
+            assert worker.tick_local(command).accepted
+            assert same_state(worker.state_local(), served())
+        worker.worker.close()
+        worker.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+        claim.release()
