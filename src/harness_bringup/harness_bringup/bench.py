@@ -322,6 +322,7 @@ def run_bench(
         **done,
         **run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner),
     }
+    getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
     if expert_check:

@@ -269,11 +269,13 @@ def run_episode(
     options: GraphOptions = GraphOptions(),
     warm: WarmGraph | None = None,
     since: float | None = None,
+    finish: bool = True,
 ) -> EpisodeResult:
     """Start the graph, run the episode, stop the graph; or, on a `warm` station's graph
     (harness_bringup.warm_station), run the episode on it and leave it running. The run folder
     is written whatever happens; a graph that does not start is an `error` episode. Ends with
-    the run's report.html. `since` (time.monotonic()): when this episode's part of the process
+    the run's report.html (with `finish`; otherwise whoever asked writes the report and the
+    dataset: `finish_run`). `since` (time.monotonic()): when this episode's part of the process
     began (default: the process's start)."""
     # the process's start (or the request's arrival), imports and the inputs' checks
     before = process_age_s() if since is None else time.monotonic() - since
@@ -319,20 +321,14 @@ def run_episode(
             return _run_graph(prepared, episode, run, params, log, options, interrupts, warm)
     finally:
         graph = time.monotonic()
-        full = config.driver.recording == 'full'
-        if config.driver.write_dataset and full:
-            write_dataset_safely(run.path, log)
-        dataset = time.monotonic()
-        if full:
-            write_report_safely(run.path, log)
-        else:
-            log(f'recording lean: no report.html (harness report {run.path} makes one)')
         phases = {
             'start_and_checks': round(before, 3),
             'graph_and_episode': round(graph - started, 3),  # the summary's phases are within
-            'dataset': round(dataset - graph, 3),
-            'report': round(time.monotonic() - dataset, 3),
         }
+        if finish:
+            phases.update(finish_run(run.path, finishing(config), log))
+        if config.driver.recording != 'full':
+            log('recording lean: no report.html (harness report RUN makes one)')
         update_summary(run.path, lambda summary: summary.update(episode_process_seconds=phases))
 
 
@@ -363,6 +359,29 @@ def _noting_interrupts() -> Iterator[list[int]]:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def finishing(config: GraphConfig) -> tuple[str, ...]:
+    """What is made of a run folder once its episode ended, as `config` asks: its dataset
+    (driver.write_dataset) and its report, neither at the lean recording level."""
+    if config.driver.recording != 'full':
+        return ()
+    return (('dataset',) if config.driver.write_dataset else ()) + ('report',)
+
+
+def finish_run(
+    folder: Path, parts: tuple[str, ...], log: Callable[[str], None]
+) -> dict[str, float]:
+    """Make `parts` (`finishing`) of an ended episode's run folder; the seconds each took."""
+    seconds = {}
+    for part in parts:
+        since = time.monotonic()
+        if part == 'dataset':
+            write_dataset_safely(folder, log)
+        elif part == 'report':
+            write_report_safely(folder, log)
+        seconds[part] = round(time.monotonic() - since, 3)
+    return seconds
 
 
 def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:

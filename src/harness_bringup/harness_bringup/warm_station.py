@@ -11,11 +11,12 @@ events, kernel.log, trace, bag) as `harness run` writes it.
 
 The station process (`python -m harness_bringup.warm_station --folder DIR`) reads one JSON
 line per episode on its standard input: `{"argv": [harness run's arguments], "folder": the run
-folder, "log": where the episode's output goes}`, runs it, and answers on its standard output
-`{"code": the exit code harness run would give, "healthy": "" or why the station can serve no
-more}`; it ends at its input's end. Its output between episodes goes to DIR/station.log, the
-kernel's and the recorder's to DIR. `harness_bringup.station_runner` starts, feeds and
-replaces station processes for the bench.
+folder, "log": where the episode's output goes, "finish": false when the asker makes the
+run's dataset and report itself}`, runs it, and answers on its standard output `{"code": the
+exit code harness run would give, "healthy": "" or why the station can serve no more,
+"finish": what of the run folder is left to make}`; it ends at its input's end. Its output
+between episodes goes to DIR/station.log, the kernel's and the recorder's to DIR.
+`harness_bringup.station_runner` starts, feeds and replaces station processes for the bench.
 """
 
 from __future__ import annotations
@@ -301,31 +302,46 @@ class Station:
         self.key: GraphConfig | None = None
         self.parser = build_parser()
 
-    def episode(self, request: dict, arrived: float) -> tuple[int, str]:
+    def episode(self, request: dict, arrived: float) -> tuple[int, str, tuple[str, ...]]:
         """Run one request's episode: (harness run's exit code, '' or why this station can
-        serve no more)."""
+        serve no more, what of its run folder is left to make: run.finishing)."""
         from harness_types.config import ConfigError
 
         from harness_bringup.console import fail
-        from harness_bringup.run import GraphOptions, UsageError, run_episode
+        from harness_bringup.run import GraphOptions, UsageError, finishing, run_episode
         from harness_bringup.run_command import episode_exit_code, prepare_run
 
         try:
             args = self.parser.parse_args(request['argv'])
         except SystemExit as exc:  # argparse said what was wrong, on this episode's output
-            return (exc.code if isinstance(exc.code, int) else 2), ''
+            return (exc.code if isinstance(exc.code, int) else 2), '', ()
         if args.command != 'run':
-            return fail(f'a warm station runs `harness run` episodes, not {args.command!r}'), ''
+            refused = f'a warm station runs `harness run` episodes, not {args.command!r}'
+            return fail(refused), '', ()
         args.argv = request['argv']
         try:
             config, prepared, _base = prepare_run(args, supervised=True)
         except (FileNotFoundError, ConfigError, UsageError) as exc:
-            return fail(str(exc)), ''
+            return fail(str(exc)), '', ()
+        starting = time.monotonic()
         graph = self._graph(config)
+        started = time.monotonic() - starting  # 0 unless this episode waited for the graph
         run_folder = Path(request['folder'])
-        result = run_episode(prepared, run_folder, print, GraphOptions(), warm=graph, since=arrived)
+        finish = bool(request.get('finish', True))
+        result = run_episode(
+            prepared, run_folder, print, GraphOptions(), graph, arrived + started, finish
+        )
+        if started > 0.01:  # this episode's wait for the station's graph, a phase of its own
+            from harness_recording.run_folder import update_summary
+
+            def add(summary: dict) -> None:
+                phases = summary.setdefault('episode_process_seconds', {})
+                phases['station_start'] = round(started, 3)
+
+            update_summary(run_folder, add)
         code = episode_exit_code(result, run_folder)
-        return code, 'interrupted' if code == 130 else graph.health()
+        left = () if finish else finishing(config)
+        return code, 'interrupted' if code == 130 else graph.health(), left
 
     def _graph(self, config: GraphConfig) -> WarmGraph:
         """The graph for `config`'s node parameters (GraphError when it does not start)."""
@@ -359,8 +375,9 @@ def serve(folder: Path, requests, answers) -> int:
             arrived = time.monotonic()
             request = json.loads(line)
             _output_to(Path(request['log']) if request.get('log') else None, station_log)
+            left: tuple[str, ...] = ()
             try:
-                code, healthy = station.episode(request, arrived)
+                code, healthy, left = station.episode(request, arrived)
             except KeyboardInterrupt:
                 code, healthy = 130, 'interrupted'
             except GraphError as exc:
@@ -369,7 +386,7 @@ def serve(folder: Path, requests, answers) -> int:
                 code, healthy = 1, f'the station failed: {type(exc).__name__}: {exc}'
                 print(f'[station] {healthy}', flush=True)
             _output_to(None, station_log)
-            answers.write(json.dumps({'code': code, 'healthy': healthy}) + '\n')
+            answers.write(json.dumps({'code': code, 'healthy': healthy, 'finish': left}) + '\n')
             answers.flush()
             if healthy:
                 return 1

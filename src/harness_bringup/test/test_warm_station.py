@@ -187,7 +187,7 @@ def test_a_station_answers_a_request_it_cannot_run(tmp_path, capsys, bad, said):
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
     assert [json.loads(x) for x in answers.getvalue().splitlines()] == [
-        {'code': 2, 'healthy': ''}
+        {'code': 2, 'healthy': '', 'finish': []}
     ] * 2
     # (said on the episode's output: the station's log here, pytest's capture of it in a test)
     captured = capsys.readouterr()

@@ -203,6 +203,10 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
             phases[part] = phases.get(part, 0.0) + float(command.get(part) or 0.0)
         for part, seconds in (s.get('episode_process_seconds') or {}).items():
             phases[part] = phases.get(part, 0.0) + float(seconds)
+        # made by the bench process beside the next episodes (a warm station's runs)
+        for part, seconds in (s.get('finished_by_bench_seconds') or {}).items():
+            key = f'finished_by_bench.{part}'
+            phases[key] = phases.get(key, 0.0) + float(seconds)
         for part, seconds in (s.get('phases_seconds') or {}).items():
             key = f'episode.{part}'
             phases[key] = phases.get(key, 0.0) + float(seconds)

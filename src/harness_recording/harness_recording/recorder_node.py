@@ -47,7 +47,9 @@ from harness_recording.bag import KEPT, LATCHED, BagRecorder, episode_topics, me
 from harness_types import names
 
 DRAIN_S = 0.3  # after the end event, the longest wait for messages still on their way
-QUIET_S = 0.05  # ... which ends once the recorder found nothing to take for this long
+# ... which ends once the recorder found nothing to take for this long (a message on its way
+# within the host takes well under a millisecond)
+QUIET_S = 0.02
 STOP_GRACE_S = 5.0  # after a signal, how long to wait for the episode's end event
 # KEPT topics (the driver's events, the model's images): every message kept for a late
 # subscriber, so the recorder, which starts after the episode's first events, still gets them.
@@ -238,7 +240,7 @@ class Recorder(Node):
             self.malformed_events += 1
 
 
-WAIT_SLICE_S = 0.02  # a wait is cut into slices this long, to notice the stop and the quiet
+WAIT_SLICE_S = 0.01  # a wait is cut into slices this long, to notice the stop and the quiet
 
 
 def _quiet(node: Recorder) -> bool:
