@@ -127,3 +127,29 @@ def test_holding_and_pressing_as_before_tick_by_tick(worker):
         del station.apply
     assert ('left', ('cube',), True) in seen  # held, and pressing: the body table's path
     assert ('right', (), False) in seen
+
+
+def test_a_tick_steps_as_before(worker):
+    """apply() computes every step's controls at once: the same controls, the same physics,
+    bit for bit, as the former step-by-step interpolation."""
+    worker.reset('lift_cube', 0, 0, token=worker._token or '')
+    station = worker.station
+    rates = station.emb.rates
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        command = worker.measured() + rng.normal(0.0, 0.03, 14)
+        command[[6, 13]] = rng.uniform(0.0, 1.0, 2)
+        former = mujoco.MjData(station.model)
+        mujoco.mj_copyData(former, station.model, station.data)
+        start = station._ctrl_for(station.measured())
+        for a in ARMS:
+            start[station._grip_act[a]] = station.data.qpos[station._finger_qpos[a]]
+        target = station._ctrl_for(command)
+        for k in range(1, rates.physics_steps_per_tick + 1):
+            alpha = min(1.0, k / rates.interpolation_steps)
+            former.ctrl[:] = start + alpha * (target - start)
+            mujoco.mj_step(station.model, former)
+        station.apply(command)
+        assert np.array_equal(station.data.ctrl, former.ctrl)
+        assert np.array_equal(station.data.qpos, former.qpos)
+        assert np.array_equal(station.data.qvel, former.qvel)

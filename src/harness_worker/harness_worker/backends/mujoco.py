@@ -205,9 +205,14 @@ class MujocoStation:
         for a in ARMS:
             start[self._grip_act[a]] = self.data.qpos[self._finger_qpos[a]]
         target = self._ctrl_for(np.asarray(command, dtype=float))
-        for k in range(1, rates.physics_steps_per_tick + 1):
-            alpha = min(1.0, k / rates.interpolation_steps)
-            self.data.ctrl[:] = start + alpha * (target - start)
+        steps = rates.physics_steps_per_tick
+        alphas = [min(1.0, k / rates.interpolation_steps) for k in range(1, steps + 1)]
+        # every step's controls at once: the same products and sums, element by element, as
+        # start + alpha * (target - start) step by step
+        controls = start + np.array(alphas)[:, None] * (target - start)
+        ctrl = self.data.ctrl
+        for k in range(steps):
+            ctrl[:] = controls[k]
             mujoco.mj_step(self.model, self.data)
         self._track_contacts()
 
