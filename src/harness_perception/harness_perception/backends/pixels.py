@@ -13,6 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+# np.median asks numpy for its masked arrays (`np.ma`), which numpy imports on first use: ~7
+# ms of the first pass in a process (a kernel's first locate()), here with the module instead.
+import numpy.ma
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
 
