@@ -192,3 +192,28 @@ def test_a_station_answers_a_request_it_cannot_run(tmp_path, capsys, bad, said):
     # (said on the episode's output: the station's log here, pytest's capture of it in a test)
     captured = capsys.readouterr()
     assert said in (tmp_path / 'station.log').read_text() + captured.out + captured.err
+
+
+def test_a_lean_recording_keeps_what_the_tables_and_training_need(tmp_path):
+    """driver.recording lean: no report.html or per-run dataset, a bag without the cameras,
+    /tf or the model's images; the report and the dataset can be made from what is kept."""
+    from harness_recording.lerobot import write_run_dataset
+    from harness_recording.run_report import write_report
+    from rosbags.rosbag2 import Reader
+
+    use_wheels_ament_prefix()
+    config = with_overrides(_config(), 'driver', recording='lean')
+    params = config.write(tmp_path / 'params.yaml')
+    run = tmp_path / 'lean'
+    with WarmGraph(params, tmp_path, record=True, lean=True) as graph:
+        run_episode(_prepared(config, 'lift_cube'), run, lambda _m: None, GraphOptions(), graph)
+    summary = _complete(run)
+    assert summary['recording'] == 'lean' and summary['outcome']['success']
+    assert not (run / 'report.html').exists() and not (run / 'lerobot').exists()
+    assert list((run / 'images').iterdir()) and list((run / 'ticks').iterdir())
+    with Reader(run / 'bag') as reader:
+        topics = {c.topic for c in reader.connections}
+    assert '/joint_states' in topics and '/harness/events' in topics
+    assert not {'/tf', '/harness/model_images'} & topics
+    assert not [t for t in topics if '/cameras/' in t]
+    assert write_run_dataset(run) is not None and write_report(run).is_file()

@@ -62,6 +62,8 @@ def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
     try:
         with Reader(bag) as reader:
             wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
+            if not wanted:  # (no connections named would read every message)
+                return {}
             for c, _, raw in reader.messages(connections=wanted):
                 msg = store.deserialize_cdr(raw, c.msgtype)
                 cam = c.topic.strip('/').split('/')[-3]
