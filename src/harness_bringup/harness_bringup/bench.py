@@ -322,13 +322,17 @@ def run_bench(
         **done,
         **run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner),
     }
+    drained = time.monotonic()
     getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
+    drained = time.monotonic() - drained
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
     if expert_check:
         tables['expert_check'] = expert_check
     tables['timing']['bench_wall_seconds'] = round(time.monotonic() - started, 1)
     tables['timing']['accounting'] = wall_accounting(ordered, time.monotonic() - started)
+    # the runs' last parts still being made when the last episode ended (warm stations)
+    tables['timing']['accounting']['finishing_after_the_last_episode_seconds'] = round(drained, 2)
     tables['timing']['jobs'] = jobs
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error

@@ -33,8 +33,9 @@ def add_parser(sub) -> None:
         'bench',
         help='run the task suite and write result tables',
         description='Run episodes of every task (or --tasks) on its first --layouts layouts, '
-        'in parallel where the machine allows (each episode is its own process in its own ROS '
-        'domain, supervised as `harness run` supervises it), then write per-task and overall '
+        'in parallel where the machine allows (--jobs warm stations, each in its own ROS domain '
+        'and serving episode after episode with a fresh program process each; a station that '
+        'fails is replaced and its episode run again), then write per-task and overall '
         'tables (success rate, score, model calls, decisions by reason, tokens, cost, env '
         'steps; wall time separately) as Markdown and JSON under --out. Ctrl-C ends the '
         'running episodes (their run folders are written) and starts no other.',

@@ -217,6 +217,10 @@ class StationRunner:
         if code is None:
             station.close(timeout=5)
             code = _close(run, base, station.process.returncode or 1, interrupted, output)
+        elif not (run / 'summary.json').is_file():
+            # refused before it ran (bad arguments), or interrupted while the graph started:
+            # the run folder says so, as the supervisor of harness run writes it
+            _close(run, base, code, interrupted, output)
         with self._summaries:
             _account(run, asked, starting, answered, station)
         if left:
