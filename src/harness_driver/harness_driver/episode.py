@@ -144,6 +144,7 @@ class Episode:
             self.phases.add('outcome', since)
         except Exception as exc:  # the summary must still be written
             detail = detail or f'could not read the outcome: {exc}'
+        since = time.monotonic()
         self._judge_goal('end', outcome)
         self._trial_event(status)
         self.folder.event({'type': 'end', 'status': status, 'detail': detail})
@@ -151,6 +152,7 @@ class Episode:
             self.extra.update(self.station.stop_recording())
         except Exception as exc:
             self.extra['bag_error'] = f'the recording could not be closed: {exc}'
+        self.phases.add('closing', since)
         summary = self._summary(spec, status, detail, finish_summary, outcome)
         self.folder.summary(summary)
         self.folder.close()
@@ -258,6 +260,7 @@ class Episode:
             reason = NEXT_REASON.get(cell.status, 'error')
             if reason == 'program_end' and self.interface != 'programs':
                 reason = 'action'  # one call or one motion ran: the next one is asked for
+            since = time.monotonic()
             robot = self.station.robot()
             images = [
                 TurnImage(i.caption or 'shown by the program', png(i.rgb)) for i in cell.images
@@ -272,6 +275,7 @@ class Episode:
                 self._tcp_of if cell.stopped_by is not None else None,
             )
             self.history.answer(self._noted(text), images)
+            self.phases.add('turn_report', since)
             event = cell.stopped_by.event if cell.stopped_by else ''
             decision = Decision(reason, decision.call + 1, cell.status, event)
 

@@ -91,7 +91,11 @@ class Phases:
                 'verify',
                 'policy_to_end',
                 'wrap_up',
+                # after each cell: the robot's state and fresh views for the next request
+                'turn_report',
                 'outcome',
+                # the goal judged at the end, the trial and end events, the bag closed
+                'closing',
             ),
             0.0,
         )
