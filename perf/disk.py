@@ -11,7 +11,6 @@ episodes would take. The target: a lean run folder's median under 1 MB, so that 
 """
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
