@@ -224,3 +224,64 @@ def test_a_lost_result_is_asked_for_again_and_a_wait_is_bounded(monkeypatch):
         kernel_node.RosRobot._result(expired, 5.0, _Pump())
     assert kernel_node.result_bound(2.0, 720.0) == 50.0
     assert kernel_node.result_bound(0.0, 720.0) == 720.0  # unset: the cell's bound
+
+
+def test_a_warm_kernels_requests_are_answered_one_line_each():
+    """The warm station's control socket: prepare, begin and end reach the node in order, an
+    unknown request or one that fails is answered with why, and the socket's end stops the
+    kernel."""
+    import socket
+    import threading
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from harness_kernel.kernel_node import serve_control
+
+    calls = []
+
+    class Node:
+        kernel = None
+
+        def prepare(self, workspace):
+            calls.append(('prepare', workspace))
+
+        def begin(self, workspace, log):
+            if workspace == Path('/bad'):
+                raise RuntimeError('the program process did not start')
+            calls.append(('begin', workspace, log))
+            self.kernel = SimpleNamespace(host=SimpleNamespace(pid=4242))
+            return {'uid': 61256}
+
+        def end(self):
+            calls.append(('end',))
+
+    ours, theirs = socket.socketpair()
+    stopping = threading.Event()
+    thread = threading.Thread(target=serve_control, args=(Node(), theirs, stopping))
+    thread.start()
+    lines = ours.makefile('r')
+
+    def ask(request: dict) -> dict:
+        ours.sendall((json.dumps(request) + '\n').encode())
+        return json.loads(lines.readline())
+
+    assert ask({'op': 'prepare', 'workspace': '/w1'}) == {'ok': True}
+    assert ask({'op': 'begin', 'workspace': '/w1', 'log': '/run/kernel.log'}) == {
+        'ok': True,
+        'sandbox': {'uid': 61256},
+        'pid': 4242,
+    }
+    assert ask({'op': 'end'}) == {'ok': True}
+    assert ask({'op': 'reboot'}) == {'ok': False, 'error': "no such request: 'reboot'"}
+    failed = ask({'op': 'begin', 'workspace': '/bad'})
+    assert failed == {'ok': False, 'error': 'RuntimeError: the program process did not start'}
+    assert ask({'op': 'prepare'})['error'].startswith('KeyError')
+    assert calls == [
+        ('prepare', Path('/w1')),
+        ('begin', Path('/w1'), Path('/run/kernel.log')),
+        ('end',),
+    ]
+    lines.close()  # (a file made of a socket keeps it open)
+    ours.close()
+    thread.join(timeout=5)
+    assert stopping.is_set() and not thread.is_alive()
