@@ -12,7 +12,7 @@ cells, the wrap-up, a policy's run, verification or the report after each cell; 
 The base checkout must be a clone or worktree of this repository at the revision to compare
 against (e.g. `git worktree add /tmp/base b0501de`); its `./harness` sets it up on first use.
 
-    python perf/bench.py --base-tree /tmp/base [--rounds 1] [--jobs 2] [--tasks lift_cube ...]
+    python perf/bench.py --base-tree /tmp/base [--rounds 1] [--jobs J] [--tasks lift_cube ...]
         [--layouts 3|random:3 --seed-base 424200] [--this-args '--recording lean']
 """
 
@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
     """One `harness bench` in `tree`; its bench.json."""
-    command = [str(tree / 'harness'), 'bench', '--model', 'scripted', '--jobs', str(args.jobs)]
+    command = [str(tree / 'harness'), 'bench', '--model', 'scripted']
+    if args.jobs:
+        command += ['--jobs', str(args.jobs)]
     command += ['--layouts', str(args.layouts), '--seed', str(args.seed), '--out', str(out)]
     command += ['--seed-base', str(args.seed_base)]
     if args.tasks:
@@ -88,7 +90,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--base-tree', type=Path, required=True, help='the checkout to compare')
     parser.add_argument('--rounds', type=int, default=1, help='bench runs of each checkout')
-    parser.add_argument('--jobs', type=int, default=2, help='episodes at a time (both runs)')
+    parser.add_argument(
+        '--jobs', type=int, help="episodes at a time, both runs (default: each checkout's own)"
+    )
     parser.add_argument('--layouts', default='3', help='N or random:N (as harness bench)')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--seed-base', type=int, default=0, help='of the random:N layouts')
@@ -131,7 +135,7 @@ def main() -> None:
         {
             'bench': 'bench',
             'base_tree': str(base_tree),
-            'jobs': args.jobs,
+            'jobs': args.jobs or "each checkout's default",
             'wall_seconds': walls,
             'median_wall_seconds': medians,
             'this_args': args.this_args,

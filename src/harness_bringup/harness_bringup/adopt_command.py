@@ -68,7 +68,7 @@ def add_parser(policy_sub) -> None:
     )
     adopt.add_argument('--out', required=True, metavar='DIR', help='a new folder for the gate')
     adopt.add_argument(
-        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+        '--jobs', type=_positive_int, help='episodes at a time (default: as harness bench)'
     )
     adopt.set_defaults(func=run_adopt)
 

@@ -78,7 +78,10 @@ def add_parser(sub) -> None:
     bench.add_argument('--model', help='scripted or a Claude model name (default: driver.model)')
     bench.add_argument('--out', default='runs', help='where the bench folder goes (default runs/)')
     bench.add_argument(
-        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+        '--jobs',
+        type=_positive_int,
+        help='episodes at a time (default: warm stations, one per core as memory allows, 2 GB '
+        'each; a graph per episode or Ray, one per two cores)',
     )
     bench.add_argument('--perception', help=PERCEPTION_HELP)
     bench.add_argument('--recording', choices=RECORDINGS, help=RECORDING_HELP)
@@ -225,7 +228,7 @@ def _bench(args: argparse.Namespace) -> int:
     episodes = episodes_of(layouts)
     if len(rungs) > 1:
         what += f' x the interfaces {", ".join(rungs)}'
-    jobs = args.jobs or default_jobs()
+    jobs = args.jobs or default_jobs(not args.ray and getattr(args, 'station', 'warm') == 'warm')
     model = config.driver.model
     out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
     _say(

@@ -77,7 +77,7 @@ def add_parser(sub) -> None:
     )
     demos.add_argument('--out', required=True, metavar='OUT', help='a new folder for it all')
     demos.add_argument(
-        '--jobs', type=_positive_int, help='episodes at a time (default: one per two cores)'
+        '--jobs', type=_positive_int, help='episodes at a time (default: as harness bench)'
     )
     demos.add_argument(
         '--image-size',
