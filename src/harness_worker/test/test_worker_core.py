@@ -328,3 +328,30 @@ def test_depth_and_segmentation_from_one_render_are_the_renderers_own(emb, urdf,
             if depth:
                 assert np.array_equal(view.depth, want_depth), camera
     worker.close()
+
+
+def test_a_renderer_kept_for_the_next_scene_draws_what_a_new_one_draws(emb, urdf):
+    """A reset keeps the renderers' GL contexts and gives them the new model (a warm station's
+    next episode): every camera's colour, depth and segmentation are those of a worker that
+    never drew anything else, bit for bit, also with textures and lights drawn for the scene."""
+    from harness_bench.randomization import AXES
+
+    cameras = list(emb.cameras)
+    kept = Worker(emb, urdf)
+    try:
+        token = kept.reset('sort_by_colour', 0, 3, randomize=AXES).token
+        kept.observe(cameras)  # the renderers now hold sort_by_colour's textured model
+        for task, seed, axes in (('place_in_bowl', 5, AXES), ('lift_cube', 0, ())):
+            token = kept.reset(task, 0, seed, token=token, randomize=axes).token
+            fresh = Worker(emb, urdf)
+            try:
+                fresh.reset(task, 0, seed, randomize=axes)
+                for a, b in zip(kept.observe(cameras), fresh.observe(cameras), strict=True):
+                    assert a.name == b.name
+                    assert np.array_equal(a.rgb, b.rgb), (task, a.name)
+                    assert np.array_equal(a.depth, b.depth), (task, a.name)
+                    assert np.array_equal(a.segmentation, b.segmentation), (task, a.name)
+            finally:
+                fresh.close()
+    finally:
+        kept.close()

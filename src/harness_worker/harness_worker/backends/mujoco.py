@@ -74,12 +74,13 @@ class MujocoStation:
     def load(self, objects: list[ObjectSpec], variation: SceneVariation = NO_VARIATION) -> None:
         """Build the station with `objects` and the scene `variation`, arms at zero and
         grippers open."""
-        self.close_renderers()  # they belong to the old model (and every render is done)
+        self._forget_views()  # of the old model (and every render asked for is done)
         spec = station_spec(self.emb, self.urdf)
         apply_to_spec(spec, variation, list(self.emb.cameras))
         self.table_top_z = self.emb.table_top_z + variation.table_offset_m
         add_objects(spec, objects, self.table_top_z)
         self.model = spec.compile()
+        self._gl.submit(self._rebind_renderers).result()
         self.data = mujoco.MjData(self.model)
         self._scratch = mujoco.MjData(self.model)  # collision checks for planning
         self.objects = list(objects)
@@ -153,6 +154,31 @@ class MujocoStation:
         self._start_z = {
             o.name: float(self.data.xpos[self._object_bodies[o.name]][2]) for o in objects
         }
+
+    def _forget_views(self) -> None:
+        """Drop the kept views and scene copies, once every render asked for is done."""
+
+        def forget() -> None:
+            self._views.clear()
+            self._frames.clear()
+
+        self._gl.submit(forget).result()
+
+    def _rebind_renderers(self) -> None:
+        """Each renderer draws the new model from now on, in the GL context it has (on the GL
+        thread): a new context's first draw cost ~65 ms on llvmpipe, an episode's start with
+        a warm station. The model's own MjrContext and scene are made as mujoco.Renderer
+        makes them (a test compares the views with a new renderer's, bit for bit)."""
+        for renderer in self._renderers.values():
+            with renderer._gl_context.as_current():
+                renderer._mjr_context.free()
+                context = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+                mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, context)
+                context.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+            renderer._mjr_context = context
+            renderer._model = self.model
+            renderer._scene = mujoco.MjvScene(model=self.model, maxgeom=10000)
+            renderer._depth_rendering = renderer._segmentation_rendering = False
 
     def close_renderers(self) -> None:
         """Free the renderers' GL contexts now, on the GL thread: left to the garbage collector,
