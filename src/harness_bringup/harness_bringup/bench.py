@@ -133,7 +133,7 @@ def run_episode_process(
         job = replace(job, extra=(*job.extra, '--actions-from', source['run_folder']))
     run = run_folder_path(folder, e.task, e.layout, e.seed, job.model)
     base = {**_fields(job), 'baseline': job.model == 'scripted'}
-    with open(folder / 'harness.log', 'w') as log:
+    with open(folder / 'harness.log', 'a') as log:  # (a retry's output follows)
         code = supervise(run, base, job.argv(folder), log, interrupts, job.env)
     if not (run / 'summary.json').is_file():
         return not_run(job, 'error', f'no run folder (exit {code}; see {folder / "harness.log"})')
@@ -338,6 +338,11 @@ def run_bench(
     drained = time.monotonic()
     getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
     drained = time.monotonic() - drained
+    for e, s in summaries.items():  # with what was added to them since (the finished parts)
+        if s.get('run_folder'):
+            with contextlib.suppress(OSError, ValueError):
+                on_disk = json.loads((Path(s['run_folder']) / 'summary.json').read_text())
+                summaries[e] = {**s, **on_disk}
     ordered = [summaries[e] for e in episodes]  # the table's order does not depend on timing
     tables = bench_tables(ordered)
     if expert_check:

@@ -48,6 +48,7 @@ class KernelProcess:
         self.process: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._replies = b''
+        self._lost = ''  # why a warm kernel's requests can no longer be trusted
 
     @property
     def output_path(self) -> Path:
@@ -98,10 +99,12 @@ class KernelProcess:
         while b'\n' not in self._replies:
             left = deadline - time.monotonic()
             if left <= 0 or self.death():
-                raise KernelStartError(
-                    f'the kernel did not answer {op!r} ({self.death() or "timeout"}; see '
-                    f'{self.output_path})'
-                )
+                why = f'the kernel did not answer {op!r} ({self.death() or "timeout"}; see '
+                why += f'{self.output_path})'
+                # A late answer would be taken for the next request's: no more requests.
+                self._control.close()
+                self._control, self._lost = None, why
+                raise KernelStartError(why)
             ready, _, _ = select.select([self._control], [], [], min(left, 0.2))
             if ready:
                 chunk = self._control.recv(65536)
@@ -149,6 +152,8 @@ class KernelProcess:
         """Why the kernel process is gone, or '' while it runs."""
         if self.process is None:
             return 'the kernel is not running'
+        if self._lost:
+            return self._lost
         code = self.process.poll()
         if code is None:
             return ''

@@ -16,6 +16,9 @@ import tempfile
 from pathlib import Path
 
 PREFIX = 'harness-program-'
+# In a warm station's folder: the program folder it started for its next episode (removed by
+# whoever replaces a station that was killed).
+NEXT_PROGRAM_FOLDER = 'next_program_folder'
 NOTE = '.program_workspace'  # in the run folder, beside workspace/, until the files moved in
 
 

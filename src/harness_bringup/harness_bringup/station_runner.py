@@ -1,5 +1,6 @@
-"""The bench's episodes on warm stations (harness_bringup.warm_station): each bench thread keeps
-one station process (its own ROS domain and process group) and sends it episode after episode.
+"""The bench's episodes on warm stations (harness_bringup.warm_station): station processes (each
+its own ROS domain and process group), as many as the bench runs episodes at a time, each sent
+episode after episode.
 
 The stations leave each run folder's last parts (its LeRobot dataset and report.html, which
 read its bag) to the bench process, which makes them on a thread of its own while the station
@@ -20,9 +21,11 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -33,11 +36,10 @@ from harness_recording.run_folder import update_summary
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
 from harness_bringup.processes import with_numerics_defaults
+from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, PREFIX
 from harness_bringup.run import finish_run
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
-
-START_TRIES = 2  # a station process that does not come up is started once more
 
 
 class StationProcess:
@@ -123,14 +125,15 @@ class StationProcess:
 
 
 class StationRunner:
-    """A bench runner (harness_bringup.bench.Runner) on warm stations under `folder`: one
-    station process per bench thread, started at its first episode and kept; `close()` ends
-    them."""
+    """A bench runner (harness_bringup.bench.Runner) on warm stations under `folder`: a
+    station serves one episode at a time; a bench thread takes a free one (a new one when
+    none is free) and gives it back after its episode, so that the stations of several waves
+    of episodes (an expert check's, then the bench's) are the same ones. `close()` ends them."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._local = threading.local()
         self._lock = threading.Lock()
+        self._free: list[StationProcess] = []
         self._stations: list[StationProcess] = []
         self._count = 0
         self._finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix='finisher')
@@ -140,7 +143,7 @@ class StationRunner:
     def __call__(self, job: EpisodeJob, folder: Path, interrupts: Interrupts) -> dict:
         summary = run_episode_process(job, folder, interrupts, self._supervise)
         failed = summary.get('run_folder')
-        if summary.get('station_failed') and summary.get('status') == 'error' and failed:
+        if summary.get('status') == 'station_failed' and failed:
             # The station failed, not the episode (or nothing can tell): once more, on a
             # fresh station, in a run folder of its own.
             summary = run_episode_process(job, folder, interrupts, self._supervise)
@@ -169,23 +172,35 @@ class StationRunner:
             if future.exception() is not None:  # a bug: said, and the other runs are made
                 print(f'[harness] a run folder was not finished: {future.exception()!r}')
 
-    def _station(self, env: dict[str, str] | None) -> tuple[StationProcess, float]:
-        """This thread's station (a new one when it has none or it died) and the seconds
-        spent starting it now (0 for a warm one)."""
-        station: StationProcess | None = getattr(self._local, 'station', None)
-        if station is not None and not station.death():
-            return station, 0.0
-        if station is not None:
-            station.close(timeout=5)
-        started = time.time()
+    def _take(self, env: dict[str, str] | None) -> tuple[StationProcess, float]:
+        """A free station (a new one when none is) and the seconds spent starting it now."""
         with self._lock:
+            while self._free:
+                station = self._free.pop()
+                if not station.death():
+                    return station, 0.0
+                self._retire(station)
             self._count += 1
             name = f'station-{self._count}'
+        started = time.time()
         station = StationProcess(self.folder / name, env)
         with self._lock:
             self._stations.append(station)
-        self._local.station = station
         return station, time.time() - started
+
+    def _give_back(self, station: StationProcess) -> None:
+        with self._lock:
+            self._free.append(station)
+
+    def _retire(self, station: StationProcess) -> None:
+        """End a station that can serve no more, and remove the program folder it had
+        started for its next episode (its program process is gone with it)."""
+        station.close(timeout=5)
+        note = station.folder / NEXT_PROGRAM_FOLDER
+        with contextlib.suppress(OSError):
+            ahead = Path(note.read_text().strip())
+            if ahead.parent == Path(tempfile.gettempdir()) and ahead.name.startswith(PREFIX):
+                shutil.rmtree(ahead, ignore_errors=True)
 
     def _supervise(
         self,
@@ -196,9 +211,9 @@ class StationRunner:
         interrupts: Interrupts | None,
         env: dict[str, str] | None,
     ) -> int:
-        """A bench.Supervise: the episode on this thread's station; a station that died or
-        reports itself broken is closed (the next episode starts a new one), and an episode
-        that ended in an `error` with it says so in its summary (`station_failed`)."""
+        """A bench.Supervise: the episode on a free station; a station that died or reports
+        itself broken is retired (the next episode starts a new one), and an episode that
+        ended in an `error` with it is `station_failed` (not run: it runs again)."""
         seen = interrupts if interrupts is not None else Interrupts()
         before = len(seen.times())
 
@@ -207,7 +222,7 @@ class StationRunner:
 
         sweep(say)
         asked = time.time()
-        station, starting = self._station(env)
+        station, starting = self._take(env)
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
         if output is not None:
             output.flush()
@@ -228,11 +243,14 @@ class StationRunner:
                 self._finishing.append(self._finisher.submit(self._finish, run, left, log))
         if broken:
             say(f'{broken}: a new station serves the next episode')
-            station.close(timeout=5)
-            self._local.station = None
+            self._retire(station)
             if not interrupted and _status(run) == 'error':
                 with self._summaries:
-                    update_summary(run, lambda s: s.update(station_failed=broken))
+                    update_summary(
+                        run, lambda s: s.update(status='station_failed', station_failed=broken)
+                    )
+        else:
+            self._give_back(station)
         if interrupted:
             return 130 if code == 0 else code
         return code
@@ -241,7 +259,7 @@ class StationRunner:
         self.drain()
         self._finisher.shutdown(wait=True)
         with self._lock:
-            stations, self._stations = self._stations, []
+            stations, self._stations, self._free = self._stations, [], []
         for station in stations:
             station.close()
 

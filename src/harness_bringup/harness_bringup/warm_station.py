@@ -40,6 +40,7 @@ from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorde
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.processes import child_environment
 from harness_bringup.program_workspace import (
+    NEXT_PROGRAM_FOLDER,
     collect_program_workspace,
     new_program_workspace,
     note_program_workspace,
@@ -110,20 +111,29 @@ class WarmGraph(EpisodeGraph):
         return ''
 
     def begin_episode(self, bag: Path | None) -> None:
-        """A new episode starts on this graph; `bag` where it is recorded (None: not)."""
+        """A new episode starts on this graph; `bag` where it is recorded (None: not): no
+        execution of the last episode runs on, the recorder records into `bag` before the
+        episode's first event is published (on the driver's new publishers)."""
         why = self.health()
         if why:
             raise GraphError(f'the warm station cannot serve: {why}')
         if (bag is not None) != self.record:
             raise GraphError('this station was started with the other driver.record_bag')
+        if not self.skills.between_episodes():
+            raise GraphError('an execution of the last episode did not end')
         self.episodes += 1
-        self.driver.begin_episode()
-        self.bag = bag
         self.notes = dict(self._station_notes)
+        self.bag = bag
+        if bag is not None:
+            self._open_bag(bag)
+            self._wait_bag_open(bag)
+        self.driver.begin_episode()
 
     def _prepare_next(self) -> None:
-        """The next episode's program process starts now, in a folder of its own."""
+        """The next episode's program process starts now, in a folder of its own (noted in
+        the station's folder, so that whoever replaces a killed station removes it)."""
         self._ahead = new_program_workspace(None)
+        (self.folder / NEXT_PROGRAM_FOLDER).write_text(f'{self._ahead}\n')
         reply = self.kernel.request('prepare', workspace=str(self._ahead))
         if not reply.get('ok'):
             raise KernelStartError(f'the kernel could not prepare a program: {reply.get("error")}')
@@ -137,8 +147,6 @@ class WarmGraph(EpisodeGraph):
                 raise GraphError(str(exc)) from None
         self.program_workspace, self._ahead = self._ahead, None
         note_program_workspace(workspace, self.program_workspace)
-        if self.bag is not None:
-            self._open_bag(self.bag)
         try:
             reply = self.kernel.request(
                 'begin', workspace=str(self.program_workspace), log=str(log)
@@ -154,15 +162,20 @@ class WarmGraph(EpisodeGraph):
                 self.notes['bag_error'] = str(exc)
 
     def stop_kernel(self) -> None:
+        """The episode's program process ends and its files move into the run folder; the
+        next episode's starts (a kernel that does not answer is noted; health() then says it
+        is gone, and the station is replaced)."""
         if self.workspace is None:
             return
         try:
             if not self.kernel.death():
                 self.kernel.request('end')
+        except KernelStartError as exc:
+            self.notes['kernel_error'] = str(exc)
         finally:
             collect_program_workspace(self.workspace)
             self.workspace = None
-        with contextlib.suppress(KernelStartError):  # a dead kernel: health() says so next
+        with contextlib.suppress(KernelStartError):
             self._prepare_next()
 
     # The recorder ---------------------------------------------------------------------------
@@ -194,22 +207,21 @@ class WarmGraph(EpisodeGraph):
         except (OSError, ValueError) as exc:
             raise GraphError(f'the recorder takes no bag: {exc}') from None
 
-    def wait_recorder(self, bag: Path, timeout: float = RECORDER_OPEN_S) -> None:
-        """Wait until the recorder opened `bag`, then as a recorder of one episode (it holds
-        the events and has matched every topic)."""
+    def _wait_bag_open(self, bag: Path, timeout: float = RECORDER_OPEN_S) -> None:
+        """Wait until the recorder opened `bag` (GraphError when it cannot: the station is
+        then replaced, as its recorder is what fails)."""
         out = bag.with_name('recorder.out')
         deadline = time.monotonic() + timeout
         while True:
             with contextlib.suppress(OSError):
                 text = out.read_text()
                 if text.startswith('recording'):
-                    break
+                    return
                 if text.strip():
                     raise GraphError(f'the recorder did not open the bag: {text.strip()[:300]}')
             if self.recorder.poll() is not None or time.monotonic() > deadline:
                 raise GraphError(f'the recorder did not open the bag (see {out})')
             time.sleep(0.005)
-        super().wait_recorder(bag, max(1.0, deadline - time.monotonic()))
 
     def stop_recording(self, timeout: float = 15.0) -> dict:
         """Wait for the recorder to close the episode's bag after its `end` event (it stays
@@ -305,11 +317,13 @@ class Station:
     def episode(self, request: dict, arrived: float) -> tuple[int, str, tuple[str, ...]]:
         """Run one request's episode: (harness run's exit code, '' or why this station can
         serve no more, what of its run folder is left to make: run.finishing)."""
+        from harness_driver.models import ModelError
         from harness_types.config import ConfigError
 
         from harness_bringup.console import fail
         from harness_bringup.run import GraphOptions, UsageError, finishing, run_episode
-        from harness_bringup.run_command import episode_exit_code, prepare_run
+        from harness_bringup.run_command import episode_exit_code, prepare_run, probe_models
+        from harness_bringup.settings import _not_started
 
         try:
             args = self.parser.parse_args(request['argv'])
@@ -318,15 +332,27 @@ class Station:
         if args.command != 'run':
             refused = f'a warm station runs `harness run` episodes, not {args.command!r}'
             return fail(refused), '', ()
+        if args.attach or args.foxglove is not None:
+            return (
+                fail(
+                    'a warm station runs its own graph: --attach and --foxglove are for harness run'
+                ),
+                '',
+                (),
+            )
         args.argv = request['argv']
+        run_folder = Path(request['folder'])
         try:
-            config, prepared, _base = prepare_run(args, supervised=True)
+            config, prepared, base = prepare_run(args, supervised=True)
         except (FileNotFoundError, ConfigError, UsageError) as exc:
             return fail(str(exc)), '', ()
+        try:
+            probe_models(prepared)
+        except ModelError as exc:  # the model service does not answer: not run, as harness run
+            return _not_started(run_folder, base, str(exc)), '', ()
         starting = time.monotonic()
         graph = self._graph(config)
         started = time.monotonic() - starting  # 0 unless this episode waited for the graph
-        run_folder = Path(request['folder'])
         finish = bool(request.get('finish', True))
         result = run_episode(
             prepared, run_folder, print, GraphOptions(), graph, arrived + started, finish
@@ -341,7 +367,14 @@ class Station:
             update_summary(run_folder, add)
         code = episode_exit_code(result, run_folder)
         left = () if finish else finishing(config)
-        return code, 'interrupted' if code == 130 else graph.health(), left
+        if code == 130:
+            return code, 'interrupted', left
+        broken = graph.health()
+        if not broken and result.summary.get('status') == 'error':
+            # Something of the graph may have failed with it (a service that timed out, the
+            # renderer): the next episode gets a fresh station, and this one runs again there.
+            broken = f'the episode ended in an error ({result.summary.get("detail", "")[:200]})'
+        return code, broken, left
 
     def _graph(self, config: GraphConfig) -> WarmGraph:
         """The graph for `config`'s node parameters (GraphError when it does not start)."""

@@ -7,7 +7,7 @@ Each episode has a kernel core of its own (its perception's tracker, its grips, 
 fresh program process. Started with `--workspace`/`--log` the node serves one episode; started
 with `--control FD` (a warm station's kernel) it serves episode after episode as its starter
 asks over that socket, one JSON line each way: `prepare` (start the next episode's program
-process in a workspace now, while the last episode still runs), `begin` (a new kernel core
+process in a workspace now, while the last episode ends), `begin` (a new kernel core
 with that process; kernel.log and the process's output go to the episode's files), `end` (the
 program process killed, the log closed).
 
@@ -292,7 +292,8 @@ class KernelNode(Node):
         self.robot = RosRobot(self, wait_s=config.cell_timeout_seconds + 600.0)
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
         self.kernel: Kernel | None = None  # the running episode's core
-        self.log = EpisodeLog(redirect_output=warm)
+        self.log = EpisodeLog(None)  # the running episode's
+        self.output = ProcessOutput() if warm else None
         # Program processes are started on this one thread, which lives as long as the node:
         # a program process dies with the thread that started it (PR_SET_PDEATHSIG).
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix='program_starter')
@@ -313,8 +314,8 @@ class KernelNode(Node):
     def _host(self, workspace: Path) -> ProgramHost:
         self._hosts += 1
         c = self.config
-        # The running episode's program process and the next one's, started ahead, live at
-        # once: each has a uid of its own, so neither can signal the other or read its files.
+        # Successive episodes' program processes have uids of their own: one that outlived its
+        # kill could neither signal the next one nor read its files.
         uid = PROGRAM_UID_BASE + self.domain + PROGRAM_UID_STRIDE * ((self._hosts + 1) % 2)
         limits = Limits(c.program_memory_mb, c.program_file_size_mb, c.program_open_files)
         return ProgramHost(workspace, uid, limits, self.api, self.doc_values)
@@ -348,7 +349,9 @@ class KernelNode(Node):
             future.result()
         if not host.alive():
             self._starter.submit(host.start).result()
-        self.log.open(log)
+        self.log = EpisodeLog(log)
+        if self.output is not None and log is not None:
+            self.output.to(log.with_suffix('.out'))
         c, emb = self.config, self.embodiment
         self.robot.counter = 0  # execution ids count from 1 in every episode
         kernel = Kernel(
@@ -376,7 +379,7 @@ class KernelNode(Node):
             sandbox = kernel.link.start(adopt=True)
         except Exception:
             kernel.close()
-            self.log.close()
+            self._close_log()
             raise
         self.kernel = kernel
         self.get_logger().info(f'program process {host.pid} sandboxed: {sandbox}')
@@ -387,7 +390,12 @@ class KernelNode(Node):
         kernel, self.kernel = self.kernel, None
         if kernel is not None:
             kernel.close()
+        self._close_log()
+
+    def _close_log(self) -> None:
         self.log.close()
+        if self.output is not None:
+            self.output.back()
 
     def close(self) -> None:
         self.end()
@@ -438,34 +446,13 @@ class KernelNode(Node):
 
 
 class EpisodeLog:
-    """The running episode's kernel.log (one JSON line per record) and this process's output
-    beside it: written from several threads, switched between episodes."""
+    """One episode's kernel.log (one JSON line per record), written from several threads; once
+    closed it takes nothing more (a late record of an ended episode's core never reaches the
+    next episode's log)."""
 
-    def __init__(self, redirect_output: bool) -> None:
+    def __init__(self, path: Path | None) -> None:
         self._lock = threading.Lock()
-        self._file = None
-        self.redirect_output = (
-            redirect_output  # a warm kernel's: its starter's file is not the episode's
-        )
-        self._station_output = -1  # this process's output between episodes
-
-    def open(self, path: Path | None) -> None:
-        self.close()
-        if path is None:
-            return
-        with self._lock:
-            self._file = open(path, 'a', buffering=1)  # noqa: SIM115
-        if not self.redirect_output:
-            return
-        # This process's output (ROS's log lines, a traceback) goes beside the episode's log.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if self._station_output < 0:
-            self._station_output = os.dup(1)
-        fd = os.open(Path(path).with_suffix('.out'), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
+        self._file = open(path, 'a', buffering=1) if path is not None else None  # noqa: SIM115
 
     def write(self, record: dict) -> None:
         with self._lock:
@@ -477,11 +464,31 @@ class EpisodeLog:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-        if self._station_output >= 0:
+
+
+class ProcessOutput:
+    """A warm kernel's own output (ROS's log lines, a traceback) goes beside the running
+    episode's kernel.log, and back to its starter's file between episodes."""
+
+    def __init__(self) -> None:
+        self._between = -1
+
+    def to(self, path: Path) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self._between < 0:
+            self._between = os.dup(1)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def back(self) -> None:
+        if self._between >= 0:
             sys.stdout.flush()
             sys.stderr.flush()
-            os.dup2(self._station_output, 1)
-            os.dup2(self._station_output, 2)
+            os.dup2(self._between, 1)
+            os.dup2(self._between, 2)
 
 
 def serve_control(node: KernelNode, sock: socket.socket, stopping: threading.Event) -> None:

@@ -125,8 +125,8 @@ class ProgramLink:
 
     def start(self, adopt: bool = False) -> dict:
         """Start the program process (frozen until the first cell); returns its sandbox.
-        `adopt`: the host's process was started ahead (a warm kernel forks the next episode's
-        while the last one runs) and is taken as it is when it still runs."""
+        `adopt`: the host's process was started ahead (a warm kernel starts the next episode's
+        while the last one ends) and is taken as it is when it still runs."""
         sandbox = self.host.sandbox if adopt and self.host.alive() else self.host.start()
         self.host.freeze()
         self.log({'call': '(kernel)', 'program_process': self.host.pid, 'sandbox': sandbox})

@@ -363,8 +363,9 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
 
 
 def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path):
-    """A client that lists the tools and leaves: the station, started for it, is never used, and
-    the run folder says why it holds no trial (with the session's task), not that something failed."""
+    """A client that lists the tools and leaves: the station, started for it, is never used,
+    and the run folder says why it holds no trial (with the session's task), not that
+    something failed."""
 
     async def list_and_leave() -> None:
         async with Client(server(tmp_path, tmp_path / 'runs' / 'j.jsonl')) as c:

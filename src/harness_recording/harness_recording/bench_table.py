@@ -15,7 +15,8 @@ from harness_types.reply import REASONS
 # could not start where they were sent (a Ray task that failed before its episode ran), were
 # not run: they count apart, not as task failures.
 # Episodes whose service, not the agent, failed: counted apart, never as task failures.
-NOT_RUN = ('model_service_failed', 'policy_service_failed', 'not_started')
+# ... and `station_failed`: a warm station died under the episode (it ran again elsewhere)
+NOT_RUN = ('model_service_failed', 'policy_service_failed', 'not_started', 'station_failed')
 RESULT_COLUMNS = (
     'episodes',
     'not_run',

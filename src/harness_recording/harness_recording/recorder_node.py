@@ -123,9 +123,10 @@ class Recorder(Node):
         self.quiet_since: float | None = None  # since when no subscription had a message
         self._trusted: dict[str, set[bytes]] = {topic: set() for topic in resolved}
         self._lock = threading.Lock()
-        # The last message of each latched topic but the events (a new episode's publisher
-        # latches its own): a warm recorder's next bag starts with them, as a new subscriber's
-        # would.
+        # The robot's description (latched once, when the station starts): a warm recorder's
+        # next bag starts with it, as a new subscriber's would. (Not the events: a new
+        # episode's publisher latches its own; not /tf_static: each reset publishes its own,
+        # moved by the scene's variation.)
         self._latched: dict[str, bytes] = {}
         self._bag_lock = threading.Lock()
         self.begin(bag_path)
@@ -221,7 +222,7 @@ class Recorder(Node):
     def _write(self, topic: str, name: str, data: bytes, info) -> None:
         if not self._from_the_graph(topic, name, info):
             return
-        if name in LATCHED and name != names.EVENTS:
+        if name == names.ROBOT_DESCRIPTION:
             self._latched[topic] = data
         with self._bag_lock:
             if self.bag is None:  # between a warm recorder's episodes

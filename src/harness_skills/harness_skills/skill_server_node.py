@@ -87,6 +87,8 @@ class SkillServer(Node):
                 result_timeout=self.config.result_timeout_seconds,
             )
         self._estop = threading.Event()
+        self._running = 0  # executions running now
+        self._running_lock = threading.Condition()
         self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         # Each read service on a lane of its own, not the executor: a skills/ik round trip
         # (pick asks a dozen or more) took ~7 ms through it, ~2 ms here (reactive_lane.py).
@@ -108,6 +110,20 @@ class SkillServer(Node):
         else:
             self._estop.clear()
         self.get_logger().warning('emergency stop ' + ('engaged' if engage else 'released'))
+
+    def between_episodes(self, timeout: float = 10.0) -> bool:
+        """A warm station's next episode starts: every execution still running (one a cell
+        left behind) ends at its next tick under the emergency stop, which is then released
+        (also one an operator left engaged), and the region markers' ids start again. False
+        when an execution did not end within `timeout` seconds."""
+        self._estop.set()
+        try:
+            with self._running_lock:
+                ended = self._running_lock.wait_for(lambda: self._running == 0, timeout)
+        finally:
+            self._estop.clear()
+        self._region_ids = itertools.count(1)
+        return ended
 
     def _serve_estop(self, request: Estop.Request, response: Estop.Response) -> Estop.Response:
         self.estop(bool(request.engage))
@@ -140,6 +156,16 @@ class SkillServer(Node):
             return response
 
     def _execute(self, spec: SkillSpec, goal_handle):
+        with self._running_lock:
+            self._running += 1
+        try:
+            return self._execution(spec, goal_handle)
+        finally:
+            with self._running_lock:
+                self._running -= 1
+                self._running_lock.notify_all()
+
+    def _execution(self, spec: SkillSpec, goal_handle):
         goal = goal_handle.request
         result = spec.action.Result()
         try:
