@@ -76,6 +76,8 @@ def _complete(run: Path) -> dict:
     assert (run / 'bag' / 'metadata.yaml').is_file(), summary.get('bag_error')
     report = (run / 'recorder.out').read_text().splitlines()[-1]
     assert report.startswith('recorded ') and json.loads(report[9:])['ended']
+    # every event of the episode is in its bag, its first included
+    assert json.loads(report[9:])['counts']['/harness/events'] == len(events)
     assert summary.get('bag') == 'bag' and not summary.get('bag_error'), summary
     assert not (run / '.program_workspace').exists()
     return summary
