@@ -119,6 +119,8 @@ class EpisodeGraph(StationGraph):
             self.__exit__()
             raise GraphError(f'the driver node did not start: {exc}') from None
         self.add_node(self.driver)
+        if not self.attach:
+            self.driver.use_local(self.worker)
         profile = self.driver.profile()
         if profile.kind != 'robot' or len(profile.command_layout) != 14:
             self.__exit__()
