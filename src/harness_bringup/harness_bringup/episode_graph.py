@@ -49,11 +49,15 @@ def recorder_report(output: Path) -> dict | None:
     return None
 
 
-def judge_recording(notes: dict, report: dict | None, complete: bool, ended: str = '') -> dict:
+def judge_recording(
+    notes: dict, report: dict | None, complete: bool, code: int | None = None
+) -> dict:
     """`notes` (the summary's) with what became of an episode's bag: its recorder's closing
-    `report`, whether it finished in time (`complete`), and `ended`: how the recorder process
-    ended when that was wrong ('' otherwise)."""
-    problems = [ended] if ended else []
+    `report`, whether it finished in time (`complete`), and its process's exit `code` (None:
+    it runs on; a signal's is negative)."""
+    problems = []
+    if code:
+        problems.append(f'the recorder ended with {"signal " + str(-code) if code < 0 else code}')
     if report is None:
         problems.append('it did not report closing the bag')
     elif not report.get('ended'):
@@ -332,8 +336,7 @@ class EpisodeGraph(StationGraph):
         self._recorder_out.close()
         code, self.recorder = self.recorder.returncode, None
         report = recorder_report(self.bag.with_name('recorder.out'))
-        what = f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
-        return judge_recording(self.notes, report, complete, what if code != 0 else '')
+        return judge_recording(self.notes, report, complete, code)
 
     def __exit__(self, *exc) -> None:
         if self.foxglove is not None:

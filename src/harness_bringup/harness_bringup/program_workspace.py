@@ -38,6 +38,24 @@ def note_program_workspace(workspace: Path, path: Path) -> None:
     (workspace.parent / NOTE).write_text(str(path) + '\n')
 
 
+def is_program_folder(path: Path) -> bool:
+    """Whether `path` is a program folder of the temporary directory (made by
+    new_program_workspace): nothing else is ever moved or removed on a note's word."""
+    temporary = Path(tempfile.gettempdir()).resolve()
+    return (
+        path.parent.resolve() == temporary
+        and path.name.startswith(PREFIX)
+        and path.is_dir()
+        and not path.is_symlink()
+    )
+
+
+def discard_program_folder(path: Path) -> None:
+    """Remove a program folder no episode used (a warm station's next one)."""
+    if is_program_folder(path):
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def collect_program_workspace(workspace: Path) -> None:
     """Move the files of the program folder noted beside `workspace` into it, then remove that
     folder and the note. Nothing to do when there is no note; a note that names anything but a
@@ -47,9 +65,7 @@ def collect_program_workspace(workspace: Path) -> None:
         path = Path(note.read_text().strip())
     except OSError:
         return
-    temporary = Path(tempfile.gettempdir()).resolve()
-    ours = path.parent.resolve() == temporary and path.name.startswith(PREFIX)
-    if ours and path.is_dir() and not path.is_symlink():
+    if is_program_folder(path):
         workspace.mkdir(parents=True, exist_ok=True)
         for entry in path.iterdir():
             shutil.move(str(entry), str(workspace / entry.name))

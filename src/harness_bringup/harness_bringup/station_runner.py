@@ -21,11 +21,9 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -36,7 +34,7 @@ from harness_recording.run_folder import update_summary
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
 from harness_bringup.processes import with_numerics_defaults
-from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, PREFIX
+from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_program_folder
 from harness_bringup.run import finish_run
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
@@ -196,11 +194,8 @@ class StationRunner:
         """End a station that can serve no more, and remove the program folder it had
         started for its next episode (its program process is gone with it)."""
         station.close(timeout=5)
-        note = station.folder / NEXT_PROGRAM_FOLDER
         with contextlib.suppress(OSError):
-            ahead = Path(note.read_text().strip())
-            if ahead.parent == Path(tempfile.gettempdir()) and ahead.name.startswith(PREFIX):
-                shutil.rmtree(ahead, ignore_errors=True)
+            discard_program_folder(Path((station.folder / NEXT_PROGRAM_FOLDER).read_text().strip()))
 
     def _supervise(
         self,

@@ -42,6 +42,7 @@ from harness_bringup.processes import child_environment
 from harness_bringup.program_workspace import (
     NEXT_PROGRAM_FOLDER,
     collect_program_workspace,
+    discard_program_folder,
     new_program_workspace,
     note_program_workspace,
 )
@@ -237,13 +238,11 @@ class WarmGraph(EpisodeGraph):
                 complete = False
                 break
             time.sleep(0.005)
-        ended = ''
+        code = None
         if not complete:
             code = self.recorder.poll()
-            if code is not None and code != 0:
-                ended = f'the recorder ended with {"signal " + str(-code) if code < 0 else code}'
             self._replace_recorder()
-        notes = judge_recording(self.notes, recorder_report(out), complete, ended)
+        notes = judge_recording(self.notes, recorder_report(out), complete, code)
         self.bag = None
         return notes
 
@@ -276,10 +275,7 @@ class WarmGraph(EpisodeGraph):
             collect_program_workspace(self.workspace)
             self.workspace = None
         if self._ahead is not None:
-            with contextlib.suppress(OSError):
-                for entry in self._ahead.iterdir():
-                    entry.unlink()
-                self._ahead.rmdir()
+            discard_program_folder(self._ahead)
             self._ahead = None
         self._end_recorder()
         StationGraph.__exit__(self, *exc)

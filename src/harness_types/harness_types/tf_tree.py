@@ -87,21 +87,23 @@ class TfTree:
     def static(self) -> list[Transform]:
         return [self._transform(j, 0.0) for j in self.joints if j.kind == 'fixed']
 
+    @staticmethod
+    def position(joint, positions: dict[str, float]) -> float:
+        """`joint`'s position in `positions`: a mimic joint follows its leader, a joint with
+        no position stays at 0."""
+        if joint.name in positions:
+            return positions[joint.name]
+        if joint.mimic is not None:
+            return positions.get(joint.mimic, 0.0) * joint.multiplier + joint.offset
+        return 0.0
+
     def moving(self, positions: dict[str, float]) -> list[Transform]:
-        """Transforms of the movable joints; a mimic joint follows its leader, a joint with no
-        position stays at 0."""
-        out = []
-        for j in self.joints:
-            if j.kind == 'fixed':
-                continue
-            if j.name in positions:
-                q = positions[j.name]
-            elif j.mimic is not None:
-                q = positions.get(j.mimic, 0.0) * j.multiplier + j.offset
-            else:
-                q = 0.0
-            out.append(self._transform(j, q))
-        return out
+        """Transforms of the movable joints (`position` of each)."""
+        return [
+            self._transform(j, self.position(j, positions))
+            for j in self.joints
+            if j.kind != 'fixed'
+        ]
 
     def world(self, positions: dict[str, float]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Every link's pose in the world (the roots' frame): (rotation, translation)."""

@@ -150,12 +150,7 @@ class StateMessages:
         sec, nanosec = stamp_parts(time)
         values: list[float] = []
         for j, revolute, xyz in self._moving:
-            if j.name in positions:
-                q = positions[j.name]
-            elif j.mimic is not None:
-                q = positions.get(j.mimic, 0.0) * j.multiplier + j.offset
-            else:
-                q = 0.0
+            q = TfTree.position(j, positions)
             if revolute:  # TfTree._transform's quaternion product, term by term
                 w0, x0, y0, z0 = j.quat
                 c, s = math.cos(q / 2), math.sin(q / 2)
