@@ -86,6 +86,13 @@ def add_parser(sub) -> None:
     run.set_defaults(func=_run)
 
 
+def _source_first(config, args: argparse.Namespace) -> bool:
+    """The scripted actions rung with no --actions-from: its programs-rung source runs first."""
+    from harness_bringup.run import replays_source
+
+    return replays_source(config.driver.model, config.driver.interface) and not args.actions_from
+
+
 def prepare_run(args: argparse.Namespace, supervised: bool):
     """`harness run`'s inputs checked and made ready: (config, prepared, base), `base` the
     summary fields known before the episode runs. `supervised`: the episode process (or a warm
@@ -94,7 +101,7 @@ def prepare_run(args: argparse.Namespace, supervised: bool):
     from harness_bench.randomization import axes_name
     from harness_types.config import with_overrides
 
-    from harness_bringup.run import UsageError, prepare, replays_source
+    from harness_bringup.run import UsageError, prepare
 
     if args.attach:
         _attachable()
@@ -109,9 +116,7 @@ def prepare_run(args: argparse.Namespace, supervised: bool):
         recording=args.recording,
     )
     actions_from = Path(args.actions_from) if args.actions_from else None
-    source_first = (
-        replays_source(config.driver.model, config.driver.interface) and actions_from is None
-    )
+    source_first = _source_first(config, args)
     if source_first and supervised:  # its supervisor runs the source and names it
         raise UsageError('a supervised episode of the scripted actions rung needs --actions-from')
     checked = with_overrides(config, 'driver', interface='programs') if source_first else config
@@ -169,7 +174,6 @@ def _run(args: argparse.Namespace) -> int:
     from harness_bringup.run import (
         GraphOptions,
         UsageError,
-        replays_source,
         run_episode,
         run_folder_path,
     )
@@ -181,10 +185,7 @@ def _run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     model = config.driver.model
-    actions_from = Path(args.actions_from) if args.actions_from else None
-    source_first = (
-        replays_source(config.driver.model, config.driver.interface) and actions_from is None
-    )
+    source_first = _source_first(config, args)
     folder = (
         Path(child_folder)
         if child_folder
