@@ -168,7 +168,8 @@ def _draw(
     arms, every = region.arms(x)
     for dx, dy in region.touch:
         point = np.array([x + dx, y + dy, region.height])
-        reached = [feasibility.reachable(arm, point, region.pitch) for arm in arms]
+        # asked lazily: an arm's check is ~10 ms where it fails, and the answer is the same
+        reached = (feasibility.reachable(arm, point, region.pitch) for arm in arms)
         if arms and not (all(reached) if every else any(reached)):
             return None, f'{name} out of reach of the {"/".join(arms)} arm'
     return (float(x), float(y)), ''

@@ -66,6 +66,38 @@ def test_a_point_counts_as_reached_only_with_a_margin_around_it():
     assert refused >= 1  # the margin refuses a point the pitch alone reached
 
 
+def test_reachable_is_whether_some_pitch_reaches_every_point_whatever_the_order():
+    """reachable() tries the shallowest pitch first; its answer is the definition's, pitch by
+    pitch (some pitch at or steeper than asked reaches the point, 10 cm above it and the
+    margin around both), on points inside, at the edge of and beyond the reach."""
+    import math
+
+    from harness_types.transforms import GRASP_PITCHES_DEG, tool_rotation
+    from harness_worker.layout_feasibility import APPROACH_M, MARGIN_M
+
+    emb = load_embodiment()
+    kinematics = StationKinematics(station_urdf(), emb)
+    f = StationFeasibility(kinematics, emb)
+    kin = kinematics.arms['left']
+    around = [(0.0, 0.0), (MARGIN_M, 0.0), (-MARGIN_M, 0.0), (0.0, MARGIN_M), (0.0, -MARGIN_M)]
+
+    def reaches(point, steep):
+        p = np.asarray(point) + [0.0, 0.0, emb.table_top_z]
+        rotation = tool_rotation(math.radians(steep))
+        return all(
+            kin.ik(p + [dx, dy, dz], rotation).ok for dx, dy in around for dz in (0.0, APPROACH_M)
+        )
+
+    answers = []
+    for y in (0.0, 0.18, 0.24, 0.27, 0.40):
+        for pitch in (50.0, 75.0):
+            point = np.array([-0.25, y, 0.02])
+            wanted = any(reaches(point, s) for s in GRASP_PITCHES_DEG if s >= pitch)
+            assert f.reachable('left', point, pitch) == wanted, (y, pitch)
+            answers.append(wanted)
+    assert True in answers and False in answers
+
+
 @pytest.mark.parametrize('task', sorted(TASKS))
 def test_every_task_loads_its_sampled_layouts(worker, task):
     for seed in range(2):
