@@ -141,7 +141,7 @@ def serve_mcp(
         if 'warm_error' in opened:
             raise opened.pop('warm_error')
         graph = opened['graph'] = opened.pop('warm')
-        graph.begin_episode(bag)
+        graph.begin_episode(bag, config.driver)
         run.publish_to(graph.publish_event, graph.publish_model_image)
         graph.keep_camera_frames()  # each trial's video, written when the trial returns
         task = TASKS[options.task]()

@@ -450,7 +450,7 @@ def _run_graph(
     try:
         with graph_context as graph:
             if warm is not None:
-                warm.begin_episode(bag)
+                warm.begin_episode(bag, config.driver)
             if options.foxglove_port is not None:
                 graph.serve_foxglove(options.foxglove_port)
                 log(

@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness_driver.driver_node import GraphError
-from harness_types.config import GraphConfig
+from harness_types.config import DriverConfig, GraphConfig
 from harness_types.process import process_stopped
 
 from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorder_report
@@ -111,10 +111,11 @@ class WarmGraph(EpisodeGraph):
             return f'the recorder ended (see {self.folder / "recorder.out"})'
         return ''
 
-    def begin_episode(self, bag: Path | None) -> None:
+    def begin_episode(self, bag: Path | None, driver: DriverConfig | None = None) -> None:
         """A new episode starts on this graph; `bag` where it is recorded (None: not): no
         execution of the last episode runs on, the recorder records into `bag` before the
-        episode's first event is published (on the driver's new publishers)."""
+        episode's first event is published (on the driver's new publishers), and the driver
+        node's parameters show `driver`, the episode's own section."""
         why = self.health()
         if why:
             raise GraphError(f'the warm station cannot serve: {why}')
@@ -128,7 +129,7 @@ class WarmGraph(EpisodeGraph):
         if bag is not None:
             self._open_bag(bag)
             self._wait_bag_open(bag)
-        self.driver.begin_episode()
+        self.driver.begin_episode(driver)
 
     def _prepare_next(self) -> None:
         """The next episode's program process starts now, in a folder of its own (noted in

@@ -95,11 +95,24 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
             ('check', 'lift_cube', [CHECK]),
             ('again', 'lift_cube', None),
         ):
+            # B runs with a driver section of its own: the driver node's parameters show each
+            # episode's (ros2 param get /driver ...), not the station's first one's
+            section = {'max_model_calls': 29, 'cameras': []} if name == 'check' else {}
+            episode_config = with_overrides(config, 'driver', **section)
             if name == 'check':  # an emergency stop left engaged is released for the next one
                 graph.skills.estop(True)
             run_episode(
-                _prepared(config, task, cells), runs[name], lambda _m: None, GraphOptions(), graph
+                _prepared(episode_config, task, cells),
+                runs[name],
+                lambda _m: None,
+                GraphOptions(),
+                graph,
             )
+            shown = {k: graph.driver.get_parameter(k).value for k in ('max_model_calls', 'cameras')}
+            assert shown == {
+                'max_model_calls': episode_config.driver.max_model_calls,
+                'cameras': list(episode_config.driver.cameras),
+            }, name
         assert graph.health() == ''
     summaries = {name: _complete(run) for name, run in runs.items()}
     uid_a, pid_a, alive = eval((runs['attack'] / 'workspace' / 'attack.txt').read_text())

@@ -17,7 +17,7 @@ from harness_recording.recorder_node import EVENTS_QOS
 from harness_recording.trial_data import frames_within
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
-from harness_types.config import DriverConfig, declare_section
+from harness_types.config import DriverConfig, declare_section, parameter_values
 from harness_types.convert import (
     camera_view_of,
     cell_result_of,
@@ -31,6 +31,7 @@ from harness_types.wait import wait_future
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 
@@ -73,10 +74,13 @@ class DriverNode(Node):
         (three cameras with depth, ~10 ms a call)."""
         self._local = worker
 
-    def begin_episode(self) -> None:
+    def begin_episode(self, config: DriverConfig | None = None) -> None:
         """The events and the model's images of a new episode (a warm station's next one) go
         out on publishers of their own: what a late subscriber is given is this episode's,
-        and nothing of the earlier episodes stays in memory."""
+        and nothing of the earlier episodes stays in memory. `config`: the episode's driver
+        section, which the node's parameters then show (`ros2 param get /driver model`)."""
+        if config is not None:
+            self._show(config)
         for publisher in (self._events, self._model_images):
             if publisher is not None:
                 self.destroy_publisher(publisher)
@@ -84,6 +88,30 @@ class DriverNode(Node):
         self._events = self.create_publisher(String, names.EVENTS, EVENTS_QOS)
         # Every image the model was sent, kept for a late subscriber as the events are.
         self._model_images = self.create_publisher(CompressedImage, names.MODEL_IMAGES, EVENTS_QOS)
+
+    def _show(self, config: DriverConfig) -> None:
+        """Set the declared parameters to `config`'s values, each of the type it was declared
+        with (a float field is declared a double)."""
+        parameters = []
+        for name, value in parameter_values(config).items():
+            kind = self.get_parameter(name).type_
+            if kind == Parameter.Type.DOUBLE:
+                value = float(value)
+            parameters.append(
+                Parameter(name, value=value)
+                if kind == Parameter.Type.NOT_SET  # an empty list in a file: no type
+                else Parameter(name, kind, value)
+            )
+        try:
+            results = self.set_parameters(parameters)
+        except Exception as exc:  # rclpy refuses a value of another type by raising
+            raise GraphError(f"the driver node's parameters could not be set: {exc}") from None
+        for parameter, result in zip(parameters, results, strict=True):
+            if not result.successful:
+                raise GraphError(
+                    f'the driver node refused parameter {parameter.name}: {result.reason}'
+                )
+        self.config = config
 
     def _call(self, service: str, request, timeout: float = 60.0):
         if self._local is not None:
