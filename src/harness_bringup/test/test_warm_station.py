@@ -253,3 +253,41 @@ def test_the_finisher_runs_below_the_stations_priority(tmp_path):
         assert finisher == min(19, niceness() + FINISHER_NICENESS)
     finally:
         runner.close()
+
+
+def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
+    """An execution the last episode left running (a cell the kernel no longer waits for) ends
+    under the emergency stop before the next episode begins, and the stop is released: the
+    next episode's motion runs."""
+    from harness_types.wait import wait_future
+    from rclpy.action import ActionClient
+
+    from harness_msgs.action import MoveJoints
+    from harness_types import names
+
+    use_wheels_ament_prefix()
+    config = _config()
+    params = config.write(tmp_path / 'params.yaml')
+    with WarmGraph(params, tmp_path, record=False) as graph:
+        graph.begin_episode(None, config.driver)
+        graph.reset('lift_cube')
+        client = ActionClient(graph.client, MoveJoints, names.skill_action('move_joints'))
+        assert client.wait_for_server(timeout_sec=30)
+
+        def move(speed: float):
+            goal = MoveJoints.Goal(arm='left', positions=[0.8, 1.2, 1.2, 0.0, 0.0, 0.0])
+            goal.speed = speed
+            return wait_future(client.send_goal_async(goal), 30.0)
+
+        left_behind = move(0.02)  # ~60 s of simulated motion
+        deadline = time.monotonic() + 30
+        while graph.skills._running == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert graph.skills._running == 1
+        graph.begin_episode(None, config.driver)
+        assert graph.skills._running == 0
+        ended = wait_future(left_behind.get_result_async(), 30.0).result.execution
+        assert 'emergency stop' in ended.event.detail, ended.event
+        graph.reset('lift_cube')
+        after = wait_future(move(0.0).get_result_async(), 60.0).result.execution
+        assert after.event.name == 'COMPLETED', after.event
