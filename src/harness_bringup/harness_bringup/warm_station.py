@@ -75,6 +75,7 @@ class WarmGraph(EpisodeGraph):
         self._ahead: Path | None = None  # the next episode's program folder, prepared
         self._recorder_log = None
         self.episodes = 0
+        self.refusal = ''  # why the kernel serves no other episode, when it said so
 
     def __enter__(self) -> WarmGraph:
         super().__enter__()
@@ -104,7 +105,7 @@ class WarmGraph(EpisodeGraph):
         """'' while the station can serve another episode; otherwise why not."""
         if self.kernel is None:
             return 'no kernel is running'
-        why = self.kernel.death()
+        why = self.kernel.death() or self.refusal
         if why:
             return why
         if self.record and (self.recorder is None or self.recorder.poll() is not None):
@@ -169,16 +170,22 @@ class WarmGraph(EpisodeGraph):
         is gone, and the station is replaced)."""
         if self.workspace is None:
             return
+        ended = False
         try:
             if not self.kernel.death():
-                self.kernel.request('end')
+                reply = self.kernel.request('end')
+                ended = bool(reply.get('ok'))
+                if not ended:  # a cell still runs: no other program process in this kernel
+                    self.refusal = f'the kernel ended its episode badly: {reply.get("error")}'
+                    self.notes['kernel_error'] = self.refusal
         except KernelStartError as exc:
             self.notes['kernel_error'] = str(exc)
         finally:
             collect_program_workspace(self.workspace)
             self.workspace = None
-        with contextlib.suppress(KernelStartError):
-            self._prepare_next()
+        if ended:
+            with contextlib.suppress(KernelStartError):
+                self._prepare_next()
 
     # The recorder ---------------------------------------------------------------------------
 

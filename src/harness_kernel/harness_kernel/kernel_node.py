@@ -292,6 +292,10 @@ class KernelNode(Node):
         self.robot = RosRobot(self, wait_s=config.cell_timeout_seconds + 600.0)
         self.markers = self.create_publisher(MarkerArray, names.MARKERS, 10)
         self.kernel: Kernel | None = None  # the running episode's core
+        # Cells running on any core: one that outlives its episode's end could still touch
+        # the descriptors its core's link closed, which the next program process may reuse.
+        self._cells = 0
+        self._cells_done = threading.Condition()
         self.log = EpisodeLog(None)  # the running episode's
         self.output = ProcessOutput() if warm else None
         # Program processes are started on this one thread, which lives as long as the node:
@@ -385,12 +389,21 @@ class KernelNode(Node):
         self.get_logger().info(f'program process {host.pid} sandboxed: {sandbox}')
         return sandbox
 
-    def end(self) -> None:
-        """The episode ends: its program process killed, its log closed."""
+    def end(self, wait_s: float = 0.0) -> str:
+        """The episode ends: its program process killed, its log closed. Then waits up to
+        `wait_s` for its cells to return; says why this kernel must serve no other episode
+        when one still runs ('' otherwise)."""
         kernel, self.kernel = self.kernel, None
         if kernel is not None:
             kernel.close()
         self._close_log()
+        with self._cells_done:
+            if self._cells_done.wait_for(lambda: self._cells == 0, wait_s):
+                return ''
+        return (
+            f'{self._cells} cell(s) of the ended episode still run: this kernel serves no other '
+            'episode (their core could touch descriptors a new program process reuses)'
+        )
 
     def _close_log(self) -> None:
         self.log.close()
@@ -412,15 +425,22 @@ class KernelNode(Node):
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request
-        kernel = self.kernel
-        if kernel is None:  # between a warm kernel's episodes (its starter's handshake)
-            cell = CellResult('error', summary='no episode is running in this kernel')
-        elif goal.wrap_up:
-            cell = kernel.wrap_up()
-        elif goal.policy_to_end:
-            cell = kernel.policy_to_end()
-        else:
-            cell = kernel.run_cell(goal.code)
+        with self._cells_done:
+            kernel = self.kernel
+            self._cells += 1
+        try:
+            if kernel is None:  # between a warm kernel's episodes (its starter's handshake)
+                cell = CellResult('error', summary='no episode is running in this kernel')
+            elif goal.wrap_up:
+                cell = kernel.wrap_up()
+            elif goal.policy_to_end:
+                cell = kernel.policy_to_end()
+            else:
+                cell = kernel.run_cell(goal.code)
+        finally:
+            with self._cells_done:
+                self._cells -= 1
+                self._cells_done.notify_all()
         goal_handle.succeed()
         return cell_result_msg(cell)
 
@@ -491,6 +511,11 @@ class ProcessOutput:
             os.dup2(self._between, 2)
 
 
+# How long a warm kernel's `end` waits for the ended episode's cells to return (its program
+# process is killed first, which ends a cell that waits on it at once).
+CELL_END_WAIT_S = 10.0
+
+
 def serve_control(node: KernelNode, sock: socket.socket, stopping: threading.Event) -> None:
     """A warm station's requests, one JSON line each, answered in order until the socket
     closes (then the kernel stops)."""
@@ -509,7 +534,9 @@ def serve_control(node: KernelNode, sock: socket.socket, stopping: threading.Eve
                     )
                     reply['pid'] = node.kernel.host.pid
                 elif op == 'end':
-                    node.end()
+                    why = node.end(CELL_END_WAIT_S)
+                    if why:
+                        reply = {'ok': False, 'error': why}
                 else:
                     reply = {'ok': False, 'error': f'no such request: {op!r}'}
             except Exception as exc:  # said to the station, which ends the episode with it

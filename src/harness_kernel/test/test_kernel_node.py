@@ -252,8 +252,9 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
             self.kernel = SimpleNamespace(host=SimpleNamespace(pid=4242))
             return {'uid': 61256}
 
-        def end(self):
+        def end(self, wait_s=0.0):
             calls.append(('end',))
+            return 'a cell of the ended episode still runs' if len(calls) > 3 else ''
 
     ours, theirs = socket.socketpair()
     stopping = threading.Event()
@@ -272,6 +273,8 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
         'pid': 4242,
     }
     assert ask({'op': 'end'}) == {'ok': True}
+    # a kernel whose ended episode's cell still runs says so: the station serves no more
+    assert ask({'op': 'end'}) == {'ok': False, 'error': 'a cell of the ended episode still runs'}
     assert ask({'op': 'reboot'}) == {'ok': False, 'error': "no such request: 'reboot'"}
     failed = ask({'op': 'begin', 'workspace': '/bad'})
     assert failed == {'ok': False, 'error': 'RuntimeError: the program process did not start'}
@@ -280,8 +283,36 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
         ('prepare', Path('/w1')),
         ('begin', Path('/w1'), Path('/run/kernel.log')),
         ('end',),
+        ('end',),
     ]
     lines.close()  # (a file made of a socket keeps it open)
     ours.close()
     thread.join(timeout=5)
     assert stopping.is_set() and not thread.is_alive()
+
+
+def test_an_episode_ends_once_its_cells_have_returned():
+    """KernelNode.end waits for the ended episode's cells (its program process is killed
+    first); a cell that is still running when the wait is over is said, not ignored."""
+    import threading
+    from types import SimpleNamespace
+
+    from harness_kernel.kernel_node import KernelNode
+
+    def node(cells: int):
+        return SimpleNamespace(
+            kernel=None, _close_log=lambda: None, _cells=cells, _cells_done=threading.Condition()
+        )
+
+    assert KernelNode.end(node(0), 0.0) == ''
+    stuck = node(1)
+    assert 'still run' in KernelNode.end(stuck, 0.05)
+    returning = node(1)
+
+    def cell_returns() -> None:
+        with returning._cells_done:
+            returning._cells = 0
+            returning._cells_done.notify_all()
+
+    threading.Timer(0.05, cell_returns).start()
+    assert KernelNode.end(returning, 10.0) == ''
