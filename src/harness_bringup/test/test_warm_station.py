@@ -14,7 +14,7 @@ import pytest
 from harness_bringup.bench import BenchEpisode, EpisodeJob
 from harness_bringup.processes import use_wheels_ament_prefix
 from harness_bringup.run import GraphOptions, prepare, run_episode
-from harness_bringup.station_runner import FINISHER_NICENESS, StationRunner
+from harness_bringup.station_runner import StationRunner
 from harness_bringup.supervisor import Interrupts
 from harness_bringup.warm_station import WarmGraph, station_key
 from harness_driver.models import ScriptedModel
@@ -238,21 +238,6 @@ def test_a_lean_recording_keeps_what_the_tables_and_training_need(tmp_path):
     assert not {'/tf', '/harness/model_images'} & topics
     assert not [t for t in topics if '/cameras/' in t]
     assert write_run_dataset(run) is not None and write_report(run).is_file()
-
-
-def test_the_finisher_runs_below_the_stations_priority(tmp_path):
-    """Each run folder's dataset and report are made at a lower priority than the bench's own
-    threads (the stations' processes inherit theirs)."""
-    runner = StationRunner(tmp_path / 'stations')
-    try:
-
-        def niceness() -> int:
-            return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-        finisher = runner._finisher.submit(niceness).result()
-        assert finisher == min(19, niceness() + FINISHER_NICENESS)
-    finally:
-        runner.close()
 
 
 def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
