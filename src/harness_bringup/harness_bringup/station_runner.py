@@ -39,8 +39,6 @@ from harness_bringup.run import finish_run
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
 
-FINISHER_NICENESS = 10  # added to the finisher thread's nice value
-
 
 class StationProcess:
     """One warm station process: `run` an episode on it, `close` it."""
@@ -124,14 +122,6 @@ class StationProcess:
         self._errors.close()
 
 
-def _yield_to_stations() -> None:
-    """The finisher thread runs at a lower priority (Linux: a thread's nice value is its own):
-    a run folder's dataset and report wait for the cores the stations leave; the episodes do
-    not wait for them."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), FINISHER_NICENESS)
-
-
 class StationRunner:
     """A bench runner (harness_bringup.bench.Runner) on warm stations under `folder`: a
     station serves one episode at a time; a bench thread takes a free one (a new one when
@@ -144,9 +134,7 @@ class StationRunner:
         self._free: list[StationProcess] = []
         self._stations: list[StationProcess] = []
         self._count = 0
-        self._finisher = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix='finisher', initializer=_yield_to_stations
-        )
+        self._finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix='finisher')
         self._finishing: list[Future] = []
         self._summaries = threading.Lock()  # the finisher and the bench threads update them
 
