@@ -17,7 +17,7 @@ from harness_recording.recorder_node import EVENTS_QOS
 from harness_recording.trial_data import frames_within
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
-from harness_types.config import DriverConfig, declare_section, parameter_values
+from harness_types.config import DriverConfig, declare_section, section_values
 from harness_types.convert import (
     camera_view_of,
     cell_result_of,
@@ -90,27 +90,25 @@ class DriverNode(Node):
         self._model_images = self.create_publisher(CompressedImage, names.MODEL_IMAGES, EVENTS_QOS)
 
     def _show(self, config: DriverConfig) -> None:
-        """Set the declared parameters to `config`'s values, each of the type it was declared
-        with (a float field is declared a double)."""
+        """Set the declared parameters to `config`'s values, all at once, each of the type its
+        declaration gave it (a float field is declared a double; an empty list in the
+        station's file leaves the parameter without a value, its declared type stays)."""
         parameters = []
-        for name, value in parameter_values(config).items():
-            kind = self.get_parameter(name).type_
+        for name, value in section_values(config).items():
+            kind = Parameter.Type(self.describe_parameter(name).type)
             if kind == Parameter.Type.DOUBLE:
                 value = float(value)
             parameters.append(
                 Parameter(name, value=value)
-                if kind == Parameter.Type.NOT_SET  # an empty list in a file: no type
+                if kind == Parameter.Type.NOT_SET
                 else Parameter(name, kind, value)
             )
         try:
-            results = self.set_parameters(parameters)
+            result = self.set_parameters_atomically(parameters)
         except Exception as exc:  # rclpy refuses a value of another type by raising
             raise GraphError(f"the driver node's parameters could not be set: {exc}") from None
-        for parameter, result in zip(parameters, results, strict=True):
-            if not result.successful:
-                raise GraphError(
-                    f'the driver node refused parameter {parameter.name}: {result.reason}'
-                )
+        if not result.successful:
+            raise GraphError(f"the driver node refused this episode's parameters: {result.reason}")
         self.config = config
 
     def _call(self, service: str, request, timeout: float = 60.0):

@@ -385,16 +385,6 @@ def with_overrides(config: GraphConfig, node: str, **overrides: Any) -> GraphCon
     return replace(config, **{node: checked})
 
 
-def parameter_values(section) -> dict:
-    """A section's fields as ROS parameter values (a tuple as a list), as declare_section
-    declares them."""
-    return {
-        f.name: list(value) if isinstance(value, tuple) else value
-        for f in fields(section)
-        for value in (getattr(section, f.name),)
-    }
-
-
 def declare_section(node, cls):
     """Declare `cls`'s fields as parameters of the ROS `node` (defaults from `cls`) and return
     the section the node was started with (its --params-file, launch parameters or the
