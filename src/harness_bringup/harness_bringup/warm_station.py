@@ -171,6 +171,10 @@ class WarmGraph(EpisodeGraph):
         if self.workspace is None:
             return
         ended = False
+        # A cell the driver no longer waits for may wait on an execution: it ends at its next
+        # tick, so that the kernel's end finds the cell returned (between_episodes releases
+        # the stop before the next episode).
+        self.skills.end_executions()
         try:
             if not self.kernel.death():
                 reply = self.kernel.request('end')

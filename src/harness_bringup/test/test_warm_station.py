@@ -277,3 +277,15 @@ def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
         graph.reset('lift_cube')
         after = wait_future(move(0.0).get_result_async(), 60.0).result.execution
         assert after.event.name == 'COMPLETED', after.event
+
+
+def test_a_kernel_that_refused_to_go_on_retires_its_station():
+    """A kernel that ended its episode with a cell still running (refusal) makes the station's
+    health say so: the station serves no other episode and is replaced."""
+    from types import SimpleNamespace
+
+    alive = SimpleNamespace(death=lambda: '')
+    graph = SimpleNamespace(kernel=alive, refusal='', record=False)
+    assert WarmGraph.health(graph) == ''
+    graph.refusal = 'the kernel ended its episode badly: 1 cell(s) still run'
+    assert WarmGraph.health(graph) == graph.refusal

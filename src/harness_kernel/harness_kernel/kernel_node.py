@@ -296,6 +296,7 @@ class KernelNode(Node):
         # the descriptors its core's link closed, which the next program process may reuse.
         self._cells = 0
         self._cells_done = threading.Condition()
+        self.refusal = ''  # why this kernel serves no other episode (end's answer), once said
         self.log = EpisodeLog(None)  # the running episode's
         self.output = ProcessOutput() if warm else None
         # Program processes are started on this one thread, which lives as long as the node:
@@ -327,6 +328,8 @@ class KernelNode(Node):
     def prepare(self, workspace: Path) -> None:
         """Start the next episode's program process in `workspace` now (on the starter thread;
         `begin` takes it)."""
+        if self.refusal:
+            raise RuntimeError(self.refusal)
         self._discard_ahead()
         host = self._host(workspace)
         self._ahead = (host, self._starter.submit(host.start))
@@ -345,6 +348,8 @@ class KernelNode(Node):
         process's output beside it (`.out`). Returns the sandbox the program reported;
         ProgramStartError when it could not start."""
         self.end()
+        if self.refusal:
+            raise RuntimeError(self.refusal)
         if self._ahead is None or self._ahead[0].workspace != Path(workspace):
             self.prepare(Path(workspace))
         host, future = self._ahead
@@ -400,10 +405,11 @@ class KernelNode(Node):
         with self._cells_done:
             if self._cells_done.wait_for(lambda: self._cells == 0, wait_s):
                 return ''
-        return (
-            f'{self._cells} cell(s) of the ended episode still run: this kernel serves no other '
-            'episode (their core could touch descriptors a new program process reuses)'
-        )
+            self.refusal = (
+                f'{self._cells} cell(s) of an ended episode still run: this kernel serves no '
+                'other episode (their core could touch descriptors a new program process reuses)'
+            )
+        return self.refusal
 
     def _close_log(self) -> None:
         self.log.close()

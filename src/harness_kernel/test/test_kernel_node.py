@@ -3,6 +3,7 @@ program in its sandboxed process reaches the robot only through the kernel."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from conftest import KernelSession
@@ -241,6 +242,7 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
 
     class Node:
         kernel = None
+        stuck = False  # a cell of the ended episode still runs
 
         def prepare(self, workspace):
             calls.append(('prepare', workspace))
@@ -254,11 +256,12 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
 
         def end(self, wait_s=0.0):
             calls.append(('end',))
-            return 'a cell of the ended episode still runs' if len(calls) > 3 else ''
+            return 'a cell of the ended episode still runs' if self.stuck else ''
 
     ours, theirs = socket.socketpair()
     stopping = threading.Event()
-    thread = threading.Thread(target=serve_control, args=(Node(), theirs, stopping))
+    node = Node()
+    thread = threading.Thread(target=serve_control, args=(node, theirs, stopping))
     thread.start()
     lines = ours.makefile('r')
 
@@ -274,6 +277,7 @@ def test_a_warm_kernels_requests_are_answered_one_line_each():
     }
     assert ask({'op': 'end'}) == {'ok': True}
     # a kernel whose ended episode's cell still runs says so: the station serves no more
+    node.stuck = True
     assert ask({'op': 'end'}) == {'ok': False, 'error': 'a cell of the ended episode still runs'}
     assert ask({'op': 'reboot'}) == {'ok': False, 'error': "no such request: 'reboot'"}
     failed = ask({'op': 'begin', 'workspace': '/bad'})
@@ -300,13 +304,26 @@ def test_an_episode_ends_once_its_cells_have_returned():
     from harness_kernel.kernel_node import KernelNode
 
     def node(cells: int):
-        return SimpleNamespace(
-            kernel=None, _close_log=lambda: None, _cells=cells, _cells_done=threading.Condition()
+        fake = SimpleNamespace(
+            kernel=None,
+            _close_log=lambda: None,
+            _cells=cells,
+            _cells_done=threading.Condition(),
+            refusal='',
         )
+        fake.end = lambda wait_s=0.0: KernelNode.end(fake, wait_s)
+        return fake
 
     assert KernelNode.end(node(0), 0.0) == ''
     stuck = node(1)
     assert 'still run' in KernelNode.end(stuck, 0.05)
+    # and remembers it: no program process is prepared or begun in this kernel again
+    for refused in (
+        lambda: KernelNode.prepare(stuck, Path('/w')),
+        lambda: KernelNode.begin(stuck, Path('/w'), None),
+    ):
+        with pytest.raises(RuntimeError, match='still run'):
+            refused()
     returning = node(1)
 
     def cell_returns() -> None:

@@ -111,6 +111,12 @@ class SkillServer(Node):
             self._estop.clear()
         self.get_logger().warning('emergency stop ' + ('engaged' if engage else 'released'))
 
+    def end_executions(self) -> None:
+        """An episode is over: every execution still running ends at its next tick, and none
+        starts (the emergency stop, engaged quietly: nobody pressed it) until
+        between_episodes releases it."""
+        self._estop.set()
+
     def between_episodes(self, timeout: float = 10.0) -> bool:
         """A warm station's next episode starts: every execution still running (one a cell
         left behind) ends at its next tick under the emergency stop, which is then released
