@@ -52,3 +52,14 @@ def test_a_mask_selects_where_it_is_nonzero_and_must_match_the_image():
     assert len(v.back_project(np.zeros(v.depth.shape, bool))) == 0
     with pytest.raises(ValueError, match=r'the mask of camera view cam is \(64,\), its images'):
         v.back_project(np.ones(v.depth.shape[1], bool))
+
+
+def test_lift_with_keep_gives_what_lift_then_a_filter_gives():
+    rng = np.random.default_rng(7)
+    v = view(rng)
+    mask = v.depth < 2.5
+    points, colours = v.lift(mask)
+    kept = points[:, 2] > float(np.median(points[:, 2]))
+    p, c = v.lift(mask, lambda world: world[:, 2] > float(np.median(points[:, 2])))
+    assert np.array_equal(p, points[kept]) and np.array_equal(c, colours[kept])
+    assert len(p) < len(points)

@@ -107,12 +107,10 @@ class PixelPerception:
         self, views: list[CameraView], state: RobotState | None, query: str = ''
     ) -> list[Detection]:
         points, colours, cams = [], [], []
-        for i, view in enumerate(views):
-            if view.depth is None or view.rgb is None:
-                continue
-            p, c = view.lift(view.depth < MAX_RANGE_M)
-            t = self.table
-            keep = (
+        t = self.table
+
+        def over_the_table(p: np.ndarray) -> np.ndarray:
+            return (
                 (p[:, 0] > t.x[0] + EDGE_M)
                 & (p[:, 0] < t.x[1] - EDGE_M)
                 & (p[:, 1] > t.y[0] + EDGE_M)
@@ -120,10 +118,14 @@ class PixelPerception:
                 & (p[:, 2] > t.top_z - PLANE_BAND_M)
                 & (p[:, 2] < t.top_z + MAX_HEIGHT_M)
             )
-            kept = np.flatnonzero(keep)
-            points.append(p[kept])
-            colours.append(c[kept])
-            cams.append(np.full(len(kept), i))
+
+        for i, view in enumerate(views):
+            if view.depth is None or view.rgb is None:
+                continue
+            p, c = view.lift(view.depth < MAX_RANGE_M, over_the_table)
+            points.append(p)
+            colours.append(c)
+            cams.append(np.full(len(p), i))
         if not points:
             return []
         p, c, cam = np.concatenate(points), np.concatenate(colours), np.concatenate(cams)
