@@ -244,7 +244,8 @@ def test_a_lean_recording_keeps_what_the_tables_and_training_need(tmp_path):
 def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
     """An execution the last episode left running (a cell the kernel no longer waits for) ends
     under the emergency stop before the next episode begins, and the stop is released: the
-    next episode's motion runs."""
+    next episode's motion runs. At an episode's end (stop_kernel) one ends before the kernel
+    is asked to end the episode, which it then does: the station serves on."""
     from harness_types.wait import wait_future
     from rclpy.action import ActionClient
 
@@ -274,6 +275,23 @@ def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
         assert graph.skills._running == 0
         ended = wait_future(left_behind.get_result_async(), 30.0).result.execution
         assert 'emergency stop' in ended.event.detail, ended.event
+        graph.reset('lift_cube')
+        after = wait_future(move(0.0).get_result_async(), 60.0).result.execution
+        assert after.event.name == 'COMPLETED', after.event
+        # an episode with its kernel: a motion still running when it ends
+        run = tmp_path / 'run'
+        run.mkdir()
+        graph.begin_episode(None, config.driver)
+        graph.start_kernel(run, run / 'kernel.log')
+        graph.reset('lift_cube')
+        left_behind = move(0.02)
+        while graph.skills._running == 0 and time.monotonic() < deadline + 60:
+            time.sleep(0.001)
+        graph.stop_kernel()
+        ended = wait_future(left_behind.get_result_async(), 30.0).result.execution
+        assert 'emergency stop' in ended.event.detail, ended.event
+        assert graph.health() == '' and 'kernel_error' not in graph.notes
+        graph.begin_episode(None, config.driver)
         graph.reset('lift_cube')
         after = wait_future(move(0.0).get_result_async(), 60.0).result.execution
         assert after.event.name == 'COMPLETED', after.event
