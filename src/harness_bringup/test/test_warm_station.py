@@ -268,11 +268,11 @@ def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
 
         left_behind = move(0.02)  # ~60 s of simulated motion
         deadline = time.monotonic() + 30
-        while graph.skills._running == 0 and time.monotonic() < deadline:
+        while graph.skills.executing.count == 0 and time.monotonic() < deadline:
             time.sleep(0.001)
-        assert graph.skills._running == 1
+        assert graph.skills.executing.count == 1
         graph.begin_episode(None, config.driver)
-        assert graph.skills._running == 0
+        assert graph.skills.executing.count == 0
         ended = wait_future(left_behind.get_result_async(), 30.0).result.execution
         assert 'emergency stop' in ended.event.detail, ended.event
         graph.reset('lift_cube')
@@ -285,7 +285,7 @@ def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
         graph.start_kernel(run, run / 'kernel.log')
         graph.reset('lift_cube')
         left_behind = move(0.02)
-        while graph.skills._running == 0 and time.monotonic() < deadline + 60:
+        while graph.skills.executing.count == 0 and time.monotonic() < deadline + 60:
             time.sleep(0.001)
         graph.stop_kernel()
         ended = wait_future(left_behind.get_result_async(), 30.0).result.execution

@@ -58,7 +58,7 @@ from harness_types.prediction import Prediction
 from harness_types.process import die_with_parent, leave, leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.scene import ClaimAnswer
-from harness_types.wait import wait_future, wait_future_serving
+from harness_types.wait import InFlight, wait_future, wait_future_serving
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
@@ -294,8 +294,7 @@ class KernelNode(Node):
         self.kernel: Kernel | None = None  # the running episode's core
         # Cells running on any core: one that outlives its episode's end could still touch
         # the descriptors its core's link closed, which the next program process may reuse.
-        self._cells = 0
-        self._cells_done = threading.Condition()
+        self._cells = InFlight()
         self.refusal = ''  # why this kernel serves no other episode (end's answer), once said
         self.log = EpisodeLog(None)  # the running episode's
         self.output = ProcessOutput() if warm else None
@@ -402,13 +401,12 @@ class KernelNode(Node):
         if kernel is not None:
             kernel.close()
         self._close_log()
-        with self._cells_done:
-            if self._cells_done.wait_for(lambda: self._cells == 0, wait_s):
-                return ''
-            self.refusal = (
-                f'{self._cells} cell(s) of an ended episode still run: this kernel serves no '
-                'other episode (their core could touch descriptors a new program process reuses)'
-            )
+        if self._cells.wait_none(wait_s):
+            return ''
+        self.refusal = (
+            f'{self._cells.count} cell(s) of an ended episode still run: this kernel serves no '
+            'other episode (their core could touch descriptors a new program process reuses)'
+        )
         return self.refusal
 
     def _close_log(self) -> None:
@@ -431,10 +429,10 @@ class KernelNode(Node):
 
     def _run_cell(self, goal_handle):
         goal = goal_handle.request
-        with self._cells_done:
+        # Counted before the core is read: an `end` that found no cell running had swapped
+        # the core out already, so this cell finds none.
+        with self._cells:
             kernel = self.kernel
-            self._cells += 1
-        try:
             if kernel is None:  # between a warm kernel's episodes (its starter's handshake)
                 cell = CellResult('error', summary='no episode is running in this kernel')
             elif goal.wrap_up:
@@ -443,10 +441,6 @@ class KernelNode(Node):
                 cell = kernel.policy_to_end()
             else:
                 cell = kernel.run_cell(goal.code)
-        finally:
-            with self._cells_done:
-                self._cells -= 1
-                self._cells_done.notify_all()
         goal_handle.succeed()
         return cell_result_msg(cell)
 

@@ -302,15 +302,13 @@ def test_an_episode_ends_once_its_cells_have_returned():
     from types import SimpleNamespace
 
     from harness_kernel.kernel_node import KernelNode
+    from harness_types.wait import InFlight
 
     def node(cells: int):
-        fake = SimpleNamespace(
-            kernel=None,
-            _close_log=lambda: None,
-            _cells=cells,
-            _cells_done=threading.Condition(),
-            refusal='',
-        )
+        in_flight = InFlight()
+        for _ in range(cells):  # cells running on it
+            in_flight.__enter__()
+        fake = SimpleNamespace(kernel=None, _close_log=lambda: None, _cells=in_flight, refusal='')
         fake.end = lambda wait_s=0.0: KernelNode.end(fake, wait_s)
         return fake
 
@@ -327,9 +325,7 @@ def test_an_episode_ends_once_its_cells_have_returned():
     returning = node(1)
 
     def cell_returns() -> None:
-        with returning._cells_done:
-            returning._cells = 0
-            returning._cells_done.notify_all()
+        returning._cells.__exit__(None, None, None)
 
     threading.Timer(0.05, cell_returns).start()
     assert KernelNode.end(returning, 10.0) == ''

@@ -26,6 +26,7 @@ from harness_types.convert import marker_array_msg, trace_msg
 from harness_types.execution import skill_error
 from harness_types.markers import region_mark
 from harness_types.process import leave_graph
+from harness_types.wait import InFlight
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
@@ -87,8 +88,7 @@ class SkillServer(Node):
                 result_timeout=self.config.result_timeout_seconds,
             )
         self._estop = threading.Event()
-        self._running = 0  # executions running now
-        self._running_lock = threading.Condition()
+        self.executing = InFlight()  # executions running now
         self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         # Each read service on a lane of its own, not the executor: a skills/ik round trip
         # (pick asks a dozen or more) took ~7 ms through it, ~2 ms here (reactive_lane.py).
@@ -122,10 +122,9 @@ class SkillServer(Node):
         left behind) ends at its next tick under the emergency stop, which is then released
         (also one an operator left engaged), and the region markers' ids start again. False
         when an execution did not end within `timeout` seconds."""
-        self._estop.set()
+        self.end_executions()
         try:
-            with self._running_lock:
-                ended = self._running_lock.wait_for(lambda: self._running == 0, timeout)
+            ended = self.executing.wait_none(timeout)
         finally:
             self._estop.clear()
         self._region_ids = itertools.count(1)
@@ -162,14 +161,8 @@ class SkillServer(Node):
             return response
 
     def _execute(self, spec: SkillSpec, goal_handle):
-        with self._running_lock:
-            self._running += 1
-        try:
+        with self.executing:
             return self._execution(spec, goal_handle)
-        finally:
-            with self._running_lock:
-                self._running -= 1
-                self._running_lock.notify_all()
 
     def _execution(self, spec: SkillSpec, goal_handle):
         goal = goal_handle.request

@@ -48,3 +48,31 @@ def wait_future_serving(
             raise TimeoutError(f'no answer within {timeout:g} s')
         serve(min(left, 0.05))
     return future.result()
+
+
+class InFlight:
+    """How many of something run now (`with in_flight:` around each), and a wait until none
+    does: the skill server's executions, the kernel's cells."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def __enter__(self) -> InFlight:
+        with self._changed:
+            self._count += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def wait_none(self, timeout: float) -> bool:
+        """Whether none runs within `timeout` seconds (at once when none does)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout)

@@ -47,3 +47,21 @@ def test_the_future_s_exception_is_raised():
     future.set_exception(ValueError('refused'))
     with pytest.raises(ValueError, match='refused'):
         wait_future(future, 1.0)
+
+
+def test_in_flight_counts_what_runs_and_waits_until_none_does():
+    from harness_types.wait import InFlight
+
+    in_flight = InFlight()
+    assert in_flight.count == 0 and in_flight.wait_none(0.0)
+    with in_flight, in_flight:
+        assert in_flight.count == 2
+        assert not in_flight.wait_none(0.02)
+    assert in_flight.count == 0
+    # a waiter wakes when the last one leaves
+    in_flight.__enter__()
+    threading.Timer(0.05, in_flight.__exit__, (None, None, None)).start()
+    assert in_flight.wait_none(30.0)
+    with pytest.raises(ValueError), in_flight:  # what runs may fail: it is counted out
+        raise ValueError
+    assert in_flight.count == 0
