@@ -358,10 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         # episode's `end` event, which the bag should hold. Record on until it comes
         # (STOP_GRACE_S at most, or a second Ctrl-C). SIGTERM (the graph stopping it) closes
         # the bag at once.
-        while not node.ended.is_set() and not terminated.is_set():
+        while not node.ended.wait(0.02) and not terminated.is_set():
             if len(signals) > 1 or (signals and time.monotonic() - signals[0] > STOP_GRACE_S):
                 break
-            time.sleep(0.02)
         if node.ended.is_set():
             _drain(node)
     stop.set()  # nothing taken before this is lost: the bag closes after the thread ends
