@@ -6,8 +6,10 @@ process), and the recorder in its own. Implements the episode's `EpisodeStation`
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,6 +113,9 @@ class EpisodeGraph(StationGraph):
         self.recorder: subprocess.Popen | None = None
         self._recorder_out = None
         self.foxglove = None  # the live view's bridge, when served
+        # Perception passes the verifier's eyes and the kernel share (shared_passes.py): a
+        # folder for this user alone (mkdtemp's 0700), removed with the graph.
+        self.passes: Path | None = None
 
     def __enter__(self) -> EpisodeGraph:
         try:
@@ -123,6 +128,7 @@ class EpisodeGraph(StationGraph):
             self.__exit__()
             raise GraphError(f'the driver node did not start: {exc}') from None
         self.add_node(self.driver)
+        self.passes = Path(tempfile.mkdtemp(prefix='harness-passes-'))
         if not self.attach:
             self.driver.use_local(self.worker)
         profile = self.driver.profile()
@@ -196,6 +202,7 @@ class EpisodeGraph(StationGraph):
             self.program_workspace,
             log,
             ['--params-file', str(self.params)] if self.params else [],
+            passes=self.passes,
         )
         # The kernel and the recorder start side by side (each takes ~1 s to import and join
         # the domain).
@@ -347,4 +354,10 @@ class EpisodeGraph(StationGraph):
         if self.recorder is not None:
             self.recorder.terminate()
             self.stop_recording()
+        self._remove_passes()
         super().__exit__(*exc)
+
+    def _remove_passes(self) -> None:
+        if self.passes is not None:
+            shutil.rmtree(self.passes, ignore_errors=True)
+            self.passes = None

@@ -35,16 +35,19 @@ class KernelProcess:
         log: Path,
         ros_args: list[str] | None = None,
         warm: bool = False,
+        passes: Path | None = None,
     ) -> None:
         """`log`: kernel.log (its output goes beside it, `.out`). `warm`: a warm station's
         kernel, which serves episode after episode as `request` asks (`workspace` is then not
-        used, and `log` only names where its output goes between episodes)."""
+        used, and `log` only names where its output goes between episodes). `passes`: the
+        station's folder of perception passes shared with the verifier's eyes."""
         self.run_cell_client = run_cell
         self.domain_id = domain_id
         self.workspace = workspace
         self.log = log
         self.ros_args = ros_args or []
         self.warm = warm
+        self.passes = passes
         self.process: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._replies = b''
@@ -71,6 +74,8 @@ class KernelProcess:
         else:
             self.workspace.mkdir(parents=True, exist_ok=True)
             command += ['--workspace', str(self.workspace), '--log', str(self.log)]
+        if self.passes is not None:
+            command += ['--passes', str(self.passes)]
         if self.ros_args:
             command += ['--ros-args', *self.ros_args]
         try:

@@ -407,17 +407,16 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
         log(f'the report could not be written: {type(exc).__name__}: {exc}')
 
 
-def verifier_eyes(station, config: GraphConfig) -> EvidenceTaker:
-    """The tiered verifier's own perception of `station` (the configured backend)."""
+def verifier_eyes(station, config: GraphConfig, passes: Path | None = None) -> EvidenceTaker:
+    """The tiered verifier's own perception of `station` (the configured backend); `passes`:
+    the station's folder of passes shared with its kernel (EpisodeGraph.passes)."""
     from harness_perception.evidence import EvidenceTaker
 
     k = config.kernel
-    extra = {}
+    extra: dict = {'shared_passes': passes}
     if k.perception == 'service':
-        extra = {
-            'service_url': k.perception_service_url,
-            'service_timeout_s': k.perception_service_timeout_seconds,
-        }
+        extra['service_url'] = k.perception_service_url
+        extra['service_timeout_s'] = k.perception_service_timeout_seconds
     return EvidenceTaker(station, load_embodiment(), k.perception, **extra)
 
 
@@ -461,7 +460,9 @@ def _run_graph(
                 task = TASKS[spec.task]()
                 carded = spec.task in tier3_tasks(config.driver.tier3_report_card)
                 episode.goal_verifier = goal_verifier(
-                    verifier_eyes(graph, config), lambda: task.claims(episode.instruction), carded
+                    verifier_eyes(graph, config, graph.passes),
+                    lambda: task.claims(episode.instruction),
+                    carded,
                 )
             # The backend and the recording go into the summary.
             episode.extra.update(graph.notes)

@@ -88,6 +88,7 @@ class WarmGraph(EpisodeGraph):
                 self.folder / 'kernel.log',
                 ['--params-file', str(self.params)],
                 warm=True,
+                passes=self.passes,
             )
             self.kernel.launch()
             if self.record:
@@ -290,6 +291,7 @@ class WarmGraph(EpisodeGraph):
             discard_program_folder(self._ahead)
             self._ahead = None
         self._end_recorder()
+        self._remove_passes()
         StationGraph.__exit__(self, *exc)
 
 

@@ -24,12 +24,20 @@ os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / 'config' / 'harness.yaml'
 
-# Episode A's program leaves a file and a variable, looks for any other process it could
+# Episode A's program leaves a file and a variable, tries the station's folder of perception
+# passes (what the verifier's eyes take from the kernel), looks for any other process it could
 # signal (the kernel, the station, the recorder), then kills every process it may (kill(-1)):
 # itself, and nothing else; the next episode's program process starts after it is gone.
 ATTACK = """import os, signal
 open('secret.txt', 'w').write('episode A')
 SECRET = 'A'
+reached = []
+for reach in (lambda: os.listdir(PASSES), lambda: open(PASSES + '/x.json', 'w').write('{}')):
+    try:
+        reach()
+        reached.append(True)
+    except OSError:
+        reached.append(False)
 me = os.getpid()
 alive = []
 for pid in range(max(2, me - 3000), me + 3000):
@@ -39,7 +47,7 @@ for pid in range(max(2, me - 3000), me + 3000):
             alive.append(pid)
         except OSError:
             pass
-open('attack.txt', 'w').write(repr((os.getuid(), me, alive)))
+open('attack.txt', 'w').write(repr((os.getuid(), me, alive, reached)))
 os.kill(-1, signal.SIGKILL)
 """
 # Episode B's program looks for what episode A left.
@@ -90,9 +98,10 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
     params = config.write(tmp_path / 'params.yaml')
     runs = {name: tmp_path / name for name in ('first', 'attack', 'check', 'again')}
     with WarmGraph(params, tmp_path, record=True) as graph:
+        attack = f'PASSES = {str(graph.passes)!r}\n{ATTACK}'
         for name, task, cells in (
             ('first', 'lift_cube', None),
-            ('attack', 'lift_cube', [ATTACK]),
+            ('attack', 'lift_cube', [attack]),
             ('check', 'lift_cube', [CHECK]),
             ('again', 'lift_cube', None),
         ):
@@ -116,8 +125,9 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
             }, name
         assert graph.health() == ''
     summaries = {name: _complete(run) for name, run in runs.items()}
-    uid_a, pid_a, alive = eval((runs['attack'] / 'workspace' / 'attack.txt').read_text())
+    uid_a, pid_a, alive, reached = eval((runs['attack'] / 'workspace' / 'attack.txt').read_text())
     assert alive == []  # no other process could be signalled
+    assert reached == [False, False]  # nor the passes folder read or written
     assert (runs['attack'] / 'workspace' / 'secret.txt').read_text() == 'episode A'
     seen, leaked, uid_b, pid_b = eval((runs['check'] / 'workspace' / 'check.txt').read_text())
     assert seen == [] and not leaked and pid_b != pid_a
@@ -132,6 +142,10 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
     assert cells and cells[0]['status'] == 'ok', cells
     assert 'moved COMPLETED' in (runs['check'] / 'events.jsonl').read_text()
     # the same episode, first and fourth: the same trajectory and result
+    # the kernel's first locate() took the pass the verifier ran on the same views at the start
+    log = [json.loads(x) for x in (runs['first'] / 'kernel.log').read_text().splitlines()]
+    (passes,) = [e['perception_passes'] for e in log if 'perception_passes' in e]
+    assert passes.get('shared', 0) >= 1, passes
     first, again = summaries['first'], summaries['again']
     for key in ('status', 'outcome', 'env_steps', 'goal_verdicts', 'decisions'):
         assert first[key] == again[key], key

@@ -9,9 +9,10 @@ with `--control FD` (a warm station's kernel) it serves episode after episode as
 asks over that socket, one JSON line each way: `prepare` (start the next episode's program
 process in a workspace now, while the last episode ends), `begin` (a new kernel core
 with that process; kernel.log and the process's output go to the episode's files), `end` (the
-program process killed, the log closed).
+program process killed, the log closed). With `--passes DIR` its perception shares passes with
+the verifier's eyes of the same station (harness_perception.shared_passes).
 
-    kernel [--workspace DIR] [--log FILE] [--control FD] [--ros-args ...]
+    kernel [--workspace DIR] [--log FILE] [--control FD] [--passes DIR] [--ros-args ...]
 
 Parameters: harness_types.config.KernelConfig.
 """
@@ -277,8 +278,12 @@ class RosRobot:
 
 
 class KernelNode(Node):
-    def __init__(self, warm: bool = False, **kwargs) -> None:
+    def __init__(self, warm: bool = False, passes: Path | None = None, **kwargs) -> None:
+        """`warm`: a warm station's kernel (episodes begin and end as its starter asks);
+        `passes`: the station's folder of perception passes shared with the verifier's eyes
+        (harness_perception.shared_passes; None: locate()'s passes are its own)."""
         super().__init__(names.KERNEL, **kwargs)
+        self.passes = passes
         self.config = config = declare_section(self, KernelConfig)
         self.embodiment = emb = load_embodiment()
         self.domain = int(os.environ.get('ROS_DOMAIN_ID', '0') or 0)
@@ -377,6 +382,7 @@ class KernelNode(Node):
                 emb,
                 service_url=c.perception_service_url,
                 service_timeout_s=c.perception_service_timeout_seconds,
+                shared_passes=self.passes,
             ),
             self.catalog,
             c.world_model_shadow,
@@ -566,9 +572,17 @@ def main(argv: list[str] | None = None) -> int:
         help="a warm station's socket (an inherited descriptor): episodes begin and end as it "
         'asks; --workspace and --log are then not used',
     )
+    parser.add_argument(
+        '--passes',
+        metavar='DIR',
+        help="the station's folder of perception passes shared with the verifier's eyes "
+        "(made by the station for its user alone; default: locate()'s passes are its own)",
+    )
     args = parser.parse_args(own)
     rclpy.init(args=['kernel', *ros_args])
-    node = KernelNode(warm=args.control is not None)
+    node = KernelNode(
+        warm=args.control is not None, passes=Path(args.passes) if args.passes else None
+    )
     control = None
     if args.control is not None:
         control = socket.socket(fileno=args.control)

@@ -4,6 +4,8 @@ their ids, the query picks the matches. See seam.py for the backends."""
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 from harness_types.camera import CameraView
@@ -12,19 +14,26 @@ from harness_types.robot_state import RobotState
 from harness_types.scene import LocatedObject
 
 from harness_perception.query import Query
-from harness_perception.seam import Detection, PerceptionBackend
+from harness_perception.seam import Detection, PerceptionBackend, SharesPasses
+from harness_perception.shared_passes import SharedPass, SharedPasses
 from harness_perception.tracking import Tracker
 
 __all__ = ['Detection', 'Perception', 'PerceptionBackend', 'builtin_backends', 'make_perception']
 
 
 class Perception:
-    """Locates objects with one backend; an object keeps its id for the whole episode."""
+    """Locates objects with one backend; an object keeps its id for the whole episode.
+    `shared`: passes shared with the station's other processes (shared_passes.py), used where
+    the backend allows it (SharesPasses)."""
 
-    def __init__(self, backend: PerceptionBackend) -> None:
+    def __init__(self, backend: PerceptionBackend, shared: SharedPasses | None = None) -> None:
         self.backend = backend
         self.tracker = Tracker()
         self._last: tuple[bytes, list[Detection]] | None = None  # the last pass, by its inputs
+        self.shared = shared if isinstance(backend, SharesPasses) else None
+        # How each detect() was answered: 'own' (a pass run here), 'repeated' (the last
+        # pass's input again), 'shared' (a pass another process ran on the same input).
+        self.passes: Counter[str] = Counter()
 
     def detect(
         self, views: list[CameraView], state: RobotState | None = None, query: str = ''
@@ -34,14 +43,41 @@ class Perception:
         (a pixels pass costs ~0.1 s). The input is the views' content, the robot's joints and,
         for a backend whose detections depend on it, the query. Every pass of this backend goes
         through here: one that holds state between passes (pixels refits its table plane)
-        then gives a repeated input the answer a fresh pass would."""
+        then gives a repeated input the answer a fresh pass would. With `shared`, a pass
+        another process ran on the same input is taken instead (and written for them)."""
         # A backend that does not say reads_query is taken to read it (a pass per query).
         reads_query = getattr(self.backend, 'reads_query', True)
         key = _input_key(views, state, query if reads_query else '')
         last = self._last
         if last is None or last[0] != key:
-            last = self._last = (key, list(self.backend.detect(views, state, query)))
+            last = self._last = (key, self._pass(key, views, state, query))
+        else:
+            self.passes['repeated'] += 1
         return list(last[1])
+
+    def _pass(
+        self, key: bytes, views: list[CameraView], state: RobotState | None, query: str
+    ) -> list[Detection]:
+        if self.shared is None:
+            self.passes['own'] += 1
+            return list(self.backend.detect(views, state, query))
+        backend: SharesPasses = self.backend  # type: ignore[assignment]
+        name = hashlib.blake2b(key + backend.fingerprint.encode(), digest_size=20).hexdigest()
+        before = backend.pass_state()
+        taken = self.shared.get(name)
+        if taken is not None and (not taken.read_state or taken.state_before == before):
+            try:
+                backend.adopt_state(taken.state_after)
+                self.passes['shared'] += 1
+                return list(taken.detections)
+            except (ValueError, TypeError, KeyError):  # not this backend's state: run the pass
+                pass
+        self.passes['own'] += 1
+        detections = list(self.backend.detect(views, state, query))
+        self.shared.put(
+            name, SharedPass(detections, before, backend.read_state, backend.pass_state())
+        )
+        return detections
 
     def table_top_z(self, nominal: float) -> float:
         """The table top's height (m, world) as the backend measured it (pixels fits the table
@@ -105,12 +141,15 @@ def make_perception(
     urdf: str | None = None,
     service_url: str = '',
     service_timeout_s: float = 10.0,
+    shared_passes: Path | None = None,
 ) -> Perception:
     """The Perception of a configured backend (`kernel.perception`: a plugin, see
     harness_types.plugins): its module's `make_backend(emb, urdf, url, timeout_s)`; `urdf`
-    None is the station's. PluginError when there is no such backend."""
+    None is the station's. `shared_passes`: the station's folder of shared passes (None: this
+    perception's passes are its own). PluginError when there is no such backend."""
     factory = load_plugin('perception backend', BACKENDS, backend, 'make_backend')
-    return Perception(factory(emb, urdf, service_url, service_timeout_s))
+    shared = SharedPasses(shared_passes) if shared_passes is not None else None
+    return Perception(factory(emb, urdf, service_url, service_timeout_s), shared)
 
 
 def builtin_backends() -> list[str]:

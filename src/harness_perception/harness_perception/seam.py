@@ -6,7 +6,7 @@ only, the default), `oracle` (the simulator's segmentation, ground truth for tes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from harness_types.camera import CameraView
 from harness_types.robot_state import RobotState
@@ -46,3 +46,19 @@ class PerceptionBackend(Protocol):
     def detect(
         self, views: list[CameraView], state: RobotState | None, query: str = ''
     ) -> list[Detection]: ...
+
+
+@runtime_checkable
+class SharesPasses(Protocol):
+    """A backend whose passes other processes of the station may take (shared_passes.py):
+    `fingerprint` names its configuration (two backends with the same one give the same
+    detections for the same input and state); `pass_state()` is the state it keeps between
+    passes, as JSON; `read_state` whether its last pass read that state; `adopt_state(state)`
+    takes on the state another process's pass left."""
+
+    fingerprint: str
+    read_state: bool
+
+    def pass_state(self) -> dict: ...
+
+    def adopt_state(self, state: dict) -> None: ...

@@ -188,3 +188,25 @@ def test_stacked_blocks_are_measured_from_their_own_points(worker, urdf):
     top = max(found, key=lambda o: o.top)
     assert top.label == 'blue cube'
     assert abs(top.size[2] - 0.04) < 0.01  # not its height above the table
+
+
+def test_a_shared_pixels_pass_is_the_pass_it_replaces(worker, urdf, tmp_path):
+    """The verifier's eyes and the kernel share passes (shared_passes.py): a pass one pixels
+    perception ran is what another takes instead of its own, detections and table plane to
+    the bit, at rest and with an arm in view (the joints are part of the input)."""
+    reset(worker, 'stack_blocks_two', 0)
+    writer = make_perception('pixels', worker.emb, urdf, shared_passes=tmp_path)
+    reader = make_perception('pixels', worker.emb, urdf, shared_passes=tmp_path)
+    for moment in ('at rest', 'arm moved'):
+        if moment == 'arm moved':
+            cube = true_centre(worker.station, worker.station.objects[0])
+            assert move_arm_to(worker, 'left' if cube[0] < 0 else 'right', cube + [0, 0, 0.12])
+        views = worker.observe(CAMERAS, True, False)
+        state = worker.station.state(worker.step)
+        own = make_perception('pixels', worker.emb, urdf)
+        expected = own.detect(views, state)
+        assert repr(writer.detect(views, state)) == repr(expected), moment
+        assert repr(reader.detect(views, state)) == repr(expected), moment
+        assert reader.backend.plane.tobytes() == own.backend.plane.tobytes()
+        assert reader.backend.fitted
+    assert reader.passes == {'shared': 2} and writer.passes == {'own': 2}

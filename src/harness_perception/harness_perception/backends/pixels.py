@@ -10,6 +10,7 @@ another), and each object is measured from its own points (`measure`).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +92,31 @@ class PixelPerception:
     needs_segmentation = False
     reads_query = False
 
-    def __init__(self, table: Table, body: RobotBody) -> None:
+    def __init__(self, table: Table, body: RobotBody, fingerprint: str = '') -> None:
+        """`fingerprint`: what names the configuration beyond `table` (the body's URDF and
+        margin), for passes shared between processes (SharesPasses)."""
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
         self.fitted = False  # the plane is nominal until a pass fits it
+        self.read_state = False  # whether the last pass used the plane it found (no refit)
+        self.fingerprint = hashlib.blake2b(
+            repr((self.name, table, fingerprint)).encode(), digest_size=16
+        ).hexdigest()
+
+    def pass_state(self) -> dict:
+        """The table plane kept between passes, as JSON (a pass reads it only when too little
+        of the table is seen to fit one)."""
+        return {'plane': self.plane.tolist(), 'fitted': self.fitted}
+
+    def adopt_state(self, state: dict) -> None:
+        """Take on `state` (pass_state's form); ValueError, and nothing changed, when it is
+        not one."""
+        plane, fitted = state.get('plane'), state.get('fitted')
+        if not isinstance(fitted, bool) or not isinstance(plane, list) or len(plane) != 3:
+            raise ValueError(f'not a pixels state: {state!r:.200}')
+        self.plane = np.array(plane, dtype=float)
+        self.fitted = fitted
 
     @property
     def table_top_z(self) -> float | None:
@@ -108,6 +129,7 @@ class PixelPerception:
     ) -> list[Detection]:
         points, colours, cams = [], [], []
         t = self.table
+        self.read_state = False
 
         def over_the_table(p: np.ndarray) -> np.ndarray:
             return (
@@ -133,6 +155,8 @@ class PixelPerception:
         if len(near) > 100:
             self.plane = _fit_plane(p, near)
             self.fitted = True
+        else:
+            self.read_state = True
         height = p[:, 2] - (p[:, :2] @ self.plane[:2] + self.plane[2])
         on_plane = np.abs(height) <= ON_PLANE_M
         # Something drawn on the table differs from it in chromaticity and in colour name
@@ -218,4 +242,6 @@ def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> PixelPerc
     from arx_x5_description.urdf import station_urdf
 
     table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
-    return PixelPerception(table, RobotBody(urdf if urdf is not None else station_urdf(), emb))
+    text = urdf if urdf is not None else station_urdf()
+    body = RobotBody(text, emb)
+    return PixelPerception(table, body, fingerprint=repr((text, body.margin)))
