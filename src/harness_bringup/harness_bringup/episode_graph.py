@@ -6,10 +6,8 @@ process), and the recorder in its own. Implements the episode's `EpisodeStation`
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +28,7 @@ from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
+from harness_bringup.passes_folder import new_passes_folder, remove_passes_folder
 from harness_bringup.processes import child_environment
 from harness_bringup.program_workspace import collect_program_workspace, new_program_workspace
 from harness_bringup.station_graph import GraphStartError, StationGraph
@@ -113,8 +112,7 @@ class EpisodeGraph(StationGraph):
         self.recorder: subprocess.Popen | None = None
         self._recorder_out = None
         self.foxglove = None  # the live view's bridge, when served
-        # Perception passes the verifier's eyes and the kernel share (shared_passes.py): a
-        # folder for this user alone (mkdtemp's 0700), removed with the graph.
+        # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
         self.passes: Path | None = None
 
     def __enter__(self) -> EpisodeGraph:
@@ -128,7 +126,6 @@ class EpisodeGraph(StationGraph):
             self.__exit__()
             raise GraphError(f'the driver node did not start: {exc}') from None
         self.add_node(self.driver)
-        self.passes = Path(tempfile.mkdtemp(prefix='harness-passes-'))
         if not self.attach:
             self.driver.use_local(self.worker)
         profile = self.driver.profile()
@@ -141,6 +138,7 @@ class EpisodeGraph(StationGraph):
             )
         self.notes['backend'] = profile.backend
         self.notes['perception'] = load_config(self.params).kernel.perception
+        self.passes = new_passes_folder()
         return self
 
     # EpisodeStation ----------------------------------------------------------------------------
@@ -359,5 +357,5 @@ class EpisodeGraph(StationGraph):
 
     def _remove_passes(self) -> None:
         if self.passes is not None:
-            shutil.rmtree(self.passes, ignore_errors=True)
+            remove_passes_folder(self.passes)
             self.passes = None

@@ -33,6 +33,7 @@ from typing import IO
 from harness_recording.run_folder import update_summary
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
+from harness_bringup.passes_folder import remove_noted_passes_folder
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_program_folder
 from harness_bringup.run import finish_run
@@ -192,10 +193,12 @@ class StationRunner:
 
     def _retire(self, station: StationProcess) -> None:
         """End a station that can serve no more, and remove the program folder it had
-        started for its next episode (its program process is gone with it)."""
+        started for its next episode (its program process is gone with it) and its passes
+        folder (a station that was killed left both)."""
         station.close(timeout=5)
         with contextlib.suppress(OSError):
             discard_program_folder(Path((station.folder / NEXT_PROGRAM_FOLDER).read_text().strip()))
+        remove_noted_passes_folder(station.folder)
 
     def _supervise(
         self,

@@ -38,6 +38,7 @@ from harness_types.process import process_stopped
 
 from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorder_report
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
+from harness_bringup.passes_folder import note_passes_folder
 from harness_bringup.processes import child_environment
 from harness_bringup.program_workspace import (
     NEXT_PROGRAM_FOLDER,
@@ -79,6 +80,7 @@ class WarmGraph(EpisodeGraph):
 
     def __enter__(self) -> WarmGraph:
         super().__enter__()
+        note_passes_folder(self.folder, self.passes)
         self._station_notes = dict(self.notes)
         try:
             self.kernel = KernelProcess(

@@ -32,12 +32,16 @@ ATTACK = """import os, signal
 open('secret.txt', 'w').write('episode A')
 SECRET = 'A'
 reached = []
-for reach in (lambda: os.listdir(PASSES), lambda: open(PASSES + '/x.json', 'w').write('{}')):
+for reach in (
+    lambda: os.listdir(PASSES),
+    lambda: open(PASSES + '/x.json', 'w').write('{}'),
+    lambda: open(ENTRY).read(),
+):
     try:
         reach()
-        reached.append(True)
-    except OSError:
-        reached.append(False)
+        reached.append('reached')
+    except OSError as e:
+        reached.append(type(e).__name__)
 me = os.getpid()
 alive = []
 for pid in range(max(2, me - 3000), me + 3000):
@@ -98,10 +102,10 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
     params = config.write(tmp_path / 'params.yaml')
     runs = {name: tmp_path / name for name in ('first', 'attack', 'check', 'again')}
     with WarmGraph(params, tmp_path, record=True) as graph:
-        attack = f'PASSES = {str(graph.passes)!r}\n{ATTACK}'
+        attack = [f'PASSES = {str(graph.passes)!r}\nENTRY = None\n{ATTACK}']
         for name, task, cells in (
             ('first', 'lift_cube', None),
-            ('attack', 'lift_cube', [attack]),
+            ('attack', 'lift_cube', attack),
             ('check', 'lift_cube', [CHECK]),
             ('again', 'lift_cube', None),
         ):
@@ -111,6 +115,9 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
             episode_config = with_overrides(config, 'driver', **section)
             if name == 'check':  # an emergency stop left engaged is released for the next one
                 graph.skills.estop(True)
+            if name == 'attack':  # a pass the first episode's perceptions wrote, by its name
+                entry = sorted(graph.passes.glob('*.json'))[0]
+                attack[0] = attack[0].replace('ENTRY = None', f'ENTRY = {str(entry)!r}')
             run_episode(
                 _prepared(episode_config, task, cells),
                 runs[name],
@@ -127,7 +134,8 @@ def test_episodes_on_one_station_see_nothing_of_each_other(tmp_path):
     summaries = {name: _complete(run) for name, run in runs.items()}
     uid_a, pid_a, alive, reached = eval((runs['attack'] / 'workspace' / 'attack.txt').read_text())
     assert alive == []  # no other process could be signalled
-    assert reached == [False, False]  # nor the passes folder read or written
+    # nor the station's passes folder listed or written, nor a pass in it read
+    assert reached == ['PermissionError'] * 3, reached
     assert (runs['attack'] / 'workspace' / 'secret.txt').read_text() == 'episode A'
     seen, leaked, uid_b, pid_b = eval((runs['check'] / 'workspace' / 'check.txt').read_text())
     assert seen == [] and not leaked and pid_b != pid_a

@@ -125,9 +125,10 @@ class Kernel:
         return self.link.start()
 
     def close(self) -> None:
-        """The episode's end: its perception passes counted in the log (own, repeated,
-        taken from the station's verifier), the program's link closed."""
-        self.log({'call': '(kernel)', 'perception_passes': dict(self.perception.passes)})
+        """The episode's end: its perception passes counted in the log (own, repeated, and
+        shared: taken from another perception of the station, the verifier's eyes or an
+        earlier episode's kernel), the program's link closed."""
+        self.log({'call': '(kernel)', 'perception_passes': dict(self.perception.pass_counts)})
         self.link.close()
 
     def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:

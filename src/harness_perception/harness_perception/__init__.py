@@ -33,7 +33,7 @@ class Perception:
         self.shared = shared if isinstance(backend, SharesPasses) else None
         # How each detect() was answered: 'own' (a pass run here), 'repeated' (the last
         # pass's input again), 'shared' (a pass another process ran on the same input).
-        self.passes: Counter[str] = Counter()
+        self.pass_counts: Counter[str] = Counter()
 
     def detect(
         self, views: list[CameraView], state: RobotState | None = None, query: str = ''
@@ -52,14 +52,14 @@ class Perception:
         if last is None or last[0] != key:
             last = self._last = (key, self._pass(key, views, state, query))
         else:
-            self.passes['repeated'] += 1
+            self.pass_counts['repeated'] += 1
         return list(last[1])
 
     def _pass(
         self, key: bytes, views: list[CameraView], state: RobotState | None, query: str
     ) -> list[Detection]:
         if self.shared is None:
-            self.passes['own'] += 1
+            self.pass_counts['own'] += 1
             return list(self.backend.detect(views, state, query))
         backend: SharesPasses = self.backend  # type: ignore[assignment]
         name = hashlib.blake2b(key + backend.fingerprint.encode(), digest_size=20).hexdigest()
@@ -68,11 +68,11 @@ class Perception:
         if taken is not None and (not taken.read_state or taken.state_before == before):
             try:
                 backend.adopt_state(taken.state_after)
-                self.passes['shared'] += 1
+                self.pass_counts['shared'] += 1
                 return list(taken.detections)
             except (ValueError, TypeError, KeyError):  # not this backend's state: run the pass
                 pass
-        self.passes['own'] += 1
+        self.pass_counts['own'] += 1
         detections = list(self.backend.detect(views, state, query))
         self.shared.put(
             name, SharedPass(detections, before, backend.read_state, backend.pass_state())

@@ -53,8 +53,9 @@ class SharesPasses(Protocol):
     """A backend whose passes other processes of the station may take (shared_passes.py):
     `fingerprint` names its configuration (two backends with the same one give the same
     detections for the same input and state); `pass_state()` is the state it keeps between
-    passes, as JSON; `read_state` whether its last pass read that state; `adopt_state(state)`
-    takes on the state another process's pass left."""
+    passes, as JSON; `read_state` whether its last pass read that state (or left it as it
+    found it); `adopt_state(state)` takes on the state another process's pass left, and raises
+    ValueError, changing nothing, for a state that is not one of its own."""
 
     fingerprint: str
     read_state: bool

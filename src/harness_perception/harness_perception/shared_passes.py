@@ -6,18 +6,19 @@ at an episode's start sees what the program's first `locate()` sees, and the ker
 report after the last cell sees what the goal judged at the end sees (a pixels pass costs
 50-80 ms of CPU each time). A pass is a function of its input (the views' bytes, the robot's
 joints, the query where the backend reads it), of the backend's configuration and of the state
-the backend keeps between passes where it reads it (pixels keeps its table plane and reads it
-only when too little of the table is seen to fit one). So a pass is written here under the
+the backend keeps between passes where it reads it (pixels keeps its table plane, and keeps it
+as it was when too little of the table is seen to fit one). So a pass is written here under the
 digest of its input and configuration, with the state it started from, whether it read that
 state, and the state it left; another process's perception with the same digest takes it
 instead of repeating it, when it did not read its state or started from the same one, and then
 adopts the state it left. Tracks and ids stay each perception's own.
 
-Who may write here: the folder is the station's, made for the station's user alone (0700);
-the kernel's program process, the only untrusted code on a station, cannot reach it (its
-Landlock rules allow reads only beneath the Python installation and the API's packages and
-writes only beneath its workspace). Anything unreadable here counts as no entry: the pass is
-then run.
+Who may write here: the folder is the station's (harness_bringup.passes_folder), made for the
+station's user alone (0700), which keeps other users out; the kernel's program process, the
+only untrusted code on a station, may run as the same user, and Landlock keeps it out (reads
+only beneath the Python installation and the API's packages, writes only beneath its
+workspace; programs do not run without it). Anything unreadable here counts as no entry: the
+pass is then run.
 """
 
 from __future__ import annotations
@@ -65,26 +66,31 @@ class SharedPasses:
             if not isinstance(before, dict) or not isinstance(after, dict):
                 return None
             return SharedPass([_detection(d) for d in data['detections']], before, read, after)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
 
     def put(self, key: str, entry: SharedPass) -> None:
         """Store `entry` under `key` (written whole or not at all); a folder that cannot be
         written to costs the sharing, not the pass."""
-        data = {
-            'key': key,
-            'detections': [_detection_json(d) for d in entry.detections],
-            'state_before': entry.state_before,
-            'read_state': entry.read_state,
-            'state_after': entry.state_after,
-        }
+        try:
+            text = json.dumps(
+                {
+                    'key': key,
+                    'detections': [_detection_json(d) for d in entry.detections],
+                    'state_before': entry.state_before,
+                    'read_state': entry.read_state,
+                    'state_after': entry.state_after,
+                }
+            )
+        except (TypeError, ValueError):  # a state JSON cannot hold: the pass stays unshared
+            return
         try:
             fd, temporary = tempfile.mkstemp(dir=self.folder, prefix='.', suffix='.part')
         except OSError:
             return
         try:
             with os.fdopen(fd, 'w') as out:
-                json.dump(data, out)
+                out.write(text)
             os.replace(temporary, self.folder / f'{key}.json')
         except OSError:
             with contextlib.suppress(OSError):
@@ -118,15 +124,24 @@ def _detection_json(d: Detection) -> dict:
 def _detection(data: dict) -> Detection:
     """A Detection from its JSON, the numbers to the bit (JSON keeps a float's shortest
     repr, which reads back as the same double)."""
-    position = np.array(data['position'], dtype=float)
-    size = np.array(data['size'], dtype=float)
-    if position.shape != (3,) or size.shape != (3,):
-        raise ValueError('a detection needs a position and a size of 3 numbers')
+    position, size = _numbers(data['position']), _numbers(data['size'])
     cameras = data['cameras']
     if not isinstance(cameras, list) or not all(isinstance(c, str) for c in cameras):
         raise TypeError('cameras must be a list of names')
     text = (data['colour'], data['shape'], data['label'])
     if not all(isinstance(t, str) for t in text):
         raise TypeError('colour, shape and label must be strings')
-    measured = Measured(data['shape'], position, size, float(data['top']))
+    top = data['top']
+    if isinstance(top, bool) or not isinstance(top, (int, float)):
+        raise TypeError('top must be a number')
+    measured = Measured(data['shape'], position, size, float(top))
     return Detection(data['colour'], measured, cameras, data['label'])
+
+
+def _numbers(value) -> np.ndarray:
+    """Three JSON numbers as float64; TypeError for anything else."""
+    if not isinstance(value, list) or len(value) != 3:
+        raise TypeError('a position or size is a list of 3 numbers')
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        raise TypeError('a position or size is a list of 3 numbers')
+    return np.array(value, dtype=float)

@@ -209,4 +209,4 @@ def test_a_shared_pixels_pass_is_the_pass_it_replaces(worker, urdf, tmp_path):
         assert repr(reader.detect(views, state)) == repr(expected), moment
         assert reader.backend.plane.tobytes() == own.backend.plane.tobytes()
         assert reader.backend.fitted
-    assert reader.passes == {'shared': 2} and writer.passes == {'own': 2}
+    assert reader.pass_counts == {'shared': 2} and writer.pass_counts == {'own': 2}

@@ -110,6 +110,12 @@ def test_a_folder_that_is_gone_costs_the_sharing_only(tmp_path):
     assert store.get('ab12') is None
 
 
+def test_a_state_json_cannot_hold_leaves_the_pass_unshared(tmp_path):
+    store = SharedPasses(tmp_path)
+    store.put('ab12', SharedPass([detection(0.1)], {'plane': np.float32(1.0)}, False, {}))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_only_the_newest_entries_are_kept(tmp_path):
     store = SharedPasses(tmp_path, keep=3)
     for n in range(5):
@@ -208,7 +214,7 @@ def test_a_state_the_backend_cannot_take_on_means_a_pass_of_its_own(tmp_path):
     refusing = Refusing()
     perception = Perception(refusing, SharedPasses(tmp_path))
     assert perception.detect([view(3)])[0].measured.position[0] == 3 * 48
-    assert refusing.passes == 1 and perception.passes == {'own': 1}
+    assert refusing.passes == 1 and perception.pass_counts == {'own': 1}
 
 
 def test_pixels_takes_on_only_a_pixels_state():
@@ -218,10 +224,30 @@ def test_pixels_takes_on_only_a_pixels_state():
     good = {'plane': [0.001, -0.002, 0.7651], 'fitted': True}
     pixels.adopt_state(good)
     assert pixels.pass_state() == good and pixels.table_top_z == 0.7651
-    for bad in ({'plane': [0.0, 0.0], 'fitted': True}, {'plane': [0, 0, 1]}, {}):
+    for bad in (
+        {'plane': [0.0, 0.0], 'fitted': True},
+        {'plane': [[0.0], [0.0], [1.0]], 'fitted': True},
+        {'plane': ['0', '0', '1'], 'fitted': True},
+        {'plane': [0, 0, 1]},
+        {},
+    ):
         with pytest.raises(ValueError):
             pixels.adopt_state(bad)
         assert pixels.pass_state() == good
+
+
+def test_a_pixels_pass_that_saw_no_depth_is_taken_only_from_the_same_plane(tmp_path):
+    """With no depth image the pass finds nothing and leaves the plane as it was: another
+    perception whose plane differs runs its own (and keeps its own plane)."""
+    from harness_perception.backends.pixels import PixelPerception, Table
+
+    table = Table(0.765, (-0.5, 0.5), (-0.4, 0.4))
+    writer, reader = PixelPerception(table, None), PixelPerception(table, None)
+    writer.adopt_state({'plane': [0.0, 0.0, 0.77], 'fitted': True})
+    a, b = Perception(writer, SharedPasses(tmp_path)), Perception(reader, SharedPasses(tmp_path))
+    assert a.detect([view(3)]) == [] and writer.read_state
+    assert b.detect([view(3)]) == [] and b.pass_counts == {'own': 1}
+    assert reader.pass_state() == {'plane': [0.0, 0.0, 0.765], 'fitted': False}
 
 
 def test_a_backend_that_does_not_share_writes_nothing(tmp_path):

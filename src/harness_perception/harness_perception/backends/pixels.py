@@ -92,16 +92,16 @@ class PixelPerception:
     needs_segmentation = False
     reads_query = False
 
-    def __init__(self, table: Table, body: RobotBody, fingerprint: str = '') -> None:
-        """`fingerprint`: what names the configuration beyond `table` (the body's URDF and
-        margin), for passes shared between processes (SharesPasses)."""
+    def __init__(self, table: Table, body: RobotBody, configuration: str = '') -> None:
+        """`configuration`: what else a pass depends on beyond `table` (the body's URDF and
+        margin), in the fingerprint of passes shared between processes (SharesPasses)."""
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
         self.fitted = False  # the plane is nominal until a pass fits it
         self.read_state = False  # whether the last pass used the plane it found (no refit)
         self.fingerprint = hashlib.blake2b(
-            repr((self.name, table, fingerprint)).encode(), digest_size=16
+            repr((self.name, table, configuration)).encode(), digest_size=16
         ).hexdigest()
 
     def pass_state(self) -> dict:
@@ -113,7 +113,9 @@ class PixelPerception:
         """Take on `state` (pass_state's form); ValueError, and nothing changed, when it is
         not one."""
         plane, fitted = state.get('plane'), state.get('fitted')
-        if not isinstance(fitted, bool) or not isinstance(plane, list) or len(plane) != 3:
+        numbers = isinstance(plane, list) and len(plane) == 3
+        numbers = numbers and all(type(v) in (int, float) for v in plane)
+        if not numbers or not isinstance(fitted, bool):
             raise ValueError(f'not a pixels state: {state!r:.200}')
         self.plane = np.array(plane, dtype=float)
         self.fitted = fitted
@@ -148,7 +150,8 @@ class PixelPerception:
             points.append(p)
             colours.append(c)
             cams.append(np.full(len(p), i))
-        if not points:
+        if not points:  # the plane stays as it was: what the pass leaves is what it found
+            self.read_state = True
             return []
         p, c, cam = np.concatenate(points), np.concatenate(colours), np.concatenate(cams)
         near = np.flatnonzero(np.abs(p[:, 2] - self.table.top_z) < PLANE_BAND_M)
@@ -244,4 +247,4 @@ def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> PixelPerc
     table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
     text = urdf if urdf is not None else station_urdf()
     body = RobotBody(text, emb)
-    return PixelPerception(table, body, fingerprint=repr((text, body.margin)))
+    return PixelPerception(table, body, configuration=repr((text, body.margin)))
