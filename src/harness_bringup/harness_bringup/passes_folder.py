@@ -10,6 +10,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from harness_bringup.program_workspace import is_temporary_folder
+
 PREFIX = 'harness-passes-'
 NOTE = 'passes_folder'  # in a warm station's folder
 
@@ -35,11 +37,5 @@ def remove_noted_passes_folder(station_folder: Path) -> None:
     names a passes folder of the temporary directory."""
     with contextlib.suppress(OSError):
         path = Path((station_folder / NOTE).read_text().strip())
-        temporary = Path(tempfile.gettempdir()).resolve()
-        if (
-            path.parent.resolve() == temporary
-            and path.name.startswith(PREFIX)
-            and path.is_dir()
-            and not path.is_symlink()
-        ):
+        if is_temporary_folder(path, PREFIX):
             remove_passes_folder(path)

@@ -41,10 +41,16 @@ def note_program_workspace(workspace: Path, path: Path) -> None:
 def is_program_folder(path: Path) -> bool:
     """Whether `path` is a program folder of the temporary directory (made by
     new_program_workspace): nothing else is ever moved or removed on a note's word."""
+    return is_temporary_folder(path, PREFIX)
+
+
+def is_temporary_folder(path: Path, prefix: str) -> bool:
+    """Whether `path` is a folder (not a link) of the temporary directory whose name starts
+    with `prefix`."""
     temporary = Path(tempfile.gettempdir()).resolve()
     return (
         path.parent.resolve() == temporary
-        and path.name.startswith(PREFIX)
+        and path.name.startswith(prefix)
         and path.is_dir()
         and not path.is_symlink()
     )

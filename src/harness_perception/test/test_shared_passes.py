@@ -36,67 +36,42 @@ def test_a_pass_reads_back_to_the_bit(tmp_path):
     assert store.get('cd34') is None
 
 
+GOOD_DETECTION = {
+    'colour': 'red', 'shape': 'cube', 'position': [0, 0, 0], 'size': [1, 1, 1], 'top': 0,
+    'cameras': [], 'label': '',
+}  # fmt: skip
+
+
+def entry_text(detection_changes: dict | None = None, **changes) -> str:
+    """An entry's JSON for key ab12 with one detection, changed as asked."""
+    detection = GOOD_DETECTION | (detection_changes or {})
+    entry = {
+        'key': 'ab12', 'detections': [detection], 'state_before': {}, 'read_state': False,
+        'state_after': {},
+    }  # fmt: skip
+    return json.dumps(entry | changes)
+
+
+def test_a_well_formed_entry_reads(tmp_path):
+    (tmp_path / 'ab12.json').write_text(entry_text())
+    (found,) = SharedPasses(tmp_path).get('ab12').detections
+    assert (found.colour, found.measured.size.tolist()) == ('red', [1.0, 1.0, 1.0])
+
+
 @pytest.mark.parametrize(
     'text',
     [
         'not json',
-        '{"key": "ab12"}',  # no detections
-        json.dumps(
-            {
-                'key': 'other',
-                'detections': [],
-                'state_before': {},
-                'read_state': False,
-                'state_after': {},
-            }
-        ),  # fmt: skip
-        json.dumps(
-            {
-                'key': 'ab12',
-                'detections': [
-                    {
-                        'colour': 'red',
-                        'shape': 'cube',
-                        'position': [0, 0],
-                        'size': [1, 1, 1],
-                        'top': 0,
-                        'cameras': [],
-                        'label': '',
-                    }
-                ],
-                'state_before': {},
-                'read_state': False,
-                'state_after': {},
-            }
-        ),  # fmt: skip
-        json.dumps(
-            {
-                'key': 'ab12',
-                'detections': [
-                    {
-                        'colour': 1,
-                        'shape': 'cube',
-                        'position': [0, 0, 0],
-                        'size': [1, 1, 1],
-                        'top': 0,
-                        'cameras': 'cam',
-                        'label': '',
-                    }
-                ],
-                'state_before': {},
-                'read_state': False,
-                'state_after': {},
-            }
-        ),  # fmt: skip
-        json.dumps(
-            {
-                'key': 'ab12',
-                'detections': [],
-                'state_before': [],
-                'read_state': False,
-                'state_after': {},
-            }
-        ),  # fmt: skip
+        '{"key": "ab12"}',
+        entry_text(key='other'),
+        entry_text({'position': [0, 0]}),
+        entry_text({'colour': 1}),
+        entry_text({'cameras': 'cam'}),
+        entry_text({'top': '0'}),
+        entry_text({'size': [1, True, 1]}),
+        entry_text(state_before=[]),
+        entry_text(read_state='no'),
+        entry_text(detections='x'),
     ],
 )
 def test_an_entry_that_cannot_be_read_whole_is_no_entry(tmp_path, text):
@@ -125,35 +100,6 @@ def test_only_the_newest_entries_are_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ['k3.json', 'k4.json', 'k5.json']
 
 
-class CountingBackend:
-    """A backend that shares passes: its detections depend on the views and, when `blind`
-    (too little seen), on the state it keeps (a number)."""
-
-    name = 'counting'
-    needs_segmentation = False
-    reads_query = False
-
-    def __init__(self, fingerprint: str = 'one', blind: bool = False) -> None:
-        self.fingerprint = fingerprint
-        self.blind = blind
-        self.state = 0.0
-        self.read_state = False
-        self.passes = 0
-
-    def detect(self, views, state, query=''):
-        self.passes += 1
-        self.read_state = self.blind
-        if not self.blind:
-            self.state = float(views[0].rgb.sum())
-        return [detection(self.state)]
-
-    def pass_state(self) -> dict:
-        return {'state': self.state}
-
-    def adopt_state(self, state: dict) -> None:
-        self.state = state['state']
-
-
 class PrivateBackend:
     """A backend without the SharesPasses members: its passes stay its own."""
 
@@ -167,6 +113,33 @@ class PrivateBackend:
     def detect(self, views, state, query=''):
         self.passes += 1
         return [detection(float(views[0].rgb.sum()))]
+
+
+class CountingBackend(PrivateBackend):
+    """A backend that shares passes: its detections depend on the views and, when `blind`
+    (too little seen), on the state it keeps (a number)."""
+
+    name = 'counting'
+
+    def __init__(self, fingerprint: str = 'one', blind: bool = False) -> None:
+        super().__init__()
+        self.fingerprint = fingerprint
+        self.blind = blind
+        self.state = 0.0
+        self.read_state = False
+
+    def detect(self, views, state, query=''):
+        self.passes += 1
+        self.read_state = self.blind
+        if not self.blind:
+            self.state = float(views[0].rgb.sum())
+        return [detection(self.state)]
+
+    def pass_state(self) -> dict:
+        return {'state': self.state}
+
+    def adopt_state(self, state: dict) -> None:
+        self.state = state['state']
 
 
 def view(value: int) -> CameraView:
