@@ -29,7 +29,7 @@ from rclpy.publisher import Publisher
 
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.passes_folder import new_passes_folder, remove_passes_folder
-from harness_bringup.processes import child_environment
+from harness_bringup.processes import child_environment, wait_or_kill
 from harness_bringup.program_workspace import collect_program_workspace, new_program_workspace
 from harness_bringup.station_graph import GraphStartError, StationGraph
 from harness_types import names
@@ -333,11 +333,7 @@ class EpisodeGraph(StationGraph):
                 self.recorder.kill()
             else:
                 self.recorder.terminate()
-            try:
-                self.recorder.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # stopped (SIGSTOP) or stuck
-                self.recorder.kill()
-                self.recorder.wait(timeout=10)
+            wait_or_kill(self.recorder, 5)
         self._recorder_out.close()
         code, self.recorder = self.recorder.returncode, None
         report = recorder_report(self.bag.with_name('recorder.out'))

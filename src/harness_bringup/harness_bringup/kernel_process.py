@@ -13,7 +13,7 @@ from pathlib import Path
 from harness_types.wait import wait_future
 from rclpy.action import ActionClient
 
-from harness_bringup.processes import child_environment
+from harness_bringup.processes import child_environment, wait_or_kill
 from harness_msgs.action import RunCell
 
 HANDSHAKE_TRY_S = 0.1  # how long the start handshake waits for its empty cell to be accepted
@@ -175,11 +175,7 @@ class KernelProcess:
         if self.process is None:
             return
         self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        wait_or_kill(self.process, 10)
         self.process = None
         deadline = time.monotonic() + 20
         while wait_gone and self.run_cell_client.server_is_ready() and time.monotonic() < deadline:

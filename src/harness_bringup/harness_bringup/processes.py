@@ -5,6 +5,7 @@ arrays kept in the heap, and none of the model service's secrets."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 
@@ -96,3 +97,13 @@ def as_episode_process() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+
+
+def wait_or_kill(process: subprocess.Popen, wait_s: float) -> None:
+    """Give `process`, already asked to end, `wait_s` to do so; then kill it (stopped with
+    SIGSTOP, or stuck) and reap it."""
+    try:
+        process.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)

@@ -39,7 +39,7 @@ from harness_types.process import process_stopped
 from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorder_report
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.passes_folder import note_passes_folder
-from harness_bringup.processes import child_environment
+from harness_bringup.processes import child_environment, wait_or_kill
 from harness_bringup.program_workspace import (
     NEXT_PROGRAM_FOLDER,
     collect_program_workspace,
@@ -272,11 +272,7 @@ class WarmGraph(EpisodeGraph):
             self.recorder.stdin.close()  # its input's end: it leaves the graph in order
         if kill:
             self.recorder.kill()
-        try:
-            self.recorder.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.recorder.kill()
-            self.recorder.wait(timeout=10)
+        wait_or_kill(self.recorder, 10)
         self.recorder = None
         if self._recorder_log is not None:
             self._recorder_log.close()
