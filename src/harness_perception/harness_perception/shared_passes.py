@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,8 +84,11 @@ class SharedPasses:
             )
         except (TypeError, ValueError):  # a state JSON cannot hold: the pass stays unshared
             return
+        # A name of this writer's own (not tempfile's: its import is ~5 ms of every program
+        # process's start, which imports this package for the colour names).
+        temporary = self.folder / f'.{key}.{os.getpid()}.{threading.get_ident()}.part'
         try:
-            fd, temporary = tempfile.mkstemp(dir=self.folder, prefix='.', suffix='.part')
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         except OSError:
             return
         try:
