@@ -62,7 +62,9 @@ class Perception:
             self.pass_counts['own'] += 1
             return list(self.backend.detect(views, state, query))
         backend: SharesPasses = self.backend  # type: ignore[assignment]
-        name = hashlib.blake2b(key + backend.fingerprint.encode(), digest_size=20).hexdigest()
+        # The backend's class beside its own fingerprint: two plugins cannot share by accident.
+        kind = f'{type(backend).__module__}.{type(backend).__qualname__}:{backend.fingerprint}'
+        name = hashlib.blake2b(key + kind.encode(), digest_size=20).hexdigest()
         before = backend.pass_state()
         taken = self.shared.get(name)
         if taken is not None and (not taken.read_state or taken.state_before == before):

@@ -169,6 +169,13 @@ def test_another_configuration_or_a_pass_that_read_another_state_is_not_taken(tm
     Perception(other, SharedPasses(tmp_path)).detect([view(3)])
     assert other.passes == 1  # another fingerprint: not the same backend
 
+    class Another(CountingBackend):
+        """Another backend that names its configuration the same."""
+
+    another = Another('one')
+    Perception(another, SharedPasses(tmp_path)).detect([view(3)])
+    assert another.passes == 1  # another class: not the same backend
+
     blind, same, other_state = (CountingBackend('one', blind=True) for _ in range(3))
     blind.state, same.state, other_state.state = 1.0, 1.0, 2.0
     Perception(blind, SharedPasses(tmp_path)).detect([view(5)])
