@@ -26,8 +26,9 @@ def note_passes_folder(station_folder: Path, path: Path) -> None:
 
 
 def remove_passes_folder(path: Path) -> None:
-    """Remove `path` and what it holds. Twice: a kernel that is ending may write a last pass
-    between the first removal's listing and its end."""
+    """Remove `path` and what it holds. Twice: a killed station's kernel (station_runner's
+    retirement does not wait for it) may write a last pass between the first removal's
+    listing and its end."""
     for _ in range(2):
         shutil.rmtree(path, ignore_errors=True)
 

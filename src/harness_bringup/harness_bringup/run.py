@@ -407,7 +407,7 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
         log(f'the report could not be written: {type(exc).__name__}: {exc}')
 
 
-def verifier_eyes(station, config: GraphConfig, passes: Path | None = None) -> EvidenceTaker:
+def verifier_eyes(station, config: GraphConfig, passes: Path | None) -> EvidenceTaker:
     """The tiered verifier's own perception of `station` (the configured backend); `passes`:
     the station's folder of passes shared with its kernel (EpisodeGraph.passes)."""
     from harness_perception.evidence import EvidenceTaker

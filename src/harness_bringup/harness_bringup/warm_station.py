@@ -80,9 +80,9 @@ class WarmGraph(EpisodeGraph):
 
     def __enter__(self) -> WarmGraph:
         super().__enter__()
-        note_passes_folder(self.folder, self.passes)
         self._station_notes = dict(self.notes)
         try:
+            note_passes_folder(self.folder, self.passes)
             self.kernel = KernelProcess(
                 self.driver.run_cell_client,
                 self.domain_id,

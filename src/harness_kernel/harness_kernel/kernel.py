@@ -126,10 +126,12 @@ class Kernel:
 
     def close(self) -> None:
         """The episode's end: its perception passes counted in the log (own, repeated, and
-        shared: taken from another perception of the station, the verifier's eyes or an
-        earlier episode's kernel), the program's link closed."""
-        self.log({'call': '(kernel)', 'perception_passes': dict(self.perception.pass_counts)})
-        self.link.close()
+        shared: taken from another perception of the station, this episode's or an earlier
+        one's), the program's link closed."""
+        try:
+            self.log({'call': '(kernel)', 'perception_passes': dict(self.perception.pass_counts)})
+        finally:
+            self.link.close()
 
     def reactive_step(self, obs: RobotState, call_controller: bool) -> ReactiveResult:
         """The program's guards, until and controller for one tick (thread-safe; see

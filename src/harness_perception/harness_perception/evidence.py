@@ -39,10 +39,11 @@ class EvidenceTaker:
     """`take(last_motion_step, before)` measures the station now. `station` has robot() and
     cameras(names, depth, segmentation); `backend` is a perception backend name
     (kernel.perception); `perception`: make_perception's other arguments. With
-    `shared_passes`, a pass the station's kernel ran on byte-identical views and joints is
-    taken instead of run again (the detections its own pass would give; the kernel is the
-    station's trusted code, and the program process cannot reach the folder: shared_passes.py);
-    tracks and ids stay the verifier's."""
+    `shared_passes`, a pass another perception of the station (a kernel's, or an earlier
+    episode's verifier's) ran on byte-identical views and joints is taken instead of run again:
+    the detections its own pass would give. Those perceptions are the station's trusted code;
+    the program process cannot reach the folder (shared_passes.py). Tracks and ids stay the
+    verifier's."""
 
     def __init__(self, station, emb: Embodiment, backend: str = 'pixels', **perception) -> None:
         self.station = station

@@ -103,9 +103,10 @@ class SharedPasses:
 
     def _prune(self) -> None:
         entries = []
-        for path in self.folder.glob('*.json'):
-            with contextlib.suppress(OSError):  # another process may have removed it
-                entries.append((path.stat().st_mtime_ns, path))
+        with contextlib.suppress(OSError):  # the folder itself may be gone with its graph
+            for path in self.folder.glob('*.json'):
+                with contextlib.suppress(OSError):  # another process may have removed it
+                    entries.append((path.stat().st_mtime_ns, path))
         for _, path in sorted(entries)[: max(0, len(entries) - self.keep)]:
             with contextlib.suppress(OSError):
                 path.unlink()

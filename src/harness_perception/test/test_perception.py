@@ -193,7 +193,7 @@ def test_stacked_blocks_are_measured_from_their_own_points(worker, urdf):
 def test_a_shared_pixels_pass_is_the_pass_it_replaces(worker, urdf, tmp_path):
     """The verifier's eyes and the kernel share passes (shared_passes.py): a pass one pixels
     perception ran is what another takes instead of its own, detections and table plane to
-    the bit, at rest and with an arm in view (the joints are part of the input)."""
+    the bit, at rest and with an arm in view."""
     reset(worker, 'stack_blocks_two', 0)
     writer = make_perception('pixels', worker.emb, urdf, shared_passes=tmp_path)
     reader = make_perception('pixels', worker.emb, urdf, shared_passes=tmp_path)

@@ -218,7 +218,8 @@ def test_pixels_takes_on_only_a_pixels_state():
 
 def test_a_pixels_pass_that_saw_no_depth_is_taken_only_from_the_same_plane(tmp_path):
     """With no depth image the pass finds nothing and leaves the plane as it was: another
-    perception whose plane differs runs its own (and keeps its own plane)."""
+    perception with the same plane takes it, one whose plane differs runs its own (and keeps
+    its own plane)."""
     from harness_perception.backends.pixels import PixelPerception, Table
 
     table = Table(0.765, (-0.5, 0.5), (-0.4, 0.4))
@@ -226,6 +227,10 @@ def test_a_pixels_pass_that_saw_no_depth_is_taken_only_from_the_same_plane(tmp_p
     writer.adopt_state({'plane': [0.0, 0.0, 0.77], 'fitted': True})
     a, b = Perception(writer, SharedPasses(tmp_path)), Perception(reader, SharedPasses(tmp_path))
     assert a.detect([view(3)]) == [] and writer.read_state
+    same = PixelPerception(table, None)
+    same.adopt_state({'plane': [0.0, 0.0, 0.77], 'fitted': True})
+    c = Perception(same, SharedPasses(tmp_path))
+    assert c.detect([view(3)]) == [] and c.pass_counts == {'shared': 1}  # the writer's plane
     assert b.detect([view(3)]) == [] and b.pass_counts == {'own': 1}
     assert reader.pass_state() == {'plane': [0.0, 0.0, 0.765], 'fitted': False}
 

@@ -93,8 +93,9 @@ class PixelPerception:
     reads_query = False
 
     def __init__(self, table: Table, body: RobotBody, configuration: str = '') -> None:
-        """`configuration`: what else a pass depends on beyond `table` (the body's URDF and
-        margin), in the fingerprint of passes shared between processes (SharesPasses)."""
+        """`configuration`: what else a pass depends on beyond `table`, in the fingerprint of
+        passes shared between processes (SharesPasses); make_backend gives the body's URDF and
+        margin (both processes of a station read the same embodiment)."""
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
