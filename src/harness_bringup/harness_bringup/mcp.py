@@ -148,7 +148,7 @@ def serve_mcp(
         spec = options.spec(config.operator.action_timeout_seconds)
         session = OperatorSession(
             graph,
-            verifier_eyes(graph, config, graph.passes),
+            verifier_eyes(graph, config),
             journal,
             task,
             spec,

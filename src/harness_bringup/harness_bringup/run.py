@@ -407,17 +407,17 @@ def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
         log(f'the report could not be written: {type(exc).__name__}: {exc}')
 
 
-def verifier_eyes(station, config: GraphConfig, passes: Path | None) -> EvidenceTaker:
-    """The tiered verifier's own perception of `station` (the configured backend); `passes`:
-    the station's folder of passes shared with its kernel (EpisodeGraph.passes)."""
+def verifier_eyes(graph, config: GraphConfig) -> EvidenceTaker:
+    """The tiered verifier's own perception of `graph`'s station (an EpisodeGraph: the
+    configured backend, sharing passes with its kernel through the graph's folder)."""
     from harness_perception.evidence import EvidenceTaker
 
     k = config.kernel
-    extra: dict = {'shared_passes': passes}
+    extra: dict = {'shared_passes': graph.passes}
     if k.perception == 'service':
         extra['service_url'] = k.perception_service_url
         extra['service_timeout_s'] = k.perception_service_timeout_seconds
-    return EvidenceTaker(station, load_embodiment(), k.perception, **extra)
+    return EvidenceTaker(graph, load_embodiment(), k.perception, **extra)
 
 
 def _run_graph(
@@ -460,7 +460,7 @@ def _run_graph(
                 task = TASKS[spec.task]()
                 carded = spec.task in tier3_tasks(config.driver.tier3_report_card)
                 episode.goal_verifier = goal_verifier(
-                    verifier_eyes(graph, config, graph.passes),
+                    verifier_eyes(graph, config),
                     lambda: task.claims(episode.instruction),
                     carded,
                 )
