@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import io
+import struct
+import zlib
 from collections.abc import Iterable
 
 import numpy as np
@@ -13,10 +14,37 @@ from PIL import Image, ImageDraw
 OUTLINE = (255, 230, 0)
 
 
-def png(rgb: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(buffer, format='PNG')
-    return buffer.getvalue()
+# PNG's colour type by channels: grey, RGB, RGBA.
+_COLOUR_TYPES = {1: 0, 3: 2, 4: 6}
+
+
+def png(image: np.ndarray) -> bytes:
+    """`image` (H x W grey, H x W x 3 RGB or H x W x 4 RGBA; values cast to 8 bits) as PNG.
+
+    The rows are stored unfiltered and deflated at zlib's default level. A rendered view's
+    flat colours compress as well that way as with Pillow's per-row filter choice, in a third
+    of the time: the 640 x 480 head camera in ~8 ms, not ~25 ms, and ~10% smaller
+    (perf/images.py). Every turn's images are encoded while the episode waits."""
+    pixels = np.asarray(image)
+    channels = 1 if pixels.ndim == 2 else (pixels.shape[2] if pixels.ndim == 3 else 0)
+    if channels not in _COLOUR_TYPES or 0 in pixels.shape[:2]:
+        raise ValueError(f'a PNG needs an H x W, H x W x 3 or H x W x 4 image, not {pixels.shape}')
+    height, width = pixels.shape[:2]
+    rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row: filter 0, then bytes
+    rows[:, 1:] = pixels.astype(np.uint8, copy=False).reshape(height, width * channels)
+    header = struct.pack('>IIBBBBB', width, height, 8, _COLOUR_TYPES[channels], 0, 0, 0)
+    return b''.join(
+        (
+            b'\x89PNG\r\n\x1a\n',
+            _chunk(b'IHDR', header),
+            _chunk(b'IDAT', zlib.compress(rows.tobytes(), 6)),
+            _chunk(b'IEND', b''),
+        )
+    )
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))
 
 
 def outlined(camera: CameraView, objects: Iterable[LocatedObject]) -> np.ndarray:

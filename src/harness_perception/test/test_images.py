@@ -1,9 +1,14 @@
-"""Outlines: a located object's box lands where the camera sees it."""
+"""Outlines: a located object's box lands where the camera sees it. PNG: what is encoded is
+what any reader decodes."""
+
+import io
 
 import numpy as np
+import pytest
 from harness_perception.images import outlined, png
 from harness_types.camera import CameraView
 from harness_types.scene import LocatedObject
+from PIL import Image
 
 # A camera 1 m above the origin looking straight down (optical z = world -z, x = world x).
 CAMERA = CameraView(
@@ -36,3 +41,23 @@ def test_an_outline_is_drawn_around_the_object_only():
     assert image[115, 177:184].any(axis=1).all() and image[124, 177:184].any(axis=1).all()
     assert not image[120, 177:184].any()  # an outline, not a filled box
     assert png(image).startswith(b'\x89PNG')
+
+
+@pytest.mark.parametrize(
+    ('shape', 'mode'), [((37, 53), 'L'), ((37, 53, 3), 'RGB'), ((37, 53, 4), 'RGBA')]
+)
+def test_a_png_decodes_to_the_pixels_it_was_given(shape, mode):
+    pixels = np.random.default_rng(3).integers(0, 256, shape, dtype=np.uint8)
+    pixels[:10] = 7  # flat rows, as a rendered view has, beside noise
+    decoded = Image.open(io.BytesIO(png(pixels)))
+    decoded.load()  # reads every chunk: a bad CRC or a short IDAT raises here
+    assert decoded.mode == mode and decoded.size == (shape[1], shape[0])
+    assert np.array_equal(np.asarray(decoded), pixels)
+
+
+def test_a_png_of_other_numbers_is_cast_to_bytes_and_a_non_image_is_refused():
+    ramp = np.arange(12, dtype=np.float64).reshape(2, 2, 3) * 20.0
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png(ramp)))), ramp.astype(np.uint8))
+    for bad in (np.zeros(5), np.zeros((4, 4, 2)), np.zeros((0, 4, 3)), np.zeros((2, 2, 3, 1))):
+        with pytest.raises(ValueError, match='a PNG needs'):
+            png(bad)

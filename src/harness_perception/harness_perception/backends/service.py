@@ -30,6 +30,7 @@ from PIL import Image
 
 from harness_perception.clusters import components
 from harness_perception.colour import colour_of
+from harness_perception.images import png
 from harness_perception.measure import measure_all
 from harness_perception.seam import Detection
 
@@ -43,9 +44,7 @@ class ServiceError(RuntimeError):
 
 
 def png_base64(image: np.ndarray) -> str:
-    buffer = io.BytesIO()
-    Image.fromarray(image).save(buffer, format='PNG', compress_level=1)
-    return base64.b64encode(buffer.getvalue()).decode('ascii')
+    return base64.b64encode(png(image)).decode('ascii')
 
 
 def image_of(text: str) -> np.ndarray:
