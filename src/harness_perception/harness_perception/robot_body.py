@@ -32,6 +32,7 @@ class RobotBody:
 
     def __init__(self, urdf: str, emb: Embodiment, margin: float = MARGIN_M) -> None:
         self.tree = TfTree(urdf)
+        self.urdf = urdf
         self.emb = emb
         self.margin = margin
         parent_of = {j.child: j.parent for j in self.tree.joints}
@@ -52,6 +53,15 @@ class RobotBody:
                     continue
                 xyz, rotation = origin_of(collision)
                 self.boxes.append((name, xyz, rotation, floats(box.get('size'), '0 0 0') / 2))
+
+    @property
+    def configuration(self) -> str:
+        """All that the boxes at a state depend on (the URDF, the margin, the embodiment's
+        joint names), in words: part of the fingerprint of the passes a station's processes
+        share."""
+        joints = [n for arm in ARMS for n in self.emb.arm_joint_names(arm)]
+        gripper = (self.emb.gripper.joint, self.emb.gripper.mimic_joint)
+        return repr((self.urdf, self.margin, joints, gripper))
 
     def joint_positions(self, state: RobotState) -> dict[str, float]:
         out: dict[str, float] = {}

@@ -1,6 +1,8 @@
 """locate's backends against the simulator's truth (the tests read the truth from the
 simulator; perception sees only the rendered views and, for `pixels`, the measured joints)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
@@ -210,3 +212,14 @@ def test_a_shared_pixels_pass_is_the_pass_it_replaces(worker, urdf, tmp_path):
         assert reader.backend.plane.tobytes() == own.backend.plane.tobytes()
         assert reader.backend.fitted
     assert reader.pass_counts == {'shared': 2} and writer.pass_counts == {'own': 2}
+
+
+def test_a_pixels_fingerprint_covers_what_its_robot_body_reads(urdf):
+    """Two processes share a pixels pass only when their robot bodies are the same: the URDF,
+    the margin and the embodiment's joint names."""
+    emb = load_embodiment()
+    renamed = dataclasses.replace(
+        emb, gripper=dataclasses.replace(emb.gripper, mimic_joint='another_joint')
+    )
+    prints = [make_perception('pixels', e, urdf).backend.fingerprint for e in (emb, emb, renamed)]
+    assert prints[0] == prints[1] != prints[2]

@@ -94,8 +94,8 @@ class PixelPerception:
 
     def __init__(self, table: Table, body: RobotBody, configuration: str = '') -> None:
         """`configuration`: what else a pass depends on beyond `table`, in the fingerprint of
-        passes shared between processes (SharesPasses); make_backend gives the body's URDF and
-        margin (both processes of a station read the same embodiment)."""
+        passes shared between processes (SharesPasses); make_backend gives the body's
+        (RobotBody.configuration)."""
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
@@ -248,4 +248,4 @@ def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> PixelPerc
     table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
     text = urdf if urdf is not None else station_urdf()
     body = RobotBody(text, emb)
-    return PixelPerception(table, body, configuration=repr((text, body.margin)))
+    return PixelPerception(table, body, configuration=body.configuration)
