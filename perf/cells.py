@@ -9,6 +9,11 @@ In one run, side by side and interleaved over `--repeats N`:
     (`run_episode` in this process, as perf/episode.py), and the same episode without the bag
     (for the bag's cost).
 
+(c) what bounds (b) whatever runs around the ticks: the cells' own physics (the recorded
+    episode's `mj_step` time, with the cube's contacts, as simulated seconds per wall second)
+    and the worker floor (the recorded episode's commands replayed through `Worker.tick` alone:
+    the shield, the physics, the task's check and the state, nothing else), each also over (a).
+
 The target: (b) / (a) >= 0.25. The breakdown times a recorded episode's cells from inside
 (timers wrapped around the functions named, in this process; the kernel's own `wall_s` of
 each program call from its kernel.log):
@@ -158,6 +163,34 @@ def instrument(timers: Timers) -> None:
     backend.MujocoStation._view = view
 
 
+def worker_floor(emb, urdf: str, folder: Path) -> dict:
+    """The recorded episode's commands (its run folder's ticks/*.npz, in order) replayed through
+    the worker core alone in this process, on the same layout: `Worker.tick` (the shield, the
+    physics with the same contacts, the task's check, the state) and nothing else, no ROS,
+    skills, perception or recording. Simulated seconds per wall second: how fast the cells
+    could run in any design that keeps those four in every tick."""
+    import numpy as np
+    from harness_worker.worker import Worker
+
+    commands = [np.load(f)['command'] for f in sorted((folder / 'ticks').glob('*.npz'))]
+    commands = [c for block in commands for c in block]
+    worker = Worker(emb, urdf)
+    try:
+        worker.reset(TASK, 0, 0)
+        tick = worker.tick
+        t = time.perf_counter()
+        accepted = sum(bool(tick(c).accepted) for c in commands)
+        wall = time.perf_counter() - t
+        ticks = len(commands)
+        return {
+            'ticks': ticks,
+            'accepted': accepted,
+            'x_real_time': round(ticks / emb.rates.control_hz / wall, 1) if wall else None,
+        }
+    finally:
+        worker.close()
+
+
 def kernel_calls(folder: Path) -> dict[str, float]:
     """The kernel's wall seconds of each program call by name (kernel.log)."""
     out: dict[str, float] = collections.defaultdict(float)
@@ -245,11 +278,12 @@ def main() -> None:
     config_file = ROOT / 'config' / 'harness.yaml'
     timers = Timers()
     instrument(timers)
-    limits, recorded, unrecorded = [], [], []
+    limits, recorded, unrecorded, floors = [], [], [], []
     with tempfile.TemporaryDirectory() as out:
         for n in range(args.repeats):
             limits.append(physics_limit(emb, urdf, args.physics_steps))
             recorded.append(episode(config_file, True, Path(out) / f'bag-{n}', timers))
+            floors.append(worker_floor(emb, urdf, Path(out) / f'bag-{n}'))
             unrecorded.append(episode(config_file, False, Path(out) / f'nobag-{n}', timers))
             limits.append(physics_limit(emb, urdf, args.physics_steps))
 
@@ -268,6 +302,14 @@ def main() -> None:
         for key in parts[0]
         if isinstance(parts[0][key], (int, float))
     }
+    floor = median([f['x_real_time'] for f in floors if f['x_real_time']])
+    cell_physics = median(
+        [
+            e['sim_seconds'] / p['physics_s']
+            for e, p in zip(recorded, parts, strict=True)
+            if p['physics_s']
+        ]
+    )
     typical['bag_cost_s'] = round(
         median([e['cells_seconds'] for e in recorded])
         - median([e['cells_seconds'] for e in unrecorded]),
@@ -284,6 +326,14 @@ def main() -> None:
             'cells_x_real_time_median': cells_x,
             'cells_x_real_time_median_without_bag': cells_x_unrecorded,
             'cells_over_physics_limit': round(ratio, 4),
+            # What bounds the cells below the raw limit whatever runs around the ticks:
+            'cell_physics_x_real_time_median': round(cell_physics, 1) if cell_physics else None,
+            'cell_physics_over_physics_limit': round(cell_physics / limit, 4)
+            if cell_physics and limit
+            else None,
+            'worker_floor_x_real_time_median': floor,
+            'worker_floor_over_physics_limit': round(floor / limit, 4) if floor and limit else None,
+            'worker_floors': floors,
             'breakdown_median_s': typical,
             'breakdowns': parts,
             'episodes': recorded + unrecorded,
