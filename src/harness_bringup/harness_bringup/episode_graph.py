@@ -28,7 +28,7 @@ from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
-from harness_bringup.passes_folder import new_passes_folder, remove_passes_folder
+from harness_bringup.passes_folder import PassesFolder, new_passes_folder
 from harness_bringup.processes import child_environment, wait_or_kill
 from harness_bringup.program_workspace import collect_program_workspace, new_program_workspace
 from harness_bringup.station_graph import GraphStartError, StationGraph
@@ -114,6 +114,7 @@ class EpisodeGraph(StationGraph):
         self.foxglove = None  # the live view's bridge, when served
         # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
         self.passes: Path | None = None
+        self._passes_held: PassesFolder | None = None
 
     def __enter__(self) -> EpisodeGraph:
         try:
@@ -138,7 +139,8 @@ class EpisodeGraph(StationGraph):
             )
         self.notes['backend'] = profile.backend
         self.notes['perception'] = load_config(self.params).kernel.perception
-        self.passes = new_passes_folder()
+        self._passes_held = new_passes_folder()
+        self.passes = self._passes_held.path
         return self
 
     # EpisodeStation ----------------------------------------------------------------------------
@@ -352,6 +354,6 @@ class EpisodeGraph(StationGraph):
         super().__exit__(*exc)
 
     def _remove_passes(self) -> None:
-        if self.passes is not None:
-            remove_passes_folder(self.passes)
-            self.passes = None
+        if self._passes_held is not None:
+            self._passes_held.remove()
+            self._passes_held = self.passes = None

@@ -1,65 +1,92 @@
 """The station's folder of perception passes shared between its processes (the verifier's eyes
 and the kernel: harness_perception.shared_passes): made in the temporary directory for this
 user alone, removed with the graph, and noted in a warm station's folder so that whoever
-replaces a station that was killed removes it. Its name holds the process that made it: a
-process killed before it removed its folder (a `harness run` or `harness mcp` that got
-SIGKILL) leaves it to the next one made, which removes it."""
+replaces a station that was killed removes it. The process that made it holds a lock on the
+folder's OWNER file while it lives: a folder whose lock is free was left by a process killed
+before it could remove it (a `harness run` or `harness mcp` that got SIGKILL), and the next
+folder made removes it. A lock, not the maker's process number, because it is freed only by
+that process's end, whatever reuses its number or shares the temporary directory."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness_bringup.program_workspace import is_temporary_folder
 
 PREFIX = 'harness-passes-'
 NOTE = 'passes_folder'  # in a warm station's folder
+OWNER = '.owner'  # in the passes folder: locked by the process that made it while it lives
 
 
-def new_passes_folder() -> Path:
-    """A new, empty folder (mkdtemp's mode 0700: this user's alone) named after this process;
-    first, the folders that outlived theirs are removed (`remove_abandoned_passes_folders`)."""
+@dataclass
+class PassesFolder:
+    """A passes folder this process made and holds (`lock`: the descriptor of its locked OWNER
+    file) until `remove`."""
+
+    path: Path
+    lock: int
+
+    def remove(self) -> None:
+        remove_passes_folder(self.path)
+        with contextlib.suppress(OSError):
+            os.close(self.lock)
+
+
+def new_passes_folder() -> PassesFolder:
+    """A new, empty folder (mkdtemp's mode 0700: this user's alone), held by this process;
+    first, the folders whose maker ended without removing them are removed
+    (`remove_abandoned_passes_folders`)."""
     remove_abandoned_passes_folders()
-    return Path(tempfile.mkdtemp(prefix=f'{PREFIX}{os.getpid()}-'))
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    # Locked under another name, then renamed: an OWNER file is never seen unlocked while
+    # its maker lives.
+    locking = path / f'{OWNER}.new'
+    lock = os.open(locking, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.replace(locking, path / OWNER)
+    except OSError:
+        os.close(lock)
+        remove_passes_folder(path)
+        raise
+    return PassesFolder(path, lock)
 
 
 def remove_abandoned_passes_folders() -> list[Path]:
-    """Remove the passes folders of the temporary directory that belong to this user and
-    whose process (named in the folder's name) no longer runs; the paths removed. A folder
-    whose name names no process (made before names held one) is left alone, and so is one
-    whose process number was reused since: it goes once that process ended too."""
+    """Remove the passes folders of the temporary directory that belong to this user and whose
+    OWNER file's lock is free (their maker ended); the paths removed. A folder without an
+    OWNER file (made before folders had one, or being made this moment) is left alone, and so
+    is anything that is not a folder (a link)."""
     removed = []
     for path in Path(tempfile.gettempdir()).glob(f'{PREFIX}*'):
-        pid = owner_of(path.name)
-        if pid is None or pid == os.getpid():
-            continue
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not _runs(pid):
+        if _abandoned(path):
             remove_passes_folder(path)
-            removed.append(path)
+            if not path.exists():
+                removed.append(path)
     return removed
 
 
-def owner_of(name: str) -> int | None:
-    """The process a passes folder's name holds ('harness-passes-<pid>-<random>'), or None."""
-    pid, dash, _ = name.removeprefix(PREFIX).partition('-')
-    return int(pid) if name.startswith(PREFIX) and dash and pid.isdecimal() else None
-
-
-def _runs(pid: int) -> bool:
+def _abandoned(path: Path) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        info = path.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        lock = os.open(path / OWNER, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
         return False
-    except PermissionError:  # another user's process
-        return True
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: its maker runs
+        return False
+    finally:
+        os.close(lock)
     return True
 
 
