@@ -164,7 +164,7 @@ def instrument(timers: Timers) -> None:
 
 
 def worker_floor(emb, urdf: str, folder: Path) -> dict:
-    """The recorded episode's commands (its run folder's ticks/*.npz, in order) replayed through
+    """The recorded episode's commands (its run folder's ticks/*.npz, by time) replayed through
     the worker core alone in this process, on the same layout: `Worker.tick` (the shield, the
     physics with the same contacts, the task's check, the state) and nothing else, no ROS,
     skills, perception or recording. Simulated seconds per wall second: how fast the cells
@@ -172,8 +172,9 @@ def worker_floor(emb, urdf: str, folder: Path) -> dict:
     import numpy as np
     from harness_worker.worker import Worker
 
-    commands = [np.load(f)['command'] for f in sorted((folder / 'ticks').glob('*.npz'))]
-    commands = [c for block in commands for c in block]
+    files = [np.load(f) for f in (folder / 'ticks').glob('*.npz')]
+    files.sort(key=lambda ticks: float(ticks['time'][0]))  # in the episode's order
+    commands = [c for ticks in files for c in ticks['command']]
     worker = Worker(emb, urdf)
     try:
         worker.reset(TASK, 0, 0)

@@ -21,10 +21,12 @@ _COLOUR_TYPES = {1: 0, 3: 2, 4: 6}
 def png(image: np.ndarray) -> bytes:
     """`image` (H x W grey, H x W x 3 RGB or H x W x 4 RGBA; values cast to 8 bits) as PNG.
 
-    The rows are stored unfiltered and deflated at zlib's default level. A rendered view's
-    flat colours compress as well that way as with Pillow's per-row filter choice, in a third
-    of the time: the 640 x 480 head camera in ~8 ms, not ~25 ms, and ~10% smaller
-    (perf/images.py). Every turn's images are encoded while the episode waits."""
+    The rows are stored unfiltered and deflated at zlib's default level. The images encoded are
+    nearly all rendered views, whose flat colours compress as well that way as with Pillow's
+    per-row filter choice, in a third of the time: the 640 x 480 head camera in ~8 ms, not
+    ~25 ms, and ~8% smaller (perf/images.py); every turn's images are encoded while the
+    episode waits. An image of smooth gradients (one a program shows) comes out a few times
+    larger than filtered; the model is charged by its pixels, not its bytes."""
     pixels = np.asarray(image)
     channels = 1 if pixels.ndim == 2 else (pixels.shape[2] if pixels.ndim == 3 else 0)
     if channels not in _COLOUR_TYPES or 0 in pixels.shape[:2]:

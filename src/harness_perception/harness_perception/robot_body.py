@@ -33,14 +33,22 @@ class RobotBody:
     def __init__(self, urdf: str, emb: Embodiment, margin: float = MARGIN_M) -> None:
         self.tree = TfTree(urdf)
         self.urdf = urdf
-        self.emb = emb
         self.margin = margin
+        # Each arm's URDF joints in the order of its state: the arm's joints, then both fingers.
+        self.joint_names: dict[str, tuple[str, ...]] = {
+            arm: (
+                *emb.arm_joint_names(arm),
+                f'{arm}_{emb.gripper.joint}',
+                f'{arm}_{emb.gripper.mimic_joint}',
+            )
+            for arm in ARMS
+        }
         parent_of = {j.child: j.parent for j in self.tree.joints}
         # An arm's hand: the links its finger joints join (the wrist link and the fingers).
         self.hands: dict[str, set[str]] = {arm: set() for arm in ARMS}
         for arm in ARMS:
             for j in self.tree.joints:
-                if j.name in (f'{arm}_{emb.gripper.joint}', f'{arm}_{emb.gripper.mimic_joint}'):
+                if j.name in self.joint_names[arm][-2:]:
                     self.hands[arm] |= {j.parent, j.child}
         self.boxes: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
         for link in ET.fromstring(urdf).findall('link'):
@@ -56,20 +64,16 @@ class RobotBody:
 
     @property
     def configuration(self) -> str:
-        """All that the boxes at a state depend on (the URDF, the margin, the embodiment's
-        joint names), in words: part of the fingerprint of the passes a station's processes
-        share."""
-        joints = [n for arm in ARMS for n in self.emb.arm_joint_names(arm)]
-        gripper = (self.emb.gripper.joint, self.emb.gripper.mimic_joint)
-        return repr((self.urdf, self.margin, joints, gripper))
+        """All that the boxes at a state depend on (the URDF, the margin, the joint names), in
+        words: part of the fingerprint of the passes a station's processes share."""
+        return repr((self.urdf, self.margin, self.joint_names))
 
     def joint_positions(self, state: RobotState) -> dict[str, float]:
         out: dict[str, float] = {}
         for arm in ARMS:
             a = state.arm(arm)
-            out.update(zip(self.emb.arm_joint_names(arm), map(float, a.joints), strict=True))
-            out[f'{arm}_{self.emb.gripper.joint}'] = float(a.fingers[0])
-            out[f'{arm}_{self.emb.gripper.mimic_joint}'] = float(a.fingers[1])
+            values = [*map(float, a.joints), float(a.fingers[0]), float(a.fingers[1])]
+            out.update(zip(self.joint_names[arm], values, strict=True))
         return out
 
     def boxes_at(self, state: RobotState) -> list[PlacedBox]:

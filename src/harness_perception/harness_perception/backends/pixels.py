@@ -94,8 +94,9 @@ class PixelPerception:
 
     def __init__(self, table: Table, body: RobotBody, configuration: str = '') -> None:
         """`configuration`: what else a pass depends on beyond `table`, in the fingerprint of
-        passes shared between processes (SharesPasses); make_backend gives the body's
-        (RobotBody.configuration)."""
+        passes shared between processes (SharesPasses): make_backend gives the robot body's
+        (RobotBody.configuration), so that two processes share passes only when they see the
+        robot's links alike."""
         self.table = table
         self.body = body
         self.plane = np.array([0.0, 0.0, table.top_z])
