@@ -245,7 +245,7 @@ def test_close_from_another_thread_ends_a_waiting_call(server: PolicyServer) -> 
 
 
 SERVE_FOREVER = """
-import faulthandler, signal
+import faulthandler, signal, threading, time
 faulthandler.register(signal.SIGUSR1)  # the test asks for the stacks if the child hangs
 from harness_policy.server import PolicyServer
 
@@ -254,7 +254,16 @@ class Nothing:
         return {}
 
 server = PolicyServer(Nothing, {'name': 'cli'})
-print(server.start(), flush=True)
+port = server.start()
+
+def announce():
+    # The port once serve_forever took both signals (SIGTERM last): a signal the test sends
+    # earlier would find Python's default and say nothing of serve_forever.
+    while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        time.sleep(0.01)
+    print(port, flush=True)
+
+threading.Thread(target=announce, daemon=True).start()
 server.serve_forever()
 print('stopped', flush=True)
 """
