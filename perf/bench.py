@@ -11,6 +11,10 @@ cells, the wrap-up, a policy's run, verification or the report after each cell; 
 
 The base checkout must be a clone or worktree of this repository at the revision to compare
 against (e.g. `git worktree add /tmp/base b0501de`); its `./harness` sets it up on first use.
+Both checkouts' `src` are compiled first, as each one's set-up does: where
+PYTHONDONTWRITEBYTECODE is set, a checkout run without its set-up (a worktree given another
+checkout's environment) compiled its modules in every process it started, ~8% of the base's
+bench here.
 
     python perf/bench.py --base-tree /tmp/base [--rounds 1] [--jobs J] [--tasks lift_cube ...]
         [--layouts 3|random:3 --seed-base 424200] [--this-args '--recording lean']
@@ -27,6 +31,15 @@ from pathlib import Path
 from _record import Target, add_save_argument, report
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def compile_sources(tree: Path) -> None:
+    """Compile `tree`'s modules ahead, as its tools/setup.sh does (quick when they are)."""
+    subprocess.run(
+        [sys.executable, '-m', 'compileall', '-q', '-j', '0', str(tree / 'src')],
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
@@ -106,6 +119,8 @@ def main() -> None:
     if not (base_tree / 'harness').is_file():
         parser.error(f'{base_tree} is not a checkout of this repository (no ./harness)')
     args.tasks = args.tasks or shared_tasks(base_tree, ROOT)
+    for tree in (base_tree, ROOT):
+        compile_sources(tree)
     walls: dict[str, list[float]] = {'base': [], 'this': []}
     tables: dict[str, list[str]] = {'base': [], 'this': []}
     successes: dict[str, list[int]] = {'base': [], 'this': []}
