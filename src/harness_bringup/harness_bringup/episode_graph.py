@@ -113,7 +113,6 @@ class EpisodeGraph(StationGraph):
         self._recorder_out = None
         self.foxglove = None  # the live view's bridge, when served
         # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
-        self.passes: Path | None = None
         self._passes_held: PassesFolder | None = None
 
     def __enter__(self) -> EpisodeGraph:
@@ -140,7 +139,6 @@ class EpisodeGraph(StationGraph):
         self.notes['backend'] = profile.backend
         self.notes['perception'] = load_config(self.params).kernel.perception
         self._passes_held = new_passes_folder()
-        self.passes = self._passes_held.path
         return self
 
     # EpisodeStation ----------------------------------------------------------------------------
@@ -353,7 +351,12 @@ class EpisodeGraph(StationGraph):
         self._remove_passes()
         super().__exit__(*exc)
 
+    @property
+    def passes(self) -> Path | None:
+        """The station's folder of shared perception passes, while the graph holds one."""
+        return self._passes_held.path if self._passes_held is not None else None
+
     def _remove_passes(self) -> None:
         if self._passes_held is not None:
             self._passes_held.remove()
-            self._passes_held = self.passes = None
+            self._passes_held = None

@@ -247,6 +247,5 @@ def make_backend(emb, urdf: str | None, url: str, timeout_s: float) -> PixelPerc
     from arx_x5_description.urdf import station_urdf
 
     table = Table(emb.table_top_z, tuple(emb.table_x), tuple(emb.table_y))
-    text = urdf if urdf is not None else station_urdf()
-    body = RobotBody(text, emb)
+    body = RobotBody(urdf if urdf is not None else station_urdf(), emb)
     return PixelPerception(table, body, configuration=body.configuration)
