@@ -7,7 +7,8 @@ of the medians (base / this; the target of #53 is 3), whether the results tables
 without its timing) are identical within each checkout and between the two, each episode's
 fixed cost (its part of the bench's wall time that is not its own work: not the model, the
 cells, the wrap-up, a policy's run, verification or the report after each cell; the target of
-#53 is a median of 0.5 s) and the bytes of each run folder.
+#53 is a median of 0.5 s), the median of each of its parts (the start-up and closing steps
+each summary names) and the bytes of each run folder.
 
 The base checkout must be a clone or worktree of this repository at the revision to compare
 against (e.g. `git worktree add /tmp/base b0501de`); its `./harness` sets it up on first use.
@@ -21,6 +22,7 @@ bench here.
 """
 
 import argparse
+import collections
 import json
 import statistics
 import subprocess
@@ -82,12 +84,14 @@ def results(tables: dict) -> str:
 OWN_WORK = ('cells', 'wrap_up', 'policy_to_end', 'model', 'verify', 'turn_report')
 
 
-def episode_costs(bench_folder: Path) -> tuple[list[float], list[int]]:
+def episode_costs(bench_folder: Path) -> tuple[list[float], list[int], dict[str, list[float]]]:
     """Each episode's fixed cost (seconds of the bench's wall time spent on it that are not
     OWN_WORK: its process's or station's start, the reset, the first images and judgement, the
-    outcome, the judgement at the end, the bag, the dataset, the report) and each run folder's
-    bytes."""
-    fixed, sizes = [], []
+    outcome, the judgement at the end, the bag, the dataset, the report), each run folder's
+    bytes, and the fixed cost's parts by name: the graph's start, the outcome, the steps of
+    start-up and closing (the summary's phase_parts_seconds; a checkout whose summaries lack
+    them has none) and the time outside every phase."""
+    fixed, sizes, parts = [], [], collections.defaultdict(list)
     for f in sorted(bench_folder.glob('*/episodes/*/*/summary.json')):
         s = json.loads(f.read_text())
         total = (s.get('command_seconds') or {}).get('total')
@@ -96,7 +100,14 @@ def episode_costs(bench_folder: Path) -> tuple[list[float], list[int]]:
         phases = s.get('phases_seconds') or {}
         fixed.append(round(total - sum(float(phases.get(p) or 0) for p in OWN_WORK), 3))
         sizes.append(sum(x.stat().st_size for x in f.parent.rglob('*') if x.is_file()))
-    return fixed, sizes
+        steps = {p: phases.get(p) for p in ('graph_start', 'outcome')}
+        for phase, named in (s.get('phase_parts_seconds') or {}).items():
+            steps |= {f'{phase}.{name}': seconds for name, seconds in named.items()}
+        steps['outside_the_phases'] = total - sum(float(v or 0) for v in phases.values())
+        for name, seconds in steps.items():
+            if seconds is not None:
+                parts[name].append(float(seconds))
+    return fixed, sizes, parts
 
 
 def main() -> None:
@@ -126,6 +137,7 @@ def main() -> None:
     successes: dict[str, list[int]] = {'base': [], 'this': []}
     incomplete: dict[str, list[int]] = {'base': [], 'this': []}  # episodes whose bag is not
     fixed: dict[str, list[float]] = {'base': [], 'this': []}
+    parts: dict[str, dict[str, list[float]]] = {'base': {}, 'this': {}}
     sizes: dict[str, list[int]] = {'base': [], 'this': []}
     with tempfile.TemporaryDirectory(prefix='perf-bench-') as scratch:
         for n in range(args.rounds):
@@ -138,8 +150,10 @@ def main() -> None:
                 incomplete[name].append(
                     sum(1 for f in summaries if json.loads(f.read_text()).get('bag_incomplete'))
                 )
-                costs, folder_bytes = episode_costs(Path(scratch) / f'{name}-{n}')
+                costs, folder_bytes, named = episode_costs(Path(scratch) / f'{name}-{n}')
                 fixed[name] += costs
+                for part, seconds in named.items():
+                    parts[name].setdefault(part, []).extend(seconds)
                 sizes[name] += folder_bytes
     medians = {k: statistics.median(v) for k, v in walls.items()}
     identical = tables['base'][0] == tables['this'][0]
@@ -159,6 +173,13 @@ def main() -> None:
             'episode_fixed_cost_seconds_p90': {
                 k: round(sorted(v)[int(0.9 * (len(v) - 1))], 3) if v else None
                 for k, v in fixed.items()
+            },
+            # Each part's own median (medians do not add up to the fixed cost's): the start-up
+            # and closing steps of the summary's phase_parts_seconds, the graph's start, the
+            # outcome, and the episode's time outside its phases (its process's start and end).
+            'episode_fixed_cost_parts_seconds_median': {
+                k: {part: round(statistics.median(v), 3) for part, v in sorted(named.items())}
+                for k, named in parts.items()
             },
             'run_folder_bytes_median': bytes_median,
             'run_folder_bytes_total': {k: sum(v) for k, v in sizes.items()},

@@ -76,6 +76,16 @@ def test_the_episode_ends_when_the_task_succeeds(tmp_path, monkeypatch):
     assert cell['status'] == 'episode_ended' and cell['event'] == 'EPISODE_ENDED'
     assert 'the task succeeded' in cell['event_detail']
     assert of_type(events, 'wrap_up') == []
+    # start-up and closing by step (what a bench's fixed cost per episode is made of)
+    parts, phases = summary['phase_parts_seconds'], summary['phases_seconds']
+    steps = {
+        'start_up': ['kernel', 'reset', 'first_request', 'goal_judged'],
+        'closing': ['goal_judged', 'trial_and_end_events', 'recording_closed'],
+    }
+    assert {phase: list(named) for phase, named in parts.items()} == steps
+    for phase, named in parts.items():
+        assert all(v >= 0 for v in named.values()), parts
+        assert 0 < sum(named.values()) <= phases[phase] + 0.005, (parts, phases)
 
 
 def test_finish_in_two_calls_and_the_turn_report(tmp_path, monkeypatch):

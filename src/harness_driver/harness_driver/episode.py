@@ -146,12 +146,15 @@ class Episode:
             detail = detail or f'could not read the outcome: {exc}'
         since = time.monotonic()
         self._judge_goal('end', outcome)
+        step = self.phases.part('closing', 'goal_judged', since)
         self._trial_event(status)
         self.folder.event({'type': 'end', 'status': status, 'detail': detail})
+        step = self.phases.part('closing', 'trial_and_end_events', step)
         try:  # the end event closes the recording; the summary says whether it is complete
             self.extra.update(self.station.stop_recording())
         except Exception as exc:
             self.extra['bag_error'] = f'the recording could not be closed: {exc}'
+        self.phases.part('closing', 'recording_closed', step)
         self.phases.add('closing', since)
         summary = self._summary(spec, status, detail, finish_summary, outcome)
         self.folder.summary(summary)
@@ -162,7 +165,9 @@ class Episode:
         since = time.monotonic()
         self.station.serve_verify(lambda claim: self.verify(claim, 'program'))
         self.station.start_kernel(self.folder.workspace, self.folder.kernel_log)
+        step = self.phases.part('start_up', 'kernel', since)
         start = self.station.reset(spec.task, spec.layout, spec.seed, spec.randomize)
+        step = self.phases.part('start_up', 'reset', step)
         self.instruction = start.instruction
         self.log(f'instruction: {start.instruction}')
         robot = self.station.robot()
@@ -180,7 +185,9 @@ class Episode:
             ),
             images,
         )
+        step = self.phases.part('start_up', 'first_request', step)
         self._judge_goal('start', self._outcome_quietly())
+        self.phases.part('start_up', 'goal_judged', step)
         self.phases.add('start_up', since)
         # The wall-time budget counts from the first decision: start-up is the harness's.
         self.loop_started = time.monotonic()
@@ -609,6 +616,10 @@ class Episode:
             else {'success': outcome.success, 'score': outcome.score, 'detail': outcome.detail},
             'wall_seconds': round(time.monotonic() - self.started, 2),
             'phases_seconds': {k: round(v, 3) for k, v in self.phases.seconds.items()},
+            'phase_parts_seconds': {
+                phase: {k: round(v, 3) for k, v in steps.items()}
+                for phase, steps in self.phases.parts.items()
+            },
             'goal_verdicts': self.goal_verdicts,
             **self.extra,
         }

@@ -101,5 +101,17 @@ class Phases:
         )
     )
 
+    # The steps of the two phases an episode spends once (the summary's phase_parts_seconds):
+    # what a bench's fixed cost per episode is made of.
+    parts: dict[str, dict[str, float]] = field(default_factory=dict)
+
     def add(self, name: str, since: float) -> None:
         self.seconds[name] += time.monotonic() - since
+
+    def part(self, phase: str, name: str, since: float) -> float:
+        """Count the seconds since `since` as `phase`'s step `name`; returns now, the next
+        step's `since`. (The phase itself is counted by `add`, around its steps.)"""
+        now = time.monotonic()
+        steps = self.parts.setdefault(phase, {})
+        steps[name] = steps.get(name, 0.0) + now - since
+        return now
