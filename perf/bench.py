@@ -176,7 +176,8 @@ def main() -> None:
             },
             # Each part's own median (medians do not add up to the fixed cost's): the start-up
             # and closing steps of the summary's phase_parts_seconds, the graph's start, the
-            # outcome, and the episode's time outside its phases (its process's start and end).
+            # outcome, and the episode's time outside its phases (its process's start and end,
+            # or on a warm station the request's arguments, checks and run folder).
             'episode_fixed_cost_parts_seconds_median': {
                 k: {part: round(statistics.median(v), 3) for part, v in sorted(named.items())}
                 for k, named in parts.items()
