@@ -333,7 +333,8 @@ def test_depth_and_segmentation_from_one_render_are_the_renderers_own(emb, urdf,
 def test_a_renderer_kept_for_the_next_scene_draws_what_a_new_one_draws(emb, urdf):
     """A reset keeps the renderers' GL contexts and gives them the new model (a warm station's
     next episode): every camera's colour, depth and segmentation are those of a worker that
-    never drew anything else, bit for bit, also with textures and lights drawn for the scene."""
+    never drew anything else, bit for bit, also with textures and lights drawn for the scene,
+    and where it keeps its MjrContext for a model that makes the same one."""
     from harness_bench.randomization import AXES
 
     cameras = list(emb.cameras)
@@ -341,8 +342,18 @@ def test_a_renderer_kept_for_the_next_scene_draws_what_a_new_one_draws(emb, urdf
     try:
         token = kept.reset('sort_by_colour', 0, 3, randomize=AXES).token
         kept.observe(cameras)  # the renderers now hold sort_by_colour's textured model
-        for task, seed, axes in (('place_in_bowl', 5, AXES), ('lift_cube', 0, ())):
+        # Each reset: whether the renderers keep their MjrContexts (a model with the same
+        # render_context_key) or make new ones; the views are a new worker's either way.
+        for task, seed, axes, same_context in (
+            ('place_in_bowl', 5, AXES, False),  # other textures
+            ('lift_cube', 0, (), False),  # none
+            ('stack_blocks_two', 1, (), True),  # none either, other objects and layout
+        ):
+            before = {size: r._mjr_context for size, r in kept.station._renderers.items()}
             token = kept.reset(task, 0, seed, token=token, randomize=axes).token
+            after = {size: r._mjr_context for size, r in kept.station._renderers.items()}
+            assert len(after) == 2, after  # the head camera's size and the wrists'
+            assert all((after[k] is before[k]) == same_context for k in after), task
             fresh = Worker(emb, urdf)
             try:
                 fresh.reset(task, 0, seed, randomize=axes)
