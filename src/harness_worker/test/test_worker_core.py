@@ -339,6 +339,10 @@ def test_a_renderer_kept_for_the_next_scene_draws_what_a_new_one_draws(emb, urdf
 
     cameras = list(emb.cameras)
     kept = Worker(emb, urdf)
+
+    def held():
+        return {size: (r._mjr_context, r._scene) for size, r in kept.station._renderers.items()}
+
     try:
         token = kept.reset('sort_by_colour', 0, 3, randomize=AXES).token
         kept.observe(cameras)  # the renderers now hold sort_by_colour's textured model
@@ -346,14 +350,17 @@ def test_a_renderer_kept_for_the_next_scene_draws_what_a_new_one_draws(emb, urdf
         # render_context_key) or make new ones; the views are a new worker's either way.
         for task, seed, axes, same_context in (
             ('place_in_bowl', 5, AXES, False),  # other textures
+            ('place_in_bowl', 5, AXES, True),  # the same textures
             ('lift_cube', 0, (), False),  # none
             ('stack_blocks_two', 1, (), True),  # none either, other objects and layout
         ):
-            before = {size: r._mjr_context for size, r in kept.station._renderers.items()}
+            before = held()
             token = kept.reset(task, 0, seed, token=token, randomize=axes).token
-            after = {size: r._mjr_context for size, r in kept.station._renderers.items()}
+            after = held()
             assert len(after) == 2, after  # the head camera's size and the wrists'
-            assert all((after[k] is before[k]) == same_context for k in after), task
+            for size, (context, scene) in after.items():
+                assert (context is before[size][0]) == same_context, (task, size)
+                assert (scene is before[size][1]) == same_context, (task, size)
             fresh = Worker(emb, urdf)
             try:
                 fresh.reset(task, 0, seed, randomize=axes)

@@ -212,6 +212,8 @@ class MujocoStation:
         key = render_context_key(self.model)
         for size, renderer in self._renderers.items():
             if self._context_keys.get(size) != key:
+                # No key for a freed context, should a new one fail to be made
+                self._context_keys.pop(size, None)
                 with renderer._gl_context.as_current():
                     renderer._mjr_context.free()
                     context = mujoco.MjrContext(
@@ -222,6 +224,11 @@ class MujocoStation:
                 renderer._mjr_context = context
                 renderer._scene = mujoco.MjvScene(model=self.model, maxgeom=10000)
                 self._context_keys[size] = key
+            else:
+                # As in a new scene: an infinite plane's grid is centred on the camera of the
+                # scene's last update, which mjv_updateScene reads before it sets this one.
+                for camera in renderer._scene.camera:
+                    camera.pos[:] = 0.0
             renderer._model = self.model
             renderer._depth_rendering = renderer._segmentation_rendering = False
 
