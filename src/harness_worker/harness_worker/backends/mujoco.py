@@ -42,11 +42,12 @@ def _slice_of(indices: np.ndarray) -> slice | np.ndarray:
     return indices
 
 
-# What mjr_makeContext and mjv_makeScene read of a model, with room to spare: its visual
-# settings, its extent and centre, every plane geom's size and material in order (each plane's
-# grid is drawn from them) and every mesh, texture, height field, skin, flex and material
-# array (a scene is sized by the skins and flexes).
-_CONTEXT_ARRAYS = ('mesh_', 'tex_', 'hfield_', 'skin_', 'flex_', 'mat_')
+# What mjr_makeContext and mjv_makeScene read of a model, with room to spare (read in MuJoCo
+# 3.12's source; `test_worker_core.py` compares the views with a new renderer's on the pinned
+# version): its visual settings, its extent and centre, every plane geom's size and material
+# in order (each plane's grid is drawn from them) and every mesh, texture, height field, skin,
+# flex, flex edge and material array (a scene is sized by the skins and flexes).
+_CONTEXT_ARRAYS = ('mesh_', 'tex_', 'hfield_', 'skin_', 'flex_', 'flexedge_', 'mat_')
 
 
 def render_context_key(model: mujoco.MjModel) -> bytes:
@@ -207,7 +208,7 @@ class MujocoStation:
         thread): a new context's first draw cost ~65 ms on llvmpipe, an episode's start with
         a warm station. The model's MjrContext and MjvScene are made as mujoco.Renderer makes
         them, unless the renderer's were made from a model with the same render_context_key:
-        then it keeps them (~20 ms for a context and ~14 ms for a scene of 10000 geoms here,
+        then it keeps them (~5 ms for a context and ~14 ms for a scene of 10000 geoms here,
         a renderer). A test compares the views with a new renderer's, bit for bit."""
         key = render_context_key(self.model)
         for size, renderer in self._renderers.items():
@@ -225,8 +226,8 @@ class MujocoStation:
                 renderer._scene = mujoco.MjvScene(model=self.model, maxgeom=10000)
                 self._context_keys[size] = key
             else:
-                # As in a new scene: an infinite plane's grid is centred on the camera of the
-                # scene's last update, which mjv_updateScene reads before it sets this one.
+                # Camera positions at zero, as in a new scene: mjv_updateScene centres an
+                # infinite plane's grid on the last update's camera before it sets this one.
                 for camera in renderer._scene.camera:
                     camera.pos[:] = 0.0
             renderer._model = self.model
