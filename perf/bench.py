@@ -3,7 +3,8 @@
 Runs `harness bench --model scripted` in each checkout in turn (base, this, base, this, ...
 for --rounds rounds, so that both see the same machine), each with the same tasks, layouts,
 seeds and --jobs, and prints JSON: each run's wall seconds (the bench's own figure), the ratio
-of the medians (base / this; the target of #53 is 3), whether the results tables (bench.json
+of the medians (base / this; the target of #53 is 3), each run's CPU seconds (every process it
+started, on every core) and their ratio, whether the results tables (bench.json
 without its timing) are identical within each checkout and between the two, each episode's
 fixed cost (its part of the bench's wall time that is not its own work: not the model, the
 cells, the wrap-up, a policy's run, verification or the report after each cell; the target of
@@ -24,6 +25,7 @@ bench here.
 import argparse
 import collections
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,8 +46,16 @@ def compile_sources(tree: Path) -> None:
     )
 
 
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of every process this one started and waited for, with
+    theirs: a bench's stations, kernels, program processes and recorders end before it does."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
-    """One `harness bench` in `tree`; its bench.json."""
+    """One `harness bench` in `tree`; its bench.json, with the CPU seconds its processes used
+    (all of them, on every core) as `cpu_seconds`."""
     command = [str(tree / 'harness'), 'bench', '--model', 'scripted']
     if args.jobs:
         command += ['--jobs', str(args.jobs)]
@@ -56,9 +66,11 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
     if tree == ROOT and args.this_args:
         command += args.this_args.split()
     print(f'[perf] {" ".join(command)}', file=sys.stderr, flush=True)
+    before = children_cpu_seconds()
     subprocess.run(command, cwd=tree, check=True, stdout=sys.stderr)
+    cpu = children_cpu_seconds() - before
     (found,) = out.glob('*/bench.json')
-    return json.loads(found.read_text())
+    return json.loads(found.read_text()) | {'cpu_seconds': round(cpu, 2)}
 
 
 def shared_tasks(*trees: Path) -> list[str]:
@@ -133,6 +145,7 @@ def main() -> None:
     for tree in (base_tree, ROOT):
         compile_sources(tree)
     walls: dict[str, list[float]] = {'base': [], 'this': []}
+    cpu: dict[str, list[float]] = {'base': [], 'this': []}
     tables: dict[str, list[str]] = {'base': [], 'this': []}
     successes: dict[str, list[int]] = {'base': [], 'this': []}
     incomplete: dict[str, list[int]] = {'base': [], 'this': []}  # episodes whose bag is not
@@ -144,6 +157,7 @@ def main() -> None:
             for name, tree in (('base', base_tree), ('this', ROOT)):
                 bench = run_bench(tree, Path(scratch) / f'{name}-{n}', args)
                 walls[name].append(bench['timing']['bench_wall_seconds'])
+                cpu[name].append(bench['cpu_seconds'])
                 tables[name].append(results(bench))
                 successes[name].append(sum(1 for e in bench['episodes'] if e.get('success')))
                 summaries = (Path(scratch) / f'{name}-{n}').glob('*/episodes/*/*/summary.json')
@@ -169,6 +183,13 @@ def main() -> None:
             'median_wall_seconds': medians,
             'this_args': args.this_args,
             'speedup_base_over_this': speedup,
+            # The CPU time of each run's whole process tree (the compile beforehand excluded):
+            # the work itself, less moved by the machine's other load than wall time is.
+            'cpu_seconds': cpu,
+            'cpu_seconds_median': {k: round(statistics.median(v), 2) for k, v in cpu.items()},
+            'cpu_base_over_this': round(
+                statistics.median(cpu['base']) / statistics.median(cpu['this']), 2
+            ),
             'episode_fixed_cost_seconds_median': fixed_median,
             'episode_fixed_cost_seconds_p90': {
                 k: round(sorted(v)[int(0.9 * (len(v) - 1))], 3) if v else None
