@@ -70,7 +70,8 @@ from visualization_msgs.msg import MarkerArray
 from harness_kernel.api_table import API, enabled_names
 from harness_kernel.bounds import ProgramBounds
 from harness_kernel.kernel import Kernel
-from harness_kernel.program_host import ProgramHost
+from harness_kernel.program_host import ProgramHost, program_environment
+from harness_kernel.program_spawner import Spawner
 from harness_kernel.robot_port import Pump
 from harness_kernel.sandbox import Limits
 from harness_msgs.action import RunCell
@@ -306,6 +307,9 @@ class KernelNode(Node):
         # Program processes are started on this one thread, which lives as long as the node:
         # a program process dies with the thread that started it (PR_SET_PDEATHSIG).
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix='program_starter')
+        # Forks each episode's program process with its modules imported (started on the
+        # starter thread, at the first episode): ~13 ms a program instead of ~120.
+        self._spawner = Spawner(program_environment(None))
         self._ahead: tuple[ProgramHost, Future] | None = None
         self._hosts = 0
         # Served on a node of its own: called every tick of an execution with program code
@@ -327,7 +331,7 @@ class KernelNode(Node):
         # kill could neither signal the next one nor read its files.
         uid = PROGRAM_UID_BASE + self.domain + PROGRAM_UID_STRIDE * ((self._hosts + 1) % 2)
         limits = Limits(c.program_memory_mb, c.program_file_size_mb, c.program_open_files)
-        return ProgramHost(workspace, uid, limits, self.api, self.doc_values)
+        return ProgramHost(workspace, uid, limits, self.api, self.doc_values, self._spawner)
 
     def prepare(self, workspace: Path) -> None:
         """Start the next episode's program process in `workspace` now (on the starter thread;
@@ -424,6 +428,7 @@ class KernelNode(Node):
         self.end()
         self._discard_ahead()
         self._starter.shutdown(wait=True)
+        self._spawner.close()
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()

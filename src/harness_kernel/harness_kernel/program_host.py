@@ -4,12 +4,10 @@ output pipe, freeze it between cells, interrupt it, kill it. No ROS here."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -21,6 +19,7 @@ from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import ClaimAnswer, Grip, LocatedObject, SceneReport
 
 from harness_kernel.channel import Channel, ChannelError, Codec
+from harness_kernel.program_spawner import SpawnedProcess, Spawner, SpawnerError
 from harness_kernel.sandbox import Limits
 
 # What the kernel sends the program, and what the program may send back.
@@ -66,8 +65,26 @@ def program_packages() -> list[str]:
     return sorted({os.path.realpath(p) for m in modules for p in m.__path__})
 
 
+def program_environment(workspace: Path | None) -> dict[str, str]:
+    """The program process's whole environment (HOME is its workspace)."""
+    env = {k: os.environ[k] for k in PASSED if k in os.environ}
+    env.update(
+        PATH='/usr/bin:/bin',
+        HOME=str(workspace or os.sep),
+        PYTHONPATH=os.environ.get('PYTHONPATH', ''),
+        PYTHONDONTWRITEBYTECODE='1',
+        OPENBLAS_NUM_THREADS='1',
+        OMP_NUM_THREADS='1',
+        MKL_NUM_THREADS='1',
+        **ROS_WHEELS_BOOTSTRAPPED,
+    )
+    return env
+
+
 class ProgramHost:
-    """One program process at a time; `start()` again after it died or was killed."""
+    """One program process at a time; `start()` again after it died or was killed. It is
+    forked by `spawner` (a kernel's, shared by its episodes' hosts), or by a spawner of the
+    host's own, ended with its process."""
 
     def __init__(
         self,
@@ -76,13 +93,16 @@ class ProgramHost:
         limits: Limits,
         api: list[str] | None,
         doc_values: dict,
+        spawner: Spawner | None = None,
     ) -> None:
         self.workspace = Path(workspace)
         self.uid = uid
         self.limits = limits
         self.api = api
         self.doc_values = doc_values
-        self.process: subprocess.Popen | None = None
+        self.spawner = spawner
+        self._own_spawner: Spawner | None = None
+        self.process: SpawnedProcess | None = None
         self.channel: Channel | None = None
         self.output_fd = -1
         self.sandbox: dict = {}
@@ -96,17 +116,7 @@ class ProgramHost:
         self.workspace.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair()
         out_r, out_w = os.pipe()
-        env = {k: os.environ[k] for k in PASSED if k in os.environ}
-        env.update(
-            PATH='/usr/bin:/bin',
-            HOME=str(self.workspace),
-            PYTHONPATH=os.environ.get('PYTHONPATH', ''),
-            PYTHONDONTWRITEBYTECODE='1',
-            OPENBLAS_NUM_THREADS='1',
-            OMP_NUM_THREADS='1',
-            MKL_NUM_THREADS='1',
-            **ROS_WHEELS_BOOTSTRAPPED,
-        )
+        env = program_environment(self.workspace)
         config = {
             'channel': theirs.fileno(),
             'workspace': str(self.workspace),
@@ -117,16 +127,15 @@ class ProgramHost:
             'api': self.api,
             'doc_values': self.doc_values,
         }
+        spawner = self.spawner
+        if spawner is None:
+            spawner = self._own_spawner = self._own_spawner or Spawner(program_environment(None))
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, '-m', 'harness_kernel.program', json.dumps(config)],
-                env=env,
-                cwd=self.workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=out_w,
-                pass_fds=(theirs.fileno(),),
-            )
+            self.process = spawner.spawn(config, env, theirs.fileno(), out_w)
+        except SpawnerError as exc:
+            os.close(out_r)
+            ours.close()
+            raise ProgramStartError(str(exc)) from None
         finally:
             theirs.close()
             os.close(out_w)
@@ -217,10 +226,12 @@ class ProgramHost:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.process.pid, signal.SIGCONT)
-            deadline = time.monotonic() + 10
-            while self.process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.005)
+                self.process.send_signal(signal.SIGCONT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(10)
+        if self._own_spawner is not None:
+            self._own_spawner.close()
+            self._own_spawner = None
         if self.channel is not None:
             self.channel.sock.close()
             self.channel = None

@@ -1,0 +1,106 @@
+"""The program spawner forks each program process: a child sees nothing of the spawner or of
+the programs before it, and dies with the spawner."""
+
+import os
+import signal
+import time
+
+import pytest
+from conftest import DOC_VALUES, ScriptedRobot
+from harness_kernel.kernel import Kernel
+from harness_kernel.program_host import ProgramHost, program_environment
+from harness_kernel.program_spawner import CHANNEL_FD, Spawner
+from harness_kernel.sandbox import Limits
+
+
+def gone(pid: int) -> bool:
+    """`pid` ended (a zombie that no one reaped yet counts as ended)."""
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture
+def spawner():
+    made = Spawner(program_environment(None))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def start(tmp_path, spawner):
+    """start(name): a kernel core whose program process `spawner` forked, in workspace `name`."""
+    kernels = []
+
+    def make(name='ws'):
+        robot = ScriptedRobot()
+        uid = 61090 + len(kernels) % 2  # successive programs' uids differ, as a station's do
+        host = ProgramHost(tmp_path / name, uid, Limits(), None, DOC_VALUES, spawner)
+        kernel = Kernel(robot, host, 5.0, 20.0, 0.765, 0.2, None, lambda _r: None)
+        robot.kernel = kernel
+        kernel.start()
+        kernels.append(kernel)
+        return kernel
+
+    yield make
+    for kernel in kernels:
+        kernel.close()
+
+
+def test_a_child_holds_only_its_own_descriptors(start):
+    kernel = start()
+    r = kernel.run_cell(
+        'import os\n'
+        'def is_open(fd):\n'
+        '    try:\n        os.fstat(fd)\n        return True\n'
+        '    except OSError:\n        return False\n'
+        'print(sorted(fd for fd in range(1024) if is_open(fd)))'
+    )
+    # stdin, stdout, stderr and the channel: not the spawner's socket or its wake-up pipe
+    assert r.output.strip() == str([0, 1, 2, CHANNEL_FD]), r.output
+
+
+def test_a_child_starts_where_a_started_process_would(start, tmp_path):
+    kernel = start('here')
+    r = kernel.run_cell(
+        'import os, sys\nprint(os.getcwd(), os.environ["HOME"], sys.path[0], sys.argv)'
+    )
+    workspace = str(tmp_path / 'here')
+    assert r.output.split() == [workspace, workspace, workspace, "['harness-program']"], r.output
+
+
+def test_successive_children_share_nothing(start):
+    first = start('one')
+    assert first.run_cell('secret = 42\nprint(secret)').output.strip() == '42'
+    first.close()
+    second = start('two')
+    r = second.run_cell("print('secret' in globals())")
+    assert r.output.strip() == 'False', r.output
+    assert second.host.pid != first.host.pid
+
+
+def test_the_exit_is_reported_by_the_spawner(start):
+    kernel = start()
+    host = kernel.host
+    pid = host.pid
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while host.alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not host.alive()
+    assert host.exit_description() == 'killed by SIGKILL'
+
+
+def test_children_die_with_the_spawner_and_a_new_one_serves(start, spawner):
+    kernel = start('a')
+    pid = kernel.host.pid
+    spawner.process.kill()
+    deadline = time.monotonic() + 10
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert gone(pid)  # PR_SET_PDEATHSIG
+    assert not kernel.host.alive()
+    again = start('b')  # the spawner is started again
+    assert again.run_cell('print(6 * 7)').output.strip() == '42'
