@@ -53,9 +53,17 @@ def children_cpu_seconds() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
-    """One `harness bench` in `tree`; its bench.json, with the CPU seconds its processes used
-    (all of them, on every core) as `cpu_seconds`."""
+def set_up(tree: Path) -> None:
+    """`tree`'s set-up, done now if its stamps say so (the first `./harness` command of a
+    changed checkout builds it), so that no bench's CPU seconds include a build."""
+    subprocess.run(
+        [str(tree / 'harness'), '--help'], cwd=tree, check=True, stdout=subprocess.DEVNULL
+    )
+
+
+def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> tuple[dict, float]:
+    """One `harness bench` in `tree`: its bench.json, and the CPU seconds its processes used
+    (all of them, on every core)."""
     command = [str(tree / 'harness'), 'bench', '--model', 'scripted']
     if args.jobs:
         command += ['--jobs', str(args.jobs)]
@@ -70,7 +78,7 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> dict:
     subprocess.run(command, cwd=tree, check=True, stdout=sys.stderr)
     cpu = children_cpu_seconds() - before
     (found,) = out.glob('*/bench.json')
-    return json.loads(found.read_text()) | {'cpu_seconds': round(cpu, 2)}
+    return json.loads(found.read_text()), round(cpu, 2)
 
 
 def shared_tasks(*trees: Path) -> list[str]:
@@ -143,6 +151,7 @@ def main() -> None:
         parser.error(f'{base_tree} is not a checkout of this repository (no ./harness)')
     args.tasks = args.tasks or shared_tasks(base_tree, ROOT)
     for tree in (base_tree, ROOT):
+        set_up(tree)
         compile_sources(tree)
     walls: dict[str, list[float]] = {'base': [], 'this': []}
     cpu: dict[str, list[float]] = {'base': [], 'this': []}
@@ -155,9 +164,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix='perf-bench-') as scratch:
         for n in range(args.rounds):
             for name, tree in (('base', base_tree), ('this', ROOT)):
-                bench = run_bench(tree, Path(scratch) / f'{name}-{n}', args)
+                bench, cpu_seconds = run_bench(tree, Path(scratch) / f'{name}-{n}', args)
                 walls[name].append(bench['timing']['bench_wall_seconds'])
-                cpu[name].append(bench['cpu_seconds'])
+                cpu[name].append(cpu_seconds)
                 tables[name].append(results(bench))
                 successes[name].append(sum(1 for e in bench['episodes'] if e.get('success')))
                 summaries = (Path(scratch) / f'{name}-{n}').glob('*/episodes/*/*/summary.json')
