@@ -1,8 +1,9 @@
 """The program process: untrusted code's home for one episode.
 
-Started by the kernel node as `python -m harness_kernel.program CONFIG_JSON` with one
-inherited socket (the channel) and stdout/stderr on a pipe the kernel node reads and clips.
-It imports everything it needs, sandboxes itself (harness_kernel.sandbox), reports ready, and
+Forked by the kernel node's program spawner (program_spawner.py, which imported this module),
+or started as `python -m harness_kernel.program CONFIG_JSON`, with one inherited socket (the
+channel) and stdout/stderr on a pipe the kernel node reads and clips. It imports everything it
+needs, sandboxes itself (harness_kernel.sandbox), reports ready, and
 then runs the cells the kernel sends, one at a time, in one persistent namespace. It has no
 ROS, no network and no way to start processes or threads; everything that touches the robot
 is a request over the channel.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import socket
 import sys
@@ -55,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     except (IsolationError, OSError) as exc:
         channel.send({'op': 'ready', 'error': str(exc)})
         return 2
+    # A program imports the modules it wrote in its workspace, once it cannot harm anything:
+    # nothing of the workspace was importable before the sandbox (the spawner runs with -P).
+    if sys.path[:1] != [os.getcwd()]:
+        sys.path.insert(0, os.getcwd())
     signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout))
     signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout))
     doc_values = dict(config.get('doc_values') or {})

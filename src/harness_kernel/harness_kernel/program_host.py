@@ -203,7 +203,7 @@ class ProgramHost:
     def freeze(self) -> None:
         """Stop every thread of the program (between cells nothing of it runs)."""
         if self.alive() and not self.frozen:
-            os.kill(self.pid, signal.SIGSTOP)
+            self._signal(signal.SIGSTOP)
             self.frozen = True
             # SIGSTOP is delivered asynchronously: frozen means stopped, so wait until it is.
             deadline = time.monotonic() + FREEZE_WAIT_S
@@ -212,13 +212,17 @@ class ProgramHost:
 
     def thaw(self) -> None:
         if self.alive() and self.frozen:
-            os.kill(self.pid, signal.SIGCONT)
+            self._signal(signal.SIGCONT)
         self.frozen = False
 
     def interrupt(self, sig: signal.Signals) -> None:
         if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, sig)
+            self._signal(sig)
+
+    def _signal(self, sig: int) -> None:
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):  # it has just ended
+                self.process.send_signal(sig)
 
     def stop(self) -> None:
         """Kill the process (if any) and close the channel and the pipe."""
@@ -229,6 +233,7 @@ class ProgramHost:
                 self.process.send_signal(signal.SIGCONT)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(10)
+            self.process.close()
         if self._own_spawner is not None:
             self._own_spawner.close()
             self._own_spawner = None

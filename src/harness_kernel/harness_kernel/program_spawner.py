@@ -7,29 +7,36 @@ one every episode. The spawner pays that once: it imports what the program proce
 then forks a child per request, which goes on exactly as `python -m harness_kernel.program`
 would (harness_kernel.program.main: it sandboxes itself, reports ready, runs cells). The
 spawner runs no program code and holds nothing of an episode: a request carries the config,
-the channel and the output pipe, and once the child has them the spawner closes its copies.
+the environment, the channel and the output pipe, and once the child has them the spawner
+closes its copies.
 
 In the child, before any of the program's own code runs: every descriptor but stdin (/dev/null),
 stdout and stderr (the output pipe) and the channel (moved to descriptor 3) is closed, the
-spawner's socket among them; the environment is the request's, the working directory and the
-first entry of sys.path are the workspace (as for `-m` started there). Python's `random` draws
-a new seed in each child (CPython's fork hook); numpy's global generator starts where the
-spawner left it, unused, in every child alike.
+spawner's socket among them; the environment and the working directory are the request's, and
+numpy's and Python's global random generators draw new seeds, as in a process of its own. The
+spawner runs with `-P` (no working directory on sys.path): program.main puts the workspace
+first on sys.path once the sandbox is on, so no file a program wrote is imported before.
+What a child shares with its siblings: the spawner's interpreter settings (read from the same
+environment, less HOME), its string hash seed and its memory layout.
 
-The spawner is started by the kernel node's program starter thread and dies with it
-(PR_SET_PDEATHSIG), and its children die with it. It never starts a thread (a fork copies only
-the forking one; OPENBLAS_NUM_THREADS=1 keeps numpy's library to one).
+The spawner dies with the thread that started it (PR_SET_PDEATHSIG: a thread of the kernel's
+Spawner handle, which lives as long as it), and its children with it. It never starts a
+thread (a fork copies only the forking one; OPENBLAS_NUM_THREADS=1 keeps numpy's library to
+one) and ignores SIGINT (a Ctrl-C to the process group is the kernel's to act on).
 
 Protocol on the socket (a Unix socket pair of packets, one JSON object each, at most 64 KB): the
 kernel sends {"config": ..., "env": ...} with two descriptors (the channel, the output pipe's
-write end) and gets {"pid": N} or {"error": "..."}; the spawner sends {"exit": N, "code": C}
-when a child ends (C as subprocess gives it: negative for a signal).
+write end) and gets {"pid": N} with the child's pidfd (the kernel signals and watches the child
+through it, never by a pid that may be another process's by then) or {"error": "..."}; the
+spawner sends {"exit": N, "code": C} when a child ends (C as subprocess gives it: negative for
+a signal).
 
-    python -m harness_kernel.program_spawner FD
+    python -P -m harness_kernel.program_spawner SOCKET_FD KERNEL_PID
 """
 
 from __future__ import annotations
 
+import array
 import atexit
 import contextlib
 import ctypes
@@ -43,10 +50,12 @@ import sys
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 MESSAGE_BYTES = 65536
 CHANNEL_FD = 3  # the channel's descriptor in a child (the program process's config says it)
 ANSWER_S = 30.0  # how long the kernel waits for the spawner to answer a request (it forks)
+EXIT_REPORT_S = 5.0  # how long an ended child's exit code may take to be reported
 _PR_SET_PDEATHSIG = 1
 
 
@@ -72,7 +81,7 @@ def serve(sock: socket.socket) -> int:
         if sock not in ready:
             continue
         try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, MESSAGE_BYTES, 2)
+            data, fds = _receive_packet(sock, 2)
         except OSError:
             return 0
         if not data:
@@ -92,10 +101,21 @@ def serve(sock: socket.socket) -> int:
             _send(sock, {'error': f'{type(exc).__name__}: {exc}'})
             continue
         if pid == 0:
-            os._exit(_child(sock, (wake_r, wake_w), request, parent, *fds))
+            code = 1
+            try:
+                code = _child(sock, (wake_r, wake_w), request, parent, *fds)
+            finally:
+                os._exit(code)
         for fd in fds:
             os.close(fd)
-        _send(sock, {'pid': pid})
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as exc:  # (it exists until reaped here, so this is not its exit)
+            os.kill(pid, signal.SIGKILL)
+            _send(sock, {'error': f'no pidfd for the program process: {exc}'})
+            continue
+        _send(sock, {'pid': pid}, [pidfd])
+        os.close(pidfd)
 
 
 def _report_exits(sock: socket.socket) -> None:
@@ -109,9 +129,22 @@ def _report_exits(sock: socket.socket) -> None:
         _send(sock, {'exit': pid, 'code': os.waitstatus_to_exitcode(status)})
 
 
-def _send(sock: socket.socket, message: dict) -> None:
+def _receive_packet(sock: socket.socket, max_fds: int, flags: int = 0) -> tuple[bytes, list[int]]:
+    """One packet and the descriptors it carries (socket.recv_fds of Python 3.11 drops its
+    flags argument)."""
+    fds = array.array('i')
+    data, ancillary, _flags, _addr = sock.recvmsg(
+        MESSAGE_BYTES, socket.CMSG_LEN(max_fds * fds.itemsize), flags
+    )
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    return data, list(fds)
+
+
+def _send(sock: socket.socket, message: dict, fds: list[int] | None = None) -> None:
     with contextlib.suppress(OSError):  # the kernel went away: the next receive ends the loop
-        sock.send(json.dumps(message).encode())
+        socket.send_fds(sock, [json.dumps(message).encode()], fds or [])
 
 
 def _child(
@@ -121,6 +154,7 @@ def _child(
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sock.close()
         for fd in wake:
             os.close(fd)
@@ -133,31 +167,35 @@ def _child(
         os.closerange(CHANNEL_FD + 1, os.sysconf('SC_OPEN_MAX'))
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in (request.get('env') or {}).items()})
-        workspace = str(config['workspace'])
-        os.chdir(workspace)
-        sys.path[0] = workspace  # as `python -m` started in the workspace has it
+        os.chdir(str(config['workspace']))
+        sys.modules['numpy'].random.seed()  # fresh entropy, as a process of its own had
         config['channel'] = CHANNEL_FD
         config['parent'] = parent  # the sandbox checks that it still is (it dies with it)
         code = sys.modules['harness_kernel.program'].main([json.dumps(config)])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+    except SystemExit as exc:  # as the interpreter ends on one
+        code = exc.code
+        if code is not None and not isinstance(code, int):
+            with contextlib.suppress(BaseException):
+                print(code, file=sys.stderr)
+            code = 1
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()
         code = 1
-    with contextlib.suppress(BaseException):
+    with contextlib.suppress(BaseException):  # the program's own, as at an interpreter's end
         atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BaseException):
             stream.flush()
-    return code if isinstance(code, int) else 1
+    return code if isinstance(code, int) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     sock = socket.socket(fileno=int(argv[0]))
-    if os.getppid() == 1:  # the kernel ended before the spawner could follow it
+    if os.getppid() != int(argv[1]):  # the kernel ended before the spawner could follow it
         return 1
     import harness_kernel.program  # noqa: F401 (what every child would import: imported once)
 
@@ -169,48 +207,69 @@ def main(argv: list[str] | None = None) -> int:
 
 class SpawnedProcess:
     """A program process a spawner forked, as much of subprocess.Popen as ProgramHost uses.
-    Its exit code comes from the spawner, which reaps it; a signal is not sent after the exit
-    is known (its pid may be another process's by then)."""
+    Signals go through its pidfd (none reaches another process that took its pid); its exit
+    code comes from the spawner, which reaps it."""
 
-    def __init__(self, spawner: Spawner, pid: int, generation: int) -> None:
+    def __init__(self, spawner: Spawner, pid: int, pidfd: int) -> None:
         self.spawner = spawner
         self.pid = pid
-        self.generation = generation  # of the spawner process that forked it
+        self.pidfd = pidfd
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None:
-            self.returncode = self.spawner.exit_code(self.pid, self.generation)
+        """The exit code once the process has ended (None while it runs); waits up to a
+        moment for the spawner's report of an exit the pidfd shows."""
+        if self.returncode is None and self._ended():
+            self.returncode = self.spawner.exit_code(self.pid)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired(f'program process {self.pid}', timeout or 0.0)
-            self.spawner.wait_message(0.05)
+            if self.pidfd >= 0:
+                select.select([self.pidfd], [], [], 0.05 if left is None else min(left, 0.05))
         return self.returncode  # type: ignore[return-value]
 
     def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, sig)
+        """ProcessLookupError when it has ended."""
+        if self.pidfd < 0:
+            raise ProcessLookupError(self.pid)
+        signal.pidfd_send_signal(self.pidfd, sig)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
+    def close(self) -> None:
+        """Let go of the pidfd (the exit code, once known, stays)."""
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+
+    def _ended(self) -> bool:
+        if self.pidfd < 0:
+            return True
+        readable, _, _ = select.select([self.pidfd], [], [], 0.0)
+        return bool(readable)
+
 
 class Spawner:
-    """The kernel's handle on its spawner process, started on first use (on the thread that
-    calls `spawn`, which it dies with) and again if it died. Thread-safe."""
+    """The kernel's handle on its spawner process, started on first use and again if it
+    died, always on a thread of this handle's own (the spawner dies with it). Thread-safe; no
+    lock is held while a spawner is waited for, so signalling and polling programs never wait
+    on it."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.env = dict(env)
         self.process: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
-        self._lock = threading.Lock()
-        self._generation = 0  # spawner processes started
-        self._exits: dict[int, int] = {}
-        self._replies: list[dict] = []
+        self._spawning = threading.Lock()  # one request at a time
+        self._lock = threading.Lock()  # the socket's reads and what they filled in
+        self._exits: dict[int, list[int]] = {}  # by pid, in the order reported
+        self._replies: list[tuple[dict, list[int]]] = []
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix='program_spawner')
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -218,76 +277,82 @@ class Spawner:
     def spawn(self, config: dict, env: dict[str, str], channel: int, out: int) -> SpawnedProcess:
         """Fork a program process with `config` (program.main's), its environment `env`, the
         channel and the output pipe's write end (the caller closes its own copies)."""
-        with self._lock:
+        request = json.dumps({'config': config, 'env': env}).encode()
+        if len(request) > MESSAGE_BYTES:
+            raise SpawnerError(f'a spawn request of {len(request)} bytes (at most {MESSAGE_BYTES})')
+        with self._spawning:
             if not self.alive():
-                self._start()
-            assert self.sock is not None
-            request = json.dumps({'config': config, 'env': env}).encode()
-            if len(request) > MESSAGE_BYTES:
-                raise SpawnerError(
-                    f'a spawn request of {len(request)} bytes (at most {MESSAGE_BYTES})'
-                )
+                self._starter.submit(self._start).result()
+            sock = self.sock
+            assert sock is not None
             deadline = time.monotonic() + ANSWER_S
             try:
-                socket.send_fds(self.sock, [request], [channel, out])
-                while not self._replies:
+                socket.send_fds(sock, [request], [channel, out])
+                while True:
+                    with self._lock:
+                        if self._replies:
+                            reply, fds = self._replies.pop(0)
+                            break
                     if time.monotonic() > deadline:
                         raise OSError(f'no answer in {ANSWER_S:g} s')
-                    self._read(ANSWER_S)
+                    self._receive(sock, 0.05)
             except OSError as exc:
-                self.process.kill()  # (a spawner that does not answer is started again)
+                with contextlib.suppress(OSError):
+                    self.process.kill()  # type: ignore[union-attr] (started again next time)
                 raise SpawnerError(f'the program spawner did not answer: {exc}') from None
-            reply = self._replies.pop(0)
-            generation = self._generation
-        if 'pid' not in reply:
+        if 'pid' not in reply or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
             raise SpawnerError(f'the program spawner could not fork: {reply.get("error")}')
-        return SpawnedProcess(self, int(reply['pid']), generation)
+        return SpawnedProcess(self, int(reply['pid']), fds[0])
 
-    def exit_code(self, pid: int, generation: int) -> int | None:
-        """`pid`'s exit code if the spawner reported it (messages waiting are read first)."""
-        with self._lock:
-            if generation != self._generation:  # that spawner ended, and its children with it
+    def exit_code(self, pid: int) -> int:
+        """The exit code of `pid`, a child that has ended (its pidfd said so): the spawner's
+        report, read when it comes (-SIGKILL if the spawner is gone without one: its children
+        died with it)."""
+        deadline = time.monotonic() + EXIT_REPORT_S
+        while True:
+            with self._lock:
+                if self._exits.get(pid):
+                    return self._exits[pid].pop(0)
+            sock = self.sock
+            if sock is None or not self.alive() or time.monotonic() > deadline:
                 return -signal.SIGKILL
-            if pid not in self._exits and self.sock is not None:
-                with contextlib.suppress(OSError):
-                    self._read(0.0)
-            if pid in self._exits:
-                return self._exits[pid]
-            if not self.alive():  # its children died with it (PR_SET_PDEATHSIG)
-                return -signal.SIGKILL
-            return None
-
-    def wait_message(self, timeout: float) -> None:
-        with self._lock:
-            if self.sock is not None:
-                with contextlib.suppress(OSError):
-                    self._read(timeout)
+            self._receive(sock, 0.01)
 
     def close(self) -> None:
         """End the spawner (and so its children)."""
-        with self._lock:
-            if self.sock is not None:
-                self.sock.close()
-                self.sock = None
-            if self.process is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.kill()
-                self.process.wait()
+        with self._spawning:
+            self._stop()
+        self._starter.shutdown(wait=True)
 
-    def _start(self) -> None:
+    def _stop(self) -> None:
         if self.sock is not None:
             self.sock.close()
+            self.sock = None
         if self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             self.process.wait()
+
+    def _start(self) -> None:
+        """On this handle's thread: a new spawner process (the last one ended first)."""
+        self._stop()
+        with self._lock:
+            for _reply, fds in self._replies:
+                for fd in fds:
+                    os.close(fd)
+            self._exits, self._replies = {}, []
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = [sys.executable, '-P', '-m', 'harness_kernel.program_spawner']
         try:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'harness_kernel.program_spawner', str(theirs.fileno())],
+                [*command, str(theirs.fileno()), str(os.getpid())],
                 env=self.env,
                 cwd=os.sep,
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),),
             )
         except OSError as exc:
@@ -295,25 +360,30 @@ class Spawner:
             raise SpawnerError(f'the program spawner did not start: {exc}') from None
         finally:
             theirs.close()
-        self.sock, self._exits, self._replies = ours, {}, []
-        self._generation += 1
+        self.sock = ours
 
-    def _read(self, timeout: float | None) -> None:
-        """Read what the spawner sent (waiting up to `timeout`, None: until something comes)."""
-        assert self.sock is not None
-        ready, _, _ = select.select([self.sock], [], [], timeout)
+    def _receive(self, sock: socket.socket, timeout: float) -> None:
+        """Wait up to `timeout` for the spawner's packets (no lock held), then read what
+        came."""
+        try:
+            ready, _, _ = select.select([sock], [], [], timeout)
+        except (OSError, ValueError):  # closed meanwhile: the caller sees the spawner gone
+            return
         if not ready:
             return
-        while ready:
-            packet = self.sock.recv(MESSAGE_BYTES)
-            if not packet:
-                raise OSError('the program spawner ended')
-            message = json.loads(packet)
-            if 'exit' in message:
-                self._exits[int(message['exit'])] = int(message['code'])
-            else:
-                self._replies.append(message)
-            ready, _, _ = select.select([self.sock], [], [], 0.0)
+        with self._lock:
+            while True:
+                try:
+                    data, fds = _receive_packet(sock, 1, socket.MSG_DONTWAIT)
+                except (OSError, ValueError):  # none waiting (BlockingIOError), or closed
+                    return
+                if not data:
+                    return  # the spawner ended: alive() says so
+                message = json.loads(data)
+                if 'exit' in message:
+                    self._exits.setdefault(int(message['exit']), []).append(int(message['code']))
+                else:
+                    self._replies.append((message, fds))
 
 
 if __name__ == '__main__':

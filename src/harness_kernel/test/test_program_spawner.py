@@ -104,3 +104,34 @@ def test_children_die_with_the_spawner_and_a_new_one_serves(start, spawner):
     assert not kernel.host.alive()
     again = start('b')  # the spawner is started again
     assert again.run_cell('print(6 * 7)').output.strip() == '42'
+
+
+def test_packages_a_program_plants_are_not_what_its_next_process_imports(start, tmp_path):
+    kernel = start('planted')
+    kernel.run_cell(
+        'import os\n'
+        "for name in ('harness_kernel', 'numpy'):\n"
+        '    os.makedirs(name, exist_ok=True)\n'
+        "    open(f'{name}/__init__.py', 'w').write('raise SystemExit(\"planted\")')\n"
+        'os.kill(os.getpid(), 9)'
+    )
+    r = kernel.run_cell(
+        'import harness_kernel, numpy\nprint(harness_kernel.__file__, numpy.__file__)'
+    )
+    assert 'planted' not in r.output and str(tmp_path) not in r.output, r.output
+    assert r.status == 'ok', r.output
+    # its own modules are importable once it is sandboxed
+    r = kernel.run_cell("open('mine.py', 'w').write('X = 5')\nimport mine\nprint(mine.X)")
+    assert r.output.strip().endswith('5'), r.output
+
+
+def test_each_program_draws_its_own_random_numbers(start):
+    draws = []
+    for name in ('one', 'two'):
+        kernel = start(name)
+        code = (
+            'import numpy as np, random\nprint(np.random.randint(1 << 30), random.getrandbits(30))'
+        )
+        draws.append(kernel.run_cell(code).output.split())
+        kernel.close()
+    assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1], draws
