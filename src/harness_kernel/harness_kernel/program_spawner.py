@@ -316,9 +316,15 @@ class Spawner:
                 if self._exits.get(pid):
                     return self._exits[pid].pop(0)
             sock = self.sock
-            if sock is None or not self.alive() or time.monotonic() > deadline:
+            if sock is None:
                 return -signal.SIGKILL
-            self._receive(sock, 0.01)
+            gone = not self.alive()  # what it sent before it ended is still read
+            self._receive(sock, 0.0 if gone else 0.01)
+            with self._lock:
+                if self._exits.get(pid):
+                    return self._exits[pid].pop(0)
+            if gone or time.monotonic() > deadline:
+                return -signal.SIGKILL
 
     def close(self) -> None:
         """End the spawner (and so its children)."""
