@@ -288,14 +288,18 @@ class Spawner:
             deadline = time.monotonic() + ANSWER_S
             try:
                 socket.send_fds(sock, [request], [channel, out])
+                gone = False
                 while True:
                     with self._lock:
                         if self._replies:
                             reply, fds = self._replies.pop(0)
                             break
+                    if gone:
+                        raise OSError('it ended')
                     if time.monotonic() > deadline:
                         raise OSError(f'no answer in {ANSWER_S:g} s')
-                    self._receive(sock, 0.05)
+                    gone = not self.alive()  # what it sent before it ended is still read
+                    self._receive(sock, 0.0 if gone else 0.05)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     self.process.kill()  # type: ignore[union-attr] (started again next time)
