@@ -304,8 +304,8 @@ class KernelNode(Node):
         self.refusal = ''  # why this kernel serves no other episode (end's answer), once said
         self.log = EpisodeLog(None)  # the running episode's
         self.output = ProcessOutput() if warm else None
-        # Program processes are started on this one thread, which lives as long as the node:
-        # a program process dies with the thread that started it (PR_SET_PDEATHSIG).
+        # Program processes are started on this one thread (the next episode's while the last
+        # one ends); the spawner that forks them dies with the node (PR_SET_PDEATHSIG).
         self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix='program_starter')
         # Forks each episode's program process with its modules imported (started at the
         # first episode): ~13-20 ms a program instead of ~120.

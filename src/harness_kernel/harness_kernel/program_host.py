@@ -128,8 +128,8 @@ class ProgramHost:
             'doc_values': self.doc_values,
         }
         spawner = self.spawner
-        if spawner is None:
-            spawner = self._own_spawner = self._own_spawner or Spawner(program_environment(None))
+        if spawner is None:  # (stop() above ended the last one of its own)
+            spawner = self._own_spawner = Spawner(program_environment(None))
         try:
             self.process = spawner.spawn(config, env, theirs.fileno(), out_w)
         except SpawnerError as exc:

@@ -50,13 +50,16 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 MESSAGE_BYTES = 65536
 CHANNEL_FD = 3  # the channel's descriptor in a child (the program process's config says it)
 ANSWER_S = 30.0  # how long the kernel waits for the spawner to answer a request (it forks)
 EXIT_REPORT_S = 5.0  # how long an ended child's exit code may take to be reported
 _PR_SET_PDEATHSIG = 1
+T = TypeVar('T')
 
 
 class SpawnerError(RuntimeError):
@@ -285,25 +288,16 @@ class Spawner:
                 self._starter.submit(self._start).result()
             sock = self.sock
             assert sock is not None
-            deadline = time.monotonic() + ANSWER_S
             try:
                 socket.send_fds(sock, [request], [channel, out])
-                gone = False
-                while True:
-                    with self._lock:
-                        if self._replies:
-                            reply, fds = self._replies.pop(0)
-                            break
-                    if gone:
-                        raise OSError('it ended')
-                    if time.monotonic() > deadline:
-                        raise OSError(f'no answer in {ANSWER_S:g} s')
-                    gone = not self.alive()  # what it sent before it ended is still read
-                    self._receive(sock, 0.0 if gone else 0.05)
+                answer = self._wait_for(sock, self._take_reply, ANSWER_S)
+                if answer is None:
+                    raise OSError('it ended' if not self.alive() else f'none in {ANSWER_S:g} s')
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     self.process.kill()  # type: ignore[union-attr] (started again next time)
                 raise SpawnerError(f'the program spawner did not answer: {exc}') from None
+        reply, fds = answer
         if 'pid' not in reply or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
@@ -314,21 +308,32 @@ class Spawner:
         """The exit code of `pid`, a child that has ended (its pidfd said so): the spawner's
         report, read when it comes (-SIGKILL if the spawner is gone without one: its children
         died with it)."""
-        deadline = time.monotonic() + EXIT_REPORT_S
+        if self.sock is None:
+            return -signal.SIGKILL
+        code = self._wait_for(self.sock, lambda: self._take_exit(pid), EXIT_REPORT_S)
+        return -signal.SIGKILL if code is None else code
+
+    def _take_reply(self) -> tuple[dict, list[int]] | None:
+        return self._replies.pop(0) if self._replies else None
+
+    def _take_exit(self, pid: int) -> int | None:
+        return self._exits[pid].pop(0) if self._exits.get(pid) else None
+
+    def _wait_for(
+        self, sock: socket.socket, take: Callable[[], T | None], limit: float
+    ) -> T | None:
+        """What `take()` (called under the lock) gives once it gives something, reading the
+        spawner's packets meanwhile; None once the spawner has ended or `limit` seconds passed
+        without it (what the spawner sent before is read first)."""
+        deadline = time.monotonic() + limit
+        over = False
         while True:
             with self._lock:
-                if self._exits.get(pid):
-                    return self._exits[pid].pop(0)
-            sock = self.sock
-            if sock is None:
-                return -signal.SIGKILL
-            gone = not self.alive()  # what it sent before it ended is still read
-            self._receive(sock, 0.0 if gone else 0.01)
-            with self._lock:
-                if self._exits.get(pid):
-                    return self._exits[pid].pop(0)
-            if gone or time.monotonic() > deadline:
-                return -signal.SIGKILL
+                got = take()
+            if got is not None or over:
+                return got
+            over = not self.alive() or time.monotonic() > deadline
+            self._receive(sock, 0.0 if over else 0.01)
 
     def close(self) -> None:
         """End the spawner (and so its children)."""

@@ -49,6 +49,16 @@ def start(tmp_path, spawner):
         kernel.close()
 
 
+def test_the_spawner_interpreter_starts_once(start, spawner):
+    # The ROS wheels' .pth hook starts a Python without its guard variable again, with the ROS
+    # libraries on LD_LIBRARY_PATH (~20 ms): the spawner's environment has the guard, so the
+    # environment it was started with is the one it runs with.
+    start()
+    with open(f'/proc/{spawner.process.pid}/environ', 'rb') as environ:
+        names = {entry.split(b'=', 1)[0] for entry in environ.read().split(b'\0') if entry}
+    assert b'LD_LIBRARY_PATH' not in names, names
+
+
 def test_a_child_holds_only_its_own_descriptors(start):
     kernel = start()
     r = kernel.run_cell(
