@@ -243,11 +243,6 @@ def close_run(
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
     graph, session = opened.get('graph'), opened.get('session')
-    opened['warming'].join()  # a station still starting is closed below, not left behind
-    opened.pop('warm_error', None)
-    unused = opened.pop('warm', None)  # started for a first tool call that never came
-    if unused is not None:
-        unused.__exit__(None, None, None)
     never_started = graph is None and not holder.error  # the client called no tool
     summary: dict = {
         **goal,
@@ -281,6 +276,13 @@ def close_run(
     summary['wall_seconds'] = round(time.monotonic() - started, 2)
     run.summary(summary)
     run.event({'type': 'end', 'status': summary['status'], 'detail': summary.get('detail', '')})
+    # A station started for a first tool call that never came is stopped only now: under load
+    # it may still be starting, and the client kills the server 2 s after leaving.
+    opened['warming'].join()  # a station still starting is closed here, not left behind
+    opened.pop('warm_error', None)
+    unused = opened.pop('warm', None)
+    if unused is not None:
+        unused.__exit__(None, None, None)
     if graph is not None:
         with contextlib.suppress(Exception):
             graph.stop_kernel()
