@@ -5,7 +5,6 @@ process), and the recorder in its own. Implements the episode's `EpisodeStation`
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from harness_bench.tasks import TASKS
 from harness_driver.driver_node import DriverNode, GraphError
 from harness_driver.episode_types import EpisodeStart
 from harness_recording.bag import episode_topics
+from harness_recording.recording_notes import RECORDER_OUTPUT, judge_recording, recorder_report
 from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import load_config
@@ -33,50 +33,6 @@ from harness_bringup.processes import child_environment, wait_or_kill
 from harness_bringup.program_workspace import collect_program_workspace, new_program_workspace
 from harness_bringup.station_graph import GraphStartError, StationGraph
 from harness_types import names
-
-
-def recorder_report(output: Path) -> dict | None:
-    """The recorder's closing report (its `recorded {...}` line), or None without one."""
-    try:
-        lines = output.read_text().splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if line.startswith('recorded '):
-            try:
-                return json.loads(line[len('recorded ') :])
-            except ValueError:
-                return None
-    return None
-
-
-def judge_recording(
-    notes: dict, report: dict | None, complete: bool, code: int | None = None
-) -> dict:
-    """`notes` (the summary's) with what became of an episode's bag: its recorder's closing
-    `report`, whether it finished in time (`complete`), and its process's exit `code` (None:
-    it runs on; a signal's is negative)."""
-    problems = []
-    if code:
-        problems.append(f'the recorder ended with {"signal " + str(-code) if code < 0 else code}')
-    if report is None:
-        problems.append('it did not report closing the bag')
-    elif not report.get('ended'):
-        problems.append("it did not see the episode's end event")
-    if not complete:
-        problems.append('it did not finish in time')
-    if report is not None and report.get('write_errors'):
-        problems.append(f'{report["write_errors"]} messages could not be written')
-    if problems:
-        notes.pop('bag', None)
-        notes['bag_incomplete'] = True
-        notes['bag_error'] = '; '.join(problems) + ': the bag is incomplete'
-    elif report.get('refused') or report.get('malformed_events'):
-        notes['bag_refused'] = {
-            'messages_from_outside_the_graph': report.get('refused'),
-            'malformed_events': report.get('malformed_events'),
-        }
-    return notes
 
 
 def _recorder_matched(publishers: list[tuple[Node, Publisher]]) -> bool:
@@ -246,7 +202,7 @@ class EpisodeGraph(StationGraph):
         command = [sys.executable, '-m', 'harness_recording.recorder_node', str(bag)]
         if self.lean:
             command.append('--lean')
-        self._recorder_out = open(bag.with_name('recorder.out'), 'w')  # noqa: SIM115
+        self._recorder_out = open(bag.with_name(RECORDER_OUTPUT), 'w')  # noqa: SIM115
         self.recorder = subprocess.Popen(
             command,
             env=child_environment(self.domain_id),
@@ -268,7 +224,7 @@ class EpisodeGraph(StationGraph):
         while self.driver.events_listeners() < 1:
             if hopeless():
                 raise GraphError(
-                    f'the recorder did not start (see {bag.with_name("recorder.out")})'
+                    f'the recorder did not start (see {bag.with_name(RECORDER_OUTPUT)})'
                 )
             time.sleep(0.02)
         # From here the recorder holds the episode's events, whatever happens next.
@@ -336,7 +292,7 @@ class EpisodeGraph(StationGraph):
             wait_or_kill(self.recorder, 5)
         self._recorder_out.close()
         code, self.recorder = self.recorder.returncode, None
-        report = recorder_report(self.bag.with_name('recorder.out'))
+        report = recorder_report(self.bag.with_name(RECORDER_OUTPUT))
         return judge_recording(self.notes, report, complete, code)
 
     def __exit__(self, *exc) -> None:

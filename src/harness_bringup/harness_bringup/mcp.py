@@ -264,7 +264,7 @@ def close_run(
     if holder.error:
         summary['detail'] = holder.error
     # What a client that kills the server soon after leaving must not lose comes first: the
-    # ground truth, the end event, summary.json; then the kernel, the bag, the report.
+    # ground truth, the end event, summary.json.
     summary['outcome'] = None
     if graph is not None:
         try:
@@ -276,23 +276,26 @@ def close_run(
     summary['wall_seconds'] = round(time.monotonic() - started, 2)
     run.summary(summary)
     run.event({'type': 'end', 'status': summary['status'], 'detail': summary.get('detail', '')})
-    # A station started for a first tool call that never came is stopped only now: under load
-    # it may still be starting, and the client kills the server 2 s after leaving.
+    # Then the bag (its recorder closes it on the end event), the program's files (the kernel
+    # moves them in) and the report; the station last: under load one started for a first
+    # tool call that never came may still be starting, and a stdio client SIGKILLs the server
+    # 4 s after it left.
+    if graph is not None:
+        try:
+            summary |= graph.stop_recording()
+        except Exception as exc:
+            summary['bag_error'] = f'the recording could not be closed: {exc}'
+        run.summary(summary)  # with what became of the bag
+        with contextlib.suppress(Exception):
+            graph.stop_kernel()
+    run.close()
+    # the trials are in <run>/lerobot already (each written when it returned)
+    write_report_safely(run.path, say)
     opened['warming'].join()  # a station still starting is closed here, not left behind
     opened.pop('warm_error', None)
     unused = opened.pop('warm', None)
     if unused is not None:
         unused.__exit__(None, None, None)
     if graph is not None:
-        with contextlib.suppress(Exception):
-            graph.stop_kernel()
-        try:
-            summary |= graph.stop_recording()
-        except Exception as exc:
-            summary['bag_error'] = f'the recording could not be closed: {exc}'
         graph.__exit__(None, None, None)
-        run.summary(summary)  # with what became of the bag
-    run.close()
-    # the trials are in <run>/lerobot already (each written when it returned)
-    write_report_safely(run.path, say)
     say(f'run folder: {run.path}')

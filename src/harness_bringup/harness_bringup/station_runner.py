@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from harness_recording.run_folder import update_summary
+from harness_types.process import end_group
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
 from harness_bringup.passes_folder import remove_noted_passes_folder
@@ -116,7 +117,7 @@ class StationProcess:
             self.process.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=timeout)
-        self.signal(signal.SIGKILL)
+        end_group(self.process.pid)  # a recorder still closing its bag gets to close it
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
         self.process.stdout.close()

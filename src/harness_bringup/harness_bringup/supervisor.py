@@ -22,7 +22,13 @@ import time
 from pathlib import Path
 from typing import IO
 
-from harness_types.process import INVOKED_NS, SET_UP_NS, process_age_s, wrapper_time
+from harness_types.process import (
+    INVOKED_NS,
+    SET_UP_NS,
+    end_group,
+    process_age_s,
+    wrapper_time,
+)
 
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import collect_program_workspace
@@ -123,8 +129,7 @@ def supervised(
                 time.sleep(0.05)
         finally:
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            end_group(pid)
         interrupted = len(seen.times()) > before
         exited = time.time()
         code = _close(Path(folder), base, child.returncode, interrupted, output)
@@ -181,6 +186,18 @@ def _ignore(_signum, _frame) -> None:
     """A signal handler that does nothing."""
 
 
+def _bag_notes(folder: Path) -> dict:
+    """What became of the bag of an episode process that wrote no summary: its recorder,
+    ended by the process's death or by end_group's SIGTERM, says in recorder.out whether it
+    closed the bag and whether the episode's end event is in it. Nothing without a bag."""
+    from harness_recording.recording_notes import RECORDER_OUTPUT, judge_recording, recorder_report
+    from harness_recording.run_folder import BAG
+
+    if not (folder / BAG).is_dir():
+        return {}
+    return judge_recording({'bag': BAG}, recorder_report(folder / RECORDER_OUTPUT), True)
+
+
 def _close(
     folder: Path, base: dict, returncode: int, interrupted: bool, output: IO[str] | None = None
 ) -> int:
@@ -197,23 +214,31 @@ def _close(
         print(f"[harness] the program's files were not moved in: {exc}", file=output, flush=True)
     summary_path = folder / 'summary.json'
     if not summary_path.is_file():
+        from harness_recording.run_folder import read_events
+
+        died = f'the episode process ended ({how}) before it wrote its summary'
+        ended = [e for e in read_events(folder)[-1:] if e.get('type') == 'end']
         summary = {
             **base,
             'status': 'interrupted' if interrupted else 'error',
-            'detail': (
-                f'the episode process ended ({how}) before it wrote its summary'
-                + (' after an interrupt' if interrupted else '')
-            ),
+            'detail': died + (' after an interrupt' if interrupted else ''),
             'written_by': 'supervisor',
         }
+        if ended:  # it had ended the episode: its own end stays the last event, and says how
+            summary['status'] = str(ended[0].get('status') or summary['status'])
+            summary['detail'] = f'{ended[0].get("detail") or summary["status"]}; then {died}'
+        summary |= _bag_notes(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / 'events.jsonl', 'a') as events:
-            events.write(
-                json.dumps(
-                    {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
-                )
-                + '\n'
-            )
+        events = folder / 'events.jsonl'
+        if not ended:
+            end = {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
+            with open(events, 'ab+') as out:  # appends, wherever it last read
+                # a line the death cut short is ended first: the end event is a line of its own
+                size = out.seek(0, os.SEEK_END)
+                if size:
+                    out.seek(size - 1)
+                cut = size > 0 and out.read(1) != b'\n'
+                out.write(b'\n' * cut + json.dumps(end).encode() + b'\n')
         from harness_recording.run_folder import write_summary
 
         write_summary(folder, summary)

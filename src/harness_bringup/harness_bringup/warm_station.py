@@ -33,10 +33,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness_driver.driver_node import GraphError
+from harness_recording.recording_notes import RECORDER_OUTPUT, judge_recording, recorder_report
 from harness_types.config import DriverConfig, GraphConfig
 from harness_types.process import process_stopped
 
-from harness_bringup.episode_graph import EpisodeGraph, judge_recording, recorder_report
+from harness_bringup.episode_graph import EpisodeGraph
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.passes_folder import note_passes_folder
 from harness_bringup.processes import child_environment, wait_or_kill
@@ -112,7 +113,7 @@ class WarmGraph(EpisodeGraph):
         if why:
             return why
         if self.record and (self.recorder is None or self.recorder.poll() is not None):
-            return f'the recorder ended (see {self.folder / "recorder.out"})'
+            return f'the recorder ended (see {self.folder / RECORDER_OUTPUT})'
         return ''
 
     def begin_episode(self, bag: Path | None, driver: DriverConfig | None = None) -> None:
@@ -200,7 +201,7 @@ class WarmGraph(EpisodeGraph):
         command = [sys.executable, '-m', 'harness_recording.recorder_node', '--episodes']
         if self.lean:
             command.append('--lean')
-        self._recorder_log = open(self.folder / 'recorder.out', 'a')  # noqa: SIM115
+        self._recorder_log = open(self.folder / RECORDER_OUTPUT, 'a')  # noqa: SIM115
         self.recorder = subprocess.Popen(
             command,
             env=child_environment(self.domain_id),
@@ -214,7 +215,7 @@ class WarmGraph(EpisodeGraph):
         """Ask the recorder to record into `bag` from now until the episode's end event."""
         if '\n' in str(bag):
             raise GraphError(f'a bag path with a line break cannot be recorded into: {bag!r}')
-        out = bag.with_name('recorder.out')
+        out = bag.with_name(RECORDER_OUTPUT)
         with contextlib.suppress(OSError):
             out.unlink()
         try:
@@ -226,7 +227,7 @@ class WarmGraph(EpisodeGraph):
     def _wait_bag_open(self, bag: Path, timeout: float = RECORDER_OPEN_S) -> None:
         """Wait until the recorder opened `bag` (GraphError when it cannot: the station is
         then replaced, as its recorder is what fails)."""
-        out = bag.with_name('recorder.out')
+        out = bag.with_name(RECORDER_OUTPUT)
         deadline = time.monotonic() + timeout
         while True:
             with contextlib.suppress(OSError):
@@ -244,7 +245,7 @@ class WarmGraph(EpisodeGraph):
         for the next); one that does not is replaced."""
         if self.bag is None or self.recorder is None:
             return {}
-        out = self.bag.with_name('recorder.out')
+        out = self.bag.with_name(RECORDER_OUTPUT)
         deadline = time.monotonic() + timeout
         complete = True
         while recorder_report(out) is None:
@@ -254,29 +255,31 @@ class WarmGraph(EpisodeGraph):
                 break
             time.sleep(0.005)
         code = None
-        if not complete:
-            code = self.recorder.poll()
-            self._replace_recorder()
+        if not complete:  # replaced; stopped first, it closes the bag it holds
+            code = self._end_recorder(stop=True)
+            self._launch_recorder()
         notes = judge_recording(self.notes, recorder_report(out), complete, code)
         self.bag = None
         return notes
 
-    def _replace_recorder(self) -> None:
-        self._end_recorder(kill=True)
-        self._launch_recorder()
-
-    def _end_recorder(self, kill: bool = False) -> None:
+    def _end_recorder(self, stop: bool = False) -> int | None:
+        """End the recorder (its input's end: it leaves the graph in order); `stop`: at once,
+        with SIGTERM (SIGKILL when it is stopped by a signal, or does not end). Its exit code."""
         if self.recorder is None:
-            return
+            return None
         with contextlib.suppress(OSError, ValueError):
-            self.recorder.stdin.close()  # its input's end: it leaves the graph in order
-        if kill:
-            self.recorder.kill()
+            self.recorder.stdin.close()
+        if stop and self.recorder.poll() is None:
+            if process_stopped(self.recorder.pid):
+                self.recorder.kill()
+            else:
+                self.recorder.terminate()
         wait_or_kill(self.recorder, 10)
-        self.recorder = None
+        code, self.recorder = self.recorder.returncode, None
         if self._recorder_log is not None:
             self._recorder_log.close()
             self._recorder_log = None
+        return code
 
     def __exit__(self, *exc) -> None:
         if self.kernel is not None:

@@ -8,6 +8,7 @@ system prompt starts with VERIFIER_MARK) are answered from their own queue.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ class MessagesServer:
         self.requests: list[dict] = []
         self.verifier_requests: list[dict] = []
         self._lock = threading.Lock()
+        # Set when the server closes: a reply still held back by its delay is not sent then
+        # (its handler would otherwise outlive the test and write into a later one's stderr).
+        self._closing = threading.Event()
 
     def _next(self, body: dict) -> Scripted:
         with self._lock:
@@ -78,7 +82,8 @@ class MessagesServer:
                 length = int(self.headers.get('content-length', 0))
                 body = json.loads(self.rfile.read(length))
                 reply = server._next(body)
-                time.sleep(reply.delay)
+                if server._closing.wait(reply.delay):
+                    return
                 if reply.status != 200:
                     kind = {429: 'rate_limit_error', 529: 'overloaded_error'}.get(
                         reply.status, 'api_error'
@@ -130,11 +135,20 @@ class MessagesServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.server = _QuietServer(('127.0.0.1', 0), Handler)
         self.url = f'http://127.0.0.1:{self.server.server_address[1]}'
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._closing.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that left before its reply (an episode ended, a test over) is no error."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)

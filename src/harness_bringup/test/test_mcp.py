@@ -25,9 +25,9 @@ def test_a_session_without_a_tool_call_writes_its_summary_before_waiting_for_its
 
     def watch() -> None:
         deadline = time.monotonic() + 20.0  # only a failing close waits this out
-        while not (tmp_path / 'run' / 'summary.json').exists() and time.monotonic() < deadline:
+        while not (tmp_path / 'run' / 'report.html').exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-        seen.append(warming.is_alive() and (tmp_path / 'run' / 'summary.json').exists())
+        seen.append(warming.is_alive() and (tmp_path / 'run' / 'report.html').exists())
         starting.set()
 
     watcher = threading.Thread(target=watch)

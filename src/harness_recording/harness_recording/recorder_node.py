@@ -3,9 +3,9 @@ as `ros2 bag record` would; in its own process so that recording does not compet
 worker's ticks for the driver process's executor and interpreter.
 
 It stops by itself once the driver's `end` event arrived on /harness/events (after a short
-drain); on SIGINT (a Ctrl-C to the episode's process group) it waits on for that event
-(STOP_GRACE_S at most, or until a second SIGINT); on SIGTERM it stops at once. The bag is
-closed properly either way.
+drain); on SIGINT (a Ctrl-C to the episode's process group) it records on until that event
+or a second SIGINT; on SIGTERM (also when the process that started it ends) it stops at
+once. The bag is closed properly either way.
 
 Messages are taken on one thread that waits on a wait set of the node's subscriptions and
 takes a message of each ready one itself (`record`), as rclpy's executors do inside, without
@@ -45,18 +45,13 @@ from rclpy.utilities import get_default_context
 from std_msgs.msg import String
 
 from harness_recording.bag import KEPT, LATCHED, BagRecorder, episode_topics, message_class
+from harness_recording.recording_notes import RECORDER_OUTPUT
 from harness_types import names
 
 DRAIN_S = 0.3  # after the end event, the longest wait for messages still on their way
 # ... which ends once the recorder found nothing to take for this long (a message on its way
 # within the host takes well under a millisecond)
 QUIET_S = 0.02
-# After a SIGINT, the longest wait for the episode's end event. The episode judges its goal
-# and writes its summary before that event, which took over 5 s on two cores under a test
-# suite's load (the bag then lacked its end). Nothing waits on this bound in practice: the
-# graph that started the recorder stops it with SIGTERM once the episode ended (or the
-# recorder dies with it), and `ros2 launch` escalates to SIGTERM on its own.
-STOP_GRACE_S = 30.0
 # KEPT topics (the driver's events, the model's images): every message kept for a late
 # subscriber, so the recorder, which starts after the episode's first events, still gets them.
 EVENTS_QOS = QoSProfile(
@@ -318,7 +313,7 @@ def _serve_episodes(node: Recorder, terminated: threading.Event) -> None:
             continue
         if bag is None:
             return
-        out = os.open(Path(bag).with_name('recorder.out'), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        out = os.open(Path(bag).with_name(RECORDER_OUTPUT), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(out)
@@ -378,13 +373,22 @@ def main(argv: list[str] | None = None) -> int:
         _serve_episodes(node, terminated)
     else:
         print('recording', ', '.join(node.topics), flush=True)
-        # A Ctrl-C (SIGINT) reaches the whole process group: the driver then writes the
-        # episode's `end` event, which the bag should hold. Record on until it comes
-        # (STOP_GRACE_S at most, or a second Ctrl-C). SIGTERM (the graph stopping it) closes
-        # the bag at once.
-        while not node.ended.wait(0.02) and not terminated.is_set():
-            if len(signals) > 1 or (signals and time.monotonic() - signals[0] > STOP_GRACE_S):
-                break
+        # A Ctrl-C (SIGINT) reaches the whole process group: the driver then judges the
+        # episode's goal and writes its `end` event, which the bag should hold. Record on
+        # until it comes, with no time limit of its own: that judgement took over 5 s on two
+        # busy cores, and can take 30 s with a VLM verifier. The graph that started the
+        # recorder stops it (SIGTERM) when the episode ends without that event, and the
+        # recorder dies with that process; a second Ctrl-C closes the bag at once, as does
+        # the SIGTERM that `ros2 launch` sends after its own SIGINT.
+        said = False
+        while not node.ended.wait(0.02) and not terminated.is_set() and len(signals) < 2:
+            if signals and not said:
+                print(
+                    "interrupted: recording until the episode's end event "
+                    '(interrupt again to close the bag now)',
+                    flush=True,
+                )
+                said = True
         if node.ended.is_set():
             _drain(node)
     stop.set()  # nothing taken before this is lost: the bag closes after the thread ends

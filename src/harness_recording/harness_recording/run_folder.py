@@ -13,6 +13,7 @@ import numpy as np
 from harness_types.cell import CellResult
 
 WORKSPACE = 'workspace'  # the program's files, moved in when its kernel stops
+BAG = 'bag'  # the episode's rosbag2, closed when it holds a metadata.yaml
 
 
 def _default(value: Any) -> Any:
@@ -92,7 +93,7 @@ class RunFolder:
 
     @property
     def bag_path(self) -> Path:
-        return self.path / 'bag'
+        return self.path / BAG
 
     @property
     def kernel_log(self) -> Path:

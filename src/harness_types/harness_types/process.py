@@ -50,6 +50,46 @@ def process_stopped(pid: int) -> bool:
         return False
 
 
+# Once a group's leader has ended, how long what it left (a recorder closing its bag: stop,
+# drain, the MCAP's summary, metadata.yaml) has after a SIGTERM before SIGKILL.
+LEFT_BEHIND_GRACE_S = 5.0
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes (zombies left out) of process group `pgid`."""
+    members = []
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / 'stat').read_text()
+        except OSError:  # ended meanwhile
+            continue
+        # after the command's name (in parentheses, which may hold anything): state, ppid, pgrp
+        fields = stat.rsplit(')', 1)[1].split()
+        if len(fields) > 2 and fields[0] != 'Z' and fields[2] == str(pgid):
+            members.append(int(entry.name))
+    return members
+
+
+def end_group(pgid: int, grace: float = LEFT_BEHIND_GRACE_S) -> None:
+    """End process group `pgid` (what is left of it, when its leader has ended): SIGTERM
+    first, so that a recorder still closing its bag (it got the same second Ctrl-C, or the
+    process that started it died) closes it; SIGKILL for whatever is left after `grace`
+    seconds. Nothing is signalled or waited for when the group is empty, as after a leader
+    that ended well."""
+    if not group_members(pgid):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+        os.killpg(pgid, signal.SIGCONT)  # a stopped member takes its SIGTERM too
+    deadline = time.monotonic() + grace
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
 PARENT_POLL_S = 0.2  # how often a process that dies with its parent looks whether it has
 # The pid of the process that started this one, set by the starter (child_environment): a
 # process whose parent ended before it called die_with_parent would not know it otherwise.

@@ -183,3 +183,57 @@ def test_leave_graph_tries_every_step_and_raises_the_first_error():
     with pytest.raises(RuntimeError, match='first node'):
         leave_graph(nodes, context)
     assert all(n.destroyed for n in nodes) and context.ended and context.destroyed
+
+
+# A group's leader that starts a member ending slowly on SIGTERM, as a recorder closing its bag.
+GROUP = textwrap.dedent(
+    """
+    import subprocess, sys
+    member = '''
+    import signal, sys, time
+    def closing(*_):
+        time.sleep(0.3)
+        open(sys.argv[1], 'w').write('closed on SIGTERM')
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, closing)
+    print('ready', flush=True)
+    while True:
+        time.sleep(1)
+    '''
+    p = subprocess.Popen([sys.executable, '-c', member, sys.argv[1]], stdout=subprocess.PIPE)
+    p.stdout.readline()
+    print('started', flush=True)
+    """
+)
+
+
+def test_end_group_lets_a_member_left_behind_end_on_sigterm(tmp_path):
+    from harness_types.process import end_group, group_members
+
+    closed = tmp_path / 'closed'
+    leader = subprocess.Popen(
+        [sys.executable, '-c', GROUP, str(closed)], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert leader.stdout.readline() == b'started\n'
+    leader.wait(timeout=30)
+    (member,) = group_members(leader.pid)
+    assert member != leader.pid
+    end_group(leader.pid)
+    assert closed.read_text() == 'closed on SIGTERM'  # not SIGKILLed first
+    assert group_members(leader.pid) == []
+
+
+def test_end_group_kills_a_member_that_ignores_sigterm():
+    from harness_types.process import end_group, group_members
+
+    stubborn = (
+        'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    p = subprocess.Popen(
+        [sys.executable, '-c', stubborn], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert p.stdout.readline() == b'ready\n'
+    end_group(p.pid, grace=0.5)
+    assert p.wait(timeout=10) == -9
+    assert group_members(p.pid) == []
