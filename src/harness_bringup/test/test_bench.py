@@ -14,6 +14,7 @@ import pytest
 from harness_bringup.bench import EXPERT_TRIES, expert_check
 from harness_bringup.cli import main
 from harness_recording.bench_table import bench_tables, markdown
+from process_tree import descendants, processes, program_processes
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
 ROOT = Path(__file__).resolve().parents[3]
@@ -243,20 +244,6 @@ def test_episodes_the_model_service_failed_are_not_run_not_failures():
     assert a['episodes'] == 1 and a['not_run'] == 1 and a['success_rate'] == 1.0
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of this machine's processes that mention `text`."""
-    found = []
-    for entry in Path('/proc').iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode()
-            except OSError:
-                continue
-            if text in cmd:
-                found.append(cmd)
-    return found
-
-
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     """The bench supervises its episodes itself: a Ctrl-C (or a SIGTERM) reaches the one
@@ -268,9 +255,12 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     command += ['--layouts', '2', '--jobs', '1', '--model', 'scripted', '--out', str(tmp_path)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob('*/episodes/*/*/events.jsonl')):
+    seen: dict[int, str] = {}  # every process of the bench (a program's only while it lives)
+    while not list(tmp_path.glob('*/episodes/*/*/events.jsonl')) or not program_processes(proc.pid):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
+        seen |= descendants(proc.pid)
         time.sleep(0.05)
+    seen |= descendants(proc.pid)
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
@@ -280,9 +270,10 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     summary = json.loads(summary_file.read_text())
     assert summary['status'] == 'interrupted' and summary['layout'] == 0, summary
     deadline = time.monotonic() + 10  # SIGKILLed processes can take a moment to go
-    while processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+    while set(seen) & set(processes()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not processes_mentioning(str(tmp_path))
+    alive = processes()
+    assert {p: c for p, c in seen.items() if p in alive} == {}
 
 
 class FakeSupervised:

@@ -17,6 +17,7 @@ from harness_bringup.program_workspace import NOTE
 from harness_bringup.supervisor import SUPERVISED_FOLDER
 from harness_types.process import owned_dds_segments
 from messages_server import MessagesServer
+from process_tree import descendants, processes, program_processes
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / 'config' / 'harness.yaml')
@@ -28,31 +29,6 @@ FAST_DDS = pytest.mark.skipif(
     or not Path('/dev/shm').is_dir(),
     reason="the shared-memory segments checked are Fast DDS's, in /dev/shm",
 )
-
-
-def processes():
-    """pid -> (ppid, command line) of every process on the machine."""
-    out = {}
-    for entry in Path('/proc').iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / 'stat').read_text()
-            cmd = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
-        except OSError:
-            continue
-        out[int(entry.name)] = (int(stat.rsplit(')', 1)[1].split()[1]), cmd)
-    return out
-
-
-def descendants(pid):
-    table = processes()
-    found, frontier = set(), {pid}
-    while frontier:
-        children = {p for p, (ppid, _) in table.items() if ppid in frontier}
-        frontier = children - found
-        found |= children
-    return {p: table[p][1] for p in found if p in table}
 
 
 def wait_for(predicate, timeout=60.0):
@@ -118,7 +94,7 @@ def no_process_left(proc):
 def test_the_program_process_killed_mid_cell(tmp_path):
     with MessagesServer([BUSY, FINISH]) as server:
         proc = start(tmp_path, server)
-        program = the_one(proc, 'harness_kernel.program')
+        (program,) = wait_for(lambda: program_processes(proc.pid))
         wait_for(lambda: len(server.requests) >= 1)
         time.sleep(1.0)  # the busy cell runs
         os.kill(program, signal.SIGKILL)

@@ -12,7 +12,8 @@ closes its copies.
 
 In the child, before any of the program's own code runs: every descriptor but stdin (/dev/null),
 stdout and stderr (the output pipe) and the channel (moved to descriptor 3) is closed, the
-spawner's socket among them; the environment and the working directory are the request's, and
+spawner's socket among them; sys.stdin, sys.stdout and sys.stderr are new streams over the
+first three; the environment and the working directory are the request's, and
 numpy's and Python's global random generators draw new seeds, as in a process of its own. The
 spawner runs with `-P` (no working directory on sys.path): program.main puts the workspace
 first on sys.path once the sandbox is on, so no file a program wrote is imported before.
@@ -29,7 +30,8 @@ kernel sends {"config": ..., "env": ...} with two descriptors (the channel, the 
 write end) and gets {"pid": N} with the child's pidfd (the kernel signals and watches the child
 through it, never by a pid that may be another process's by then) or {"error": "..."}; the
 spawner sends {"exit": N, "code": C} when a child ends (C as subprocess gives it: negative for
-a signal).
+a signal). A spawner that does not answer is ended, with its children; a request it ended
+before answering goes once more to a new one.
 
     python -P -m harness_kernel.program_spawner SOCKET_FD KERNEL_PID
 """
@@ -168,6 +170,14 @@ def _child(
         os.dup2(out, 2)
         os.dup2(channel, CHANNEL_FD)
         os.closerange(CHANNEL_FD + 1, os.sysconf('SC_OPEN_MAX'))
+        # streams of their own over the new descriptors, as Python makes them (the spawner's
+        # were made over /dev/null, which is seekable; a pipe is not)
+        for fd, name, mode in ((0, 'stdin', 'r'), (1, 'stdout', 'w'), (2, 'stderr', 'w')):
+            old = getattr(sys, name)
+            stream = open(fd, mode, encoding=old.encoding, errors=old.errors, closefd=False)  # noqa: SIM115
+            stream.reconfigure(line_buffering=old.line_buffering)
+            setattr(sys, name, stream)
+            setattr(sys, f'__{name}__', stream)
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in (request.get('env') or {}).items()})
         os.chdir(str(config['workspace']))
@@ -211,20 +221,25 @@ def main(argv: list[str] | None = None) -> int:
 class SpawnedProcess:
     """A program process a spawner forked, as much of subprocess.Popen as ProgramHost uses.
     Signals go through its pidfd (none reaches another process that took its pid); its exit
-    code comes from the spawner, which reaps it."""
+    code comes from the spawner that forked it, which reaps it. Thread-safe: the cell's
+    thread and the reactive lane poll and signal the same process."""
 
-    def __init__(self, spawner: Spawner, pid: int, pidfd: int) -> None:
+    def __init__(self, spawner: Spawner, sock: socket.socket, pid: int, pidfd: int) -> None:
         self.spawner = spawner
+        self.sock = sock  # the spawner process that forked it (a later one knows nothing of it)
         self.pid = pid
         self.pidfd = pidfd
         self.returncode: int | None = None
+        self._reaping = threading.Lock()  # one thread takes the exit report; others wait for it
+        self._fd = threading.Lock()  # the pidfd is not closed while a signal goes through it
 
     def poll(self) -> int | None:
         """The exit code once the process has ended (None while it runs); waits up to a
         moment for the spawner's report of an exit the pidfd shows."""
-        if self.returncode is None and self._ended():
-            self.returncode = self.spawner.exit_code(self.pid)
-        return self.returncode
+        with self._reaping:
+            if self.returncode is None and self._ended():
+                self.returncode = self.spawner.exit_code(self.pid, self.sock)
+            return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -232,30 +247,34 @@ class SpawnedProcess:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise subprocess.TimeoutExpired(f'program process {self.pid}', timeout or 0.0)
-            if self.pidfd >= 0:
-                select.select([self.pidfd], [], [], 0.05 if left is None else min(left, 0.05))
+            pidfd = self.pidfd  # (closed meanwhile: the next poll says it ended)
+            with contextlib.suppress(OSError, ValueError):
+                select.select([pidfd] if pidfd >= 0 else [], [], [], min(left or 0.05, 0.05))
         return self.returncode  # type: ignore[return-value]
 
     def send_signal(self, sig: int) -> None:
         """ProcessLookupError when it has ended."""
-        if self.pidfd < 0:
-            raise ProcessLookupError(self.pid)
-        signal.pidfd_send_signal(self.pidfd, sig)
+        with self._fd:
+            if self.pidfd < 0:
+                raise ProcessLookupError(self.pid)
+            signal.pidfd_send_signal(self.pidfd, sig)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
     def close(self) -> None:
         """Let go of the pidfd (the exit code, once known, stays)."""
-        if self.pidfd >= 0:
-            os.close(self.pidfd)
-            self.pidfd = -1
+        with self._fd:
+            if self.pidfd >= 0:
+                os.close(self.pidfd)
+                self.pidfd = -1
 
     def _ended(self) -> bool:
-        if self.pidfd < 0:
-            return True
-        readable, _, _ = select.select([self.pidfd], [], [], 0.0)
-        return bool(readable)
+        with self._fd:
+            if self.pidfd < 0:
+                return True
+            readable, _, _ = select.select([self.pidfd], [], [], 0.0)
+            return bool(readable)
 
 
 class Spawner:
@@ -284,33 +303,45 @@ class Spawner:
         if len(request) > MESSAGE_BYTES:
             raise SpawnerError(f'a spawn request of {len(request)} bytes (at most {MESSAGE_BYTES})')
         with self._spawning:
-            if not self.alive():
-                self._starter.submit(self._start).result()
-            sock = self.sock
-            assert sock is not None
-            try:
-                socket.send_fds(sock, [request], [channel, out])
-                answer = self._wait_for(sock, self._take_reply, ANSWER_S)
-                if answer is None:
-                    raise OSError('it ended' if not self.alive() else f'none in {ANSWER_S:g} s')
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    self.process.kill()  # type: ignore[union-attr] (started again next time)
-                raise SpawnerError(f'the program spawner did not answer: {exc}') from None
+            for last in (False, True):
+                if not self.alive():
+                    try:
+                        started = self._starter.submit(self._start)
+                    except RuntimeError:  # its thread is gone: close() was called
+                        raise SpawnerError('the program spawner was closed') from None
+                    started.result()  # SpawnerError when it did not start
+                sock = self.sock
+                assert sock is not None
+                answer, why = None, ''
+                try:
+                    socket.send_fds(sock, [request], [channel, out])
+                    answer = self._wait_for(sock, self._take_reply, ANSWER_S)
+                except OSError as exc:
+                    why = str(exc)
+                if answer is not None:
+                    break
+                silent = not why and self.alive()
+                why = why or (f'none in {ANSWER_S:g} s' if silent else 'it ended')
+                # Ended, with its children: nothing it sends late is taken for the answer to
+                # another request. One that ended before it answered (killed, or ending as the
+                # request came) is started again once; a silent one is not waited for again.
+                self._stop()
+                if last or silent:
+                    raise SpawnerError(f'the program spawner did not answer: {why}')
         reply, fds = answer
         if 'pid' not in reply or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
             raise SpawnerError(f'the program spawner could not fork: {reply.get("error")}')
-        return SpawnedProcess(self, int(reply['pid']), fds[0])
+        return SpawnedProcess(self, sock, int(reply['pid']), fds[0])
 
-    def exit_code(self, pid: int) -> int:
-        """The exit code of `pid`, a child that has ended (its pidfd said so): the spawner's
-        report, read when it comes (-SIGKILL if the spawner is gone without one: its children
-        died with it)."""
-        if self.sock is None:
+    def exit_code(self, pid: int, sock: socket.socket) -> int:
+        """The exit code of `pid`, a child that has ended (its pidfd said so), of the
+        spawner on `sock`: its report, read when it comes (-SIGKILL if that spawner is gone
+        without one: its children died with it)."""
+        if sock is not self.sock:
             return -signal.SIGKILL
-        code = self._wait_for(self.sock, lambda: self._take_exit(pid), EXIT_REPORT_S)
+        code = self._wait_for(sock, lambda: self._take_exit(pid), EXIT_REPORT_S)
         return -signal.SIGKILL if code is None else code
 
     def _take_reply(self) -> tuple[dict, list[int]] | None:
@@ -332,8 +363,11 @@ class Spawner:
                 got = take()
             if got is not None or over:
                 return got
-            over = not self.alive() or time.monotonic() > deadline
-            self._receive(sock, 0.0 if over else 0.01)
+            # (a spawner ended by another thread: its socket is closed, or another's by now)
+            gone = sock is not self.sock or not self.alive()
+            over = gone or time.monotonic() > deadline
+            if sock is self.sock:
+                self._receive(sock, 0.0 if over else 0.01)
 
     def close(self) -> None:
         """End the spawner (and so its children)."""
@@ -389,7 +423,9 @@ class Spawner:
         with self._lock:
             while True:
                 try:
-                    data, fds = _receive_packet(sock, 1, socket.MSG_DONTWAIT)
+                    data, fds = _receive_packet(
+                        sock, 1, socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC
+                    )
                 except (OSError, ValueError):  # none waiting (BlockingIOError), or closed
                     return
                 if not data:

@@ -3,6 +3,7 @@ the programs before it, and dies with the spawner."""
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -145,3 +146,63 @@ def test_each_program_draws_its_own_random_numbers(start):
         draws.append(kernel.run_cell(code).output.split())
         kernel.close()
     assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1], draws
+
+
+def test_threads_polling_one_ended_program_all_get_its_exit(start):
+    """The cell's thread and the reactive lane poll the same program: when it dies, each
+    learns how at once (one of them took the spawner's only report of it)."""
+    kernel = start()
+    process = kernel.host.process
+    answers, ready = [], threading.Barrier(3)
+
+    def poll_until_ended():
+        ready.wait()
+        while process.poll() is None:
+            pass
+        answers.append((process.returncode, kernel.host.exit_description()))
+
+    threads = [threading.Thread(target=poll_until_ended) for _ in range(2)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    kernel.host.thaw()  # (frozen between cells: only SIGKILL would end it now, the fallback)
+    os.kill(process.pid, signal.SIGTERM)
+    for t in threads:
+        t.join(timeout=30)
+    assert answers == [(-signal.SIGTERM, 'killed by SIGTERM')] * 2
+
+
+def test_a_program_of_a_spawner_that_was_replaced_ends_without_waiting(start, spawner):
+    first = start('a')
+    process = first.host.process
+    spawner.process.kill()  # its children die with it
+    # a new spawner (the one killed, maybe not ended yet, is not asked), which knows nothing
+    # of the first one's children
+    assert start('b').run_cell('print(6 * 7)').output.strip() == '42'
+    while not process._ended():
+        time.sleep(0.01)
+    # nothing to wait for from the new spawner: at once, not after the report's time limit
+    assert spawner.exit_code(process.pid, process.sock) == -signal.SIGKILL
+    assert process.poll() == -signal.SIGKILL
+
+
+def test_a_closed_spawner_refuses_a_spawn_with_its_own_error(spawner):
+    from harness_kernel.program_spawner import SpawnerError
+
+    spawner.close()
+    r, w = os.pipe()
+    try:
+        with pytest.raises(SpawnerError, match='closed'):
+            spawner.spawn({}, {}, r, w)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_programs_standard_streams_are_its_pipe_not_the_spawners(start):
+    kernel = start()
+    r = kernel.run_cell(
+        'import sys\nprint(sys.stdout.seekable(), sys.stderr.seekable(), sys.stdin.read())\n'
+        'print(sys.stdout is sys.__stdout__, sys.stdout.encoding)'
+    )
+    assert r.output.split() == ['False', 'False', 'True', 'utf-8'], r.output
