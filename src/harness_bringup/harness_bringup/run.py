@@ -34,7 +34,7 @@ from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
-from harness_types.process import process_age_s
+from harness_types.process import interrupts_held, process_age_s
 
 if TYPE_CHECKING:
     from harness_perception.evidence import EvidenceTaker
@@ -247,17 +247,10 @@ def _import_graph_modules() -> None:
     the import waits for its end and is raised then, as an interrupt (inside a C extension's
     initialisation it would become an ImportError with a traceback). Only the main thread
     can hold a signal back."""
-    caught: list[int] = []
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    try:
+    with interrupts_held() as caught:
         import harness_driver.driver_node  # noqa: F401
 
         import harness_bringup.episode_graph  # noqa: F401
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
     if caught:
         raise KeyboardInterrupt
 
@@ -325,11 +318,15 @@ def run_episode(
             'start_and_checks': round(before, 3),
             'graph_and_episode': round(graph - started, 3),  # the summary's phases are within
         }
-        if finish:
-            phases.update(finish_run(run.path, finishing(config), log))
-        if config.driver.recording != 'full':
-            log('recording lean: no report.html (harness report RUN makes one)')
-        update_summary(run.path, lambda summary: summary.update(episode_process_seconds=phases))
+        # the dataset and the report are written whole: a Ctrl-C meanwhile is raised after
+        with interrupts_held() as held:
+            if finish:
+                phases.update(finish_run(run.path, finishing(config), log))
+            if config.driver.recording != 'full':
+                log('recording lean: no report.html (harness report RUN makes one)')
+            update_summary(run.path, lambda summary: summary.update(episode_process_seconds=phases))
+        if held:
+            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

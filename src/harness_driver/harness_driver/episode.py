@@ -19,6 +19,7 @@ from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
+from harness_types.process import interrupts_held
 from harness_types.reply import REASONS, FormatError, format_error_message, parse_reply
 from harness_types.scene import ClaimAnswer, LocatedObject
 
@@ -137,28 +138,33 @@ class Episode:
         except Exception as exc:  # whatever broke, the run folder is still completed
             detail = f'{type(exc).__name__}: {exc}'
             self.log(f'error: {detail}')
-        try:
+        # The run folder is written whole: a Ctrl-C while it is (the first, when it comes
+        # as the episode ends; a terminal's reaches this process too) is raised after it.
+        with interrupts_held() as held:
+            try:
+                since = time.monotonic()
+                self.station.stop_kernel()
+                outcome = self.station.outcome()
+                self.phases.add('outcome', since)
+            except Exception as exc:  # the summary must still be written
+                detail = detail or f'could not read the outcome: {exc}'
             since = time.monotonic()
-            self.station.stop_kernel()
-            outcome = self.station.outcome()
-            self.phases.add('outcome', since)
-        except Exception as exc:  # the summary must still be written
-            detail = detail or f'could not read the outcome: {exc}'
-        since = time.monotonic()
-        self._judge_goal('end', outcome)
-        step = self.phases.part('closing', 'goal_judged', since)
-        self._trial_event(status)
-        self.folder.event({'type': 'end', 'status': status, 'detail': detail})
-        step = self.phases.part('closing', 'trial_and_end_events', step)
-        try:  # the end event closes the recording; the summary says whether it is complete
-            self.extra.update(self.station.stop_recording())
-        except Exception as exc:
-            self.extra['bag_error'] = f'the recording could not be closed: {exc}'
-        self.phases.part('closing', 'recording_closed', step)
-        self.phases.add('closing', since)
-        summary = self._summary(spec, status, detail, finish_summary, outcome)
-        self.folder.summary(summary)
-        self.folder.close()
+            self._judge_goal('end', outcome)
+            step = self.phases.part('closing', 'goal_judged', since)
+            self._trial_event(status)
+            self.folder.event({'type': 'end', 'status': status, 'detail': detail})
+            step = self.phases.part('closing', 'trial_and_end_events', step)
+            try:  # the end event closes the recording; the summary says whether it is complete
+                self.extra.update(self.station.stop_recording())
+            except Exception as exc:
+                self.extra['bag_error'] = f'the recording could not be closed: {exc}'
+            self.phases.part('closing', 'recording_closed', step)
+            self.phases.add('closing', since)
+            summary = self._summary(spec, status, detail, finish_summary, outcome)
+            self.folder.summary(summary)
+            self.folder.close()
+        if held:
+            raise KeyboardInterrupt
         return EpisodeResult(summary, setup_error)
 
     def _loop(self, spec: EpisodeSpec) -> tuple[str, str]:

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -88,6 +88,28 @@ def end_group(pgid: int, grace: float = LEFT_BEHIND_GRACE_S) -> None:
         time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[list[int]]:
+    """Inside the block a SIGINT (Ctrl-C) is noted in the list yielded, not raised; the caller
+    raises KeyboardInterrupt after the block when it holds one. For work that an interrupt
+    must not cut in half (a C extension's import, writing an episode's run folder). Only the
+    main thread receives signals: elsewhere, and under a handler set outside Python, nothing
+    is held."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:
+        yield held
+        return
+    signal.signal(signal.SIGINT, lambda number, _frame: held.append(number))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 PARENT_POLL_S = 0.2  # how often a process that dies with its parent looks whether it has

@@ -237,3 +237,20 @@ def test_end_group_kills_a_member_that_ignores_sigterm():
     end_group(p.pid, grace=0.5)
     assert p.wait(timeout=10) == -9
     assert group_members(p.pid) == []
+
+
+def test_interrupts_held_notes_a_ctrl_c_and_puts_the_handler_back():
+    import signal
+
+    from harness_types.process import interrupts_held
+
+    before = signal.getsignal(signal.SIGINT)
+    done = []
+    with interrupts_held() as held:
+        os.kill(os.getpid(), signal.SIGINT)  # handled before the next line runs
+        done.append('the work went on')
+    assert held == [signal.SIGINT] and done == ['the work went on']
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(KeyboardInterrupt):  # outside the block, as before it
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)
