@@ -25,6 +25,15 @@ def urdf():
     return station_urdf()
 
 
+@pytest.fixture
+def worker(emb, urdf):
+    """A worker closed after its test (its renderers freed on their GL thread: left to the
+    garbage collector, a context is freed from another thread)."""
+    made = Worker(emb, urdf)
+    yield made
+    made.close()
+
+
 def ticker(worker):
     def tick(command):
         result = worker.tick(command)
@@ -48,8 +57,7 @@ def lift(worker):
     move_arm(tick, worker.measured(), 'left', q, 0.0)
 
 
-def test_lift_cube_succeeds_with_the_token(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_lift_cube_succeeds_with_the_token(emb, worker):
     reset = worker.reset('lift_cube', 0, 0)
     assert 'red cube' in reset.instruction
     assert not worker.outcome(reset.token).success
@@ -64,8 +72,7 @@ def test_lift_cube_succeeds_with_the_token(emb, urdf):
     assert worker.station.snapshot(worker.step).grasped == frozenset({'cube'})
 
 
-def test_tokens_guard_reset_and_outcome(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_tokens_guard_reset_and_outcome(worker):
     with pytest.raises(WorkerError, match='no episode'):
         worker.tick(np.zeros(14))
     first = worker.reset('lift_cube', 1, 0)
@@ -83,8 +90,7 @@ def test_tokens_guard_reset_and_outcome(emb, urdf):
         worker.reset('lift_cube', 7, 0, token=second.token)
 
 
-def test_a_jump_is_rejected_and_the_simulator_does_not_advance(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_a_jump_is_rejected_and_the_simulator_does_not_advance(worker):
     worker.reset('lift_cube', 0, 0)
     before = worker.state()
     command = worker.measured()
@@ -97,8 +103,7 @@ def test_a_jump_is_rejected_and_the_simulator_does_not_advance(emb, urdf):
     assert np.array_equal(result.state.left.joints, before.left.joints)
 
 
-def test_step_limit_ends_the_episode(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_step_limit_ends_the_episode(worker):
     worker.reset('lift_cube', 0, 0)
     worker.task.step_limit = 5  # this instance only
     hold = worker.measured()
@@ -111,9 +116,12 @@ def test_step_limit_ends_the_episode(emb, urdf):
 def test_same_seed_same_commands_identical_states(emb, urdf):
     def run():
         worker = Worker(emb, urdf)
-        worker.reset('lift_cube', 2, 7)
-        lift(worker)
-        return worker.station.data.qpos.copy(), worker.station.data.qvel.copy()
+        try:
+            worker.reset('lift_cube', 2, 7)
+            lift(worker)
+            return worker.station.data.qpos.copy(), worker.station.data.qvel.copy()
+        finally:
+            worker.close()
 
     (q1, v1), (q2, v2) = run(), run()
     assert q1.tobytes() == q2.tobytes() and v1.tobytes() == v2.tobytes()
@@ -128,8 +136,7 @@ def test_the_backend_comes_from_its_module_and_a_bad_name_says_so(emb, urdf):
     worker.close()
 
 
-def test_observe_segments_the_task_objects(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_observe_segments_the_task_objects(worker):
     worker.reset('place_in_bowl', 0, 0)
     head, wrist = worker.observe(['cam_head', 'cam_left_wrist'])
     assert head.rgb.shape == (480, 640, 3) and wrist.rgb.shape == (240, 320, 3)
@@ -149,8 +156,7 @@ def test_observe_segments_the_task_objects(emb, urdf):
         worker.observe(['cam_top'])
 
 
-def test_plan_goes_around_or_fails_clearly(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_plan_goes_around_or_fails_clearly(worker):
     worker.reset('lift_cube', 0, 0)
     cube = worker.station.object_pose('cube')[0]
     result = worker.plan('left', position=cube + [0, 0, 0.08])
@@ -177,8 +183,7 @@ def commands_until_rejected(worker, arm, goal, gripper=1.0):
     return None
 
 
-def test_fingers_into_the_table_are_refused(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_fingers_into_the_table_are_refused(emb, worker):
     worker.reset('lift_cube', 0, 0)
     kin = worker.kinematics.arms['left']
     above = reach(kin, np.array([-0.25, 0.05, 0.80]))
@@ -191,8 +196,7 @@ def test_fingers_into_the_table_are_refused(emb, urdf):
     assert contacts.table[0] <= emb.shield.collision_tolerance_m + 1e-6
 
 
-def test_the_arms_may_not_cross(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_the_arms_may_not_cross(worker):
     worker.reset('lift_cube', 0, 0)
     left = reach(worker.kinematics.arms['left'], np.array([-0.03, 0.05, 0.95]))
     assert commands_until_rejected(worker, 'left', left) is None
@@ -202,8 +206,7 @@ def test_the_arms_may_not_cross(emb, urdf):
     assert any('into each other' in r for r in rejected.reasons), rejected.reasons
 
 
-def test_a_camera_asked_again_at_the_same_tick_gets_the_same_render(emb, urdf):
-    worker = Worker(emb, urdf)
+def test_a_camera_asked_again_at_the_same_tick_gets_the_same_render(worker):
     worker.reset('lift_cube', 0, 0)
     station = worker.station
     full = station.render('cam_head', depth=True, segmentation=True)

@@ -56,6 +56,7 @@ def graph():
         assert c.wait_for_service(timeout_sec=10.0)
     yield client, clients, worker
     executor.shutdown()
+    worker.worker.close()  # its renderers freed on their GL thread, not by the collector
     rclpy.shutdown(context=context)
     claim.release()
 
