@@ -9,8 +9,9 @@ In one run, side by side and interleaved over `--repeats N`:
     (`run_episode` in this process, as perf/episode.py), and the same episode without the bag
     (for the bag's cost).
 
-(c) what bounds (b) whatever runs around the ticks: the cells' own physics (the recorded
-    episode's `mj_step` time, with the cube's contacts, as simulated seconds per wall second)
+(c) what bounds (b) whatever runs around the ticks: the cells' own physics (the unrecorded
+    episode's `mj_step` time, with the cube's contacts, as simulated seconds per wall second;
+    in the recorded one the bag's camera frames are rendered beside it, on the same cores)
     and the worker floor (the recorded episode's commands replayed through `Worker.tick` alone:
     the shield, the physics, the task's check and the state, nothing else), each also over (a).
 
@@ -306,9 +307,9 @@ def main() -> None:
     floor = median([f['x_real_time'] for f in floors if f['x_real_time']])
     cell_physics = median(
         [
-            e['sim_seconds'] / p['physics_s']
-            for e, p in zip(recorded, parts, strict=True)
-            if p['physics_s']
+            e['sim_seconds'] / e['timers']['physics']
+            for e in unrecorded
+            if e['timers'].get('physics')
         ]
     )
     typical['bag_cost_s'] = round(
