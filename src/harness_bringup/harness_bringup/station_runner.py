@@ -18,6 +18,7 @@ end as interrupted and write their run folders, as under `harness run`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -40,6 +41,22 @@ from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_progr
 from harness_bringup.run import finish_run
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
+
+# Why a station that is otherwise whole is retired after an episode that ended in an `error`
+# (warm_station says it): something of the graph may have failed with it, so the episode runs
+# again on a new station.
+EPISODE_ERROR = 'the episode ended in an error'
+
+
+def station_failed(status: str | None, broken: str, retry: bool, interrupted: bool) -> bool:
+    """Whether an episode that ended with `status` on a station retired for `broken` was not
+    run (`station_failed`, run again): it ended in an `error` with a station that failed, or
+    on a first run with one retired for that error alone (the graph may have failed with it).
+    An `error` again on the `retry`, with a station otherwise whole, is the episode's own,
+    as a station of its own would have it; an interrupted episode keeps its status."""
+    if interrupted or status != 'error' or not broken:
+        return False
+    return not (retry and broken.startswith(EPISODE_ERROR))
 
 
 class StationProcess:
@@ -146,7 +163,8 @@ class StationRunner:
         if summary.get('status') == 'station_failed' and failed:
             # The station failed, not the episode (or nothing can tell): once more, on a
             # fresh station, in a run folder of its own.
-            summary = run_episode_process(job, folder, interrupts, self._supervise)
+            again = functools.partial(self._supervise, retry=True)
+            summary = run_episode_process(job, folder, interrupts, again)
             if summary.get('run_folder'):
                 retry = Path(summary['run_folder'])
                 note = {'retry_of': os.path.relpath(failed, retry)}
@@ -209,10 +227,13 @@ class StationRunner:
         output: IO[str] | None,
         interrupts: Interrupts | None,
         env: dict[str, str] | None,
+        retry: bool = False,
     ) -> int:
         """A bench.Supervise: the episode on a free station; a station that died or reports
         itself broken is retired (the next episode starts a new one), and an episode that
-        ended in an `error` with it is `station_failed` (not run: it runs again)."""
+        ended in an `error` with it is `station_failed` (not run: it runs again). Run again
+        (`retry`) and ended in an `error` on a station that is otherwise whole, the error is
+        the episode's own, as a station of its own would have it: that status stays."""
         seen = interrupts if interrupts is not None else Interrupts()
         before = len(seen.times())
 
@@ -243,7 +264,7 @@ class StationRunner:
         if broken:
             say(f'{broken}: a new station serves the next episode')
             self._retire(station)
-            if not interrupted and _status(run) == 'error':
+            if station_failed(_status(run), broken, retry, interrupted):
                 with self._summaries:
                     update_summary(
                         run, lambda s: s.update(status='station_failed', station_failed=broken)

@@ -49,6 +49,7 @@ from harness_bringup.program_workspace import (
     note_program_workspace,
 )
 from harness_bringup.station_graph import StationGraph
+from harness_bringup.station_runner import EPISODE_ERROR
 
 RECORDER_OPEN_S = 20.0  # how long an episode waits for the recorder to open its bag
 
@@ -118,9 +119,10 @@ class WarmGraph(EpisodeGraph):
 
     def begin_episode(self, bag: Path | None, driver: DriverConfig | None = None) -> None:
         """A new episode starts on this graph; `bag` where it is recorded (None: not): no
-        execution of the last episode runs on, the recorder records into `bag` before the
-        episode's first event is published (on the driver's new publishers), and the driver
-        node's parameters show `driver`, the episode's own section."""
+        execution of the last episode runs on, the driver's publishers of events and model
+        images are new (those of the last episode gone), the recorder records into `bag`
+        before the episode's first event is published on them, and the driver node's
+        parameters show `driver`, the episode's own section."""
         why = self.health()
         if why:
             raise GraphError(f'the warm station cannot serve: {why}')
@@ -130,11 +132,14 @@ class WarmGraph(EpisodeGraph):
             raise GraphError('an execution of the last episode did not end')
         self.episodes += 1
         self.notes = dict(self._station_notes)
+        # The last episode's publishers go first: a recorder that joined after they published
+        # (one replaced for being slow) is given their kept history (that episode's events, its
+        # end among them) as it matches them, and a bag already open would record it.
+        self.driver.begin_episode(driver)
         self.bag = bag
         if bag is not None:
             self._open_bag(bag)
             self._wait_bag_open(bag)
-        self.driver.begin_episode(driver)
 
     def _prepare_next(self) -> None:
         """The next episode's program process starts now, in a folder of its own (noted in
@@ -384,7 +389,7 @@ class Station:
         if not broken and result.summary.get('status') == 'error':
             # Something of the graph may have failed with it (a service that timed out, the
             # renderer): the next episode gets a fresh station, and this one runs again there.
-            broken = f'the episode ended in an error ({result.summary.get("detail", "")[:200]})'
+            broken = f'{EPISODE_ERROR} ({result.summary.get("detail", "")[:200]})'
         return code, broken, left
 
     def _graph(self, config: GraphConfig) -> WarmGraph:

@@ -185,10 +185,14 @@ class Recorder(Node):
         """End record()'s wait now (it looks at its `stop` again)."""
         self._wake.trigger()
 
-    def begin(self, bag_path: str | None) -> None:
+    def begin(self, bag_path: str | None, published_from_now: bool = False) -> None:
         """Record into a new bag at `bag_path` (None: into none until asked) until the `end`
-        event; what the last bag's report counted starts again from zero."""
+        event; what the last bag's report counted starts again from zero. `published_from_now`
+        (a warm station's next bag, opened before its episode's first event): the events and
+        model images published before now are an earlier episode's, left out."""
         with self._bag_lock:
+            self.since_ns = time.time_ns() if published_from_now else None
+            self.earlier = 0  # messages of an earlier episode left out
             self.ended.clear()
             self.refused: dict[str, int] = {}
             self.malformed_events = 0
@@ -209,6 +213,7 @@ class Recorder(Node):
                 'refused': self.refused,
                 'malformed_events': self.malformed_events,
                 'write_errors': self.write_errors,
+                'earlier_episodes_messages': self.earlier,
                 'ended': self.ended.is_set(),
             }
 
@@ -241,6 +246,10 @@ class Recorder(Node):
             self._latched[topic] = data
         with self._bag_lock:
             if self.bag is None:  # between a warm recorder's episodes
+                return
+            published = (info or {}).get('source_timestamp', 0)
+            if self.since_ns is not None and name in KEPT and published < self.since_ns:
+                self.earlier += 1  # kept history a late match delivered: not this episode's
                 return
             self.bag.write(topic, data, time.time_ns())
             if name == names.EVENTS:
@@ -318,7 +327,7 @@ def _serve_episodes(node: Recorder, terminated: threading.Event) -> None:
         os.dup2(out, 2)
         os.close(out)
         try:
-            node.begin(bag)
+            node.begin(bag, published_from_now=True)
             print('recording', ', '.join(node.topics), flush=True)
         except Exception as exc:  # the station sees no `recording` line and says why
             print(f'the bag could not be opened: {type(exc).__name__}: {exc}', flush=True)

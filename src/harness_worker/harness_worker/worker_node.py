@@ -325,6 +325,8 @@ class WorkerNode(Node):
         response.instruction, response.description = result.instruction, result.description
         robot_state_msg(result.state, response.state)
         response.token = result.token
+        # each episode's rejection markers numbered from 0, as on a new station
+        self._rejection_ids = itertools.count()
         if self.owns_world:  # the table and the cameras stand where this episode has them
             self._publish_static(result.variation)
         self._publish_state()

@@ -256,3 +256,31 @@ def test_state_local_is_the_state_the_service_answers():
     finally:
         rclpy.shutdown(context=context)
         claim.release()
+
+
+def test_each_episode_numbers_its_shield_rejection_markers_from_zero():
+    """A warm station's next episode publishes the markers a new station would: the ids of its
+    shield rejections' markers start again at 0 (the bag records them)."""
+    claim = claim_domain_id()
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    try:
+        worker = WorkerNode(context=context)
+        shown = []
+        worker.markers.publish = shown.append  # what the worker publishes, as it publishes it
+        token = ''
+        for _ in range(2):
+            reset = Reset.Response()
+            worker._reset(Reset.Request(task='lift_cube', layout=0, seed=0, token=token), reset)
+            assert reset.success, reset.message
+            token = reset.token
+            jump = worker.worker.measured()
+            jump[0] += 0.5
+            assert not worker.tick_local(jump).accepted
+        ids = [[m.id for m in array.markers if m.ns == 'shield_rejections'] for array in shown]
+        assert len(ids) == 2 and ids[0] == ids[1], ids
+        worker.worker.close()
+        worker.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+        claim.release()

@@ -1,0 +1,24 @@
+"""harness_bringup.station_runner: which episodes of a retired station were not run."""
+
+from harness_bringup.station_runner import EPISODE_ERROR, station_failed
+
+ITS_ERROR = f'{EPISODE_ERROR} (GraphError: the worker refused the reset)'
+
+
+def test_an_error_with_a_failed_station_was_not_run_and_runs_again():
+    assert station_failed('error', 'the recorder ended', retry=False, interrupted=False)
+    assert station_failed('error', 'the recorder ended', retry=True, interrupted=False)
+
+
+def test_an_error_alone_is_suspected_once_then_it_is_the_episodes_own():
+    """A station of its own (harness run) counts the error as the episode's: a warm one runs
+    it once more on a new station, and the same error there is counted, not dropped."""
+    assert station_failed('error', ITS_ERROR, retry=False, interrupted=False)
+    assert not station_failed('error', ITS_ERROR, retry=True, interrupted=False)
+
+
+def test_other_endings_keep_their_status():
+    for status in ('finished', 'episode_ended', 'model_service_failed', None):
+        assert not station_failed(status, 'the recorder ended', retry=False, interrupted=False)
+    assert not station_failed('error', '', retry=False, interrupted=False)  # not retired
+    assert not station_failed('error', 'the recorder ended', retry=False, interrupted=True)
