@@ -247,8 +247,8 @@ class Recorder(Node):
         with self._bag_lock:
             if self.bag is None:  # between a warm recorder's episodes
                 return
-            published = (info or {}).get('source_timestamp', 0)
-            if self.since_ns is not None and name in KEPT and published < self.since_ns:
+            published = (info or {}).get('source_timestamp') or 0  # 0: the middleware says none
+            if self.since_ns is not None and name in KEPT and 0 < published < self.since_ns:
                 self.earlier += 1  # kept history a late match delivered: not this episode's
                 return
             self.bag.write(topic, data, time.time_ns())

@@ -51,10 +51,12 @@ def test_a_warm_recorders_bag_leaves_out_events_published_before_it_opened(tmp_p
         node.begin(str(tmp_path / 'bag'), published_from_now=True)
         node._write(topic, names.EVENTS, end, {'source_timestamp': before})
         assert not node.ended.is_set()  # the last episode's end closes nothing
+        cell = serialize_message(String(data=json.dumps({'type': 'cell'})))
+        node._write(topic, names.EVENTS, cell, {'source_timestamp': 0})  # none given: kept
         node._write(topic, names.EVENTS, end, {'source_timestamp': time.time_ns()})
         assert node.ended.is_set()
         report = node.close_bag()
-        assert report['counts'][topic] == 1 and report['earlier_episodes_messages'] == 1
+        assert report['counts'][topic] == 2 and report['earlier_episodes_messages'] == 1
         node.destroy_node()
     finally:
         rclpy.shutdown()
