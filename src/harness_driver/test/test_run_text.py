@@ -111,9 +111,11 @@ def test_a_bench_accounts_for_its_wall_outside_every_episode():
     a = wall_accounting(summaries, 20.0)
     assert a['within_episode_processes_seconds'] == 15.0  # 100-112 and 115-118
     assert a['outside_every_episode_process_seconds'] == 5.0
-    assert a['summed_by_phase_seconds']['dataset'] == 1.5
-    assert a['summed_by_phase_seconds']['episode.cells'] == 3.0
-    assert a['summed_by_phase_seconds']['episode_process'] == 20.0
+    levels = a['summed_by_phase_seconds']
+    assert levels['episode_process']['dataset'] == 1.5
+    assert levels['episode']['cells'] == 3.0
+    assert levels['command']['episode_process'] == 20.0
+    assert levels['finished_by_bench'] == {}
 
 
 def test_an_escalation_shows_the_ticks_around_its_event_with_the_tcp():
@@ -161,3 +163,22 @@ def test_an_episode_that_could_not_start_counts_as_not_run():
     overall = bench_tables([done, failed])['overall']
     assert overall['not_run'] == 1 and overall['episodes'] == 1
     assert overall['success_rate'] == 1.0
+
+
+def test_a_benchs_phases_add_up_level_by_level():
+    from harness_recording.bench_table import wall_accounting
+
+    command = {'station_start': 1.0, 'episode_process': 4.0, 'episode_process_exit': 0.5}
+    command |= {'after_episode_process': 0.25, 'started_at': 0.0, 'ended_at': 5.0}
+    summary = {
+        'command_seconds': command,
+        'episode_process_seconds': {'start_and_checks': 0.5, 'graph_and_episode': 2.5},
+        'phases_seconds': {'cells': 1.5, 'model': 1.0},
+        'finished_by_bench_seconds': {'dataset': 0.375, 'report': 0.125},
+    }
+    summary['episode_process_seconds']['dataset'] = 0.5
+    levels = wall_accounting([summary, summary], 10.0)['summed_by_phase_seconds']
+    assert sum(levels['command'].values()) == 10.5  # each episode's command, its total
+    assert sum(levels['episode_process'].values()) == levels['command']['episode_process'] == 8.0
+    assert sum(levels['episode'].values()) == levels['episode_process']['graph_and_episode']
+    assert levels['finished_by_bench'] == {'dataset': 0.75, 'report': 0.25}

@@ -186,31 +186,41 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
 
 
 def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
-    """Where a bench's wall time went: each phase summed over its episodes (their processes'
-    start, or a warm station's start where an episode waited for one, the episode's own phases,
-    the dataset, the report, the exit), and the bench's wall
-    outside every episode process (their [started_at, ended_at] intervals joined: starting
-    episodes, the tables)."""
-    phases: dict[str, float] = {}
+    """Where a bench's wall time went, and the bench's wall outside every episode process
+    (their [started_at, ended_at] intervals joined: starting episodes, the tables).
+
+    `summed_by_phase_seconds`: each part summed over the episodes, by level; within a level
+    the parts add up to the part of the level above that they name, never across levels:
+    - `command`: each episode's `command_seconds` (a warm station's start where an episode
+      waited for one, the episode's process or its turn on a station, what came after);
+    - `episode_process`: that process's own phases (its start and checks, its graph and
+      episode, the dataset and report it made, the wait for a station's graph) and `rest`,
+      what they leave of it (its exit; a station's own start before it read the request);
+    - `episode`: the episode's phases (`phases_seconds`, within `graph_and_episode`);
+    - `finished_by_bench`: the dataset and report the bench made beside the next episodes."""
+    levels: dict[str, dict[str, float]] = {
+        'command': {},
+        'episode_process': {},
+        'episode': {},
+        'finished_by_bench': {},
+    }
     intervals = []
+
+    def add(level: str, part: str, seconds) -> None:
+        if seconds is not None:
+            levels[level][part] = levels[level].get(part, 0.0) + float(seconds)
+
     for s in summaries:
         command = s.get('command_seconds') or {}
-        for part in (
-            'station_start',
-            'episode_process',
-            'episode_process_exit',
-            'after_episode_process',
-        ):
-            phases[part] = phases.get(part, 0.0) + float(command.get(part) or 0.0)
+        for part in ('station_start', 'episode_process', 'after_episode_process'):
+            add('command', part, command.get(part))
         for part, seconds in (s.get('episode_process_seconds') or {}).items():
-            phases[part] = phases.get(part, 0.0) + float(seconds)
-        # made by the bench process beside the next episodes (a warm station's runs)
-        for part, seconds in (s.get('finished_by_bench_seconds') or {}).items():
-            key = f'finished_by_bench.{part}'
-            phases[key] = phases.get(key, 0.0) + float(seconds)
+            add('episode_process', part, seconds)
+        add('episode_process', 'rest', command.get('episode_process_exit'))
         for part, seconds in (s.get('phases_seconds') or {}).items():
-            key = f'episode.{part}'
-            phases[key] = phases.get(key, 0.0) + float(seconds)
+            add('episode', part, seconds)
+        for part, seconds in (s.get('finished_by_bench_seconds') or {}).items():
+            add('finished_by_bench', part, seconds)
         if command.get('started_at') is not None and command.get('ended_at') is not None:
             intervals.append((float(command['started_at']), float(command['ended_at'])))
     covered, end = 0.0, None
@@ -225,7 +235,10 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
         'bench_wall_seconds': round(bench_wall_s, 2),
         'within_episode_processes_seconds': round(covered, 2),
         'outside_every_episode_process_seconds': round(max(0.0, bench_wall_s - covered), 2),
-        'summed_by_phase_seconds': {k: round(v, 2) for k, v in sorted(phases.items())},
+        'summed_by_phase_seconds': {
+            level: {k: round(v, 2) for k, v in sorted(parts.items())}
+            for level, parts in levels.items()
+        },
     }
 
 
