@@ -247,12 +247,10 @@ def _import_graph_modules() -> None:
     the import waits for its end and is raised then, as an interrupt (inside a C extension's
     initialisation it would become an ImportError with a traceback). Only the main thread
     can hold a signal back."""
-    with interrupts_held() as caught:
+    with interrupts_held():
         import harness_driver.driver_node  # noqa: F401
 
         import harness_bringup.episode_graph  # noqa: F401
-    if caught:
-        raise KeyboardInterrupt
 
 
 def run_episode(
@@ -319,14 +317,12 @@ def run_episode(
             'graph_and_episode': round(graph - started, 3),  # the summary's phases are within
         }
         # the dataset and the report are written whole: a Ctrl-C meanwhile is raised after
-        with interrupts_held() as held:
+        with interrupts_held():
             if finish:
                 phases.update(finish_run(run.path, finishing(config), log))
             if config.driver.recording != 'full':
                 log('recording lean: no report.html (harness report RUN makes one)')
             update_summary(run.path, lambda summary: summary.update(episode_process_seconds=phases))
-        if held:
-            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -140,7 +140,7 @@ class Episode:
             self.log(f'error: {detail}')
         # The run folder is written whole: a Ctrl-C while it is (the first, when it comes
         # as the episode ends; a terminal's reaches this process too) is raised after it.
-        with interrupts_held() as held:
+        with interrupts_held():
             try:
                 since = time.monotonic()
                 self.station.stop_kernel()
@@ -163,8 +163,6 @@ class Episode:
             summary = self._summary(spec, status, detail, finish_summary, outcome)
             self.folder.summary(summary)
             self.folder.close()
-        if held:
-            raise KeyboardInterrupt
         return EpisodeResult(summary, setup_error)
 
     def _loop(self, spec: EpisodeSpec) -> tuple[str, str]:

@@ -20,14 +20,22 @@ from typing import Any, NoReturn
 INVOKED_NS, SET_UP_NS = 'HARNESS_INVOKED_NS', 'HARNESS_SET_UP_NS'
 
 
+def _stat_fields(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the command's name (in parentheses, which may hold
+    anything): state, ppid, pgrp, ...; [] when it cannot be read (the process has ended)."""
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def process_age_s(pid: int | str = 'self') -> float:
     """How long (s) process `pid` has run: its start time after boot (/proc/PID/stat) against
     the boot clock now. 0.0 where that cannot be read."""
     try:
-        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-        started = int(fields[19]) / os.sysconf('SC_CLK_TCK')  # field 22: starttime, in ticks
+        started = int(_stat_fields(pid)[19]) / os.sysconf('SC_CLK_TCK')  # field 22, in ticks
         return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return 0.0
 
 
@@ -44,10 +52,8 @@ def wrapper_time(name: str, environ: dict | None = None) -> float | None:
 
 def process_stopped(pid: int) -> bool:
     """Whether a process is stopped (SIGSTOP, or traced): it will not run until continued."""
-    try:
-        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] in 'Tt'
-    except (OSError, IndexError):
-        return False
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] in 'Tt'
 
 
 # Once a group's leader has ended, how long what it left (a recorder closing its bag: stop,
@@ -59,16 +65,10 @@ def group_members(pgid: int) -> list[int]:
     """The live processes (zombies left out) of process group `pgid`."""
     members = []
     for entry in Path('/proc').iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / 'stat').read_text()
-        except OSError:  # ended meanwhile
-            continue
-        # after the command's name (in parentheses, which may hold anything): state, ppid, pgrp
-        fields = stat.rsplit(')', 1)[1].split()
-        if len(fields) > 2 and fields[0] != 'Z' and fields[2] == str(pgid):
-            members.append(int(entry.name))
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)  # [] once ended meanwhile
+            if len(fields) > 2 and fields[0] != 'Z' and fields[2] == str(pgid):
+                members.append(int(entry.name))
     return members
 
 
@@ -92,11 +92,11 @@ def end_group(pgid: int, grace: float = LEFT_BEHIND_GRACE_S) -> None:
 
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[list[int]]:
-    """Inside the block a SIGINT (Ctrl-C) is noted in the list yielded, not raised; the caller
-    raises KeyboardInterrupt after the block when it holds one. For work that an interrupt
-    must not cut in half (a C extension's import, writing an episode's run folder). Only the
-    main thread receives signals: elsewhere, and under a handler set outside Python, nothing
-    is held."""
+    """Inside the block a SIGINT (Ctrl-C) is noted in the list yielded, not raised; it is
+    raised as KeyboardInterrupt once the block has ended (an exception out of the block goes on
+    instead). For work that an interrupt must not cut in half (a C extension's import, writing
+    an episode's run folder). Only the main thread receives signals: elsewhere, and under a
+    handler set outside Python, nothing is held."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield held
@@ -110,6 +110,8 @@ def interrupts_held() -> Iterator[list[int]]:
         yield held
     finally:
         signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 PARENT_POLL_S = 0.2  # how often a process that dies with its parent looks whether it has

@@ -246,7 +246,7 @@ def test_interrupts_held_notes_a_ctrl_c_and_puts_the_handler_back():
 
     before = signal.getsignal(signal.SIGINT)
     done = []
-    with interrupts_held() as held:
+    with pytest.raises(KeyboardInterrupt), interrupts_held() as held:  # raised at its end
         os.kill(os.getpid(), signal.SIGINT)  # handled before the next line runs
         done.append('the work went on')
     assert held == [signal.SIGINT] and done == ['the work went on']
