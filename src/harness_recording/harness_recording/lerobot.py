@@ -42,6 +42,7 @@ from harness_recording.trial_data import (
     ExportError,
     TrialData,
     run_trials,
+    stale_frames,
 )
 
 CODEBASE_VERSION = 'v3.0'
@@ -55,17 +56,6 @@ def _frames_at(frames: list[tuple[float, np.ndarray]], times: np.ndarray) -> lis
     any); `frames` in time order."""
     shown = np.searchsorted([ft for ft, _ in frames], np.asarray(times) + 1e-6, side='right')
     return [frames[max(int(n) - 1, 0)][1] for n in shown]
-
-
-def stale_frames(frames: list[tuple[float, np.ndarray]], times: np.ndarray, fps: float) -> int:
-    """How many of `times` have no camera frame of their own (none stamped within half a
-    period at or before it): 0 when the camera was recorded at every tick."""
-    if not frames:
-        return len(times)
-    stamps = np.asarray([ft for ft, _ in frames])
-    shown = np.searchsorted(stamps, np.asarray(times) + 1e-6, side='right') - 1
-    age = np.asarray(times) - stamps[np.maximum(shown, 0)]
-    return int(np.count_nonzero((shown < 0) | (age > 0.5 / fps)))
 
 
 def _scaled(frames: list[tuple[float, np.ndarray]], size: tuple[int, int] | None) -> list:
@@ -234,13 +224,14 @@ class DatasetWriter:
 
         images = {c: _scaled(fs, self.image_size) for c, fs in trial.images.items() if fs}
         stale = {c: stale_frames(fs, trial.time, self.fps) for c, fs in images.items()}
+        stale |= trial.stale
         if self.cameras is None:
-            self.cameras = sorted(c for c in images if not stale[c])
+            self.cameras = sorted(c for c in stale if not stale[c])
             self.left_out = {
                 c: f'{stale[c]} of {len(trial.time)} frames have no image of their own: the bag '
                 'holds a frame every few ticks (worker.compressed_every_ticks: 1 records every '
                 'tick)'
-                for c in sorted(images)
+                for c in sorted(stale)
                 if stale[c]
             }
             for c in self.cameras:
@@ -477,7 +468,7 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
         trials += found
     if not trials:
         raise ExportError('none of the run folders holds a trial with recorded ticks')
-    missing = [t.meta['run'] for t in trials if not t.images]
+    missing = [t.meta['run'] for t in trials if not t.images and not t.stale]
     if missing:
         say(f'{len(missing)} trials have no camera frames (no bag): the dataset has no videos')
     return write_datasets(Path(out), trials, say)

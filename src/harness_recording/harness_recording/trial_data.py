@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from arx_x5_description.embodiment import load_embodiment
 
 from harness_recording.run_folder import read_events
 from harness_recording.trials import load_ticks
@@ -41,6 +42,9 @@ class TrialData:
     images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     environment: np.ndarray | None = None  # (9,) the located objects' positions, if any
+    # Cameras the bag holds less often than the ticks: how many frames have no image of their
+    # own. A dataset leaves them out, so their frames are not decoded (not in `images`).
+    stale: dict[str, int] = field(default_factory=dict)
 
     @property
     def satisfied(self) -> bool:
@@ -74,6 +78,18 @@ def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
     for frames in out.values():
         frames.sort(key=lambda f: f[0])
     return out
+
+
+def stale_frames(frames: list[tuple[float, object]], times: np.ndarray, fps: float) -> int:
+    """How many of `times` have no camera frame of their own (none stamped within half a
+    period at or before it): 0 when the camera was recorded at every tick. Reads the frames'
+    stamps alone (decoded or not)."""
+    if not frames:
+        return len(times)
+    stamps = np.asarray([ft for ft, _ in frames])
+    shown = np.searchsorted(stamps, np.asarray(times) + 1e-6, side='right') - 1
+    age = np.asarray(times) - stamps[np.maximum(shown, 0)]
+    return int(np.count_nonzero((shown < 0) | (age > 0.5 / fps)))
 
 
 def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
@@ -193,6 +209,7 @@ def run_trials(run: Path) -> list[TrialData]:
     if not trials:
         return []
     frames = camera_frames(run)
+    fps = int(round(load_embodiment().rates.control_hz))  # the dataset's (lerobot.py)
     located = located_objects(run)
     environment = environment_state([p for _, p in located]) if located else None
     out = []
@@ -204,8 +221,11 @@ def run_trials(run: Path) -> list[TrialData]:
         if len(ticks['time']) < 2:
             continue  # nothing moved (one tick has no action after its observation)
         start, end = observed_span(t, ticks)
-        images = decoded({cam: frames_within(fs, start, end) for cam, fs in frames.items()})
-        trial = trial_of(t, ticks, images, episode, run.name, environment)
+        trial = trial_of(t, ticks, {}, episode, run.name, environment)
+        shown = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
+        stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}
+        trial.stale = {cam: n for cam, n in stale.items() if n}
+        trial.images = decoded({cam: fs for cam, fs in shown.items() if not stale[cam]})
         trial.meta['located_queries'] = [q for q, _ in located]
         out.append(trial)
     return out

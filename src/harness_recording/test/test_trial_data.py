@@ -1,0 +1,78 @@
+"""Trials read back from a run folder whose bag holds one camera at every tick and another
+every few ticks: the second is left out of a dataset, so its frames are counted, not decoded."""
+
+import io
+import json
+
+import numpy as np
+from harness_recording.bag import BagRecorder, typestore
+from harness_recording.lerobot import write_run_dataset
+from harness_recording.trial_data import run_trials
+from PIL import Image
+
+FPS = 25
+TOPIC = '/cameras/{}/image_raw/compressed'
+
+
+def jpeg(value: int) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(np.full((48, 64, 3), value, np.uint8)).save(out, format='JPEG')
+    return out.getvalue()
+
+
+def frame(stamp: float, data: bytes) -> bytes:
+    store = typestore()
+    types = store.types
+    sec, nanosec = int(stamp), int(round((stamp % 1) * 1e9))
+    message = types['sensor_msgs/msg/CompressedImage'](
+        header=types['std_msgs/msg/Header'](
+            stamp=types['builtin_interfaces/msg/Time'](sec=sec, nanosec=nanosec), frame_id='cam'
+        ),
+        format='jpeg',
+        data=np.frombuffer(data, np.uint8),
+    )
+    return bytes(store.serialize_cdr(message, 'sensor_msgs/msg/CompressedImage'))
+
+
+def run_folder(root, n: int):
+    """A run of one trial of `n` ticks: cam_head's JPEG at every tick, cam_left_wrist's every
+    fifth tick as bytes that are no image (decoding them raises)."""
+    run = root / 'run'
+    (run / 'ticks').mkdir(parents=True)
+    times = 1.0 + np.arange(n) / FPS
+    ticks = {'time': times, 'measured': np.zeros((n, 14)), 'command': np.ones((n, 14))}
+    np.savez(run / 'ticks' / 'trial.npz', **ticks)
+    events = [
+        {'type': 'episode', 'task': 'lift_cube', 'layout': 0, 'seed': 0},
+        {
+            'type': 'trial',
+            'trial_id': 'episode',
+            'instruction': 'lift',
+            'ticks': ['ticks/trial.npz'],
+        },
+    ]
+    (run / 'events.jsonl').write_text(''.join(json.dumps(e) + '\n' for e in events))
+    head, wrist = TOPIC.format('cam_head'), TOPIC.format('cam_left_wrist')
+    bag = BagRecorder(
+        run / 'bag',
+        {head: 'sensor_msgs/msg/CompressedImage'} | {wrist: 'sensor_msgs/msg/CompressedImage'},
+    )
+    for k, t in enumerate(times):
+        bag.write(head, frame(t, jpeg(8 * k)), int(t * 1e9))
+        if k % 5 == 0:
+            bag.write(wrist, frame(t, b'not a jpeg'), int(t * 1e9))
+    bag.close()
+    return run
+
+
+def test_a_camera_recorded_every_few_ticks_is_counted_not_decoded(tmp_path):
+    run = run_folder(tmp_path, 12)
+    (trial,) = run_trials(run)
+    assert list(trial.images) == ['cam_head'] and len(trial.images['cam_head']) == 12
+    assert trial.images['cam_head'][3][1].shape == (48, 64, 3)
+    # 11 frames (the last tick has no action after it): 3 have a wrist frame of their own
+    assert len(trial.time) == 11 and trial.stale == {'cam_left_wrist': 8}
+    info = json.loads((write_run_dataset(run) / 'meta' / 'info.json').read_text())
+    assert list(info['harness/cameras_left_out']) == ['cam_left_wrist']
+    assert info['harness/cameras_left_out']['cam_left_wrist'].startswith('8 of 11 frames')
+    assert 'observation.images.cam_head' in info['features']
