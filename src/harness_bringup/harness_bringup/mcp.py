@@ -175,7 +175,8 @@ def serve_mcp(
     except KeyboardInterrupt:
         pass
     finally:
-        close_run(run, opened, holder, started, say, options.spec().goal)
+        lean = config.driver.recording == 'lean'
+        close_run(run, opened, holder, started, say, options.spec().goal, report=not lean)
     return 0
 
 
@@ -234,11 +235,18 @@ def policy_versions(config: GraphConfig) -> dict[str, int]:
 
 
 def close_run(
-    run, opened: dict, holder, started: float, say: Callable[[str], None], goal: dict
+    run,
+    opened: dict,
+    holder,
+    started: float,
+    say: Callable[[str], None],
+    goal: dict,
+    report: bool = True,
 ) -> None:
     """The run folder of the session, complete whatever happened: the ground truth (tier 4,
-    never shown to the agent), the end event, summary.json, the bag, the report (the dataset
-    is written trial by trial, by the session). `goal`: the session's task, layout and seed."""
+    never shown to the agent), the end event, summary.json, the bag, the report (with
+    `report`: a lean recording has none; the dataset is written trial by trial, by the
+    session). `goal`: the session's task, layout and seed."""
     from harness_bringup.run import write_report_safely
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
@@ -290,7 +298,8 @@ def close_run(
             graph.stop_kernel()
     run.close()
     # the trials are in <run>/lerobot already (each written when it returned)
-    write_report_safely(run.path, say)
+    if report:
+        write_report_safely(run.path, say)
     opened['warming'].join()  # a station still starting is closed here, not left behind
     opened.pop('warm_error', None)
     unused = opened.pop('warm', None)

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness_operator.tool_names import POLICY_TOOLS, TOOLS
 from harness_types.config import not_a_file
 
 from harness_bringup.arguments import (
@@ -28,9 +29,9 @@ def add_parser(sub) -> None:
         'mcp',
         help='serve the station to a coding agent over MCP (stdio, or --http PORT)',
         description='Start the node graph for TASK and serve it as an MCP server (the `mcp` '
-        'SDK) to an agent operator such as Claude Code: tools observe, do_action, run_batch, '
-        'recheck, estop, journal, tickets, budgets and finish (with --policies also '
-        'list_policies and run_policy, and the executor policy:NAME). Every action returns '
+        f'SDK) to an agent operator such as Claude Code: tools {", ".join(TOOLS[:-1])} and '
+        f'{TOOLS[-1]} (with --policies also {" and ".join(POLICY_TOOLS)}, and the executor '
+        'policy:NAME). Every action returns '
         "executor_status (what the motion did) and verdict (what the station's tiered verifier "
         'measured); the same key twice returns the same trial. Budgets per failure class '
         '(config: operator) open tickets when exhausted; `harness tickets` resolves them. The '

@@ -77,6 +77,7 @@ class StationProcess:
         )
         self._answers = b''
         self.episodes = 0
+        self.read_at: float | None = None  # when it read the last request (time.time())
 
     def death(self) -> str:
         code = self.process.poll()
@@ -120,6 +121,7 @@ class StationProcess:
                 self._answers += chunk
         line, self._answers = self._answers.split(b'\n', 1)
         answer = json.loads(line)
+        self.read_at = answer.get('read_at')
         left = tuple(p for p in answer.get('finish') or () if p in ('dataset', 'report'))
         return int(answer['code']), str(answer.get('healthy') or ''), left
 
@@ -246,8 +248,11 @@ class StationRunner:
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
         if output is not None:
             output.flush()
+        station.read_at = None
         code, broken, left = station.run(argv, run, log, seen, before)
         answered = time.time()
+        if station.read_at is not None:  # a new station read it once its Python had started
+            starting = max(starting, station.read_at - asked)
         interrupted = len(seen.times()) > before
         if code is None:
             station.close(timeout=5)
@@ -295,10 +300,12 @@ def _account(
     run: Path, asked: float, starting: float, answered: float, station: StationProcess
 ) -> None:
     """The episode's part of the bench's wall time in summary.json (`command_seconds`), in the
-    phases a supervised episode has: the station's start (when this episode waited for one),
-    the episode in the station (`episode_process`: from its request to its answer; its own
-    phases are in `episode_process_seconds`) and after it; `started_at` and `ended_at` place
-    it in the bench's wall time."""
+    phases a supervised episode has: the station's start (`starting`: until the station read
+    the request; a new station's process start and imports, ~0 on a warm one), the episode in
+    the station (`episode_process`: from then to its answer; its own phases are in
+    `episode_process_seconds`, a new station's graph start among them, and what they leave is
+    `episode_process_exit`) and after it; `started_at` and `ended_at` place it in the bench's
+    wall time."""
     now = time.time()
 
     def add(summary: dict) -> None:

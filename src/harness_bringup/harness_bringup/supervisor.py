@@ -198,6 +198,17 @@ def _bag_notes(folder: Path) -> dict:
     return judge_recording({'bag': BAG}, recorder_report(folder / RECORDER_OUTPUT), True)
 
 
+def _recorded_lean(folder: Path) -> bool:
+    """Whether the run's params.yaml says it recorded lean (driver.recording); False when it
+    has none that can be read (the episode process died before it wrote one)."""
+    from harness_types.config import load_config
+
+    try:
+        return load_config(folder / 'params.yaml').driver.recording == 'lean'
+    except Exception:  # whatever is wrong with it, the report is made as for a full recording
+        return False
+
+
 def _close(
     folder: Path, base: dict, returncode: int, interrupted: bool, output: IO[str] | None = None
 ) -> int:
@@ -247,10 +258,11 @@ def _close(
             file=output,
             flush=True,
         )
-        from harness_bringup.run import write_report_safely
+        if not _recorded_lean(folder):  # (a lean run's report: `harness report RUN`)
+            from harness_bringup.run import write_report_safely
 
-        write_report_safely(
-            folder, lambda line: print(f'[harness] {line}', file=output, flush=True)
-        )
+            write_report_safely(
+                folder, lambda line: print(f'[harness] {line}', file=output, flush=True)
+            )
         return 130 if interrupted else 1
     return code

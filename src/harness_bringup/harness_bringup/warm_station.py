@@ -378,7 +378,7 @@ class Station:
 
             def add(summary: dict) -> None:
                 phases = summary.setdefault('episode_process_seconds', {})
-                phases['station_start'] = round(started, 3)
+                phases['station_graph_start'] = round(started, 3)
 
             update_summary(run_folder, add)
         code = episode_exit_code(result, run_folder)
@@ -421,7 +421,7 @@ def serve(folder: Path, requests, answers) -> int:
         for line in requests:
             if not line.strip():
                 continue
-            arrived = time.monotonic()
+            arrived, read_at = time.monotonic(), time.time()
             request = json.loads(line)
             _output_to(Path(request['log']) if request.get('log') else None, station_log)
             left: tuple[str, ...] = ()
@@ -435,7 +435,8 @@ def serve(folder: Path, requests, answers) -> int:
                 code, healthy = 1, f'the station failed: {type(exc).__name__}: {exc}'
                 print(f'[station] {healthy}', flush=True)
             _output_to(None, station_log)
-            answers.write(json.dumps({'code': code, 'healthy': healthy, 'finish': left}) + '\n')
+            answer = {'code': code, 'healthy': healthy, 'finish': left, 'read_at': read_at}
+            answers.write(json.dumps(answer) + '\n')
             answers.flush()
             if healthy:
                 return 1

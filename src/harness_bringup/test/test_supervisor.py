@@ -49,3 +49,22 @@ def test_the_summary_says_what_became_of_the_bag(tmp_path):
     assert 'did not report closing the bag' in summary['bag_error']
     summary = close(none)[1]
     assert not {'bag', 'bag_incomplete', 'bag_error'} & set(summary)
+
+
+def test_a_report_is_made_unless_the_run_recorded_lean(tmp_path):
+    """The report of a killed episode, as its own process would have made it: none where its
+    params.yaml says it recorded lean (`harness report RUN` makes one), and one where it has
+    no params.yaml to say so (it died before writing it)."""
+    from harness_types.config import GraphConfig, with_overrides
+
+    full, lean, unknown = (tmp_path / n for n in ('full', 'lean', 'unknown'))
+    for folder, recording in ((full, 'full'), (lean, 'lean'), (unknown, None)):
+        folder.mkdir()
+        (folder / 'events.jsonl').write_text('{"type": "episode"}\n')
+        if recording:
+            with_overrides(GraphConfig(), 'driver', recording=recording).write(
+                folder / 'params.yaml'
+            )
+        close(folder)
+    assert (full / 'report.html').is_file() and (unknown / 'report.html').is_file()
+    assert not (lean / 'report.html').exists()

@@ -204,7 +204,14 @@ def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
     assert summary['run_folder'] == str(runs[1]) or Path(summary['run_folder']) == runs[1]
     assert summary['outcome']['success'], summary
     assert summary['retry_of'] == os.path.relpath(runs[0], runs[1])
-    assert summary['command_seconds']['station'] == 'station-2'
+    command = summary['command_seconds']
+    assert command['station'] == 'station-2' and command['station_episode'] == 1
+    # The new station's start is the episode's station_start (its process start and imports,
+    # until it read the request), not part of what its answer took beyond its phases (exit).
+    parts = ('station_start', 'episode_process', 'after_episode_process')
+    assert abs(sum(command[p] for p in parts) - command['total']) < 0.05, command
+    assert command['station_start'] > command['episode_process_exit'], command
+    assert summary['episode_process_seconds']['station_graph_start'] > 0
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from harness_operator import tool_names
+
 ROOT = Path(__file__).resolve().parents[3]
-TOOLS = {'observe', 'do_action', 'run_batch', 'recheck', 'estop', 'journal', 'tickets', 'budgets'}
-TOOLS |= {'finish', 'undo', 'refill_pause', 'prefer'}
+TOOLS = set(tool_names.TOOLS)  # what `harness mcp --help` names
 
 
 def pq_rows(path: Path) -> list[dict]:
@@ -187,7 +188,7 @@ async def with_policies(tmp: Path, journal: Path) -> None:
     params.args += ['--policies', str(ROOT / 'config' / 'policies.yaml')]
     async with Client(params) as c:
         tools = {t.name for t in (await c.list_tools()).tools}
-        assert tools == TOOLS | {'list_policies', 'run_policy'}
+        assert tools == TOOLS | set(tool_names.POLICY_TOOLS)
         listed = await c.call_tool('list_policies')
         assert 'scripted_expert' in listed.content[0].text
         pick = {'skill': 'pick', 'obj': 'green block'}

@@ -13,9 +13,9 @@ from harness_types.reply import REASONS
 
 # Episodes the model service failed (overloaded past the wall budget, unreachable), or that
 # could not start where they were sent (a Ray task that failed before its episode ran), were
-# not run: they count apart, not as task failures.
-# Episodes whose service, not the agent, failed: counted apart, never as task failures.
-# ... and `station_failed`: a warm station died under the episode (it ran again elsewhere)
+# not run: they count apart, not as task failures. So do `station_failed` ones: a warm station
+# failed under the episode, and the episode did not run again (one that ran again is counted
+# by its run on the fresh station).
 NOT_RUN = ('model_service_failed', 'policy_service_failed', 'not_started', 'station_failed')
 RESULT_COLUMNS = (
     'episodes',
@@ -191,11 +191,12 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
 
     `summed_by_phase_seconds`: each part summed over the episodes, by level; within a level
     the parts add up to the part of the level above that they name, never across levels:
-    - `command`: each episode's `command_seconds` (a warm station's start where an episode
-      waited for one, the episode's process or its turn on a station, what came after);
+    - `command`: each episode's `command_seconds` (a warm station's start until it read the
+      episode's request, where an episode waited for one; the episode's process or its turn
+      on a station; what came after);
     - `episode_process`: that process's own phases (its start and checks, its graph and
-      episode, the dataset and report it made, the wait for a station's graph) and `rest`,
-      what they leave of it (its exit; a station's own start before it read the request);
+      episode, the dataset and report it made, a new station's graph start) and `rest`, what
+      they leave of it (its exit, or a station's answer);
     - `episode`: the episode's phases (`phases_seconds`, within `graph_and_episode`);
     - `finished_by_bench`: the dataset and report the bench made beside the next episodes."""
     levels: dict[str, dict[str, float]] = {
