@@ -1,10 +1,10 @@
 """What a run folder costs on disk at each recording level (driver.recording), by part.
 
 Runs the same scripted bench (warm stations) once per level, side by side on this machine, and
-prints JSON: each level's bytes per episode (median, max, total) and by part of the run folder
-(bag, images the model was sent, report.html, lerobot/, ticks, the rest), and what 10,000
-episodes would take. The target: a lean run folder's median under 1 MB, so that a bench of
-10,000 episodes fits in 10 GB of a laptop's disk.
+prints JSON: each level's bytes per episode (median, mean, max, total) and by part of the run
+folder (bag, images the model was sent, report.html, lerobot/, ticks, the rest: each one's
+median), and what 10,000 episodes would take (from the mean). The target: a lean run folder's
+median under 1 MB, so that a bench of 10,000 episodes fits in 10 GB of a laptop's disk.
 
     python perf/disk.py [--tasks lift_cube place_in_bowl ...] [--layouts random:2]
         [--seed-base 424200]
@@ -62,17 +62,23 @@ def main() -> None:
         for level in LEVELS:
             runs = bench(level, Path(scratch) / level, args)
             totals = [size(run) for run in runs]
+            by_run = [{part: size(run / part) for part in PARTS} for run in runs]
+            for total, sizes in zip(totals, by_run, strict=True):
+                sizes['the rest'] = total - sum(sizes.values())
+            # each part's own median over the runs (the medians do not add up to the total's)
             parts = {
-                part: int(statistics.median([size(run / part) for run in runs])) for part in PARTS
+                part: int(statistics.median(sizes[part] for sizes in by_run))
+                for part in [*PARTS, 'the rest']
             }
-            parts['the rest'] = int(statistics.median(totals)) - sum(parts.values())
             levels[level] = {
                 'episodes': len(runs),
                 'bytes_per_episode_median': int(statistics.median(totals)),
+                'bytes_per_episode_mean': int(statistics.mean(totals)),
                 'bytes_per_episode_max': max(totals),
                 'bytes_total': sum(totals),
                 'median_by_part': parts,
-                'gb_for_10000_episodes': round(statistics.median(totals) * 1e4 / 1e9, 2),
+                # what 10000 such episodes take: their mean, not their median, sums up
+                'gb_for_10000_episodes': round(statistics.mean(totals) * 1e4 / 1e9, 2),
             }
     full, lean = (levels[k]['bytes_per_episode_median'] for k in LEVELS)
     report(

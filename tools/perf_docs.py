@@ -105,6 +105,17 @@ def render() -> str:
                     f'| ... | {len(found) - MAX_FIGURES} more in perf/results/{name}.json |'
                 )
             lines.append('')
+    for name, r in results.items():  # saved apart by a script's option (bench --jobs J)
+        if name not in about:
+            machine = r.get('machine', {})
+            lines += [
+                f'### `{name}`',
+                '',
+                f'Measured {_where(machine)}: `{machine.get("command", "")}`.',
+                '',
+            ]
+            lines += ['| figure | value |', '|---|---|']
+            lines += [f'| `{k}` | {v} |' for k, v in figures(r)[:MAX_FIGURES]] + ['']
     return '\n'.join(lines).rstrip() + '\n'
 
 

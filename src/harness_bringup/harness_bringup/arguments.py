@@ -172,7 +172,8 @@ INTERFACE_HELP = (
 
 RECORDING_HELP = (
     'what each run folder keeps (overrides driver.recording): full (everything: the bag with '
-    "the cameras' frames, report.html, the run's LeRobot dataset) or lean, for large benches "
+    "the cameras' frames, report.html, the run's LeRobot dataset, which holds camera videos "
+    'only where worker.compressed_every_ticks is 1) or lean, for large benches '
     '(summary, events, kernel.log, the ticks, the images the model was sent and a bag of the '
     'joint states and events without camera frames, /tf or model images: what the tables, the '
     'report card and training on states and actions need; '

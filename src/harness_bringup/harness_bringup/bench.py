@@ -1,5 +1,6 @@
-"""`harness bench`: episodes of many tasks and layouts, in parallel, each in its own process
-and ROS domain, summed up in tables."""
+"""`harness bench`: episodes of many tasks and layouts, in parallel (on warm stations, each a
+process in a ROS domain of its own that serves episode after episode; with --station cold, each
+episode in a process and domain of its own), summed up in tables."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def default_jobs(warm: bool = True) -> int:
 
 @dataclass(frozen=True)
 class EpisodeJob:
-    """What one bench episode runs: `harness run` with these arguments, in its own process."""
+    """What one bench episode runs: `harness run` with these arguments (on a warm station, or
+    in a process of its own)."""
 
     episode: BenchEpisode
     model: str
@@ -193,8 +195,9 @@ def run_episodes(
     env: dict[str, str] | None = None,
     runner: Runner = run_episode_process,
 ) -> dict[BenchEpisode, dict]:
-    """Run every episode with `harness run` in a process of its own (its own ROS domain; `env`:
-    its environment, default this process's) through `runner`, `jobs` at a time, each under
+    """Run every episode with `harness run`'s arguments through `runner` (a warm station, or
+    a process of its own in its own ROS domain; `env`: the environment of the process that runs
+    it, default this process's), `jobs` at a time, each under
     `folder`/its name; their summaries. KeyboardInterrupt when the bench was interrupted (the
     running episodes were ended and wrote their run folders)."""
     config_text = str(config) if config is not None else None

@@ -39,8 +39,8 @@ def add_parser(sub) -> None:
         'finishes or a budget ends the episode. `--model scripted` is a baseline that answers '
         "with the task's reference program and needs no key; any other name is a Claude model "
         'reached through ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set). Writes a run folder '
-        '(summary.json, events.jsonl, kernel.log, images/, bag/ a rosbag2). Exits 0 when the '
-        'episode ended, whatever its success; 1 on an error; 2 on bad input or an unreachable '
+        '(summary.json, events.jsonl, kernel.log, images/, ticks/, bag/ a rosbag2). Exits 0 when '
+        'the episode ended, whatever its success; 1 on an error; 2 on bad input or an unreachable '
         'model.',
     )
     _task_arguments(run, 'lift_cube')

@@ -7,7 +7,7 @@ publishes the new episode's events on publishers of its own, the kernel makes a 
 (its perception's tracker, grips and log), and the program runs in a fresh sandboxed program
 process, started while the last episode ended (`prepare`), in a folder of its own whose files
 move into the episode's run folder. Each episode writes its complete run folder (summary,
-events, kernel.log, trace, bag) as `harness run` writes it.
+events, kernel.log, ticks, bag) as `harness run` writes it.
 
 The station process (`python -m harness_bringup.warm_station --folder DIR`) reads one JSON
 line per episode on its standard input: `{"argv": [harness run's arguments], "folder": the run

@@ -7,18 +7,18 @@ frame t holds what was observed at tick t and the action commanded after it. Fro
 ticks (harness_recording.trials: each the command of a tick and the state measured after it),
 frame t is `observation.state` = the 14 joints and grippers measured after tick t, `action` =
 the 14 commanded at tick t + 1 (the command layout); a trial of N ticks gives N - 1 frames.
-`observation.environment_state`, where every trial has one, is the positions (x, y, z, m) of
+`observation.environment_state`, where every trial has one, is the positions (x, y, z, in m) of
 the objects the trial's program located (the harness's pixel perception, `locate`: the first
 result of each distinct query, in the order first asked, up to three, zeros after; never the
-simulator's ground truth). Each camera is an H.264 video of the JPEG
-frames the bag holds, one per frame: a camera is in the dataset only when the bag has its image
-at every tick (`worker.compressed_every_ticks: 1`, as `harness demos` records), so that the
-distinct images come at the fps info.json states; otherwise info.json's
-`harness/cameras_left_out` says why it is not. `image_size` scales every camera to the
-policy's resolution. `meta/episodes` carries, beside
-LeRobot's columns, the run's task, layout, seed, dispatcher, executor and its version, and the
-verifier's verdict, tier and evidence. `demos/` is a second dataset of the trials a tier-1 or
-tier-2 verifier judged satisfied.
+simulator's ground truth), then the seconds since the trial's first observation: 10 values.
+Each camera is an H.264 video of the JPEG frames the bag holds, one per frame: a camera is in
+the dataset only when the bag has its image at every tick (`worker.compressed_every_ticks: 1`,
+as `harness demos` records), so that the distinct images come at the fps info.json states;
+otherwise info.json's `harness/cameras_left_out` says why it is not. `image_size` scales every
+camera to the policy's resolution. `meta/episodes` carries, beside LeRobot's columns, the run's
+task, layout, seed, dispatcher, executor and its version, and the verifier's verdict, tier and
+evidence. `demos/` is a second dataset of the trials a tier-1 or tier-2 verifier judged
+satisfied.
 
 Layout (LeRobot's v3.0 paths): meta/info.json, meta/stats.json, meta/tasks.parquet,
 meta/episodes/chunk-000/file-000.parquet, data/chunk-CCC/file-FFF.parquet (one file per
@@ -77,10 +77,9 @@ def _scaled(frames: list[tuple[float, np.ndarray]], size: tuple[int, int] | None
 
 
 def _write_video(path: Path, images: list[np.ndarray], fps: int, size: tuple[int, int]) -> None:
-    """One frame per entry of `images` (H.264, yuv420p), each cropped to `size` (h, w). The
-    cameras' frames change once every `compressed_every_ticks` ticks and are repeated between:
-    each distinct frame (the same array, repeated) is converted to YUV once, which was ~60% of
-    the encoding."""
+    """One frame per entry of `images` (H.264, yuv420p), each cropped to `size` (h, w). An
+    array that comes again (the frame shown at or before a tick, _frames_at) is converted to
+    YUV once."""
     import av
 
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,9 @@ class TrialData:
     time: np.ndarray  # N, s of episode time of each observation
     images: dict[str, list[tuple[float, np.ndarray]]] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
-    environment: np.ndarray | None = None  # (9,) the located objects' positions, if any
+    # (10,) `observation.environment_state` (environment_state): the located objects' x, y, z,
+    # then the seconds since the first observation; None when the trial located none
+    environment: np.ndarray | None = None
     # Cameras the bag holds less often than the ticks: how many frames have no image of their
     # own. A dataset leaves them out, so their frames are not decoded (not in `images`).
     stale: dict[str, int] = field(default_factory=dict)
