@@ -16,6 +16,20 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _perception(text: str) -> str:
+    """A perception backend that exists (as kernel.perception is checked, said of the flag)."""
+    from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
+
+    from harness_perception import BACKENDS
+
+    if not plugin_found(BACKENDS, text):
+        raise argparse.ArgumentTypeError(
+            f'no module {plugin_module(BACKENDS, text)} for {text!r} (built in: '
+            f'{", ".join(builtin_plugins(BACKENDS))}; or a dotted module path)'
+        )
+    return text
+
+
 def _rate(text: str) -> float:
     value = _positive_float(text)
     if not 1e-3 <= value <= 1e3:

@@ -232,11 +232,12 @@ def run_episodes(
                     s = summaries[e] = future.result()
                     outcome = s.get('outcome') or {}
                     verdict = 'SUCCESS' if outcome.get('success') else 'no success'
-                    say(
-                        f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, '
-                        f'{verdict}, {s.get("model_calls", 0)} calls, '
-                        f'{s.get("wall_seconds", "?")} s'
+                    said = (
+                        f'{verdict}, {s.get("model_calls", 0)} calls, {s.get("wall_seconds")} s'
+                        if s.get('run_folder')
+                        else s.get('detail', 'no run folder')  # it did not run
                     )
+                    say(f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {said}')
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():

@@ -18,6 +18,7 @@ from harness_bringup.arguments import (
     RECORDING_HELP,
     _interfaces,
     _layouts,
+    _perception,
     _positive_int,
     _randomize,
     _seed,
@@ -37,7 +38,8 @@ def add_parser(sub) -> None:
         'and serving episode after episode with a fresh program process each; a station that '
         'fails is replaced and its episode run again), then write per-task and overall '
         'tables (success rate, score, model calls, decisions by reason, tokens, cost, env '
-        'steps; wall time separately) as Markdown and JSON under --out. Ctrl-C ends the '
+        'steps; wall time separately) under --out: bench.md, bench.json and bench.html, and the '
+        "verifier's and the outcome model's report cards (report_card.md/json). Ctrl-C ends the "
         'running episodes (their run folders are written) and starts no other.',
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
@@ -83,7 +85,7 @@ def add_parser(sub) -> None:
         help='episodes at a time (default: warm stations, one per core as memory allows, 2 GB '
         'each; a graph per episode or Ray, one per two cores)',
     )
-    bench.add_argument('--perception', help=PERCEPTION_HELP)
+    bench.add_argument('--perception', type=_perception, help=PERCEPTION_HELP)
     bench.add_argument('--recording', choices=RECORDINGS, help=RECORDING_HELP)
     bench.add_argument(
         '--interface',

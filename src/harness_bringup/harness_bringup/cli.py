@@ -61,6 +61,7 @@ OUTPUTS = {
     'run': (OUT,),
     'program': (OUT,),
     'bench': (OUT,),
+    'demos': (OUT,),
     'mcp': (OUT, ('journal', '--journal', True)),
     'export': (('lerobot', '--lerobot', False),),
 }
@@ -85,7 +86,7 @@ def _output_problem(text: str, names_file: bool, made: list[Path]) -> str:
     except OSError as exc:
         return f'cannot be made: {exc.strerror or exc}'
     if not os.access(folder, os.W_OK | os.X_OK):
-        return f'{folder} is not writable'
+        return 'is not writable' if folder == path else f'is in {folder}, which is not writable'
     return ''
 
 

@@ -150,6 +150,8 @@ def _demos(args: argparse.Namespace) -> int:
     args.tasks = args.tasks or None
     status = _bench(args)
     if status:
+        if not (out / 'bench').exists():  # refused before a bench ran: nothing of it is kept
+            (out / 'collection.yaml').unlink(missing_ok=True)
         return status
     episodes = [  # the earlier collections' first, then this one's
         p.parent

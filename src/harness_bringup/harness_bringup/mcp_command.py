@@ -15,6 +15,7 @@ from harness_bringup.arguments import (
     PERCEPTION_HELP,
     POLICIES_HELP,
     RANDOMIZE_HELP,
+    _perception,
     _port,
     _randomize,
     _task_arguments,
@@ -64,7 +65,7 @@ def add_parser(sub) -> None:
         'token printed at start and written to OUT/mcp-PORT.token (mode 0600)',
     )
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
-    mcp.add_argument('--perception', help=PERCEPTION_HELP)
+    mcp.add_argument('--perception', type=_perception, help=PERCEPTION_HELP)
     mcp.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

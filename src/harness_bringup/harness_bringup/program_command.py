@@ -16,6 +16,7 @@ from harness_bringup.arguments import (
     PERCEPTION_HELP,
     POLICIES_HELP,
     RANDOMIZE_HELP,
+    _perception,
     _randomize,
     _task_arguments,
 )
@@ -39,7 +40,7 @@ def add_parser(sub) -> None:
     program.add_argument('file', help='Python program using the program API')
     program.add_argument('--out', default='runs', help='where run folders go (default runs/)')
     program.add_argument('--attach', action='store_true', help=ATTACH_HELP)
-    program.add_argument('--perception', help=PERCEPTION_HELP)
+    program.add_argument('--perception', type=_perception, help=PERCEPTION_HELP)
     program.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )

@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
         "the cell's status, output and executions, the images the model saw); plots over "
         'ticks of the joints and grippers with executions, events and shield rejections '
         'marked (from the bag); the wrap-up and the outcome. `harness run` and `harness '
-        'program` write it at the end of every episode.',
+        'program` write it at the end of every episode, except at the lean recording level '
+        '(driver.recording), whose runs get theirs from this command.',
     )
     report.add_argument('runs', nargs='+', metavar='RUN', help='run folders')
     report.set_defaults(func=_report)

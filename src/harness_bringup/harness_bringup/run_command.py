@@ -20,7 +20,9 @@ from harness_bringup.arguments import (
     RECORDING_HELP,
     STRATEGY_HELP,
     _non_negative,
+    _perception,
     _port,
+    _positive_float,
     _positive_int,
     _randomize,
     _task_arguments,
@@ -56,10 +58,10 @@ def add_parser(sub) -> None:
         '--max-cost-usd', type=_non_negative, help='override driver.max_cost_usd (0 = none)'
     )
     run.add_argument(
-        '--max-wall-seconds', type=_non_negative, help='override driver.max_wall_seconds'
+        '--max-wall-seconds', type=_positive_float, help='override driver.max_wall_seconds'
     )
     run.add_argument('--attach', action='store_true', help=ATTACH_HELP)
-    run.add_argument('--perception', help=PERCEPTION_HELP)
+    run.add_argument('--perception', type=_perception, help=PERCEPTION_HELP)
     run.add_argument('--recording', choices=RECORDINGS, help=RECORDING_HELP)
     run.add_argument('--interface', choices=INTERFACES, help=INTERFACE_HELP)
     run.add_argument('--strategy', choices=('A', 'B', 'C'), help=STRATEGY_HELP)

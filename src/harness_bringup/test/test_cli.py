@@ -85,6 +85,17 @@ def test_bad_input_leaves_no_output_folder(tmp_path, capsys):
     assert "unknown task 'lift_cubes'" in capsys.readouterr().err
 
 
+def test_demos_refused_leaves_nothing_and_names_an_out_it_cannot_make(tmp_path, capsys):
+    """`harness demos` as the other commands: an --out that cannot be made is one line (exit
+    2), and a collection refused before its bench ran leaves no folder of it."""
+    (tmp_path / 'afile').write_text('')
+    assert main(['demos', 'lift_cube', '--out', str(tmp_path / 'afile' / 'sub')]) == 2
+    assert 'is inside' in capsys.readouterr().err
+    out = tmp_path / 'collection'
+    assert main(['demos', 'lift_cube', '--layouts', '99', '--out', str(out)]) == 2
+    assert 'fixed layouts' in capsys.readouterr().err and not out.exists()
+
+
 def test_syntax_error_in_the_program(tmp_path, capsys):
     bad = tmp_path / 'bad.py'
     bad.write_text('pick(\n')
@@ -99,6 +110,9 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['run'],
         ['run', 'lift_cube', '--max-model-calls', '0'],
         ['run', 'lift_cube', '--max-cost-usd', '-1'],
+        ['run', 'lift_cube', '--max-wall-seconds', '0'],
+        ['run', 'lift_cube', '--perception', 'bogus'],
+        ['bench', '--perception', 'no.such.module'],
         ['run', 'lift_cube', '--layout', 'two'],
         ['run', 'lift_cube', '--layout', '-1'],
         ['run', 'lift_cube', '--seed', '-3'],

@@ -469,8 +469,16 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
         raise ExportError('none of the run folders holds a trial with recorded ticks')
     missing = [t.meta['run'] for t in trials if not t.images and not t.stale]
     if missing:
-        say(f'{len(missing)} trials have no camera frames (no bag): the dataset has no videos')
-    return write_datasets(Path(out), trials, say)
+        say(
+            f'{len(missing)} trials have no camera frames (no bag, or a lean recording, whose bag '
+            'holds none): the dataset has no videos of them'
+        )
+    if out.exists() and (out / 'meta' / 'info.json').is_file():
+        say(f'{out} held a LeRobot dataset: it is replaced')
+    summary = write_datasets(Path(out), trials, say)
+    for camera, why in summary['cameras_left_out'].items():
+        say(f'{camera} is left out of the dataset: {why}')
+    return summary
 
 
 def write_demos(

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 from harness_recording.bag import BagRecorder, typestore
-from harness_recording.lerobot import write_run_dataset
+from harness_recording.lerobot import export_runs, write_run_dataset
 from harness_recording.trial_data import run_trials
 from PIL import Image
 
@@ -76,3 +76,16 @@ def test_a_camera_recorded_every_few_ticks_is_counted_not_decoded(tmp_path):
     assert list(info['harness/cameras_left_out']) == ['cam_left_wrist']
     assert info['harness/cameras_left_out']['cam_left_wrist'].startswith('8 of 11 frames')
     assert 'observation.images.cam_head' in info['features']
+
+
+def test_an_export_says_which_cameras_it_left_out_and_what_it_replaced(tmp_path):
+    run = run_folder(tmp_path, 12)
+    said: list[str] = []
+    export_runs([run], tmp_path / 'ds', said.append)
+    assert any(
+        line.startswith('cam_left_wrist is left out of the dataset: 8 of 11') for line in said
+    )
+    assert not any('replaced' in line for line in said)
+    said.clear()
+    export_runs([run], tmp_path / 'ds', said.append)
+    assert f'{tmp_path / "ds"} held a LeRobot dataset: it is replaced' in said

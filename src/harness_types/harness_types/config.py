@@ -371,6 +371,12 @@ def load_config(path: Path | str | None) -> GraphConfig:
         params = section.get('ros__parameters', {}) if isinstance(section, dict) else None
         if not isinstance(params, dict):
             raise ConfigError(f'{path}: {node}: needs a ros__parameters mapping')
+        beside = sorted(map(str, set(section) - {'ros__parameters'}))
+        if beside:  # a setting there would be left at its default without a word
+            raise ConfigError(
+                f'{path}: {node}: {", ".join(map(repr, beside))} beside ros__parameters: a '
+                f"node's settings go under {node}: ros__parameters:"
+            )
         sections[node] = read_section(type(make()), params, f'{path}: {node}', path.parent)
     return GraphConfig(**sections, path=path)
 

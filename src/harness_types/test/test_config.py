@@ -36,6 +36,8 @@ def test_the_project_config_loads_and_names_every_key():
     'text,message',
     [
         ('driver: [1, 2]', 'driver: needs a ros__parameters mapping'),
+        ('driver:\n  recording: lean\n', "driver: 'recording' beside ros__parameters"),
+        ('worker:\n  ros_parameters:\n    backend: mujoco\n', "'ros_parameters' beside"),
         ('driver:\n  ros__parameters:\n    max_calls: 3\n', "driver has no parameter 'max_calls'"),
         ('driver:\n  ros__parameters:\n    keep_images: -1\n', 'keep_images must be >= 0'),
         ('driver:\n  ros__parameters:\n    max_wall_seconds: 0\n', 'max_wall_seconds must be > 0'),
