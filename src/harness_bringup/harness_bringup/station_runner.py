@@ -48,13 +48,21 @@ from harness_bringup.supervisor import GRACE_S, Interrupts, _close
 EPISODE_ERROR = 'the episode ended in an error'
 
 
-def station_failed(status: str | None, broken: str, retry: bool, interrupted: bool) -> bool:
+def station_failed(
+    status: str | None, broken: str, retry: bool, interrupted: bool, died: bool = False
+) -> bool:
     """Whether an episode that ended with `status` on a station retired for `broken` was not
-    run (`station_failed`, run again): it ended in an `error` with a station that failed, or
-    on a first run with one retired for that error alone (the graph may have failed with it).
-    An `error` again on the `retry`, with a station otherwise whole, is the episode's own,
-    as a station of its own would have it; an interrupted episode keeps its status."""
-    if interrupted or status != 'error' or not broken:
+    run (`station_failed`, run again): its station `died` before it answered (whatever the
+    status its end event gave: the episode's own summary, its outcome, was never written), it
+    ended in an `error` with a station that failed, or on a first run with one retired for
+    that error alone (the graph may have failed with it). An `error` again on the `retry`,
+    with a station otherwise whole, is the episode's own, as a station of its own would have
+    it; an interrupted episode keeps its status."""
+    if interrupted or not broken:
+        return False
+    if died:
+        return True
+    if status != 'error':
         return False
     return not (retry and broken.startswith(EPISODE_ERROR))
 
@@ -232,8 +240,9 @@ class StationRunner:
         retry: bool = False,
     ) -> int:
         """A bench.Supervise: the episode on a free station; a station that died or reports
-        itself broken is retired (the next episode starts a new one), and an episode that
-        ended in an `error` with it is `station_failed` (not run: it runs again). Run again
+        itself broken is retired (the next episode starts a new one), and an episode whose
+        station died before it answered, or that ended in an `error` with it, is
+        `station_failed` (not run: it runs again). Run again
         (`retry`) and ended in an `error` on a station that is otherwise whole, the error is
         the episode's own, as a station of its own would have it: that status stays."""
         seen = interrupts if interrupts is not None else Interrupts()
@@ -254,7 +263,8 @@ class StationRunner:
         if station.read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, station.read_at - asked)
         interrupted = len(seen.times()) > before
-        if code is None:
+        died = code is None
+        if died:
             station.close(timeout=5)
             code = _close(run, base, station.process.returncode or 1, interrupted, output)
         elif not (run / 'summary.json').is_file():
@@ -269,7 +279,7 @@ class StationRunner:
         if broken:
             say(f'{broken}: a new station serves the next episode')
             self._retire(station)
-            if station_failed(_status(run), broken, retry, interrupted):
+            if station_failed(_status(run), broken, retry, interrupted, died):
                 with self._summaries:
                     update_summary(
                         run, lambda s: s.update(status='station_failed', station_failed=broken)
@@ -287,6 +297,9 @@ class StationRunner:
             stations, self._stations, self._free = self._stations, [], []
         for station in stations:
             station.close()
+        # what stations ended by a signal while they started left in /dev/shm (the sweep before
+        # each episode finds them only in a later bench)
+        sweep(lambda line: print(f'[harness] {line}', flush=True))
 
 
 def _status(run: Path) -> str | None:

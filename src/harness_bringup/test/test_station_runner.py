@@ -22,3 +22,14 @@ def test_other_endings_keep_their_status():
         assert not station_failed(status, 'the recorder ended', retry=False, interrupted=False)
     assert not station_failed('error', '', retry=False, interrupted=False)  # not retired
     assert not station_failed('error', 'the recorder ended', retry=False, interrupted=True)
+
+
+def test_an_episode_whose_station_died_before_it_answered_was_not_run_whatever_it_ended_as():
+    """Killed after the episode's end event and before its summary: the supervisor's summary
+    keeps the end event's status but has no outcome, so the episode runs again (and a retry
+    whose station died too is not run)."""
+    died = 'the station process ended (killed by SIGKILL; see stations/station-1)'
+    for status in ('finished', 'episode_ended', 'error'):
+        for retry in (False, True):
+            assert station_failed(status, died, retry, interrupted=False, died=True)
+    assert not station_failed('finished', died, retry=False, interrupted=True, died=True)
