@@ -60,6 +60,18 @@ def test_tables_per_task_and_overall():
     assert '| a | 2 | 0 | 0.5 | 0.625 | 3.0 | start 2, escalation 3, program_end 1 |' in text
     assert '| **overall** | 3 |' in text and '## Timing' in text
     assert tables['strategies'] == {} and 'By strategy' not in text
+    assert 'Run again on a fresh station' not in text and 'Bags incomplete' not in text
+
+
+def test_the_tables_name_episodes_run_again_and_bags_incomplete():
+    again = summary('a', 0, True) | {'run_folder': '/b/episodes/a/run-2', 'retry_of': '../run-1'}
+    cut = summary('b', 1, True) | {'bag_incomplete': True}
+    tables = bench_tables([again, cut, summary('c', 0, True)])
+    assert tables['timing']['run_again_after_a_station_failed'] == ['run-2']
+    assert tables['timing']['bags_incomplete'] == ['b-l1-s0']
+    text = markdown(tables)
+    assert 'Run again on a fresh station after theirs failed: 1 (run-2).' in text
+    assert "Bags incomplete (the summary's bag_error says why): 1 (b-l1-s0)." in text
 
 
 def test_episodes_with_policies_are_tabled_per_strategy():

@@ -7,6 +7,7 @@ calls, decisions, tokens, cost, env steps); wall times go to a separate timing t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from harness_bench.layout import layout_name
 from harness_types.reply import REASONS
@@ -181,8 +182,21 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
         'timing': {
             'tasks': {task: _timing(eps) for task, eps in by_task.items()},
             'overall': _timing(summaries),
+            # what happened to the machinery, not to the episodes (it varies as timing does)
+            'run_again_after_a_station_failed': sorted(
+                _run_name(s) for s in summaries if s.get('retry_of')
+            ),
+            'bags_incomplete': sorted(_run_name(s) for s in summaries if s.get('bag_incomplete')),
         },
     }
+
+
+def _run_name(summary: dict) -> str:
+    """An episode's run folder's name (its task, layout and seed where it has none)."""
+    run = summary.get('run_folder')
+    if run:
+        return Path(run).name
+    return f'{summary.get("task")}-l{summary.get("layout")}-s{summary.get("seed")}'
 
 
 def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
@@ -350,4 +364,11 @@ def markdown(tables: dict) -> str:
     ]
     for task, t in timing:
         lines.append(f'| {task} | {t["wall_seconds_mean"]} | {t["wall_seconds_max"]} |')
+    for key, said in (
+        ('run_again_after_a_station_failed', 'Run again on a fresh station after theirs failed'),
+        ('bags_incomplete', "Bags incomplete (the summary's bag_error says why)"),
+    ):
+        names = tables['timing'].get(key) or []
+        if names:
+            lines += ['', f'{said}: {len(names)} ({", ".join(names)}).']
     return '\n'.join(lines) + '\n'
