@@ -277,7 +277,8 @@ class StationRunner:
             with self._lock:
                 self._finishing.append(self._finisher.submit(self._finish, run, left, log))
         if broken:
-            say(f'{broken}: a new station serves the next episode')
+            if not interrupted:  # (an interrupted bench starts no next episode)
+                say(f'{broken}: a new station serves the next episode')
             self._retire(station)
             if station_failed(_status(run), broken, retry, interrupted, died):
                 with self._summaries:
