@@ -244,13 +244,18 @@ def test_interrupts_held_notes_a_ctrl_c_and_puts_the_handler_back():
 
     from harness_types.process import interrupts_held
 
-    before = signal.getsignal(signal.SIGINT)
-    done = []
-    with pytest.raises(KeyboardInterrupt), interrupts_held() as held:  # raised at its end
-        os.kill(os.getpid(), signal.SIGINT)  # handled before the next line runs
-        done.append('the work went on')
-    assert held == [signal.SIGINT] and done == ['the work went on']
-    assert signal.getsignal(signal.SIGINT) is before
-    with pytest.raises(KeyboardInterrupt):  # outside the block, as before it
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1.0)
+    # Python's own Ctrl-C handler, whatever this process inherited (a background job of a
+    # non-interactive shell starts with SIGINT ignored)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        done = []
+        with pytest.raises(KeyboardInterrupt), interrupts_held() as held:  # raised at its end
+            os.kill(os.getpid(), signal.SIGINT)  # handled before the next line runs
+            done.append('the work went on')
+        assert held == [signal.SIGINT] and done == ['the work went on']
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with pytest.raises(KeyboardInterrupt):  # outside the block, as before it
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
