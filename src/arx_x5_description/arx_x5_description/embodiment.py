@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,12 +208,23 @@ class _Reader:
 
 
 def load_embodiment(path: Path | str | None = None) -> Embodiment:
-    """Read and check the embodiment YAML; every problem names the file and the key."""
+    """Read and check the embodiment YAML; every problem names the file and the key. The file
+    is read at every call; what it says is parsed once per text (an episode's processes ask
+    for it several times each, ~1 ms a parse). The Embodiment is frozen and shared."""
     path = Path(path) if path else default_config_path()
     try:
-        raw = yaml.load(path.read_text(), Loader=YAML_LOADER)
+        text = path.read_text()
     except OSError as exc:
         raise EmbodimentError(f'cannot read embodiment config {path}: {exc.strerror}') from exc
+    return _embodiment_of(text, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _embodiment_of(text: str, path: Path) -> Embodiment:
+    """The Embodiment the YAML `text` of the file `path` says (EmbodimentError, not kept, when
+    it is not one)."""
+    try:
+        raw = yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         raise EmbodimentError(f'{path}: not valid YAML: {exc}') from exc
     r = _Reader(path)

@@ -270,6 +270,14 @@ def test_limits_come_from_the_one_yaml(tmp_path):
     assert load_embodiment(changed).joints[0].upper == 2.5
 
 
+def test_a_file_is_parsed_once_per_text_and_read_at_every_call(tmp_path):
+    assert load_embodiment() is load_embodiment()  # one parse, one shared (frozen) Embodiment
+    changed = edited_config(tmp_path, 'upper: 2.618', 'upper: 2.5')
+    assert load_embodiment(changed).joints[0].upper == 2.5
+    changed.write_text(changed.read_text().replace('upper: 2.5', 'upper: 2.4', 1))
+    assert load_embodiment(changed).joints[0].upper == 2.4  # the same file, what it says now
+
+
 def test_bad_embodiment_config_names_the_key(tmp_path):
     bad = edited_config(tmp_path, 'max_joint_jump_rad: 0.3', 'max_joint_jump_rad: fast')
     with pytest.raises(EmbodimentError, match='shield.max_joint_jump_rad'):

@@ -31,13 +31,14 @@ from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
 from harness_kernel.api_table import enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_recording.report_card import tier3_tasks
-from harness_recording.run_folder import RunFolder, update_summary
+from harness_recording.run_folder import BAG, RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
 from harness_types.process import interrupts_held, process_age_s
 
 if TYPE_CHECKING:
     from harness_perception.evidence import EvidenceTaker
+    from harness_recording.bag import OpenedBag
 
     from harness_bringup.warm_station import WarmGraph
 
@@ -365,36 +366,46 @@ def finishing(config: GraphConfig) -> tuple[str, ...]:
 def finish_run(
     folder: Path, parts: tuple[str, ...], log: Callable[[str], None]
 ) -> dict[str, float]:
-    """Make `parts` (`finishing`) of an ended episode's run folder; the seconds each took."""
+    """Make `parts` (`finishing`) of an ended episode's run folder, reading its bag once; the
+    seconds each took (the bag's open in the first that reads it)."""
+    from harness_recording.bag import OpenedBag
+
     seconds = {}
-    for part in parts:
-        since = time.monotonic()
-        if part == 'dataset':
-            write_dataset_safely(folder, log)
-        elif part == 'report':
-            write_report_safely(folder, log)
-        seconds[part] = round(time.monotonic() - since, 3)
+    with OpenedBag(Path(folder) / BAG) as opened:
+        for part in parts:
+            since = time.monotonic()
+            if part == 'dataset':
+                write_dataset_safely(folder, log, opened)
+            elif part == 'report':
+                write_report_safely(folder, log, opened)
+            seconds[part] = round(time.monotonic() - since, 3)
     return seconds
 
 
-def write_dataset_safely(folder: Path, log: Callable[[str], None]) -> None:
-    """<run>/lerobot from the run's trials; a dataset that fails says so and loses nothing."""
+def write_dataset_safely(
+    folder: Path, log: Callable[[str], None], opened: OpenedBag | None = None
+) -> None:
+    """<run>/lerobot from the run's trials; a dataset that fails says so and loses nothing.
+    `opened`: its bag (harness_recording.bag.OpenedBag), read once by whoever finishes it."""
     from harness_recording.lerobot import write_run_dataset
 
     try:
-        path = write_run_dataset(folder)
+        path = write_run_dataset(folder, opened)
         if path is not None:
             log(f'trials as a LeRobot dataset: {path}')
     except Exception as exc:  # the run folder is complete without it
         log(f'the LeRobot dataset could not be written: {type(exc).__name__}: {exc}')
 
 
-def write_report_safely(folder: Path, log: Callable[[str], None]) -> None:
-    """report.html of the run; a report that fails says so and loses nothing else."""
+def write_report_safely(
+    folder: Path, log: Callable[[str], None], opened: OpenedBag | None = None
+) -> None:
+    """report.html of the run; a report that fails says so and loses nothing else. `opened`:
+    as write_dataset_safely takes it."""
     from harness_recording.run_report import write_report
 
     try:
-        path = write_report(folder)
+        path = write_report(folder, opened)
         log(f'report: {path}')
     except Exception as exc:  # the run folder is complete without it
         log(f'the report could not be written: {type(exc).__name__}: {exc}')

@@ -4,6 +4,7 @@ imports rclpy."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import threading
@@ -18,7 +19,7 @@ from rosbags.interfaces import (
     QosReliability,
     QosTime,
 )
-from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from harness_types import names
@@ -144,3 +145,44 @@ class BagRecorder:
             if not self._closed:
                 self._closed = True
                 self._writer.close()
+
+
+class OpenedBag:
+    """A run's bag opened once for the readers of one process that finish its run folder (the
+    dataset's camera frames, the report's plotted series), at the first one's read: rosbags
+    reads the metadata and every topic's QoS at each open (~12 ms)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._reader: Reader | None = None
+        self._error: Exception | None = None
+
+    def reader(self) -> Reader:
+        """The bag's reader, opened at the first call; what rosbags raised when it could not
+        be opened, at every call (each reader says so as it would have)."""
+        if self._reader is None and self._error is None:
+            reader = Reader(self.path)
+            try:
+                reader.open()
+                self._reader = reader
+            except Exception as exc:  # rosbags raises several kinds for a damaged bag
+                self._error = exc
+        if self._error is not None:
+            raise self._error
+        return self._reader
+
+    def __enter__(self) -> OpenedBag:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def bag_reader(path: Path, opened: OpenedBag | None, stack: contextlib.ExitStack) -> Reader:
+    """A reader of the bag at `path`: `opened`'s where it is that bag, else one opened now and
+    closed with `stack`."""
+    if opened is not None and opened.path == Path(path):
+        return opened.reader()
+    return stack.enter_context(Reader(path))

@@ -31,6 +31,7 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
@@ -44,6 +45,9 @@ from harness_recording.trial_data import (
     run_trials,
     stale_frames,
 )
+
+if TYPE_CHECKING:
+    from harness_recording.bag import OpenedBag
 
 CODEBASE_VERSION = 'v3.0'
 MAX_STATS_FRAMES = 200  # camera frames (their sampled pixels) the image stats keep
@@ -430,9 +434,10 @@ def write_datasets(
     return writer.summary()
 
 
-def write_run_dataset(run: Path) -> Path | None:
-    """<run>/lerobot from the run's own trials (None when it has none that moved)."""
-    trials = run_trials(Path(run))
+def write_run_dataset(run: Path, opened: OpenedBag | None = None) -> Path | None:
+    """<run>/lerobot from the run's own trials (None when it has none that moved); `opened`:
+    its bag, as run_trials takes it."""
+    trials = run_trials(Path(run), opened)
     if not trials:
         return None
     write_datasets(Path(run) / 'lerobot', trials)

@@ -19,6 +19,7 @@ import json
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
@@ -35,6 +36,9 @@ from jinja2 import (
 from arx_x5_description.urdf import user_cache_dir
 from harness_recording.run_folder import file_inside, read_events
 from harness_recording.svg_plot import Mark, Plot
+
+if TYPE_CHECKING:
+    from harness_recording.bag import OpenedBag
 
 REPORT = 'report.html'
 LABEL_MIN_TICKS = 15  # executions this long get their skill's name in the joint plots
@@ -119,20 +123,25 @@ def _data_uri(path: Path) -> str:
     return 'data:image/png;base64,' + base64.b64encode(path.read_bytes()).decode()
 
 
-def read_series(bag: Path, control_hz: float = 25.0, gripper_joint: str = 'gripper') -> Series:
+def read_series(
+    bag: Path,
+    control_hz: float = 25.0,
+    gripper_joint: str = 'gripper',
+    opened: OpenedBag | None = None,
+) -> Series:
     """The plotted series from a run's bag (an empty Series with a note when there is none).
-    `gripper_joint`: the embodiment's finger joint name, without the arm's prefix."""
+    `gripper_joint`: the embodiment's finger joint name, without the arm's prefix; `opened`:
+    the bag, opened once for whoever reads it (harness_recording.bag.OpenedBag)."""
     if not (bag / 'metadata.yaml').is_file():
         return Series(note='no bag in this run folder')
-    from rosbags.rosbag2 import Reader
-
-    from harness_recording.bag import typestore
+    from harness_recording.bag import bag_reader, typestore
 
     store = typestore()
     times, rows, names = [], [], None
     executions, rejections = [], []
     try:
-        with Reader(bag) as reader:
+        with contextlib.ExitStack() as stack:
+            reader = bag_reader(bag, opened, stack)
             # Only the plotted topics: the camera frames are most of the bag's bytes.
             wanted = [
                 c
@@ -245,8 +254,9 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
     return decisions, wrap_up
 
 
-def render(folder: Path) -> str:
-    """The report of a run folder as one HTML page."""
+def render(folder: Path, opened: OpenedBag | None = None) -> str:
+    """The report of a run folder as one HTML page (`opened`: its bag, as read_series takes
+    it)."""
     folder = Path(folder)
     summary_path = folder / 'summary.json'
     if not summary_path.is_file():
@@ -260,7 +270,8 @@ def render(folder: Path) -> str:
     try:
         events = read_events(folder)
         decisions, wrap_up = _decisions(folder, events)
-        series = read_series(folder / 'bag', gripper_joint=load_embodiment().gripper.joint)
+        gripper = load_embodiment().gripper.joint
+        series = read_series(folder / 'bag', gripper_joint=gripper, opened=opened)
         environment = _environment()
         end = next((e for e in reversed(events) if e.get('type') == 'end'), {})
         return environment.get_template('report.html.j2').render(
@@ -284,11 +295,11 @@ def render(folder: Path) -> str:
         ) from None
 
 
-def write_report(folder: Path) -> Path:
+def write_report(folder: Path, opened: OpenedBag | None = None) -> Path:
     path = Path(folder) / REPORT
     # A reply may hold a lone surrogate (json keeps it as \\ud800): written as '?', not a
     # UnicodeEncodeError after the file was opened (a 0-byte report.html).
-    path.write_bytes(render(folder).encode('utf-8', 'replace'))
+    path.write_bytes(render(folder, opened).encode('utf-8', 'replace'))
     return path
 
 

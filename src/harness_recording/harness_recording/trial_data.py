@@ -5,16 +5,21 @@ Also read here: the sampled layouts a dataset's trials ran on, and a trial's sta
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 
 from harness_recording.run_folder import read_events
 from harness_recording.trials import load_ticks
+
+if TYPE_CHECKING:
+    from harness_recording.bag import OpenedBag
 
 HARNESS_VERSION = '0.1.0'  # the executor's version a trial records
 MAX_LOCATED = 3  # objects in observation.environment_state
@@ -53,20 +58,22 @@ class TrialData:
         return self.meta.get('verdict') == 'satisfied' and self.meta.get('tier') in (1, 2)
 
 
-def camera_frames(run: Path) -> dict[str, list[tuple[float, bytes]]]:
+def camera_frames(
+    run: Path, opened: OpenedBag | None = None
+) -> dict[str, list[tuple[float, bytes]]]:
     """Each camera's JPEG frames in the run's bag: (episode time s, JPEG bytes), in order (a
-    trial decodes only the frames it shows)."""
+    trial decodes only the frames it shows). `opened`: the bag, opened once for whoever reads
+    it (harness_recording.bag.OpenedBag)."""
     bag = run / 'bag'
     if not (bag / 'metadata.yaml').is_file():
         return {}
-    from rosbags.rosbag2 import Reader
-
-    from harness_recording.bag import typestore
+    from harness_recording.bag import bag_reader, typestore
 
     store = typestore()
     out: dict[str, list] = {}
     try:
-        with Reader(bag) as reader:
+        with contextlib.ExitStack() as stack:
+            reader = bag_reader(bag, opened, stack)
             wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
             if not wanted:  # (no connections named would read every message)
                 return {}
@@ -200,8 +207,9 @@ def start_state_of(value: object) -> np.ndarray | None:
     return state if np.isfinite(state).all() else None
 
 
-def run_trials(run: Path) -> list[TrialData]:
-    """The trials of one run folder (ExportError when it is not one)."""
+def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
+    """The trials of one run folder (ExportError when it is not one); `opened`: its bag, as
+    camera_frames takes it."""
     run = Path(run)
     if not (run / 'events.jsonl').is_file():
         raise ExportError(f'{run} is not a run folder (no events.jsonl)')
@@ -210,7 +218,7 @@ def run_trials(run: Path) -> list[TrialData]:
     trials = [e for e in events if e.get('type') == 'trial']
     if not trials:
         return []
-    frames = camera_frames(run)
+    frames = camera_frames(run, opened)
     fps = int(round(load_embodiment().rates.control_hz))  # the dataset's (lerobot.py)
     located = located_objects(run)
     environment = environment_state([p for _, p in located]) if located else None

@@ -5,6 +5,7 @@ import io
 import json
 
 import numpy as np
+import pytest
 from harness_recording.bag import BagRecorder, typestore
 from harness_recording.lerobot import export_runs, write_run_dataset
 from harness_recording.trial_data import run_trials
@@ -89,3 +90,30 @@ def test_an_export_says_which_cameras_it_left_out_and_what_it_replaced(tmp_path)
     said.clear()
     export_runs([run], tmp_path / 'ds', said.append)
     assert f'{tmp_path / "ds"} held a LeRobot dataset: it is replaced' in said
+
+
+def test_the_bag_is_opened_once_for_the_dataset_and_the_report(tmp_path, monkeypatch):
+    """Finishing a run folder reads its bag once (rosbags parses the metadata and each topic's
+    QoS at every open); a bag that cannot be opened is said by each reader as before."""
+    from harness_recording.bag import OpenedBag
+    from harness_recording.trial_data import ExportError, camera_frames
+    from rosbags.rosbag2 import Reader
+
+    from harness_recording import run_report
+
+    run = run_folder(tmp_path, 12)
+    opens = []
+    real_open = Reader.open
+    monkeypatch.setattr(Reader, 'open', lambda self: opens.append(1) or real_open(self))
+    with OpenedBag(run / 'bag') as opened:
+        assert sorted(camera_frames(run, opened)) == ['cam_head', 'cam_left_wrist']
+        series = run_report.read_series(run / 'bag', opened=opened)
+        assert series.note == 'the bag holds no joint states'  # read, and it has none
+    assert len(opens) == 1
+    (run / 'bag' / 'metadata.yaml').write_text('not: [a bag')
+    with OpenedBag(run / 'bag') as opened:
+        with pytest.raises(ExportError, match='cannot be read'):
+            camera_frames(run, opened)
+        assert run_report.read_series(run / 'bag', opened=opened).note.startswith(
+            'the bag cannot be read'
+        )
