@@ -5,7 +5,7 @@ episode after episode.
 The stations leave each run folder's last parts (its LeRobot dataset and report.html, which
 read its bag) to the bench process, which makes them on a thread of its own while the station
 runs the next episode (`drain` waits for them): the bench process is otherwise idle, and on
-a 2-core machine they take ~0.12 s of wall time an episode (perf/bench.py).
+a 2-core machine they take ~0.07 s of wall time an episode (perf/bench.py).
 
 A station that dies while it serves an episode is replaced: the episode's run folder is closed
 as the supervisor closes one whose process died (summary.json with status `error` and why,
