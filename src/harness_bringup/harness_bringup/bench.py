@@ -233,9 +233,9 @@ def run_episodes(
                     outcome = s.get('outcome') or {}
                     verdict = 'SUCCESS' if outcome.get('success') else 'no success'
                     said = (
-                        f'{verdict}, {s.get("model_calls", 0)} calls, {s.get("wall_seconds")} s'
-                        if s.get('run_folder')
-                        else s.get('detail', 'no run folder')  # it did not run
+                        f'{verdict}, {s.get("model_calls", 0)} calls, {s["wall_seconds"]} s'
+                        if s.get('run_folder') and 'wall_seconds' in s
+                        else s.get('detail') or 'no run folder'  # it did not run, or not whole
                     )
                     say(f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {said}')
         finally:

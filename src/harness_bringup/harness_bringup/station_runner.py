@@ -52,8 +52,8 @@ def station_failed(
     status: str | None, broken: str, retry: bool, interrupted: bool, died: bool = False
 ) -> bool:
     """Whether an episode that ended with `status` on a station retired for `broken` was not
-    run (`station_failed`, run again): its station `died` before it answered (whatever the
-    status its end event gave: the episode's own summary, its outcome, was never written), it
+    run (`station_failed`, run again): its station `died` before the episode wrote its summary
+    (whatever status its end event gave: its outcome was never written), it
     ended in an `error` with a station that failed, or on a first run with one retired for
     that error alone (the graph may have failed with it). An `error` again on the `retry`,
     with a station otherwise whole, is the episode's own, as a station of its own would have
@@ -241,8 +241,8 @@ class StationRunner:
     ) -> int:
         """A bench.Supervise: the episode on a free station; a station that died or reports
         itself broken is retired (the next episode starts a new one), and an episode whose
-        station died before it answered, or that ended in an `error` with it, is
-        `station_failed` (not run: it runs again). Run again
+        station died before the episode wrote its summary, or that ended in an `error` with
+        it, is `station_failed` (not run: it runs again). Run again
         (`retry`) and ended in an `error` on a station that is otherwise whole, the error is
         the episode's own, as a station of its own would have it: that status stays."""
         seen = interrupts if interrupts is not None else Interrupts()
@@ -263,8 +263,9 @@ class StationRunner:
         if station.read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, station.read_at - asked)
         interrupted = len(seen.times()) > before
-        died = code is None
-        if died:
+        died = False  # before the episode wrote its own summary (its outcome)
+        if code is None:
+            died = not (run / 'summary.json').is_file()
             station.close(timeout=5)
             code = _close(run, base, station.process.returncode or 1, interrupted, output)
         elif not (run / 'summary.json').is_file():

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_bringup.bench import EXPERT_TRIES, expert_check
+from harness_bringup.bench import EXPERT_TRIES, BenchEpisode, expert_check, run_episodes
 from harness_bringup.cli import main
 from harness_recording.bench_table import bench_tables, markdown
 from process_tree import descendants, processes, program_processes
@@ -230,6 +230,27 @@ def test_the_expert_check_keeps_the_layouts_the_reference_solves(tmp_path):
     assert sorted(e.seed for e in check.runs if e.task == 'b') == [10, 13]
     table = markdown({**bench_tables([summary('a', 0, True)]), 'expert_check': check.table()})
     assert '| b | 2 | 2 | seed 11: finished: the cube fell; seed 12:' in table
+
+
+def test_the_progress_line_of_an_episode_without_its_own_summary_says_why(tmp_path):
+    """An episode that ran gets its verdict, calls and seconds; one whose summary the
+    supervisor wrote (no wall_seconds) or that did not run gets its detail instead."""
+    ran = {
+        'ok': {'status': 'finished', 'run_folder': 'r', 'wall_seconds': 2.5, 'model_calls': 3},
+        'killed': {'status': 'station_failed', 'run_folder': 'r', 'detail': 'the station died'},
+        'late': {'status': 'interrupted', 'detail': 'not started: the bench was interrupted'},
+    }
+    said: list[str] = []
+    episodes = [BenchEpisode(task, 0, 0) for task in ran]
+    run_episodes(
+        episodes, 'scripted', tmp_path, None, 1, said.append,
+        runner=lambda job, folder, interrupts: ran[job.episode.task] | {'task': job.episode.task},
+    )  # fmt: skip
+    assert any(line.endswith('ok-l0-s0: finished, no success, 3 calls, 2.5 s') for line in said)
+    assert any(line.endswith('killed-l0-s0: station_failed, the station died') for line in said)
+    assert any(
+        line.endswith('interrupted, not started: the bench was interrupted') for line in said
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,12 +24,14 @@ def test_other_endings_keep_their_status():
     assert not station_failed('error', 'the recorder ended', retry=False, interrupted=True)
 
 
-def test_an_episode_whose_station_died_before_it_answered_was_not_run_whatever_it_ended_as():
+def test_an_episode_whose_station_died_before_its_summary_was_not_run_whatever_it_ended_as():
     """Killed after the episode's end event and before its summary: the supervisor's summary
     keeps the end event's status but has no outcome, so the episode runs again (and a retry
-    whose station died too is not run)."""
+    whose station died too is not run). One killed after the episode wrote its summary keeps
+    it (died is False: _supervise sets it only when the supervisor wrote the summary)."""
     died = 'the station process ended (killed by SIGKILL; see stations/station-1)'
     for status in ('finished', 'episode_ended', 'error'):
         for retry in (False, True):
             assert station_failed(status, died, retry, interrupted=False, died=True)
     assert not station_failed('finished', died, retry=False, interrupted=True, died=True)
+    assert not station_failed('finished', died, retry=False, interrupted=False, died=False)

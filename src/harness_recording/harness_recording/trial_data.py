@@ -232,7 +232,8 @@ def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
             continue  # nothing moved (one tick has no action after its observation)
         start, end = observed_span(t, ticks)
         trial = trial_of(t, ticks, {}, episode, run.name, environment)
-        shown = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
+        within = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
+        shown = {cam: fs for cam, fs in within.items() if fs}  # (a camera with none: not one)
         stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}
         trial.stale = {cam: n for cam, n in stale.items() if n}
         trial.images = decoded({cam: fs for cam, fs in shown.items() if not stale[cam]})
