@@ -34,7 +34,7 @@ from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import BAG, RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
 from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
-from harness_types.process import interrupts_held, process_age_s
+from harness_types.process import handle_as_before, interrupts_held, process_age_s
 
 if TYPE_CHECKING:
     from harness_perception.evidence import EvidenceTaker
@@ -343,10 +343,7 @@ def _noting_interrupts() -> Iterator[list[int]]:
 
     def note(number, frame) -> None:
         seen.append(number)
-        if callable(previous):
-            previous(number, frame)
-        elif previous != signal.SIG_IGN:
-            raise KeyboardInterrupt
+        handle_as_before(previous, number, frame)
 
     signal.signal(signal.SIGINT, note)
     try:

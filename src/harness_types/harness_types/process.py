@@ -90,12 +90,22 @@ def end_group(pgid: int, grace: float = LEFT_BEHIND_GRACE_S) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def handle_as_before(previous: Any, number: int, frame: Any = None) -> None:
+    """Signal `number` handled as `previous` (what signal.getsignal gave) would handle it: a
+    Python handler is called, SIG_IGN ignores it, SIG_DFL raises KeyboardInterrupt."""
+    if callable(previous):
+        previous(number, frame)
+    elif previous != signal.SIG_IGN:
+        raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[list[int]]:
-    """Inside the block a SIGINT (Ctrl-C) is noted in the list yielded, not raised; it is
-    raised as KeyboardInterrupt once the block has ended (an exception out of the block goes on
-    instead). For work that an interrupt must not cut in half (a C extension's import, writing
-    an episode's run folder). Only the main thread receives signals: elsewhere, and under a
+    """Inside the block a SIGINT (Ctrl-C) is noted in the list yielded, not handled; once the
+    block has ended each is handled as the handler before it would have (handle_as_before:
+    Python's default raises KeyboardInterrupt; an exception out of the block goes on instead).
+    For work that an interrupt must not cut in half (a C extension's import, writing an
+    episode's run folder). Only the main thread receives signals: elsewhere, and under a
     handler set outside Python, nothing is held."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
@@ -110,8 +120,8 @@ def interrupts_held() -> Iterator[list[int]]:
         yield held
     finally:
         signal.signal(signal.SIGINT, previous)
-    if held:
-        raise KeyboardInterrupt
+    for number in held:
+        handle_as_before(previous, number)
 
 
 PARENT_POLL_S = 0.2  # how often a process that dies with its parent looks whether it has

@@ -259,3 +259,28 @@ def test_interrupts_held_notes_a_ctrl_c_and_puts_the_handler_back():
             time.sleep(1.0)
     finally:
         signal.signal(signal.SIGINT, inherited)
+
+
+def test_interrupts_held_are_handled_as_the_handler_before_would():
+    """Held Ctrl-Cs go, once the block ends, to the handler the block found: a Python handler
+    is called for each, an ignored SIGINT stays ignored."""
+    import signal
+
+    from harness_types.process import interrupts_held
+
+    inherited = signal.getsignal(signal.SIGINT)
+    calls = []
+    try:
+        signal.signal(signal.SIGINT, lambda number, _frame: calls.append(number))
+        with interrupts_held() as held:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            assert calls == []  # held, not yet handled
+        assert held == calls == [signal.SIGINT, signal.SIGINT]
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with interrupts_held() as held:
+            os.kill(os.getpid(), signal.SIGINT)
+        assert held == [signal.SIGINT]  # noted, and then ignored as before: nothing raised
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, inherited)
