@@ -85,7 +85,6 @@ class StationProcess:
         )
         self._answers = b''
         self.episodes = 0
-        self.read_at: float | None = None  # when it read the last request (time.time())
 
     def death(self) -> str:
         code = self.process.poll()
@@ -96,18 +95,19 @@ class StationProcess:
 
     def run(
         self, argv: list[str], run_folder: Path, log: Path, interrupts: Interrupts, before: int
-    ) -> tuple[int | None, str, tuple[str, ...]]:
+    ) -> tuple[int | None, str, tuple[str, ...], float | None]:
         """Run the episode of `harness run` arguments `argv` into `run_folder` (its output to
         `log`); (exit code, '' or why the station can serve no more, what of the run folder is
-        left to make: run.finishing), or (None, why, ()) when the station died before it
-        answered. The bench's interrupts after the first `before` are sent on."""
+        left to make: run.finishing, when the station read the request: time.time()), or
+        (None, why, (), None) when the station died before it answered. The bench's
+        interrupts after the first `before` are sent on."""
         self.episodes += 1
         request = {'argv': argv, 'folder': str(run_folder), 'log': str(log), 'finish': False}
         try:
             self.process.stdin.write((json.dumps(request) + '\n').encode())
             self.process.stdin.flush()
         except OSError:
-            return None, self.death() or 'the station process took no request', ()
+            return None, self.death() or 'the station process took no request', (), None
         sent, escalated = before, None
         out = self.process.stdout.fileno()
         while b'\n' not in self._answers:
@@ -125,13 +125,12 @@ class StationProcess:
                 if not chunk:  # its output ended: it is gone, or going
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.process.wait(timeout=5)
-                    return None, self.death() or 'the station process closed its answers', ()
+                    return None, self.death() or 'the station process closed its answers', (), None
                 self._answers += chunk
         line, self._answers = self._answers.split(b'\n', 1)
         answer = json.loads(line)
-        self.read_at = answer.get('read_at')
         left = tuple(p for p in answer.get('finish') or () if p in ('dataset', 'report'))
-        return int(answer['code']), str(answer.get('healthy') or ''), left
+        return int(answer['code']), str(answer.get('healthy') or ''), left, answer.get('read_at')
 
     def signal(self, number: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -257,11 +256,10 @@ class StationRunner:
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
         if output is not None:
             output.flush()
-        station.read_at = None
-        code, broken, left = station.run(argv, run, log, seen, before)
+        code, broken, left, read_at = station.run(argv, run, log, seen, before)
         answered = time.time()
-        if station.read_at is not None:  # a new station read it once its Python had started
-            starting = max(starting, station.read_at - asked)
+        if read_at is not None:  # a new station read it once its Python had started
+            starting = max(starting, read_at - asked)
         interrupted = len(seen.times()) > before
         died = False  # before the episode wrote its own summary (its outcome)
         if code is None:

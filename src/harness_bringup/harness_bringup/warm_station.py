@@ -49,7 +49,6 @@ from harness_bringup.program_workspace import (
     note_program_workspace,
 )
 from harness_bringup.station_graph import StationGraph
-from harness_bringup.station_runner import EPISODE_ERROR
 
 RECORDER_OPEN_S = 20.0  # how long an episode waits for the recorder to open its bag
 
@@ -389,6 +388,8 @@ class Station:
         if not broken and result.summary.get('status') == 'error':
             # Something of the graph may have failed with it (a service that timed out, the
             # renderer): the next episode gets a fresh station, and this one runs again there.
+            from harness_bringup.station_runner import EPISODE_ERROR  # (the bench's module)
+
             broken = f'{EPISODE_ERROR} ({result.summary.get("detail", "")[:200]})'
         return code, broken, left
 
