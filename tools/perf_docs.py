@@ -61,6 +61,20 @@ def _where(machine: dict) -> str:
     )
 
 
+def _measured(name: str, r: dict) -> list[str]:
+    """A saved result's lines: where and how it was measured, and its figures."""
+    machine = r.get('machine', {})
+    lines = [f'Measured {_where(machine)}: `{machine.get("command", "")}`.', '']
+    found = figures(r)
+    if found:
+        lines += ['| figure | value |', '|---|---|']
+        lines += [f'| `{k}` | {v} |' for k, v in found[:MAX_FIGURES]]
+        if len(found) > MAX_FIGURES:
+            lines.append(f'| ... | {len(found) - MAX_FIGURES} more in perf/results/{name}.json |')
+        lines.append('')
+    return lines
+
+
 def render() -> str:
     results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob('*.json'))}
     about = scripts()
@@ -94,28 +108,10 @@ def render() -> str:
         if r is None:
             lines += [f'No saved result yet: `python perf/{name}.py --save`.', '']
             continue
-        machine = r.get('machine', {})
-        lines += [f'Measured {_where(machine)}: `{machine.get("command", "")}`.', '']
-        found = figures(r)
-        if found:
-            lines += ['| figure | value |', '|---|---|']
-            lines += [f'| `{k}` | {v} |' for k, v in found[:MAX_FIGURES]]
-            if len(found) > MAX_FIGURES:
-                lines.append(
-                    f'| ... | {len(found) - MAX_FIGURES} more in perf/results/{name}.json |'
-                )
-            lines.append('')
+        lines += _measured(name, r)
     for name, r in results.items():  # saved apart by a script's option (bench --jobs J)
         if name not in about:
-            machine = r.get('machine', {})
-            lines += [
-                f'### `{name}`',
-                '',
-                f'Measured {_where(machine)}: `{machine.get("command", "")}`.',
-                '',
-            ]
-            lines += ['| figure | value |', '|---|---|']
-            lines += [f'| `{k}` | {v} |' for k, v in figures(r)[:MAX_FIGURES]] + ['']
+            lines += [f'### `{name}`', ''] + _measured(name, r)
     return '\n'.join(lines).rstrip() + '\n'
 
 
