@@ -42,6 +42,7 @@ from harness_recording.trial_data import (
     MAX_LOCATED,
     ExportError,
     TrialData,
+    dataset_fps,
     run_trials,
     stale_frames,
 )
@@ -198,7 +199,7 @@ class DatasetWriter:
         import pyarrow as pa
 
         emb = load_embodiment()
-        self.fps = int(round(emb.rates.control_hz))
+        self.fps = dataset_fps()
         self.names = list(emb.command_layout)
         self.image_size = image_size
         self.root = Path(root)

@@ -89,6 +89,11 @@ def camera_frames(
     return out
 
 
+def dataset_fps() -> int:
+    """A dataset's frames a second: the control rate (a frame per tick)."""
+    return int(round(load_embodiment().rates.control_hz))
+
+
 def stale_frames(frames: list[tuple[float, object]], times: np.ndarray, fps: float) -> int:
     """How many of `times` have no camera frame of their own (none stamped within half a
     period at or before it): 0 when the camera was recorded at every tick. Reads the frames'
@@ -219,7 +224,7 @@ def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
     if not trials:
         return []
     frames = camera_frames(run, opened)
-    fps = int(round(load_embodiment().rates.control_hz))  # the dataset's (lerobot.py)
+    fps = dataset_fps()
     located = located_objects(run)
     environment = environment_state([p for _, p in located]) if located else None
     out = []
