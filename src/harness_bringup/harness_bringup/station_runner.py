@@ -7,12 +7,14 @@ read its bag) to the bench process, which makes them on a thread of its own whil
 runs the next episode (`drain` waits for them): the bench process is otherwise idle, and on
 a 2-core machine they take ~0.07 s of wall time an episode (perf/bench.py).
 
-A station that dies while it serves an episode is replaced: the episode's run folder is closed
-as the supervisor closes one whose process died (summary.json with status `error` and why,
-the program's files moved in, report.html), and the episode runs once more, in a new run folder,
-on a fresh station; so is one that the station reports broken after an episode that ended in an
-`error`. A Ctrl-C to the bench is sent on to the stations' process groups: the running episodes
-end as interrupted and write their run folders, as under `harness run`.
+A station that dies while it serves an episode, or that is killed when its episode passes its
+deadline (harness_bringup.episode_deadline: a hung station), is replaced: the episode's run
+folder is closed as the supervisor closes one whose process died (summary.json with status
+`error` and why, the program's files moved in, report.html), and the episode runs once more, in
+a new run folder, on a fresh station; so is one that the station reports broken after an
+episode that ended in an `error`. A Ctrl-C to the bench is sent on to the stations' process
+groups: the running episodes end as interrupted and write their run folders, as under
+`harness run`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from harness_recording.run_folder import update_summary
 from harness_types.process import end_group
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
+from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.passes_folder import remove_noted_passes_folder
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_program_folder
@@ -85,23 +88,34 @@ class StationProcess:
         )
         self._answers = b''
         self.episodes = 0
+        self.killed_for = ''  # why this runner killed it (a hung episode), when it did
 
     def death(self) -> str:
         code = self.process.poll()
         if code is None:
             return ''
         how = f'killed by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}'
+        if self.killed_for:
+            how = f'{how}: {hung(self.killed_for)}'
         return f'the station process ended ({how}; see {self.folder})'
 
     def run(
-        self, argv: list[str], run_folder: Path, log: Path, interrupts: Interrupts, before: int
+        self,
+        argv: list[str],
+        run_folder: Path,
+        log: Path,
+        interrupts: Interrupts,
+        before: int,
+        deadline: EpisodeDeadline = DEADLINE,
     ) -> tuple[int | None, str, tuple[str, ...], float | None]:
         """Run the episode of `harness run` arguments `argv` into `run_folder` (its output to
         `log`); (exit code, '' or why the station can serve no more, what of the run folder is
         left to make: run.finishing, when the station read the request: time.time()), or
-        (None, why, (), None) when the station died before it answered. The bench's
+        (None, why, (), None) when the station died before it answered, or was killed when the
+        episode passed its `deadline` (harness_bringup.episode_deadline). The bench's
         interrupts after the first `before` are sent on."""
         self.episodes += 1
+        watch = deadline.watch(run_folder)
         request = {'argv': argv, 'folder': str(run_folder), 'log': str(log), 'finish': False}
         try:
             self.process.stdin.write((json.dumps(request) + '\n').encode())
@@ -118,6 +132,9 @@ class StationProcess:
                 if not first:
                     escalated = time.monotonic()
             if escalated is not None and time.monotonic() - escalated > GRACE_S:
+                self.signal(signal.SIGKILL)
+            if not self.killed_for and (killed_for := watch.overdue()):
+                self.killed_for = killed_for
                 self.signal(signal.SIGKILL)
             ready, _, _ = select.select([out], [], [], 0.05)
             if ready:
@@ -154,10 +171,12 @@ class StationRunner:
     """A bench runner (harness_bringup.bench.Runner) on warm stations under `folder`: a
     station serves one episode at a time; a bench thread takes a free one (a new one when
     none is free) and gives it back after its episode, so that the stations of several waves
-    of episodes (an expert check's, then the bench's) are the same ones. `close()` ends them."""
+    of episodes (an expert check's, then the bench's) are the same ones. `close()` ends them.
+    A station whose episode passes its `deadline` is killed: it is hung."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, deadline: EpisodeDeadline = DEADLINE) -> None:
         self.folder = folder
+        self.deadline = deadline
         self._lock = threading.Lock()
         self._free: list[StationProcess] = []
         self._stations: list[StationProcess] = []
@@ -256,7 +275,7 @@ class StationRunner:
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
         if output is not None:
             output.flush()
-        code, broken, left, read_at = station.run(argv, run, log, seen, before)
+        code, broken, left, read_at = station.run(argv, run, log, seen, before, self.deadline)
         answered = time.time()
         if read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, read_at - asked)
@@ -265,7 +284,8 @@ class StationRunner:
         if code is None:
             died = not (run / 'summary.json').is_file()
             station.close(timeout=5)
-            code = _close(run, base, station.process.returncode or 1, interrupted, output)
+            returncode = station.process.returncode or 1
+            code = _close(run, base, returncode, interrupted, output, station.killed_for)
         elif not (run / 'summary.json').is_file():
             # refused before it ran (bad arguments), or interrupted while the graph started:
             # the run folder says so, as the supervisor of harness run writes it

@@ -1,7 +1,8 @@
 """The episode's supervisor: `harness run` runs the episode in a child process (a session of
 its own, so that it and every process it starts form one process group) and outlives it.
 Whatever ends the child, the run folder ends with a summary.json (status `error` and the
-cause when the child could not write one), and no process of the episode outlives it. What
+cause when the child could not write one), and no process of the episode outlives it; a child
+that runs past its deadline (harness_bringup.episode_deadline) is killed as hung. What
 killed processes of earlier episodes left in /dev/shm is removed before each episode starts
 (harness_bringup.shared_memory).
 
@@ -30,6 +31,7 @@ from harness_types.process import (
     wrapper_time,
 )
 
+from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import collect_program_workspace
 from harness_bringup.shared_memory import sweep
@@ -72,6 +74,7 @@ def supervised(
     interrupts: Interrupts | None = None,
     env: dict[str, str] | None = None,
     since: float | None = None,
+    deadline: EpisodeDeadline = DEADLINE,
 ) -> int:
     """Run `harness argv` as the episode's child process; return its exit code. `base` holds
     the summary fields known before the episode started (task, layout, seed, model). The
@@ -79,7 +82,8 @@ def supervised(
     process's SIGINT and SIGTERM are caught (on the main thread) and sent on; with them (a
     thread of the bench), the interrupts the caller records are. `env`: the child's
     environment (default this process's). `since` (time.time()): where this episode's part of
-    the command began, when it is not the command's start (a second episode of one command)."""
+    the command began, when it is not the command's start (a second episode of one command).
+    A child past its `deadline` (harness_bringup.episode_deadline) is killed as hung."""
     # Signals can be caught on the main thread only; elsewhere nothing is caught.
     own = interrupts is None and threading.current_thread() is threading.main_thread()
     seen = interrupts if interrupts is not None else Interrupts()
@@ -109,6 +113,7 @@ def supervised(
             stderr=subprocess.STDOUT if output is not None else None,
         )
         pid, sent, escalated = child.pid, before, None  # escalated: when SIGTERM was sent
+        watch, killed_for = deadline.watch(Path(folder)), ''
 
         def send_new() -> None:
             nonlocal sent, escalated
@@ -126,13 +131,17 @@ def supervised(
                 if escalated is not None and time.monotonic() - escalated > GRACE_S:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
+                if not killed_for and (killed_for := watch.overdue()):
+                    print(f'[harness] {hung(killed_for)}', file=output, flush=True)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(pid, signal.SIGKILL)
                 time.sleep(0.05)
         finally:
             # Whatever the episode left (a kernel, a program process, a recorder) ends with it.
             end_group(pid)
         interrupted = len(seen.times()) > before
         exited = time.time()
-        code = _close(Path(folder), base, child.returncode, interrupted, output)
+        code = _close(Path(folder), base, child.returncode, interrupted, output, killed_for)
         _account(Path(folder), spawned, exited, own and since is None, since)
         # An interrupt that came once the episode had ended still ends this process as one.
         return 130 if interrupted and code == 0 else code
@@ -210,11 +219,18 @@ def _recorded_lean(folder: Path) -> bool:
 
 
 def _close(
-    folder: Path, base: dict, returncode: int, interrupted: bool, output: IO[str] | None = None
+    folder: Path,
+    base: dict,
+    returncode: int,
+    interrupted: bool,
+    output: IO[str] | None = None,
+    killed_for: str = '',
 ) -> int:
     """The supervisor's exit code; the summary (and the report) written for a child that ended
-    without one."""
+    without one (`killed_for`: why the supervisor killed it, when it did)."""
     how, code = _describe(returncode)
+    if killed_for:
+        how = f'{how}: {hung(killed_for)}'
     # What the program wrote stays with the run even when the episode process was killed
     # before it moved it in (then also no folder of it is left in the temporary directory).
     from harness_recording.run_folder import WORKSPACE

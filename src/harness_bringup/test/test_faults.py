@@ -9,6 +9,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -151,6 +152,53 @@ def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
     assert (folder / 'workspace' / 'notes.txt').read_text() == 'kept'
     assert not program_folder.exists() and not (folder / NOTE).exists()
     assert not any(p.exists() for p in planted), out
+
+
+def test_a_hung_episode_process_is_killed_at_its_deadline(tmp_path):
+    """An episode process stopped (SIGSTOP) as its episode begins enforces none of its budgets:
+    the supervisor kills it once the episode's max_wall_seconds and the overrun allowance have
+    passed, and closes its run folder."""
+    from harness_bringup.episode_deadline import EpisodeDeadline
+    from harness_bringup.supervisor import supervised
+
+    folder = tmp_path / 'run'
+    base = {'task': 'lift_cube', 'layout': 0, 'seed': 0, 'model': 'scripted'}
+    argv = ['--config', CONFIG, 'run', 'lift_cube', '--model', 'scripted', '--out', str(tmp_path)]
+    stopped = []
+
+    def stop_when_the_episode_begins() -> None:
+        wait_for(lambda: (folder / 'params.yaml').is_file(), timeout=300)
+        children = [p for p, c in descendants(os.getpid()).items() if 'harness_bringup.cli' in c]
+        group = os.getpgid(children[0])
+        os.killpg(group, signal.SIGSTOP)
+        stopped.append(children[0])
+        # (not killed in 120 s: resumed, so that the test fails rather than hangs)
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda: not processes().get(children[0]), timeout=120)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGCONT)
+
+    stopper = threading.Thread(target=stop_when_the_episode_begins, daemon=True)
+    stopper.start()
+    with open(tmp_path / 'harness.log', 'w') as output:
+        code = supervised(
+            folder,
+            base,
+            [*argv, '--max-wall-seconds', '1'],
+            output,
+            deadline=EpisodeDeadline(start_s=300, overrun_s=2),
+        )
+    stopper.join(timeout=5)
+    assert stopped
+    said = (tmp_path / 'harness.log').read_text()
+    summary = json.loads((folder / 'summary.json').read_text())
+    assert code == 1 and summary['status'] == 'error' and summary['written_by'] == 'supervisor'
+    assert 'killed by SIGKILL: the supervisor took it for hung' in summary['detail'], said
+    assert 'max_wall_seconds (1 s) and 2 s' in summary['detail']
+    assert 'the supervisor took it for hung and killed it' in said
+    events = (folder / 'events.jsonl').read_text().splitlines()
+    assert json.loads(events[-1])['type'] == 'end'
+    assert not [c for c in descendants(os.getpid()).values() if 'harness' in c]
 
 
 def program_folder_of(runs: Path) -> Path | None:

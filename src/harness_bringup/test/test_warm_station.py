@@ -3,8 +3,11 @@ run folder; its program runs in a fresh program process (started ahead, another 
 last one's) that sees nothing of the episodes before; an episode gives the same trajectory
 first or after others; a station that dies is replaced and its episode runs again."""
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -212,6 +215,55 @@ def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
     assert abs(sum(command[p] for p in parts) - command['total']) < 0.05, command
     assert command['station_start'] > command['episode_process_exit'], command
     assert summary['episode_process_seconds']['station_graph_start'] > 0
+
+
+def test_a_hung_station_is_killed_at_its_deadline_and_its_episode_runs_again(tmp_path):
+    """A station stopped (SIGSTOP) as its episode begins enforces none of the episode's
+    budgets: its runner kills it once the episode's max_wall_seconds and the overrun allowance
+    have passed, closes the run folder and runs the episode again on a new station."""
+    from harness_bringup.episode_deadline import EpisodeDeadline
+    from process_tree import descendants
+
+    runner = StationRunner(tmp_path / 'stations', EpisodeDeadline(start_s=300, overrun_s=2))
+    folder = tmp_path / 'episodes' / 'lift_cube'
+    extra = ('--max-wall-seconds', '1')
+    job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG), extra)
+    stopped = threading.Event()
+
+    def stop_when_the_episode_begins() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(folder.glob('*/params.yaml')) and runner._stations:
+                station = runner._stations[0]
+                station.signal(signal.SIGSTOP)
+                stopped.set()
+                # (not killed in 120 s: resumed, so that the test fails rather than hangs)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    station.process.wait(timeout=120)
+                station.signal(signal.SIGCONT)
+                return
+            time.sleep(0.01)
+
+    stopper = threading.Thread(target=stop_when_the_episode_begins, daemon=True)
+    stopper.start()
+    try:
+        summary = runner(job, folder, Interrupts())
+    finally:
+        runner.close()
+    stopper.join(timeout=5)
+    assert stopped.is_set()
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    assert len(runs) == 2, runs
+    hung = json.loads((runs[0] / 'summary.json').read_text())
+    assert hung['status'] == 'station_failed' and hung['written_by'] == 'supervisor'
+    assert 'the supervisor took it for hung and killed it' in hung['station_failed']
+    assert 'max_wall_seconds (1 s) and 2 s' in hung['detail'], hung
+    events = (runs[0] / 'events.jsonl').read_text().splitlines()
+    assert json.loads(events[-1])['type'] == 'end'
+    # the new station's episode ended by itself (its driver kept its budget)
+    assert summary['retry_of'] == os.path.relpath(runs[0], runs[1])
+    assert summary['status'] not in ('station_failed', 'error') and 'written_by' not in summary
+    assert not [c for c in descendants(os.getpid()).values() if 'harness' in c]
 
 
 @pytest.mark.parametrize(
