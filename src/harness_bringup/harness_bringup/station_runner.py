@@ -195,7 +195,11 @@ class StationRunner:
             summary = run_episode_process(job, folder, interrupts, again)
             if summary.get('run_folder'):
                 retry = Path(summary['run_folder'])
-                note = {'retry_of': os.path.relpath(failed, retry)}
+                note = {
+                    'retry_of': os.path.relpath(failed, retry),
+                    # what its first run's calls used (the results count the retry alone)
+                    'retry_of_usage': _usage(Path(failed)),
+                }
                 with self._summaries:
                     update_summary(retry, lambda s: s.update(note))
                 summary.update(note)
@@ -320,6 +324,16 @@ class StationRunner:
         # what stations ended by a signal while they started left in /dev/shm (the sweep before
         # each episode finds them only in a later bench)
         sweep(lambda line: print(f'[harness] {line}', flush=True))
+
+
+def _usage(run: Path) -> dict:
+    """What the calls of the run in `run` used, from its summary ({} when it has none)."""
+    try:
+        summary = json.loads((run / 'summary.json').read_text())
+    except (OSError, ValueError):
+        return {}
+    keys = ('model_calls', 'verifier_calls', 'tokens', 'cost_usd')
+    return {k: summary[k] for k in keys if k in summary}
 
 
 def _status(run: Path) -> str | None:

@@ -241,25 +241,28 @@ def _close(
         print(f"[harness] the program's files were not moved in: {exc}", file=output, flush=True)
     summary_path = folder / 'summary.json'
     if not summary_path.is_file():
+        from harness_driver.budgets import usage_of_events
         from harness_recording.run_folder import read_events
 
         died = f'the episode process ended ({how}) before it wrote its summary'
-        ended = [e for e in read_events(folder)[-1:] if e.get('type') == 'end']
+        events = read_events(folder)
+        ended = [e for e in events[-1:] if e.get('type') == 'end']
         summary = {
             **base,
             'status': 'interrupted' if interrupted else 'error',
             'detail': died + (' after an interrupt' if interrupted else ''),
             'written_by': 'supervisor',
+            # what its calls used (and cost) is in its events: the tables count it
+            **usage_of_events(events),
         }
         if ended:  # it had ended the episode: its own end stays the last event, and says how
             summary['status'] = str(ended[0].get('status') or summary['status'])
             summary['detail'] = f'{ended[0].get("detail") or summary["status"]}; then {died}'
         summary |= _bag_notes(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        events = folder / 'events.jsonl'
         if not ended:
             end = {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
-            with open(events, 'ab+') as out:  # appends, wherever it last read
+            with open(folder / 'events.jsonl', 'ab+') as out:  # appends, wherever it last read
                 # a line the death cut short is ended first: the end event is a line of its own
                 size = out.seek(0, os.SEEK_END)
                 if size:

@@ -74,6 +74,30 @@ def test_the_tables_name_episodes_run_again_and_bags_incomplete():
     assert "Bags incomplete (the summary's bag_error says why): 1 (b-l1-s0)." in text
 
 
+def test_the_calls_of_runs_the_results_leave_out_are_in_the_timing():
+    """With a paid model, a run whose station failed cost its calls, and so did one that was not
+    run after it had asked: the results leave them out, the bill does not."""
+    first = {'model_calls': 3, 'verifier_calls': 1, 'tokens': {'input': 900, 'output': 90}}
+    again = summary('a', 0, True) | {'retry_of': '../run-1', 'retry_of_usage': first}
+    again['retry_of_usage']['cost_usd'] = 0.004
+    failed = summary('b', 0, False, calls=2, cost=0.002) | {'status': 'model_service_failed'}
+    never = {'task': 'c', 'layout': 0, 'seed': 0, 'status': 'not_started', 'detail': 'x'}
+    tables = bench_tables([again, failed, never, summary('c', 1, True)])
+    spent = tables['timing']['calls_of_runs_not_counted']
+    assert spent == {
+        'runs': 2,
+        'model_calls': 5,
+        'verifier_calls': 1,
+        'input_tokens': 1900,
+        'output_tokens': 190,
+        'cost_usd': 0.006,
+    }
+    assert tables['overall']['cost_usd'] == 0.02  # the results: the two episodes that counted
+    said = '2 runs, 5 model calls, 1 verifier calls, 1900 input and 190 output tokens, 0.006 USD'
+    assert said in markdown(tables)
+    assert bench_tables([summary('a', 0, True)])['timing']['calls_of_runs_not_counted'] == {}
+
+
 def test_episodes_with_policies_are_tabled_per_strategy():
     def with_policies(task, layout, choice, calls):
         s = summary(task, layout, True, calls=calls)

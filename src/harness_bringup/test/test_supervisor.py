@@ -68,3 +68,20 @@ def test_a_report_is_made_unless_the_run_recorded_lean(tmp_path):
         close(folder)
     assert (full / 'report.html').is_file() and (unknown / 'report.html').is_file()
     assert not (lean / 'report.html').exists()
+
+
+def test_the_summary_counts_what_the_calls_used_from_the_events(tmp_path):
+    """The model calls an episode made before it died (and what they cost) are in the summary the
+    supervisor writes: the tables count them."""
+    asked = {'type': 'model_request', 'call': 1, 'reason': 'start', 'characters': 900}
+    events = [
+        {'type': 'episode'},
+        {**asked, 'input_tokens': 1200, 'output_tokens': 300, 'cost_usd': 0.0081},
+        {**asked, 'call': 2, 'reason': 'error', 'answered': False, 'why': 'interrupted'},
+    ]
+    (tmp_path / 'events.jsonl').write_text(''.join(json.dumps(e) + '\n' for e in events))
+    _, summary, _ = close(tmp_path)
+    assert summary['model_calls'] == 1 and summary['model_requests_unanswered'] == 1
+    assert summary['tokens'] == {'input': 1200, 'output': 300}
+    assert summary['cost_usd'] == 0.0081 and summary['request_characters'] == 1800
+    assert summary['decisions']['start'] == 1 and summary['decisions']['error'] == 1

@@ -262,6 +262,13 @@ def test_a_hung_station_is_killed_at_its_deadline_and_its_episode_runs_again(tmp
     assert json.loads(events[-1])['type'] == 'end'
     # the new station's episode ended by itself (its driver kept its budget)
     assert summary['retry_of'] == os.path.relpath(runs[0], runs[1])
+    # what the first run's calls used (none: it was stopped before its first), from its summary
+    assert summary['retry_of_usage'] == {
+        'model_calls': 0,
+        'verifier_calls': 0,
+        'tokens': {'input': 0, 'output': 0},
+        'cost_usd': 0.0,
+    }
     assert summary['status'] not in ('station_failed', 'error') and 'written_by' not in summary
     assert not [c for c in descendants(os.getpid()).values() if 'harness' in c]
 

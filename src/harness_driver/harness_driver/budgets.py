@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 
 from harness_types.config import ConfigError, DriverConfig
+from harness_types.reply import REASONS
 
 from harness_driver.prices import Price
 
@@ -17,6 +18,53 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # None once a model without a price was used
+
+
+def add_call(usage: Usage, verifier: bool, tokens: tuple[int, int], cost: float | None) -> None:
+    """Count one answered call of `tokens` (input, output) that cost `cost` (None: no price)."""
+    if verifier:
+        usage.verifier_calls += 1
+    else:
+        usage.model_calls += 1
+    usage.input_tokens += tokens[0]
+    usage.output_tokens += tokens[1]
+    usage.cost_usd = None if cost is None or usage.cost_usd is None else usage.cost_usd + cost
+
+
+def usage_of_events(events: list[dict]) -> dict:
+    """The summary's fields of what the episode's model and verifier calls used, counted from
+    its events (each `model_request` and each answered `verify` event carries its call's tokens
+    and cost): for a summary that its supervisor writes, the episode process having died before
+    it wrote its own."""
+    usage, unanswered, characters = Usage(), 0, 0
+    decisions = dict.fromkeys(REASONS, 0)
+    for e in events:
+        if e.get('type') == 'model_request':
+            if e.get('reason') in decisions:
+                decisions[e['reason']] += 1
+            characters += int(e.get('characters') or 0)
+            if e.get('answered') is False:  # asked, and never answered
+                unanswered += 1
+                continue
+        elif e.get('type') != 'verify' or 'input_tokens' not in e:  # (a verifier not asked)
+            continue
+        tokens = int(e.get('input_tokens') or 0), int(e.get('output_tokens') or 0)
+        add_call(usage, e['type'] == 'verify', tokens, e.get('cost_usd'))
+    return usage_fields(usage, unanswered, decisions, characters)
+
+
+def usage_fields(usage: Usage, unanswered: int, decisions: dict[str, int], characters: int) -> dict:
+    """The summary's fields of what the calls used: `unanswered` requests (asked, never
+    answered), the `decisions` that asked by reason, the `characters` sent."""
+    return {
+        'model_calls': usage.model_calls,
+        'model_requests_unanswered': unanswered,
+        'verifier_calls': usage.verifier_calls,
+        'decisions': {r: decisions.get(r, 0) for r in REASONS},
+        'tokens': {'input': usage.input_tokens, 'output': usage.output_tokens},
+        'request_characters': characters,
+        'cost_usd': None if usage.cost_usd is None else round(usage.cost_usd, 6),
+    }
 
 
 class Budgets:
@@ -43,14 +91,7 @@ class Budgets:
         price = self.prices.get(model)
         cost = price.cost(input_tokens, output_tokens) if price else None
         with self._lock:
-            u = self.usage
-            if verifier:
-                u.verifier_calls += 1
-            else:
-                u.model_calls += 1
-            u.input_tokens += input_tokens
-            u.output_tokens += output_tokens
-            u.cost_usd = None if cost is None or u.cost_usd is None else u.cost_usd + cost
+            add_call(self.usage, verifier, (input_tokens, output_tokens), cost)
         return cost
 
     @property

@@ -20,10 +20,10 @@ from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
 from harness_types.execution import SKILL_ERROR
 from harness_types.process import interrupts_held
-from harness_types.reply import REASONS, FormatError, format_error_message, parse_reply
+from harness_types.reply import FormatError, format_error_message, parse_reply
 from harness_types.scene import ClaimAnswer, LocatedObject
 
-from harness_driver.budgets import Budgets
+from harness_driver.budgets import Budgets, usage_fields
 from harness_driver.episode_types import (
     EpisodeResult,
     EpisodeSpec,
@@ -578,7 +578,6 @@ class Episode:
         finish_summary: str,
         outcome: Outcome | None,
     ) -> dict:
-        u = self.budgets.usage
         try:
             steps = self.station.robot().step
         except Exception:
@@ -604,15 +603,11 @@ class Episode:
             'status': status,
             'detail': detail,
             'finish_summary': finish_summary,
-            'model_calls': u.model_calls,
-            'model_requests_unanswered': self.unanswered,  # asked (a decision), never answered
-            'verifier_calls': u.verifier_calls,
-            'decisions': {r: self.decisions.get(r, 0) for r in REASONS},
+            **usage_fields(
+                self.budgets.usage, self.unanswered, self.decisions, self.request_characters
+            ),
             'events_handled': self.events_handled,
             'events_escalated': self.events_escalated,
-            'tokens': {'input': u.input_tokens, 'output': u.output_tokens},
-            'request_characters': self.request_characters,
-            'cost_usd': None if u.cost_usd is None else round(u.cost_usd, 6),
             'env_steps': steps,
             'step_limit': spec.step_limit,
             'outcome': None

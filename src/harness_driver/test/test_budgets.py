@@ -1,7 +1,7 @@
 """Budgets and the price table."""
 
 import pytest
-from harness_driver.budgets import Budgets
+from harness_driver.budgets import Budgets, usage_fields, usage_of_events
 from harness_driver.prices import Price, load_prices
 from harness_types.config import ConfigError, DriverConfig
 
@@ -37,3 +37,38 @@ def test_a_cost_cap_needs_a_price():
         Budgets(DriverConfig(model='other', max_cost_usd=1.0), PRICES)
     b = Budgets(DriverConfig(model='other'), PRICES)
     assert b.add('other', 10, 10, verifier=False) is None and b.usage.cost_usd is None
+
+
+def _request(call, reason, cost, tokens=(100, 10), answered=True):
+    event = {'type': 'model_request', 'call': call, 'reason': reason, 'characters': 1000}
+    if not answered:
+        return {**event, 'answered': False, 'why': 'overloaded'}
+    return {**event, 'input_tokens': tokens[0], 'output_tokens': tokens[1], 'cost_usd': cost}
+
+
+def test_the_usage_counted_from_events_is_the_drivers_own():
+    """What a supervisor counts from a dead episode's events is what the driver's Budgets counted
+    of the same calls."""
+    b = Budgets(DriverConfig(model='m'), PRICES)
+    events = [{'type': 'episode'}]
+    for call, (reason, tokens) in enumerate([('start', (1000, 50)), ('error', (2000, 80))], 1):
+        cost = b.add('m', *tokens, verifier=False)
+        events.append(_request(call, reason, cost, tokens))
+    events.append({'type': 'verify', 'claim': 'x', 'answered': False})  # no verifier asked
+    cost = b.add('m', 500, 5, verifier=True)
+    events.append({'type': 'verify', 'answered': True, 'input_tokens': 500, 'output_tokens': 5,
+                   'cost_usd': cost})  # fmt: skip
+    events.append(_request(3, 'program_end', None, answered=False))
+    events.append({'type': 'cell', 'output': 'x'})
+    counted = usage_of_events(events)
+    decisions = {'start': 1, 'error': 1, 'program_end': 1}
+    assert counted == usage_fields(b.usage, 1, decisions, 3000)
+    assert counted['model_calls'] == 2 and counted['verifier_calls'] == 1
+    assert counted['model_requests_unanswered'] == 1
+    assert counted['cost_usd'] == pytest.approx((3500 * 2 + 135 * 10) / 1e6)
+
+
+def test_a_call_without_a_price_leaves_the_cost_unknown():
+    events = [_request(1, 'start', 0.01), _request(2, 'format', None)]
+    assert usage_of_events(events)['cost_usd'] is None
+    assert usage_of_events([])['cost_usd'] == 0.0 and usage_of_events([])['model_calls'] == 0

@@ -187,7 +187,29 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
                 _run_name(s) for s in summaries if s.get('retry_of')
             ),
             'bags_incomplete': sorted(_run_name(s) for s in summaries if s.get('bag_incomplete')),
+            'calls_of_runs_not_counted': _calls_not_counted(summaries),
         },
+    }
+
+
+def _calls_not_counted(summaries: list[dict]) -> dict:
+    """The model and verifier calls (and their cost) of the runs the results leave out: those
+    not run (`NOT_RUN`) and the first runs of episodes run again after their station failed
+    (each retry's `retry_of_usage`); with a paid model, part of the bill. {} when none made a
+    call."""
+    spent = [s for s in summaries if s.get('status') in NOT_RUN]
+    spent += [s['retry_of_usage'] for s in summaries if s.get('retry_of_usage')]
+    spent = [u for u in spent if u.get('model_calls') or u.get('verifier_calls')]
+    if not spent:
+        return {}
+    costs = [u.get('cost_usd') for u in spent]
+    return {
+        'runs': len(spent),
+        'model_calls': sum(u.get('model_calls') or 0 for u in spent),
+        'verifier_calls': sum(u.get('verifier_calls') or 0 for u in spent),
+        'input_tokens': sum((u.get('tokens') or {}).get('input', 0) for u in spent),
+        'output_tokens': sum((u.get('tokens') or {}).get('output', 0) for u in spent),
+        'cost_usd': None if any(c is None for c in costs) else round(sum(costs), 6),
     }
 
 
@@ -371,4 +393,14 @@ def markdown(tables: dict) -> str:
         names = tables['timing'].get(key) or []
         if names:
             lines += ['', f'{said}: {len(names)} ({", ".join(names)}).']
+    spent = tables['timing'].get('calls_of_runs_not_counted')
+    if spent:
+        cost = 'no price known' if spent['cost_usd'] is None else f'{spent["cost_usd"]} USD'
+        lines += [
+            '',
+            f'Calls of runs the results leave out (not run, or run again after their station '
+            f'failed): {spent["runs"]} runs, {spent["model_calls"]} model calls, '
+            f'{spent["verifier_calls"]} verifier calls, {spent["input_tokens"]} input and '
+            f'{spent["output_tokens"]} output tokens, {cost}.',
+        ]
     return '\n'.join(lines) + '\n'
