@@ -45,6 +45,8 @@ class BenchEpisode:
         return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{varied}{rung}{forced}'
 
 
+NOT_STARTED = 'not started: the bench was interrupted'  # an episode's detail
+
 STATION_GB = 2  # memory to allow a warm station (measured: ~1.05 GB with its kernel, recorder)
 
 
@@ -116,7 +118,7 @@ def run_episode_process(
     from harness_bringup.run import replays_source, run_folder_path
 
     if interrupts is not None and interrupts.times():
-        return not_run(job, 'interrupted', 'not started: the bench was interrupted')
+        return not_run(job, 'interrupted', NOT_STARTED)
     folder.mkdir(parents=True, exist_ok=True)
     e = job.episode
     if replays_source(job.model, e.interface) and '--actions-from' not in job.extra:
@@ -126,7 +128,7 @@ def run_episode_process(
         if 'run_folder' not in source:
             return not_run(job, source['status'], f'its programs-rung source: {source["detail"]}')
         if interrupts is not None and interrupts.times():
-            return not_run(job, 'interrupted', 'not started: the bench was interrupted')
+            return not_run(job, 'interrupted', NOT_STARTED)
         try:
             check_source(Path(source['run_folder']), e.task, e.layout, e.seed, e.randomize)
         except SourceRunError as exc:  # not run, as its source was (interrupted, ...)
@@ -184,6 +186,17 @@ def _recording(interrupts: Interrupts) -> Iterator[None]:
             signal.signal(s, handler)
 
 
+class BenchInterrupted(KeyboardInterrupt):
+    """The bench was interrupted: the summaries of the episodes that ran (or were running and
+    ended as interrupted), by episode; `tables`: whether the tables of them were written (not
+    when the interrupt came in the expert check)."""
+
+    def __init__(self, summaries: dict[BenchEpisode, dict]) -> None:
+        super().__init__()
+        self.summaries = summaries
+        self.tables = False
+
+
 def run_episodes(
     episodes: list[BenchEpisode],
     model: str,
@@ -198,8 +211,8 @@ def run_episodes(
     """Run every episode with `harness run`'s arguments through `runner` (a warm station, or
     a process of its own in its own ROS domain; `env`: the environment of the process that runs
     it, default this process's), `jobs` at a time, each under
-    `folder`/its name; their summaries. KeyboardInterrupt when the bench was interrupted (the
-    running episodes were ended and wrote their run folders)."""
+    `folder`/its name; their summaries. BenchInterrupted when the bench was interrupted (the
+    running episodes were ended and wrote their run folders; none more started)."""
     config_text = str(config) if config is not None else None
     interrupts = Interrupts()
 
@@ -241,7 +254,7 @@ def run_episodes(
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():
-        raise KeyboardInterrupt
+        raise BenchInterrupted(summaries)
     return summaries
 
 
@@ -330,15 +343,22 @@ def run_bench(
     """Run the episodes (`run_episodes`; those in `done` already ran: their summaries) and
     write bench.json, bench.md, bench.html and the verifier's report card (report_card.json/md)
     under `out`; `expert_check`: the layouts the expert check kept and dropped, for the tables;
-    return the tables."""
+    return the tables. An interrupted bench writes the tables of what it ran (the episodes it
+    did not start are `interrupted`: not run, as are those the interrupt ended), then raises
+    BenchInterrupted."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     done = done or {}
     todo = [e for e in episodes if e not in done]
-    summaries = {
-        **done,
-        **run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner),
-    }
+    stopped = None
+    try:
+        ran = run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner)
+    except BenchInterrupted as interrupt:
+        stopped, ran = interrupt, interrupt.summaries
+        for e in todo:
+            if e not in ran:
+                ran[e] = not_run(EpisodeJob(e, model, None), 'interrupted', NOT_STARTED)
+    summaries = {**done, **ran}
     drained = time.monotonic()
     getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
     drained = time.monotonic() - drained
@@ -356,6 +376,9 @@ def run_bench(
     # the runs' last parts still being made when the last episode ended (warm stations)
     tables['timing']['accounting']['finishing_after_the_last_episode_seconds'] = round(drained, 2)
     tables['timing']['jobs'] = jobs
+    if stopped is not None:
+        not_started = sum(1 for s in ordered if s.get('detail') == NOT_STARTED)
+        tables['interrupted'] = {'episodes': len(ordered), 'started': len(ordered) - not_started}
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
     (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
@@ -372,4 +395,7 @@ def run_bench(
     (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
     (out / 'report_card.md').write_bytes(text.encode('utf-8', 'replace'))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
+    if stopped is not None:
+        stopped.tables = True
+        raise stopped
     return tables

@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
         'tables (success rate, score, model calls, decisions by reason, tokens, cost, env '
         'steps; wall time separately) under --out: bench.md, bench.json and bench.html, and the '
         "verifier's and the outcome model's report cards (report_card.md/json). Ctrl-C ends the "
-        'running episodes (their run folders are written) and starts no other.',
+        'running episodes (their run folders are written), starts no other, and writes the '
+        'tables of what ran (the interrupted episodes count as not run).',
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
     bench.add_argument(
@@ -306,8 +307,11 @@ def _bench(args: argparse.Namespace) -> int:
 
     try:
         status = _with_policies(config, bench, out, tasks=tasks)
-    except KeyboardInterrupt:
-        _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}')
+    except KeyboardInterrupt as exc:
+        tables_of = ''
+        if getattr(exc, 'tables', False):  # (a BenchInterrupted out of its expert check has none)
+            tables_of = f'; the tables of what ran: {out / "bench.md"} and {out / "bench.json"}'
+        _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}{tables_of}')
         return 130
     finally:
         if stations is not None:

@@ -296,9 +296,10 @@ def test_bad_randomisation_arguments_are_refused(arguments, message, capsys):
 def test_episodes_the_model_service_failed_are_not_run_not_failures():
     failed = summary('a', 1, False)
     failed['status'] = 'model_service_failed'
-    tables = bench_tables([summary('a', 0, True), failed])
+    cut = summary('a', 2, False) | {'status': 'interrupted'}  # a Ctrl-C to the bench ended it
+    tables = bench_tables([summary('a', 0, True), failed, cut])
     a = tables['tasks']['a']
-    assert a['episodes'] == 1 and a['not_run'] == 1 and a['success_rate'] == 1.0
+    assert a['episodes'] == 1 and a['not_run'] == 2 and a['success_rate'] == 1.0
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
@@ -326,6 +327,14 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     (summary_file,) = episode.glob('*/summary.json')
     summary = json.loads(summary_file.read_text())
     assert summary['status'] == 'interrupted' and summary['layout'] == 0, summary
+    # the tables of what ran: the interrupted episode and the one never started are not run
+    (bench,) = tmp_path.glob('*/bench.json')
+    tables = json.loads(bench.read_text())
+    assert tables['interrupted'] == {'episodes': 2, 'started': 1}
+    assert tables['tasks']['lift_cube']['not_run'] == 2
+    assert tables['tasks']['lift_cube']['episodes'] == 0
+    assert 'Interrupted: 1 of its 2 episodes started' in bench.with_name('bench.md').read_text()
+    assert 'the tables of what ran' in out
     deadline = time.monotonic() + 10  # SIGKILLed processes can take a moment to go
     while set(seen) & set(processes()) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -16,8 +16,15 @@ from harness_types.reply import REASONS
 # could not start where they were sent (a Ray task that failed before its episode ran), were
 # not run: they count apart, not as task failures. So do `station_failed` ones: a warm station
 # failed under the episode, and the episode did not run again (one that ran again is counted
-# by its run on the fresh station).
-NOT_RUN = ('model_service_failed', 'policy_service_failed', 'not_started', 'station_failed')
+# by its run on the fresh station). So do `interrupted` ones: the user's Ctrl-C ended them, or
+# the bench it ended did not start them.
+NOT_RUN = (
+    'model_service_failed',
+    'policy_service_failed',
+    'not_started',
+    'station_failed',
+    'interrupted',
+)
 RESULT_COLUMNS = (
     'episodes',
     'not_run',
@@ -293,7 +300,15 @@ def markdown(tables: dict) -> str:
     if tables['baseline']:
         title += ' (scripted baseline: reference programs, no model)'
     header = '| task | ' + ' | '.join(c.replace('_', ' ') for c in RESULT_COLUMNS) + ' |'
-    lines = [title, '', header, '|' + '---|' * (len(RESULT_COLUMNS) + 1)]
+    lines = [title, '']
+    stopped = tables.get('interrupted')
+    if stopped:
+        lines += [
+            f'Interrupted: {stopped["started"]} of its {stopped["episodes"]} episodes started; '
+            'those the interrupt ended or kept from starting are not run.',
+            '',
+        ]
+    lines += [header, '|' + '---|' * (len(RESULT_COLUMNS) + 1)]
     rows = list(tables['tasks'].items()) + [('**overall**', tables['overall'])]
     for task, row in rows:
         lines.append(f'| {task} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |')
