@@ -82,15 +82,18 @@ class EpisodeWatch:
 
 def episode_budget_s(params: Path) -> float | None:
     """The episode's driver.max_wall_seconds from its params.yaml; None while there is none that
-    can be read (not yet written, or written only in part)."""
-    from harness_types.config import load_config
+    can be read (not yet written, or written only in part: the value must be there, as every
+    params.yaml an episode writes has it, never a default taken for it)."""
+    import yaml
 
-    if not params.is_file():
-        return None
     try:
-        return float(load_config(params).driver.max_wall_seconds)
-    except Exception:  # whatever is wrong with it now: looked at again a second later
+        doc = yaml.safe_load(params.read_text())
+        value = doc['driver']['ros__parameters']['max_wall_seconds']
+    except (OSError, yaml.YAMLError, TypeError, KeyError):
+        return None  # looked at again a second later
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    return float(value)
 
 
 def hung(why: str) -> str:

@@ -57,8 +57,10 @@ def test_params_are_looked_for_at_most_once_a_second(tmp_path):
 
 
 def test_params_that_cannot_be_read_yet_are_read_again(tmp_path):
-    (tmp_path / 'params.yaml').write_text('driver:\n  ros__parameters: [')  # written in part
-    assert episode_budget_s(tmp_path / 'params.yaml') is None
+    params = tmp_path / 'params.yaml'
+    for part in ('driver:\n  ros__parameters: [', 'worker:\n  ros__parameters: {}\n', ''):
+        params.write_text(part)  # written in part: no budget is taken for a default
+        assert episode_budget_s(params) is None
     assert episode_budget_s(tmp_path / 'missing.yaml') is None
     clock = Clock()
     watch = EpisodeDeadline(start_s=60, overrun_s=10).watch(tmp_path, clock)
