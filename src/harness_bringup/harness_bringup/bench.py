@@ -24,6 +24,7 @@ from harness_recording.bench_table import bench_tables, markdown, wall_accountin
 from harness_recording.report_card import markdown as report_card_markdown
 from harness_recording.report_card import report_card
 from harness_recording.run_report import write_bench_page
+from harness_types.process import interrupts_held
 
 from harness_bringup.supervisor import Interrupts, supervised
 
@@ -188,13 +189,11 @@ def _recording(interrupts: Interrupts) -> Iterator[None]:
 
 class BenchInterrupted(KeyboardInterrupt):
     """The bench was interrupted: the summaries of the episodes that ran (or were running and
-    ended as interrupted), by episode; `tables`: whether the tables of them were written (not
-    when the interrupt came in the expert check)."""
+    ended as interrupted), by episode."""
 
     def __init__(self, summaries: dict[BenchEpisode, dict]) -> None:
         super().__init__()
         self.summaries = summaries
-        self.tables = False
 
 
 def run_episodes(
@@ -359,6 +358,30 @@ def run_bench(
             if e not in ran:
                 ran[e] = not_run(EpisodeJob(e, model, None), 'interrupted', NOT_STARTED)
     summaries = {**done, **ran}
+    # A Ctrl-C now (pressed again while the first one's episodes end, say) waits until the
+    # tables are written whole.
+    with interrupts_held():
+        tables = _write_tables(
+            out, episodes, summaries, runner, expert_check, started, jobs, stopped is not None
+        )
+    if stopped is not None:
+        raise stopped
+    return tables
+
+
+def _write_tables(
+    out: Path,
+    episodes: list[BenchEpisode],
+    summaries: dict[BenchEpisode, dict],
+    runner: Runner,
+    expert_check: dict | None,
+    started: float,
+    jobs: int,
+    interrupted: bool,
+) -> dict:
+    """The bench's tables of `summaries` (once `runner` has made the runs' last parts), written
+    under `out` (bench.json/md, the report cards, bench.html); `started`: the bench's start
+    (time.monotonic())."""
     drained = time.monotonic()
     getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
     drained = time.monotonic() - drained
@@ -376,9 +399,9 @@ def run_bench(
     # the runs' last parts still being made when the last episode ended (warm stations)
     tables['timing']['accounting']['finishing_after_the_last_episode_seconds'] = round(drained, 2)
     tables['timing']['jobs'] = jobs
-    if stopped is not None:
-        not_started = sum(1 for s in ordered if s.get('detail') == NOT_STARTED)
-        tables['interrupted'] = {'episodes': len(ordered), 'started': len(ordered) - not_started}
+    if interrupted:  # ran: in part or whole (its run folder, or its first's)
+        ran_count = sum(1 for s in ordered if s.get('run_folder') or s.get('retry_of'))
+        tables['interrupted'] = {'episodes': len(ordered), 'ran': ran_count}
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
     (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
@@ -395,7 +418,4 @@ def run_bench(
     (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
     (out / 'report_card.md').write_bytes(text.encode('utf-8', 'replace'))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
-    if stopped is not None:
-        stopped.tables = True
-        raise stopped
     return tables

@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
         'steps; wall time separately) under --out: bench.md, bench.json and bench.html, and the '
         "verifier's and the outcome model's report cards (report_card.md/json). Ctrl-C ends the "
         'running episodes (their run folders are written), starts no other, and writes the '
-        'tables of what ran (the interrupted episodes count as not run).',
+        'tables of what ran (the interrupted episodes count as not run; none when it comes '
+        'during --expert-check).',
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
     bench.add_argument(
@@ -307,11 +308,11 @@ def _bench(args: argparse.Namespace) -> int:
 
     try:
         status = _with_policies(config, bench, out, tasks=tasks)
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt:
         tables_of = ''
-        if getattr(exc, 'tables', False):  # (a BenchInterrupted out of its expert check has none)
+        if (out / 'bench.json').is_file():  # (none when it was interrupted in its expert check)
             tables_of = f'; the tables of what ran: {out / "bench.md"} and {out / "bench.json"}'
-        _say(f'bench interrupted; the episodes that ran are under {out / "episodes"}{tables_of}')
+        _say(f'bench interrupted; the episodes that ran are under {out}{tables_of}')
         return 130
     finally:
         if stations is not None:

@@ -5,15 +5,18 @@ model call and service it waits on has a timeout of its own. A process that does
 all (stopped by SIGSTOP, deadlocked, swapped out for good) enforces none of them, and whoever
 waits for its exit or its answer (`harness run`'s supervisor, a warm station's bench thread)
 would wait forever: a bench of thousands of episodes would stop at the first. So the
-supervisor gives each episode a deadline it keeps itself, from the same budget, and kills the
+supervisor gives each episode a deadline it keeps itself, from the same bounds, and kills the
 episode's process group when it passes; the run folder is then closed as for any death.
 
-The deadline is loose on purpose: it never cuts short an episode that is still enforcing its
-own budgets. Until the run folder has its params.yaml (the process's start, imports and
-checks of its inputs, a warm station's graph start), `start_s`; from then, the episode's
-`max_wall_seconds` (read from that params.yaml) and `overrun_s` for what may run past it: a
-cell or model call under way (each bounded by its own timeout, 120 s by default) and the run
-folder's close (the bag, dataset and report of an episode of max_wall_seconds).
+The deadline is loose on purpose: it must never cut short an episode that still keeps its own
+bounds. Until the run folder has its params.yaml (the process's start, imports and checks of
+its inputs, a warm station's graph start), `start_s`. From then (the run's configuration, read
+from that file): the episode's `max_wall_seconds`, what the driver may run past it while it
+keeps its bounds (`harness_driver.episode.longest_past_budget_s`: the call under way, the cell
+of its reply, the wrap-up, the goal's verdict, a policy run to the step limit), and `overrun_s`
+for the rest: the graph's start where it comes after the file (`harness run`), the goal's
+first judgement, and the run folder's close (the bag, dataset and report of an episode of that
+length).
 """
 
 from __future__ import annotations
@@ -26,16 +29,55 @@ from pathlib import Path
 PARAMS = 'params.yaml'
 
 
+def episode_bounds(params: Path, task: str = '') -> tuple[float, float] | None:
+    """(max_wall_seconds, the longest the driver may run past it) of the episode of `task`
+    whose configuration is `params` (written whole: GraphConfig.write); None while there is
+    none. A file that is there and cannot be read (it would be a bug) gives the defaults'."""
+    from harness_driver.episode import longest_past_budget_s
+    from harness_types.config import GraphConfig, load_config
+
+    if not params.is_file():
+        return None
+    try:
+        config = load_config(params)
+    except Exception:  # never cut short for it: the defaults' bounds
+        config = GraphConfig()
+    policies = bool(config.kernel.policies)
+    step_limit = _step_limit(task) if policies else 0
+    past = longest_past_budget_s(
+        config.driver, config.kernel.cell_timeout_seconds, policies, step_limit
+    )
+    return config.driver.max_wall_seconds, past
+
+
+def _step_limit(task: str) -> int:
+    """The task's step limit (the longest of any task's for one not known here)."""
+    from harness_bench.tasks import TASKS
+
+    if task in TASKS:
+        return TASKS[task].step_limit
+    return max(t.step_limit for t in TASKS.values())
+
+
+Bounds = Callable[[Path, str], tuple[float, float] | None]
+
+
 @dataclass(frozen=True)
 class EpisodeDeadline:
-    """The allowances around an episode's own budget (seconds)."""
+    """The allowances around an episode's own bounds (seconds), and how those are read: from
+    the run's params.yaml and the episode's task, (max_wall_seconds, the longest its driver may
+    run past them), None while the file is not there (`episode_bounds`; a test of the kill
+    gives its own)."""
 
     start_s: float = 300.0
     overrun_s: float = 600.0
+    bounds: Bounds = episode_bounds
 
-    def watch(self, run: Path, clock: Callable[[], float] = time.monotonic) -> EpisodeWatch:
-        """A watch of the episode writing `run`, started now."""
-        return EpisodeWatch(self, Path(run), clock)
+    def watch(
+        self, run: Path, task: str = '', clock: Callable[[], float] = time.monotonic
+    ) -> EpisodeWatch:
+        """A watch of the episode of `task` writing `run`, started now."""
+        return EpisodeWatch(self, Path(run), task, clock)
 
 
 # The allowances every supervisor uses (a test passes its own).
@@ -46,24 +88,27 @@ class EpisodeWatch:
     """One episode's deadline: `overdue()` is '' until it has passed, then why it has. Looks for
     the run folder's params.yaml at most once a second."""
 
-    def __init__(self, deadline: EpisodeDeadline, run: Path, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, deadline: EpisodeDeadline, run: Path, task: str, clock: Callable[[], float]
+    ) -> None:
         self.deadline = deadline
         self.run = run
+        self.task = task
         self.clock = clock
         self.started = clock()
-        self.budget_s: float | None = None  # max_wall_seconds, once params.yaml is read
+        self.bounds: tuple[float, float] | None = None  # (max_wall_seconds, past it), once read
         self.began: float | None = None  # when params.yaml was first read
         self._looked = float('-inf')
 
     def overdue(self) -> str:
         now = self.clock()
-        if self.budget_s is None and now - self._looked >= 1.0:
+        if self.bounds is None and now - self._looked >= 1.0:
             self._looked = now
-            self.budget_s = episode_budget_s(self.run / PARAMS)
-            if self.budget_s is not None:
+            self.bounds = self.deadline.bounds(self.run / PARAMS, self.task)
+            if self.bounds is not None:
                 self.began = now
         d = self.deadline
-        if self.budget_s is None:
+        if self.bounds is None:
             if now - self.started <= d.start_s:
                 return ''
             return (
@@ -71,29 +116,15 @@ class EpisodeWatch:
                 f'(no {PARAMS} in {self.run})'
             )
         assert self.began is not None
-        if now - self.began <= self.budget_s + d.overrun_s:
+        budget, past = self.bounds
+        allowed = budget + past + d.overrun_s
+        if now - self.began <= allowed:
             return ''
         return (
-            f'it had not ended {self.budget_s + d.overrun_s:.0f} s after its episode began: '
-            f'its max_wall_seconds ({self.budget_s:g} s) and {d.overrun_s:g} s for a call '
-            'under way and the close of its run folder'
+            f'it had not ended {allowed:.0f} s after its episode began: its max_wall_seconds '
+            f'({budget:g} s), {past:g} s its driver may run past them while it keeps its own '
+            f'bounds, and {d.overrun_s:g} s for its start and the close of its run folder'
         )
-
-
-def episode_budget_s(params: Path) -> float | None:
-    """The episode's driver.max_wall_seconds from its params.yaml; None while there is none that
-    can be read (not yet written, or written only in part: the value must be there, as every
-    params.yaml an episode writes has it, never a default taken for it)."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(params.read_text())
-        value = doc['driver']['ros__parameters']['max_wall_seconds']
-    except (OSError, yaml.YAMLError, TypeError, KeyError):
-        return None  # looked at again a second later
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 def hung(why: str) -> str:

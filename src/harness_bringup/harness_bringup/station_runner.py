@@ -41,7 +41,7 @@ from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.passes_folder import remove_noted_passes_folder
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_program_folder
-from harness_bringup.run import finish_run
+from harness_bringup.run import finish_run, unfinished
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
 
@@ -107,15 +107,16 @@ class StationProcess:
         interrupts: Interrupts,
         before: int,
         deadline: EpisodeDeadline = DEADLINE,
+        task: str = '',
     ) -> tuple[int | None, str, tuple[str, ...], float | None]:
         """Run the episode of `harness run` arguments `argv` into `run_folder` (its output to
         `log`); (exit code, '' or why the station can serve no more, what of the run folder is
         left to make: run.finishing, when the station read the request: time.time()), or
         (None, why, (), None) when the station died before it answered, or was killed when the
-        episode passed its `deadline` (harness_bringup.episode_deadline). The bench's
+        episode (of `task`) passed its `deadline` (harness_bringup.episode_deadline). The bench's
         interrupts after the first `before` are sent on."""
         self.episodes += 1
-        watch = deadline.watch(run_folder)
+        watch = deadline.watch(run_folder, task)
         request = {'argv': argv, 'folder': str(run_folder), 'log': str(log), 'finish': False}
         try:
             self.process.stdin.write((json.dumps(request) + '\n').encode())
@@ -193,16 +194,14 @@ class StationRunner:
             # fresh station, in a run folder of its own.
             again = functools.partial(self._supervise, retry=True)
             summary = run_episode_process(job, folder, interrupts, again)
+            # what its first run's calls used (the results count the retry alone)
+            note = {'retry_of': str(failed), 'retry_of_usage': _usage(Path(failed))}
             if summary.get('run_folder'):
                 retry = Path(summary['run_folder'])
-                note = {
-                    'retry_of': os.path.relpath(failed, retry),
-                    # what its first run's calls used (the results count the retry alone)
-                    'retry_of_usage': _usage(Path(failed)),
-                }
+                note['retry_of'] = os.path.relpath(failed, retry)
                 with self._summaries:
                     update_summary(retry, lambda s: s.update(note))
-                summary.update(note)
+            summary.update(note)  # (a retry that an interrupt kept from starting has no folder)
         return summary
 
     def _finish(self, run: Path, parts: tuple[str, ...], log: Path) -> None:
@@ -279,7 +278,8 @@ class StationRunner:
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
         if output is not None:
             output.flush()
-        code, broken, left, read_at = station.run(argv, run, log, seen, before, self.deadline)
+        task = str(base.get('task') or '')
+        code, broken, left, read_at = station.run(argv, run, log, seen, before, self.deadline, task)
         answered = time.time()
         if read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, read_at - asked)
@@ -290,6 +290,8 @@ class StationRunner:
             station.close(timeout=5)
             returncode = station.process.returncode or 1
             code = _close(run, base, returncode, interrupted, output, station.killed_for)
+            if not died:  # after its summary: the parts the bench makes are still to make
+                left = unfinished(run)
         elif not (run / 'summary.json').is_file():
             # refused before it ran (bad arguments), or interrupted while the graph started:
             # the run folder says so, as the supervisor of harness run writes it

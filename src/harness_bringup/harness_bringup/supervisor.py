@@ -113,7 +113,7 @@ def supervised(
             stderr=subprocess.STDOUT if output is not None else None,
         )
         pid, sent, escalated = child.pid, before, None  # escalated: when SIGTERM was sent
-        watch, killed_for = deadline.watch(Path(folder)), ''
+        watch, killed_for = deadline.watch(Path(folder), str(base.get('task') or '')), ''
 
         def send_new() -> None:
             nonlocal sent, escalated
@@ -141,7 +141,10 @@ def supervised(
             end_group(pid)
         interrupted = len(seen.times()) > before
         exited = time.time()
+        had_summary = (Path(folder) / 'summary.json').is_file()
         code = _close(Path(folder), base, child.returncode, interrupted, output, killed_for)
+        if killed_for and had_summary:  # killed while it made its dataset or report
+            _finish_killed(Path(folder), output)
         _account(Path(folder), spawned, exited, own and since is None, since)
         # An interrupt that came once the episode had ended still ends this process as one.
         return 130 if interrupted and code == 0 else code
@@ -218,6 +221,19 @@ def _recorded_lean(folder: Path) -> bool:
         return False
 
 
+def _finish_killed(folder: Path, output: IO[str] | None) -> None:
+    """Make what an episode process killed after its summary left unmade of its run folder."""
+    from harness_bringup.run import finish_run, unfinished
+
+    def say(line: str) -> None:
+        print(f'[harness] {line}', file=output, flush=True)
+
+    parts = unfinished(folder)
+    if parts:
+        say(f'making what it left of its run folder: {", ".join(parts)}')
+        finish_run(folder, parts, say)
+
+
 def _close(
     folder: Path,
     base: dict,
@@ -284,4 +300,8 @@ def _close(
                 folder, lambda line: print(f'[harness] {line}', file=output, flush=True)
             )
         return 130 if interrupted else 1
+    if killed_for:  # after it wrote its summary: that says so
+        from harness_recording.run_folder import update_summary
+
+        update_summary(folder, lambda s: s.update(killed_as_hung=hung(killed_for)))
     return code

@@ -330,10 +330,10 @@ def test_ctrl_c_ends_the_running_episode_and_starts_no_other(tmp_path, sig):
     # the tables of what ran: the interrupted episode and the one never started are not run
     (bench,) = tmp_path.glob('*/bench.json')
     tables = json.loads(bench.read_text())
-    assert tables['interrupted'] == {'episodes': 2, 'started': 1}
+    assert tables['interrupted'] == {'episodes': 2, 'ran': 1}
     assert tables['tasks']['lift_cube']['not_run'] == 2
     assert tables['tasks']['lift_cube']['episodes'] == 0
-    assert 'Interrupted: 1 of its 2 episodes started' in bench.with_name('bench.md').read_text()
+    assert 'Interrupted: 1 of its 2 episodes ran' in bench.with_name('bench.md').read_text()
     assert 'the tables of what ran' in out
     deadline = time.monotonic() + 10  # SIGKILLed processes can take a moment to go
     while set(seen) & set(processes()) and time.monotonic() < deadline:

@@ -105,6 +105,11 @@ def test_the_program_process_killed_mid_cell(tmp_path):
     assert cell['status'] == 'error' and 'killed by SIGKILL' in cell['traceback']
     assert 'variables of earlier cells are lost' in cell['traceback']
     no_process_left(proc)
+    # what a supervisor would count of its calls from its events is what the driver counted
+    from harness_driver.budgets import usage_of_events
+
+    counted = usage_of_events(events)
+    assert counted['model_calls'] == 2 and counted == {k: summary[k] for k in counted}
 
 
 def test_the_kernel_killed_is_noticed_at_once(tmp_path):
@@ -186,7 +191,8 @@ def test_a_hung_episode_process_is_killed_at_its_deadline(tmp_path):
             base,
             [*argv, '--max-wall-seconds', '1'],
             output,
-            deadline=EpisodeDeadline(start_s=300, overrun_s=2),
+            # bounds of the test's own (1 s, nothing past it: the run's timeouts allow minutes)
+            deadline=EpisodeDeadline(300, 2, lambda p, _task: (1.0, 0.0) if p.is_file() else None),
         )
     stopper.join(timeout=5)
     assert stopped
@@ -194,7 +200,7 @@ def test_a_hung_episode_process_is_killed_at_its_deadline(tmp_path):
     summary = json.loads((folder / 'summary.json').read_text())
     assert code == 1 and summary['status'] == 'error' and summary['written_by'] == 'supervisor'
     assert 'killed by SIGKILL: the supervisor took it for hung' in summary['detail'], said
-    assert 'max_wall_seconds (1 s) and 2 s' in summary['detail']
+    assert 'max_wall_seconds (1 s), 0 s its driver may run past them' in summary['detail']
     assert 'the supervisor took it for hung and killed it' in said
     events = (folder / 'events.jsonl').read_text().splitlines()
     assert json.loads(events[-1])['type'] == 'end'

@@ -85,3 +85,24 @@ def test_the_summary_counts_what_the_calls_used_from_the_events(tmp_path):
     assert summary['tokens'] == {'input': 1200, 'output': 300}
     assert summary['cost_usd'] == 0.0081 and summary['request_characters'] == 1800
     assert summary['decisions']['start'] == 1 and summary['decisions']['error'] == 1
+
+
+def test_an_episode_killed_as_hung_after_its_summary_is_noted_and_its_parts_are_left(tmp_path):
+    """Killed at its deadline while it made its dataset or report: its own summary stays and
+    says so; what `finishing` asks that the run folder lacks is what is left to make."""
+    from harness_bringup.run import unfinished
+    from harness_types.config import load_config, with_overrides
+
+    (tmp_path / 'summary.json').write_text(json.dumps({**BASE, 'status': 'finished'}))
+    code = _close(tmp_path, BASE, -9, False, io.StringIO(), 'it had not ended 9 s after ...')
+    summary = json.loads((tmp_path / 'summary.json').read_text())
+    assert code == 137 and summary['status'] == 'finished'
+    assert summary['killed_as_hung'].startswith('the supervisor took it for hung')
+    assert unfinished(tmp_path) == ()  # no configuration: nothing is made
+    config = with_overrides(load_config(None), 'driver', recording='full', write_dataset=True)
+    config.write(tmp_path / 'params.yaml')
+    assert unfinished(tmp_path) == ('dataset', 'report')
+    (tmp_path / 'report.html').write_text('<html></html>')
+    assert unfinished(tmp_path) == ('dataset',)
+    with_overrides(config, 'driver', recording='lean').write(tmp_path / 'params.yaml')
+    assert unfinished(tmp_path) == ()

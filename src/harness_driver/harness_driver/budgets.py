@@ -35,7 +35,8 @@ def usage_of_events(events: list[dict]) -> dict:
     """The summary's fields of what the episode's model and verifier calls used, counted from
     its events (each `model_request` and each answered `verify` event carries its call's tokens
     and cost): for a summary that its supervisor writes, the episode process having died before
-    it wrote its own."""
+    it wrote its own. A call still in flight when it died is not among them (its event is
+    written once it is answered or has failed)."""
     usage, unanswered, characters = Usage(), 0, 0
     decisions = dict.fromkeys(REASONS, 0)
     for e in events:

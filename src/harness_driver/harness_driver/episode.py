@@ -50,6 +50,26 @@ from harness_driver.verifier_model import ask_verifier
 POLICY_TICK_WAIT_S = (
     0.5  # the longest wall time policy-to-end is allowed per tick of the step limit
 )
+# How long past its cell timeout a cell is waited for: the kernel stops one at its timeout, so
+# this is a margin.
+CELL_WAIT_MARGIN_S = 60.0
+
+
+def longest_past_budget_s(
+    config: DriverConfig, cell_timeout_seconds: float, policies: bool, step_limit: int
+) -> float:
+    """The longest an episode's loop may run past its max_wall_seconds while it keeps every
+    bound of its own (the budget is checked before each model call): the call under way
+    (model_timeout_seconds), the cell of its reply and the wrap-up (each waited for its cell
+    timeout and CELL_WAIT_MARGIN_S), the goal's verdict at the end (verifier_timeout_seconds),
+    and with `policies` the policy run to the task's `step_limit` (policy-to-end)."""
+    cell_wait = cell_timeout_seconds + CELL_WAIT_MARGIN_S
+    tail = config.model_timeout_seconds + 2 * cell_wait + config.verifier_timeout_seconds
+    if policies:
+        tail += cell_wait + step_limit * POLICY_TICK_WAIT_S
+    return tail
+
+
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
 AGENT = {
     'programs': 'model writes programs',
@@ -84,9 +104,8 @@ class Episode:
         self.api_names = list(api_names or [])
         self.policies = policies  # the learned half is enabled (a policy catalogue)
         self.handover = HandOver(config.post_policy_calls)
-        # How long to wait for a cell: the kernel stops one at its timeout, so this is a margin.
         self.cell_timeout = cell_timeout_seconds
-        self.cell_wait = cell_timeout_seconds + 60.0
+        self.cell_wait = cell_timeout_seconds + CELL_WAIT_MARGIN_S  # how long a cell is waited for
         self.cell_deadline: float | None = None  # by when its verify() is answered (monotonic)
         self.station = station
         self.model = model

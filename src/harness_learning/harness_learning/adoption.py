@@ -146,8 +146,8 @@ def decide(candidate: SideFigures, incumbent: SideFigures, rule: GateRule) -> De
     if candidate.not_run:
         ok = False
         reasons.append(
-            f'{candidate.not_run} of its episodes did not run (a service failed, or it did not '
-            'start): it cannot be judged on them'
+            f'{candidate.not_run} of its episodes did not run (a service failed, it did not '
+            'start, or an interrupt ended it): it cannot be judged on them'
         )
     if not candidate.policy_runs:
         ok = False

@@ -304,8 +304,8 @@ def markdown(tables: dict) -> str:
     stopped = tables.get('interrupted')
     if stopped:
         lines += [
-            f'Interrupted: {stopped["started"]} of its {stopped["episodes"]} episodes started; '
-            'those the interrupt ended or kept from starting are not run.',
+            f'Interrupted: {stopped["ran"]} of its {stopped["episodes"]} episodes ran, in part or '
+            'whole; those the interrupt ended or kept from starting are not run.',
             '',
         ]
     lines += [header, '|' + '---|' * (len(RESULT_COLUMNS) + 1)]

@@ -217,12 +217,16 @@ class GraphConfig:
         }
 
     def write(self, path: Path) -> Path:
-        """Write `to_params()` as YAML (the effective parameters of a run); returns `path`."""
+        """Write `to_params()` as YAML (the effective parameters of a run); returns `path`.
+        Whole or not at all (a temporary file renamed): a supervisor reads a run's params.yaml
+        while its episode runs."""
         path = Path(path)
-        path.write_text(
+        part = path.with_name(f'.{path.name}.{os.getpid()}')
+        part.write_text(
             '# The effective node-graph parameters of this run (config file plus overrides).\n'
             + yaml.safe_dump(self.to_params(), sort_keys=False)
         )
+        os.replace(part, path)
         return path
 
 
