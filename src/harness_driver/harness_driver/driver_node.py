@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from action_msgs.msg import GoalStatus
 from harness_bench.task import Outcome as TaskOutcome
 from harness_recording.recorder_node import EVENTS_QOS
 from harness_recording.trial_data import frames_within
@@ -19,6 +20,7 @@ from harness_types.camera import CameraView
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig, declare_section, section_values
 from harness_types.convert import (
+    ENDED_STATUSES,
     camera_view_of,
     cell_result_of,
     compressed_image_msg,
@@ -27,7 +29,7 @@ from harness_types.convert import (
 )
 from harness_types.robot_state import RobotState
 from harness_types.scene import ClaimAnswer
-from harness_types.wait import wait_future
+from harness_types.wait import ResultExpiredError, wait_future, wait_goal_result
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -188,9 +190,22 @@ class DriverNode(Node):
             )
             if not handle.accepted:
                 raise GraphError('the kernel refused the cell')
-            result = wait_future(handle.get_result_async(), timeout, between=check)
+            answered = threading.Event()
+
+            def serve(seconds: float) -> None:
+                answered.wait(seconds)
+                answered.clear()
+                check()
+
+            # a cell whose result response was lost is asked for it again (the kernel keeps
+            # a finished cell's result 10 s), not waited for until the timeout
+            result = wait_goal_result(
+                handle, timeout, serve, answered.set, ENDED_STATUSES, GoalStatus.STATUS_UNKNOWN
+            )
         except TimeoutError:
             raise GraphError(f'the kernel did not answer within {timeout:g} s') from None
+        except ResultExpiredError:
+            raise GraphError('the kernel no longer had the result of the cell it ended') from None
         return cell_result_of(result.result)
 
     # Events and the verifier ---------------------------------------------------------------------

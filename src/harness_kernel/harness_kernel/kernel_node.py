@@ -28,7 +28,6 @@ import socket
 import sys
 import tempfile
 import threading
-import time
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -44,6 +43,7 @@ from harness_skills.skill_table import SKILLS
 from harness_types.cell import CellResult
 from harness_types.config import KernelConfig, declare_section
 from harness_types.convert import (
+    ENDED_STATUSES,
     camera_view_of,
     cell_result_msg,
     claim_answer_of,
@@ -59,7 +59,14 @@ from harness_types.prediction import Prediction
 from harness_types.process import die_with_parent, leave, leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.scene import ClaimAnswer
-from harness_types.wait import InFlight, wait_future, wait_future_serving
+from harness_types.wait import (
+    RESULT_CHECK_S,
+    InFlight,
+    ResultExpiredError,
+    wait_future,
+    wait_future_serving,
+    wait_goal_result,
+)
 from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
@@ -80,15 +87,9 @@ from harness_perception import make_perception
 from harness_types import names
 
 DISCOVERY_S = 15.0  # how long a first call waits for its server to appear
-RESULT_CHECK_S = 2.0  # how often a wait for a result looks whether the goal has ended
 # An execution with no max_seconds is bounded by its motion's default, which the kernel does not
 # know; its wait for the result assumes at most this much simulated time.
 UNSET_BOUND_S = 120.0
-ENDED_STATUSES = (
-    GoalStatus.STATUS_SUCCEEDED,
-    GoalStatus.STATUS_CANCELED,
-    GoalStatus.STATUS_ABORTED,
-)
 
 
 def result_bound(max_seconds: float, ceiling: float) -> float:
@@ -181,41 +182,26 @@ class RosRobot:
 
     @staticmethod
     def _result(handle, bound: float, pump: Pump):
-        """The goal's result within `bound` seconds (TimeoutError past it). A goal the server
-        says has ended whose result has not come (a lost response) is asked for its result
-        again; every request asked stays awaited. A server that no longer has the result (it
-        keeps one for skill_server.result_timeout_seconds) answers STATUS_UNKNOWN: an error,
+        """The goal's result within `bound` seconds (TimeoutError past it); one whose response
+        was lost is asked for again (wait_goal_result). A server that no longer has the result
+        (it keeps one for skill_server.result_timeout_seconds) answers STATUS_UNKNOWN: an error,
         never an empty result taken for the execution's."""
-        deadline = time.monotonic() + bound
-        futures, ended_since = [], None
-
-        def ask() -> None:
-            future = handle.get_result_async()
-            future.add_done_callback(lambda _f: pump.wake())
-            futures.append(future)
-
-        ask()
-        while True:
-            done = next((f for f in futures if f.done()), None)
-            if done is not None:
-                response = done.result()
-                if response.status == GoalStatus.STATUS_UNKNOWN:
-                    raise RuntimeError(
-                        'the skill server no longer had the result of the goal it ended (its '
-                        'answer was lost and the result expired)'
-                    )
-                return response.result
-            now = time.monotonic()
-            if now >= deadline:
-                raise TimeoutError
-            if handle.status not in ENDED_STATUSES:
-                ended_since = None
-            elif ended_since is None:
-                ended_since = now
-            elif now - ended_since >= RESULT_CHECK_S:
-                ask()
-                ended_since = None
-            pump.serve(min(deadline - now, 0.05))
+        try:
+            response = wait_goal_result(
+                handle,
+                bound,
+                pump.serve,
+                pump.wake,
+                ENDED_STATUSES,
+                GoalStatus.STATUS_UNKNOWN,
+                RESULT_CHECK_S,
+            )
+        except ResultExpiredError:
+            raise RuntimeError(
+                'the skill server no longer had the result of the goal it ended (its '
+                'answer was lost and the result expired)'
+            ) from None
+        return response.result
 
     def state(self) -> RobotState:
         return robot_state_of(self._call(self.state_client, State.Request()).state)

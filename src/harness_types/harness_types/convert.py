@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, Quaternion, Vector3
 from PIL import Image as PILImage
@@ -25,6 +26,13 @@ from harness_types.markers import Mark
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import ClaimAnswer, LocatedObject, SceneReport
 from harness_types.transforms import matrix_to_quat, quat_to_matrix
+
+# An action goal's statuses once it has ended (the server keeps its result for the asking).
+ENDED_STATUSES = (
+    GoalStatus.STATUS_SUCCEEDED,
+    GoalStatus.STATUS_CANCELED,
+    GoalStatus.STATUS_ABORTED,
+)
 
 # Geometry ------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 
@@ -48,6 +48,61 @@ def wait_future_serving(
             raise TimeoutError(f'no answer within {timeout:g} s')
         serve(min(left, 0.05))
     return future.result()
+
+
+# How long after the server says a goal has ended its result is waited for before it is asked
+# for again (the answer to the first request was lost).
+RESULT_CHECK_S = 2.0
+
+
+class ResultExpiredError(RuntimeError):
+    """The server no longer had the result of a goal it ended (answered with the unknown
+    status: its answer was lost and the result expired)."""
+
+
+def wait_goal_result(
+    handle,
+    timeout: float,
+    serve: Callable[[float], None],
+    wake: Callable[[], None],
+    ended: Collection[int],
+    unknown: int,
+    recheck_s: float = RESULT_CHECK_S,
+) -> Any:
+    """The result response of an action goal (rclpy's ClientGoalHandle: `get_result_async`,
+    `status`) within `timeout` seconds (TimeoutError past it). A goal the server says has ended
+    (its status in `ended`) whose result has not come within `recheck_s` (a lost response) is
+    asked for its result again; every request asked stays awaited. `serve(s)` blocks at most
+    `s` seconds (doing the waiting thread's own work, or looking whether to give up: it may
+    raise), and `wake()`, called from a request's done-callback, ends such a block. A response
+    with the `unknown` status: ResultExpiredError, never an empty result taken for the goal's."""
+    deadline = time.monotonic() + timeout
+    futures, ended_since = [], None
+
+    def ask() -> None:
+        future = handle.get_result_async()
+        future.add_done_callback(lambda _f: wake())
+        futures.append(future)
+
+    ask()
+    while True:
+        done = next((f for f in futures if f.done()), None)
+        if done is not None:
+            response = done.result()
+            if response.status == unknown:
+                raise ResultExpiredError('the server no longer had the result of the goal it ended')
+            return response
+        now = time.monotonic()
+        if now >= deadline:
+            raise TimeoutError(f'no result within {timeout:g} s')
+        if handle.status not in ended:
+            ended_since = None
+        elif ended_since is None:
+            ended_since = now
+        elif now - ended_since >= recheck_s:
+            ask()
+            ended_since = None
+        serve(min(deadline - now, 0.05))
 
 
 class InFlight:

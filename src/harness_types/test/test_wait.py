@@ -1,10 +1,13 @@
-"""wait_future: woken by the future, `between` paced by `poll`, timeouts."""
+"""wait_future: woken by the future, `between` paced by `poll`, timeouts; wait_goal_result: a
+lost result asked for again."""
 
 import threading
+import time
 from concurrent.futures import Future
+from types import SimpleNamespace
 
 import pytest
-from harness_types.wait import wait_future
+from harness_types.wait import ResultExpiredError, wait_future, wait_goal_result
 
 
 def test_a_done_future_returns_without_calling_between():
@@ -65,3 +68,54 @@ def test_in_flight_counts_what_runs_and_waits_until_none_does():
     with pytest.raises(ValueError), in_flight:  # what runs may fail: it is counted out
         raise ValueError
     assert in_flight.count == 0
+
+
+ENDED, RUNNING, UNKNOWN = (4, 5, 6), 2, 0  # GoalStatus: SUCCEEDED, CANCELED, ABORTED; ...
+
+
+class LostFirstAnswer:
+    """A goal handle whose first result request is never answered (its response was lost);
+    later ones are, with the status `answer`."""
+
+    def __init__(self, status: int, answer: int = 4) -> None:
+        self.status, self.answer, self.requests = status, answer, 0
+
+    def get_result_async(self) -> Future:
+        self.requests += 1
+        future = Future()
+        if self.requests > 1:
+            future.set_result(SimpleNamespace(status=self.answer, result='the result'))
+        return future
+
+
+def _serve(seconds: float) -> None:
+    time.sleep(min(seconds, 0.01))
+
+
+def test_a_goal_that_ended_without_its_result_is_asked_again():
+    handle = LostFirstAnswer(status=4)
+    response = wait_goal_result(handle, 5.0, _serve, lambda: None, ENDED, UNKNOWN, 0.05)
+    assert response.result == 'the result' and handle.requests == 2
+
+
+def test_a_goal_still_running_is_not_asked_again_and_the_wait_is_bounded():
+    handle = LostFirstAnswer(status=RUNNING)
+    with pytest.raises(TimeoutError):
+        wait_goal_result(handle, 0.3, _serve, lambda: None, ENDED, UNKNOWN, 0.05)
+    assert handle.requests == 1
+
+
+def test_a_result_the_server_no_longer_has_is_an_error_not_an_empty_result():
+    handle = LostFirstAnswer(status=4, answer=UNKNOWN)
+    with pytest.raises(ResultExpiredError):
+        wait_goal_result(handle, 5.0, _serve, lambda: None, ENDED, UNKNOWN, 0.05)
+
+
+def test_serve_may_stop_the_wait():
+    """The driver's serve looks whether the kernel still runs, and raises when it does not."""
+
+    def gone(_seconds: float) -> None:
+        raise RuntimeError('the kernel process ended')
+
+    with pytest.raises(RuntimeError, match='kernel process ended'):
+        wait_goal_result(LostFirstAnswer(status=RUNNING), 5.0, gone, lambda: None, ENDED, UNKNOWN)
