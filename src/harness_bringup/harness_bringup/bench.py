@@ -358,6 +358,8 @@ def run_bench(
             if e not in ran:
                 ran[e] = not_run(EpisodeJob(e, model, None), 'interrupted', NOT_STARTED)
     summaries = {**done, **ran}
+    if stopped is not None:
+        say('writing the tables of what ran (a Ctrl-C now waits until they are whole)')
     # A Ctrl-C now (pressed again while the first one's episodes end, say) waits until the
     # tables are written whole.
     with interrupts_held():

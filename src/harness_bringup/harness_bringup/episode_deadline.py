@@ -21,6 +21,7 @@ length).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,22 +33,23 @@ PARAMS = 'params.yaml'
 def episode_bounds(params: Path, task: str = '') -> tuple[float, float] | None:
     """(max_wall_seconds, the longest the driver may run past it) of the episode of `task`
     whose configuration is `params` (written whole: GraphConfig.write); None while there is
-    none. A file that is there and cannot be read (it would be a bug) gives the defaults'."""
-    from harness_driver.episode import longest_past_budget_s
-    from harness_types.config import GraphConfig, load_config
-
+    none. Bounds that cannot be worked out (it would be a bug) are endless: a failure of the
+    watch's own never kills an episode."""
     if not params.is_file():
         return None
     try:
+        from harness_driver.episode import longest_past_budget_s
+        from harness_types.config import load_config
+
         config = load_config(params)
-    except Exception:  # never cut short for it: the defaults' bounds
-        config = GraphConfig()
-    policies = bool(config.kernel.policies)
-    step_limit = _step_limit(task) if policies else 0
-    past = longest_past_budget_s(
-        config.driver, config.kernel.cell_timeout_seconds, policies, step_limit
-    )
-    return config.driver.max_wall_seconds, past
+        policies = bool(config.kernel.policies)
+        step_limit = _step_limit(task) if policies else 0
+        past = longest_past_budget_s(
+            config.driver, config.kernel.cell_timeout_seconds, policies, step_limit
+        )
+        return config.driver.max_wall_seconds, past
+    except Exception:
+        return math.inf, 0.0
 
 
 def _step_limit(task: str) -> int:

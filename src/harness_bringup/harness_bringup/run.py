@@ -360,20 +360,16 @@ def finishing(config: GraphConfig) -> tuple[str, ...]:
     return (('dataset',) if config.driver.write_dataset else ()) + ('report',)
 
 
-def unfinished(folder: Path) -> tuple[str, ...]:
-    """What `finishing` asks of the run in `folder` (as its params.yaml configures it) that it
-    lacks (no lerobot/, no report.html): what is left to make of a run whose process died after
-    it wrote its summary; () when its configuration cannot be read."""
-    from harness_recording.run_report import REPORT
+def finishing_of(folder: Path) -> tuple[str, ...]:
+    """What `finishing` asks of the run in `folder`, as its params.yaml configures it: what is
+    made (again: a part the process was killed while it made is made whole) of a run whose
+    process died after it wrote its summary; () when its configuration cannot be read."""
     from harness_types.config import load_config
 
-    folder = Path(folder)
     try:
-        parts = finishing(load_config(folder / 'params.yaml'))
+        return finishing(load_config(Path(folder) / 'params.yaml'))
     except Exception:  # no configuration to say what it asks: nothing is made
         return ()
-    made = {'dataset': (folder / 'lerobot').exists(), 'report': (folder / REPORT).exists()}
-    return tuple(p for p in parts if not made[p])
 
 
 def finish_run(

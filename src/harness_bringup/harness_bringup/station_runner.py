@@ -41,7 +41,7 @@ from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.passes_folder import remove_noted_passes_folder
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import NEXT_PROGRAM_FOLDER, discard_program_folder
-from harness_bringup.run import finish_run, unfinished
+from harness_bringup.run import finish_run, finishing_of
 from harness_bringup.shared_memory import sweep
 from harness_bringup.supervisor import GRACE_S, Interrupts, _close
 
@@ -291,7 +291,7 @@ class StationRunner:
             returncode = station.process.returncode or 1
             code = _close(run, base, returncode, interrupted, output, station.killed_for)
             if not died:  # after its summary: the parts the bench makes are still to make
-                left = unfinished(run)
+                left = finishing_of(run)
         elif not (run / 'summary.json').is_file():
             # refused before it ran (bad arguments), or interrupted while the graph started:
             # the run folder says so, as the supervisor of harness run writes it

@@ -222,15 +222,16 @@ def _recorded_lean(folder: Path) -> bool:
 
 
 def _finish_killed(folder: Path, output: IO[str] | None) -> None:
-    """Make what an episode process killed after its summary left unmade of its run folder."""
-    from harness_bringup.run import finish_run, unfinished
+    """Make the last parts of the run folder of an episode process killed after its summary
+    (it was making them: each is made whole again)."""
+    from harness_bringup.run import finish_run, finishing_of
 
     def say(line: str) -> None:
         print(f'[harness] {line}', file=output, flush=True)
 
-    parts = unfinished(folder)
+    parts = finishing_of(folder)
     if parts:
-        say(f'making what it left of its run folder: {", ".join(parts)}')
+        say(f"making its run folder's {' and '.join(parts)} (again: it may have been cut short)")
         finish_run(folder, parts, say)
 
 

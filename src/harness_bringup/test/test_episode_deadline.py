@@ -1,6 +1,8 @@
 """harness_bringup.episode_deadline: when a supervisor takes an episode for hung (a clock of the
 test's own: no waiting)."""
 
+import math
+
 from harness_bench.tasks import TASKS
 from harness_bringup.episode_deadline import EpisodeDeadline, episode_bounds
 from harness_driver.episode import longest_past_budget_s
@@ -90,12 +92,14 @@ def test_the_bounds_are_the_runs_own(tmp_path):
     assert unknown >= with_policy
 
 
-def test_params_that_cannot_be_read_give_the_defaults_bounds(tmp_path):
-    """Never a shorter deadline for a file that cannot be read (a bug: it is written whole)."""
+def test_params_that_cannot_be_read_give_no_deadline(tmp_path):
+    """A failure of the watch's own (the file is written whole: it would be a bug) never kills
+    an episode."""
     params = tmp_path / 'params.yaml'
     params.write_text('driver: [')
-    default = load_config(None)
-    assert episode_bounds(params, 'lift_cube') == (
-        default.driver.max_wall_seconds,
-        longest_past_budget_s(default.driver, default.kernel.cell_timeout_seconds, False, 0),
-    )
+    assert episode_bounds(params, 'lift_cube') == (math.inf, 0.0)
+    clock = Clock()
+    watch = EpisodeDeadline(start_s=60, overrun_s=10).watch(tmp_path, 'lift_cube', clock)
+    assert watch.overdue() == ''
+    clock.now += 10**6
+    assert watch.overdue() == ''

@@ -89,8 +89,8 @@ def test_the_summary_counts_what_the_calls_used_from_the_events(tmp_path):
 
 def test_an_episode_killed_as_hung_after_its_summary_is_noted_and_its_parts_are_left(tmp_path):
     """Killed at its deadline while it made its dataset or report: its own summary stays and
-    says so; what `finishing` asks that the run folder lacks is what is left to make."""
-    from harness_bringup.run import unfinished
+    says so; what `finishing` asks of the run is made (again: a part may have been cut short)."""
+    from harness_bringup.run import finishing_of
     from harness_types.config import load_config, with_overrides
 
     (tmp_path / 'summary.json').write_text(json.dumps({**BASE, 'status': 'finished'}))
@@ -98,11 +98,10 @@ def test_an_episode_killed_as_hung_after_its_summary_is_noted_and_its_parts_are_
     summary = json.loads((tmp_path / 'summary.json').read_text())
     assert code == 137 and summary['status'] == 'finished'
     assert summary['killed_as_hung'].startswith('the supervisor took it for hung')
-    assert unfinished(tmp_path) == ()  # no configuration: nothing is made
+    assert finishing_of(tmp_path) == ()  # no configuration: nothing is made
     config = with_overrides(load_config(None), 'driver', recording='full', write_dataset=True)
     config.write(tmp_path / 'params.yaml')
-    assert unfinished(tmp_path) == ('dataset', 'report')
-    (tmp_path / 'report.html').write_text('<html></html>')
-    assert unfinished(tmp_path) == ('dataset',)
+    (tmp_path / 'lerobot').mkdir()  # begun when it was killed: made again
+    assert finishing_of(tmp_path) == ('dataset', 'report')
     with_overrides(config, 'driver', recording='lean').write(tmp_path / 'params.yaml')
-    assert unfinished(tmp_path) == ()
+    assert finishing_of(tmp_path) == ()

@@ -193,8 +193,9 @@ class DriverNode(Node):
             answered = threading.Event()
 
             def serve(seconds: float) -> None:
-                answered.wait(seconds)
-                answered.clear()
+                if answered.wait(seconds):  # an answer came: taken before any check
+                    answered.clear()
+                    return
                 check()
 
             # a cell whose result response was lost is asked for it again (the kernel keeps

@@ -438,8 +438,11 @@ class KernelNode(Node):
                 cell = kernel.policy_to_end()
             else:
                 cell = kernel.run_cell(goal.code)
+        # the message first: succeed() says the cell ended (a driver that has no result 2 s
+        # later asks again) and starts the server's 10 s keeping of its result
+        result = cell_result_msg(cell)
         goal_handle.succeed()
-        return cell_result_msg(cell)
+        return result
 
     def _reactive_step(self, request: ReactiveStep.Request, response: ReactiveStep.Response):
         try:

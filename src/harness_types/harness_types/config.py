@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -221,12 +222,16 @@ class GraphConfig:
         Whole or not at all (a temporary file renamed): a supervisor reads a run's params.yaml
         while its episode runs."""
         path = Path(path)
-        part = path.with_name(f'.{path.name}.{os.getpid()}')
-        part.write_text(
-            '# The effective node-graph parameters of this run (config file plus overrides).\n'
-            + yaml.safe_dump(self.to_params(), sort_keys=False)
-        )
-        os.replace(part, path)
+        text = '# The effective node-graph parameters of this run (config file plus overrides).\n'
+        text += yaml.safe_dump(self.to_params(), sort_keys=False)
+        # (a name of its own for each writer; not mkstemp's, whose file only its owner may read)
+        part = path.with_name(f'.{path.name}.{os.getpid()}.{secrets.token_hex(4)}')
+        try:
+            part.write_text(text)
+            os.replace(part, path)
+        except BaseException:
+            part.unlink(missing_ok=True)
+            raise
         return path
 
 

@@ -72,12 +72,15 @@ def wait_goal_result(
     """The result response of an action goal (rclpy's ClientGoalHandle: `get_result_async`,
     `status`) within `timeout` seconds (TimeoutError past it). A goal the server says has ended
     (its status in `ended`) whose result has not come within `recheck_s` (a lost response) is
-    asked for its result again; every request asked stays awaited. `serve(s)` blocks at most
-    `s` seconds (doing the waiting thread's own work, or looking whether to give up: it may
-    raise), and `wake()`, called from a request's done-callback, ends such a block. A response
-    with the `unknown` status: ResultExpiredError, never an empty result taken for the goal's."""
+    asked for its result again; every request asked stays awaited. An answer with the
+    `unknown` status (the server no longer had the result: it was dropped before a request
+    reached it) is passed over for `recheck_s` while an earlier request may still bring the
+    result, and no more are asked; then ResultExpiredError, never an empty result taken for
+    the goal's. `serve(s)` blocks at most `s` seconds (doing the waiting thread's own work, or
+    looking whether to give up: it may raise), and `wake()`, called from a request's
+    done-callback, ends such a block."""
     deadline = time.monotonic() + timeout
-    futures, ended_since = [], None
+    futures, ended_since, expired_since = [], None, None
 
     def ask() -> None:
         future = handle.get_result_async()
@@ -86,22 +89,28 @@ def wait_goal_result(
 
     ask()
     while True:
-        done = next((f for f in futures if f.done()), None)
-        if done is not None:
-            response = done.result()
-            if response.status == unknown:
-                raise ResultExpiredError('the server no longer had the result of the goal it ended')
-            return response
+        answers = [f.result() for f in futures if f.done()]
+        known = next((r for r in answers if r.status != unknown), None)
+        if known is not None:
+            return known
         now = time.monotonic()
+        if answers and expired_since is None:
+            expired_since = now
+        if expired_since is not None and (
+            len(answers) == len(futures) or now - expired_since >= recheck_s
+        ):
+            raise ResultExpiredError('the server no longer had the result of the goal it ended')
         if now >= deadline:
             raise TimeoutError(f'no result within {timeout:g} s')
-        if handle.status not in ended:
-            ended_since = None
-        elif ended_since is None:
-            ended_since = now
-        elif now - ended_since >= recheck_s:
-            ask()
-            ended_since = None
+        # (once the server has said it dropped the result, asking again is of no use)
+        if expired_since is None:
+            if handle.status not in ended:
+                ended_since = None
+            elif ended_since is None:
+                ended_since = now
+            elif now - ended_since >= recheck_s:
+                ask()
+                ended_since = None
         serve(min(deadline - now, 0.05))
 
 

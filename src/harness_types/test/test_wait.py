@@ -119,3 +119,33 @@ def test_serve_may_stop_the_wait():
 
     with pytest.raises(RuntimeError, match='kernel process ended'):
         wait_goal_result(LostFirstAnswer(status=RUNNING), 5.0, gone, lambda: None, ENDED, UNKNOWN)
+
+
+def test_an_unknown_answer_waits_for_an_earlier_request_that_may_still_bring_the_result():
+    """The re-ask reached the server after it dropped the result; the first answer was only
+    slow: it wins. Once nothing more comes, the unknown answer is the error."""
+    first = Future()
+
+    class Slow(LostFirstAnswer):
+        def get_result_async(self) -> Future:
+            self.requests += 1
+            if self.requests == 1:
+                return first
+            done = Future()
+            done.set_result(SimpleNamespace(status=UNKNOWN, result=None))
+            return done
+
+    def serve(seconds: float) -> None:
+        time.sleep(min(seconds, 0.01))
+        if handle.requests == 2 and not first.done():
+            first.set_result(SimpleNamespace(status=4, result='the result'))
+
+    handle = Slow(status=4)
+    assert wait_goal_result(handle, 5.0, serve, lambda: None, ENDED, UNKNOWN, 0.05).result == (
+        'the result'
+    )
+    never = Slow(status=4)
+    first = Future()  # never answered
+    with pytest.raises(ResultExpiredError):
+        wait_goal_result(never, 5.0, _serve, lambda: None, ENDED, UNKNOWN, 0.05)
+    assert never.requests == 2  # no more asked once the server said it dropped it
