@@ -105,7 +105,7 @@ def subscription_qos(name: str) -> QoSProfile:
         return EVENTS_QOS
     latched = name in LATCHED
     return QoSProfile(
-        depth=500,
+        depth=names.RECORDED_DEPTH,
         durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
     )
 

@@ -109,3 +109,10 @@ EVENTS = 'harness/events'
 MARKERS = 'harness/markers'  # visualization_msgs/MarkerArray (harness_types.markers)
 # sensor_msgs/CompressedImage (PNG): each image the model was sent, frame_id its camera
 MODEL_IMAGES = 'harness/model_images'
+
+
+# How many messages of a per-tick topic the recorder records (/joint_states, /tf, /clock) its
+# publisher keeps and the recorder queues: reliable delivery is only as deep as the shallower
+# side, and a fast episode ticks every ~3 ms, so a recorder that a loaded machine holds back for
+# longer than this many ticks loses messages.
+RECORDED_DEPTH = 500

@@ -124,9 +124,10 @@ class WorkerNode(Node):
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
             self._state_messages = StateMessages(self._joint_names, self._tf_tree)
-            self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, 10)
-            self.tf = self.create_publisher(TFMessage, names.TF, 10)
-            self.clock = self.create_publisher(Clock, names.CLOCK, 10)
+            depth = names.RECORDED_DEPTH
+            self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, depth)
+            self.tf = self.create_publisher(TFMessage, names.TF, depth)
+            self.clock = self.create_publisher(Clock, names.CLOCK, depth)
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)

@@ -239,6 +239,13 @@ def test_state_local_is_the_state_the_service_answers():
     rclpy.init(context=context, domain_id=claim.domain_id)
     try:
         worker = WorkerNode(context=context)
+        # The per-tick topics the recorder records keep as many messages as it queues
+        # (recorder_node.subscription_qos): a recorder a loaded machine held back lost all but
+        # the last ticks of a history of 10.
+        from harness_types import names
+
+        for publisher in (worker.joint_states, worker.tf, worker.clock):
+            assert publisher.qos_profile.depth == names.RECORDED_DEPTH
 
         def served():
             return robot_state_of(worker.call_local('state', State.Request()).state)
