@@ -305,7 +305,7 @@ class StationRunner:
             if not interrupted:  # (an interrupted bench starts no next episode)
                 say(f'{broken}: a new station serves the next episode')
             self._retire(station)
-            if station_failed(_status(run), broken, retry, interrupted, died):
+            if station_failed(_summary(run).get('status'), broken, retry, interrupted, died):
                 with self._summaries:
                     update_summary(
                         run, lambda s: s.update(status='station_failed', station_failed=broken)
@@ -328,21 +328,19 @@ class StationRunner:
         sweep(lambda line: print(f'[harness] {line}', flush=True))
 
 
-def _usage(run: Path) -> dict:
-    """What the calls of the run in `run` used, from its summary ({} when it has none)."""
+def _summary(run: Path) -> dict:
+    """The run's summary.json ({} when it has none that can be read)."""
     try:
-        summary = json.loads((run / 'summary.json').read_text())
+        return json.loads((run / 'summary.json').read_text())
     except (OSError, ValueError):
         return {}
+
+
+def _usage(run: Path) -> dict:
+    """What the calls of the run in `run` used, from its summary ({} when it has none)."""
+    summary = _summary(run)
     keys = ('model_calls', 'verifier_calls', 'tokens', 'cost_usd')
     return {k: summary[k] for k in keys if k in summary}
-
-
-def _status(run: Path) -> str | None:
-    try:
-        return json.loads((run / 'summary.json').read_text()).get('status')
-    except (OSError, ValueError):
-        return None
 
 
 def _account(

@@ -175,23 +175,32 @@ def test_a_station_serves_one_set_of_node_parameters():
     assert station_key(config) != station_key(other)
 
 
+def _act_on_the_first_station(runner, folder: Path, marker: str, act):
+    """A thread (started) that calls `act` on the runner's first station once a run folder
+    under `folder` has `marker` (its episode has begun there), and the event it sets first."""
+    acted = threading.Event()
+
+    def watch() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(folder.glob(f'*/{marker}')) and runner._stations:
+                acted.set()
+                act(runner._stations[0])
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread, acted
+
+
 def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
     runner = StationRunner(tmp_path / 'stations')
     folder = tmp_path / 'episodes' / 'lift_cube'
     job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG))
-    killed = threading.Event()
-
-    def kill_when_the_episode_runs() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if list(folder.glob('*/events.jsonl')) and runner._stations:
-                runner._stations[0].signal(9)
-                killed.set()
-                return
-            time.sleep(0.01)
-
-    killer = threading.Thread(target=kill_when_the_episode_runs, daemon=True)
-    killer.start()
+    killer, killed = _act_on_the_first_station(
+        runner, folder, 'events.jsonl', lambda station: station.signal(9)
+    )
     try:
         summary = runner(job, folder, Interrupts())
     finally:
@@ -232,24 +241,15 @@ def test_a_hung_station_is_killed_at_its_deadline_and_its_episode_runs_again(tmp
     folder = tmp_path / 'episodes' / 'lift_cube'
     extra = ('--max-wall-seconds', '1')
     job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG), extra)
-    stopped = threading.Event()
 
-    def stop_when_the_episode_begins() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if list(folder.glob('*/params.yaml')) and runner._stations:
-                station = runner._stations[0]
-                station.signal(signal.SIGSTOP)
-                stopped.set()
-                # (not killed in 120 s: resumed, so that the test fails rather than hangs)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    station.process.wait(timeout=120)
-                station.signal(signal.SIGCONT)
-                return
-            time.sleep(0.01)
+    def stop(station) -> None:
+        station.signal(signal.SIGSTOP)
+        # (not killed in 120 s: resumed, so that the test fails rather than hangs)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            station.process.wait(timeout=120)
+        station.signal(signal.SIGCONT)
 
-    stopper = threading.Thread(target=stop_when_the_episode_begins, daemon=True)
-    stopper.start()
+    stopper, stopped = _act_on_the_first_station(runner, folder, 'params.yaml', stop)
     try:
         summary = runner(job, folder, Interrupts())
     finally:
