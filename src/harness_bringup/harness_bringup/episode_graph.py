@@ -67,6 +67,7 @@ class EpisodeGraph(StationGraph):
         self.kernel: KernelProcess | None = None
         self.recorder: subprocess.Popen | None = None
         self._recorder_out = None
+        self._states_at_bag: int | None = None  # the worker's states_published as a bag opened
         self.foxglove = None  # the live view's bridge, when served
         # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
         self._passes_held: PassesFolder | None = None
@@ -187,6 +188,11 @@ class EpisodeGraph(StationGraph):
         return self.driver.run_cell('', timeout, self._kernel_gone, policy_to_end=True)
 
     def stop_kernel(self) -> None:
+        # An execution a cell left running (the driver stopped waiting for it) ends at its next
+        # tick: nothing moves the robot after the episode's program, nor outside its bag.
+        skills = None if self.attach else getattr(self, 'skills', None)
+        if skills is not None:
+            skills.end_executions()
         if self.kernel is not None:
             # The episode's last kernel: no other kernel of this graph follows it (a later
             # episode in this domain handshakes with its own kernel before trusting it).
@@ -203,6 +209,7 @@ class EpisodeGraph(StationGraph):
         if self.lean:
             command.append('--lean')
         self._recorder_out = open(bag.with_name(RECORDER_OUTPUT), 'w')  # noqa: SIM115
+        self.note_bag_opened()
         self.recorder = subprocess.Popen(
             command,
             env=child_environment(self.domain_id),
@@ -241,6 +248,20 @@ class EpisodeGraph(StationGraph):
                 )
                 return
             time.sleep(0.02)
+
+    def note_bag_opened(self) -> None:
+        """A bag opens now: the states this process's worker publishes from here are the ones
+        it must hold (none known when the worker runs in another process, attached)."""
+        worker = None if self.attach else self.worker
+        self._states_at_bag = None if worker is None else worker.states_published
+
+    def published_into_bag(self) -> dict[str, int] | None:
+        """The robot states the worker published since the bag opened, by topic (None when
+        they are not known)."""
+        if self._states_at_bag is None:
+            return None
+        since = self.worker.states_published - self._states_at_bag
+        return {topic: since for topic in self.worker.state_topics}
 
     def _recorded_publishers(self) -> list[tuple[Node, Publisher]]:
         """Every publisher in this process of a topic the recorder records, with its node."""
@@ -293,7 +314,7 @@ class EpisodeGraph(StationGraph):
         self._recorder_out.close()
         code, self.recorder = self.recorder.returncode, None
         report = recorder_report(self.bag.with_name(RECORDER_OUTPUT))
-        return judge_recording(self.notes, report, complete, code)
+        return judge_recording(self.notes, report, complete, code, self.published_into_bag())
 
     def __exit__(self, *exc) -> None:
         if self.foxglove is not None:

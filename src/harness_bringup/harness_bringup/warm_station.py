@@ -222,6 +222,7 @@ class WarmGraph(EpisodeGraph):
         out = bag.with_name(RECORDER_OUTPUT)
         with contextlib.suppress(OSError):
             out.unlink()
+        self.note_bag_opened()
         try:
             self.recorder.stdin.write(f'{bag}\n')
             self.recorder.stdin.flush()
@@ -262,7 +263,8 @@ class WarmGraph(EpisodeGraph):
         if not complete:  # replaced; stopped first, it closes the bag it holds
             code = self._end_recorder(stop=True)
             self._launch_recorder()
-        notes = judge_recording(self.notes, recorder_report(out), complete, code)
+        report = recorder_report(out)
+        notes = judge_recording(self.notes, report, complete, code, self.published_into_bag())
         self.bag = None
         return notes
 

@@ -333,6 +333,43 @@ def test_a_lean_recording_keeps_what_the_tables_and_training_need(tmp_path):
     assert write_run_dataset(run) is not None and write_report(run).is_file()
 
 
+def test_a_bag_short_of_a_published_state_is_said_incomplete(tmp_path, monkeypatch):
+    """Each episode's summary checks its bag against the states the worker published while it
+    was open: a state lost on its way to the recorder (here the first episode's reset, never
+    sent) is said; the next episode's bag, on the same station, is complete."""
+    from harness_worker.worker_node import WorkerNode
+
+    use_wheels_ament_prefix()
+    publish = WorkerNode._publish_state
+    lose = [True]
+
+    def losing_one(self, state=None):
+        if lose.pop() if lose else False:
+            self.states_published += 1
+            return
+        publish(self, state)
+
+    monkeypatch.setattr(WorkerNode, '_publish_state', losing_one)
+    config = _config()
+    params = config.write(tmp_path / 'params.yaml')
+    summaries = []
+    with WarmGraph(params, tmp_path, record=True) as graph:
+        for name in ('lossy', 'whole'):
+            run = tmp_path / name
+            p = _prepared(config, 'lift_cube')
+            run_episode(p, run, lambda _m: None, GraphOptions(), graph)
+            summaries.append(json.loads((run / 'summary.json').read_text()))
+    lossy, whole = summaries
+    n = lossy['env_steps']
+    assert lossy['bag_incomplete'] is True and 'bag' not in lossy, lossy
+    assert lossy['bag_error'] == (
+        'it recorded fewer states than the worker published '
+        f'({n} of {n + 1} on /joint_states, {n} of {n + 1} on /tf, {n} of {n + 1} on /clock): '
+        'the bag is incomplete'
+    )
+    assert whole['bag'] == 'bag' and 'bag_error' not in whole, whole
+
+
 def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
     """An execution the last episode left running (a cell the kernel no longer waits for) ends
     under the emergency stop before the next episode begins, and the stop is released: the

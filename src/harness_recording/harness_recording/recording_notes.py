@@ -26,11 +26,18 @@ def recorder_report(output: Path) -> dict | None:
 
 
 def judge_recording(
-    notes: dict, report: dict | None, complete: bool, code: int | None = None
+    notes: dict,
+    report: dict | None,
+    complete: bool,
+    code: int | None = None,
+    published: dict[str, int] | None = None,
 ) -> dict:
     """`notes` (the summary's) with what became of an episode's bag: its recorder's closing
-    `report`, whether it finished in time (`complete`: False when it had to be stopped), and
-    its process's exit `code` (None: it runs on; a signal's is negative)."""
+    `report`, whether it finished in time (`complete`: False when it had to be stopped), its
+    process's exit `code` (None: it runs on; a signal's is negative), and, where the graph
+    knows them, the robot states its worker `published` while the bag was open, by topic
+    (a bag holds one of each per state: the reset's and each tick's; a topic the bag does
+    not record is passed over)."""
     problems = []
     if code:
         problems.append(f'the recorder ended with {"signal " + str(-code) if code < 0 else code}')
@@ -44,6 +51,16 @@ def judge_recording(
         problems.append('it did not finish in time')
     if report is not None and report.get('write_errors'):
         problems.append(f'{report["write_errors"]} messages could not be written')
+    if report is not None and published:
+        counts = report.get('counts') or {}
+        short = [
+            f'{counts[topic]} of {n} on {topic}'
+            for topic, n in published.items()
+            if topic in counts and counts[topic] < n
+        ]
+        if short:
+            said = ', '.join(short)
+            problems.append(f'it recorded fewer states than the worker published ({said})')
     if problems:
         notes.pop('bag', None)
         notes['bag_incomplete'] = True

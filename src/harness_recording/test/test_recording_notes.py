@@ -40,3 +40,22 @@ def test_what_is_missing_is_said_with_why():
 def test_messages_refused_from_outside_the_graph_are_noted():
     notes = judge_recording({'bag': 'bag'}, ENDED | {'refused': 3}, complete=True)
     assert notes['bag'] == 'bag' and notes['bag_refused']['messages_from_outside_the_graph'] == 3
+
+
+def test_a_bag_short_of_the_states_the_worker_published_is_incomplete():
+    report = ENDED | {'counts': {'/joint_states': 114, '/clock': 112, '/harness/events': 4}}
+    full = {'/joint_states': 114, '/clock': 114}
+    assert judge_recording({'bag': 'bag'}, report | {'counts': full}, True, 0, full) == {
+        'bag': 'bag'
+    }
+    notes = judge_recording({'bag': 'bag'}, report, True, 0, full)
+    assert 'bag' not in notes and notes['bag_incomplete'] is True
+    assert notes['bag_error'] == (
+        'it recorded fewer states than the worker published (112 of 114 on /clock): '
+        'the bag is incomplete'
+    )
+    # a topic the bag does not record (/tf in a lean recording) is passed over
+    lean = judge_recording({'bag': 'bag'}, report, True, 0, {'/joint_states': 114, '/tf': 114})
+    assert lean == {'bag': 'bag'}
+    # no counts known (a worker in another process): nothing to compare
+    assert judge_recording({'bag': 'bag'}, report, True, 0, None) == {'bag': 'bag'}

@@ -121,6 +121,10 @@ class WorkerNode(Node):
         self.owns_world = worker.station.simulated
         self._frames_published = threading.Event()  # the last batch of camera frames is out
         self._frames_published.set()
+        # The robot states it published (the reset's and each tick's), each on /clock, and on
+        # /joint_states and /tf where someone listens: a recording checks its bag against them.
+        self.states_published = 0
+        self.state_topics: tuple[str, ...] = ()
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
             self._state_messages = StateMessages(self._joint_names, self._tf_tree)
@@ -128,6 +132,8 @@ class WorkerNode(Node):
             self.joint_states = self.create_publisher(JointState, names.JOINT_STATES, depth)
             self.tf = self.create_publisher(TFMessage, names.TF, depth)
             self.clock = self.create_publisher(Clock, names.CLOCK, depth)
+            state = (self.joint_states, self.tf, self.clock)
+            self.state_topics = tuple(p.topic_name for p in state)
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)
@@ -222,6 +228,7 @@ class WorkerNode(Node):
         if not self.owns_world:
             return
         state = state or self.worker.state()
+        self.states_published += 1
         self.clock.publish(self._state_messages.clock(state.time))
         # /joint_states and /tf are written into bytes serialized once (state_messages.py), and
         # only when someone listens.

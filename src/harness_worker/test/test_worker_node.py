@@ -102,12 +102,14 @@ def drive(clients, state, goal, gripper, settle=5):
 
 
 def test_lift_cube_over_ros_and_a_rejected_jump(graph):
-    node, clients, _ = graph
+    node, clients, worker = graph
     joint_states, markers = [], []
     node.create_subscription(JointState, '/joint_states', joint_states.append, 10)
     node.create_subscription(MarkerArray, '/harness/markers', markers.append, 10)
     profile = call(clients['profile'], Profile.Request())
     assert profile.kind == 'robot' and len(profile.command_layout) == 14
+    assert worker.state_topics == ('/joint_states', '/tf', '/clock')
+    states_before = worker.states_published
     reset = call(clients['reset'], Reset.Request(task='lift_cube', layout=0, seed=0))
     assert reset.success, reset.message
     refused = call(clients['reset'], Reset.Request(task='lift_cube', layout=0, seed=0))
@@ -162,6 +164,8 @@ def test_lift_cube_over_ros_and_a_rejected_jump(graph):
 
     outcome = call(clients['outcome'], Outcome.Request(token=reset.token))
     assert outcome.accepted and outcome.success, outcome.detail
+    # One state published for the reset and for each accepted tick; none for the rejected.
+    assert worker.states_published - states_before == state.step + 1
     assert joint_states and len(joint_states[-1].name) == 16
     # The second finger is the URDF's mimic of the first in every message (what a reader of
     # the URDF, robot_state_publisher, computes), also while the fingers grip the cube.
