@@ -3,6 +3,7 @@ installed by tools/browser.sh on first use, or the test skips saying why): the o
 timeline entry per model call, the images the model saw decoded, the plots drawn; `harness
 report` remakes it; bench.html links the episodes' reports."""
 
+import html
 import json
 import os
 import re
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from harness_bringup.cli import main
-from harness_recording.bench_table import bench_tables
+from harness_recording.bench_table import RESULT_COLUMNS, bench_tables, cell_text, timing_notes
 from harness_recording.run_report import write_bench_page
 
 os.environ.setdefault('MUJOCO_GL', 'egl')
@@ -84,10 +85,22 @@ def test_harness_report_remakes_it_and_refuses_a_non_run(run_folder, tmp_path, c
 def test_bench_page_links_each_report(run_folder, tmp_path):
     summary = json.loads((run_folder / 'summary.json').read_text())
     tables = bench_tables([summary])
+    tables['interrupted'] = {'episodes': 3, 'ran': 1}
+    tables['timing']['bags_incomplete'] = [run_folder.name]
     page = write_bench_page(run_folder.parent, tables, [str(run_folder)])
     text = page.read_text()
     assert f'href="{run_folder.name}/report.html"' in text
     assert 'lift_cube' in text
+    # What bench.md says, the page says: every result column (the calls' tokens and cost among
+    # them), the timing, and the notes.
+    for column in RESULT_COLUMNS:
+        assert f'<th>{column.replace("_", " ")}</th>' in text, column
+    row = tables['overall']
+    said = [cell_text(row[c]) for c in RESULT_COLUMNS]
+    assert '<tr><th>overall</th>' + ''.join(f'<th>{v}</th>' for v in said) + '</tr>' in text
+    assert 'Interrupted: 1 of its 3 episodes ran' in text and 'wall s mean' in text
+    (note,) = timing_notes(tables)
+    assert f'<p>{note}</p>' in html.unescape(text)
 
 
 @pytest.mark.parametrize(

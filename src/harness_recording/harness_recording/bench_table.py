@@ -286,7 +286,8 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
     }
 
 
-def _cell(value) -> str:
+def cell_text(value) -> str:
+    """A table cell's text: a dict as `key value, ...`, None as n/a."""
     if isinstance(value, dict):
         return ', '.join(f'{k} {v}' for k, v in value.items()) or '-'
     if value is None:
@@ -301,17 +302,13 @@ def markdown(tables: dict) -> str:
         title += ' (scripted baseline: reference programs, no model)'
     header = '| task | ' + ' | '.join(c.replace('_', ' ') for c in RESULT_COLUMNS) + ' |'
     lines = [title, '']
-    stopped = tables.get('interrupted')
+    stopped = interrupted_note(tables)
     if stopped:
-        lines += [
-            f'Interrupted: {stopped["ran"]} of its {stopped["episodes"]} episodes ran, in part or '
-            'whole; those the interrupt ended or kept from starting are not run.',
-            '',
-        ]
+        lines += [stopped, '']
     lines += [header, '|' + '---|' * (len(RESULT_COLUMNS) + 1)]
     rows = list(tables['tasks'].items()) + [('**overall**', tables['overall'])]
     for task, row in rows:
-        lines.append(f'| {task} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |')
+        lines.append(f'| {task} | ' + ' | '.join(cell_text(row[c]) for c in RESULT_COLUMNS) + ' |')
     for key, title, column in (
         ('categories', 'By category', 'category'),
         ('axes', 'By randomisation axis', 'randomised'),
@@ -321,7 +318,7 @@ def markdown(tables: dict) -> str:
             lines.append('|' + '---|' * (len(RESULT_COLUMNS) + 1))
             for name, row in tables[key].items():
                 lines.append(
-                    f'| {name} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
+                    f'| {name} | ' + ' | '.join(cell_text(row[c]) for c in RESULT_COLUMNS) + ' |'
                 )
     if tables.get('expert_check'):
         lines += [
@@ -344,7 +341,7 @@ def markdown(tables: dict) -> str:
         lines.append('|' + '---|' * (len(RESULT_COLUMNS) + 1))
         for strategy, row in tables['strategies'].items():
             lines.append(
-                f'| {strategy} | ' + ' | '.join(_cell(row[c]) for c in RESULT_COLUMNS) + ' |'
+                f'| {strategy} | ' + ' | '.join(cell_text(row[c]) for c in RESULT_COLUMNS) + ' |'
             )
     if tables.get('division'):
         lines += [
@@ -375,7 +372,7 @@ def markdown(tables: dict) -> str:
             lines.append(
                 f'| {interface} | {row["episodes"]} | {row["success_rate"]} | '
                 f'{row["model_calls"]} | {row["input_tokens"]} | {row["request_characters"]} | '
-                f'{_cell(row["decisions"])} |'
+                f'{cell_text(row["decisions"])} |'
             )
     ladder = bool(tables.get('ladder'))
     lines += [
@@ -391,7 +388,8 @@ def markdown(tables: dict) -> str:
             f'| {e["task"]} | {rung}{layout_name(e["layout"])} | {e["seed"]} | '
             f'{e.get("randomize", "none")} | {e["status"]} '
             f'| {"yes" if e["success"] else "no"} '
-            f'| {_cell(e["score"])} | {_cell(e["model_calls"])} | {_cell(e["env_steps"])} '
+            f'| {cell_text(e["score"])} | {cell_text(e["model_calls"])} '
+            f'| {cell_text(e["env_steps"])} '
             f'| {e["detail"]} |'
         )
     lines += ['', '## Timing (wall clock; varies from run to run)', '']
@@ -401,21 +399,40 @@ def markdown(tables: dict) -> str:
     ]
     for task, t in timing:
         lines.append(f'| {task} | {t["wall_seconds_mean"]} | {t["wall_seconds_max"]} |')
+    for note in timing_notes(tables):
+        lines += ['', note]
+    return '\n'.join(lines) + '\n'
+
+
+def interrupted_note(tables: dict) -> str:
+    """What an interrupted bench's tables hold ('' for a bench that ran to its end)."""
+    stopped = tables.get('interrupted')
+    if not stopped:
+        return ''
+    return (
+        f'Interrupted: {stopped["ran"]} of its {stopped["episodes"]} episodes ran, in part or '
+        'whole; those the interrupt ended or kept from starting are not run.'
+    )
+
+
+def timing_notes(tables: dict) -> list[str]:
+    """The sentences under the timing table: runs made again after their station failed,
+    incomplete bags, and what the runs the results leave out cost."""
+    notes = []
     for key, said in (
         ('run_again_after_a_station_failed', 'Run again on a fresh station after theirs failed'),
         ('bags_incomplete', "Bags incomplete (the summary's bag_error says why)"),
     ):
         names = tables['timing'].get(key) or []
         if names:
-            lines += ['', f'{said}: {len(names)} ({", ".join(names)}).']
+            notes.append(f'{said}: {len(names)} ({", ".join(names)}).')
     spent = tables['timing'].get('calls_of_runs_not_counted')
     if spent:
         cost = 'no price known' if spent['cost_usd'] is None else f'{spent["cost_usd"]} USD'
-        lines += [
-            '',
+        notes.append(
             f'Calls of runs the results leave out (not run, or run again after their station '
             f'failed): {spent["runs"]} runs, {spent["model_calls"]} model calls, '
             f'{spent["verifier_calls"]} verifier calls, {spent["input_tokens"]} input and '
-            f'{spent["output_tokens"]} output tokens, {cost}.',
-        ]
-    return '\n'.join(lines) + '\n'
+            f'{spent["output_tokens"]} output tokens, {cost}.'
+        )
+    return notes

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
+from harness_bench.layout import layout_name
 from harness_types.execution import NOMINAL, ended_in_success
 from harness_types.reply import ALL_BLOCKS, FormatError, parse_reply
 from jinja2 import (
@@ -34,6 +35,7 @@ from jinja2 import (
 )
 
 from arx_x5_description.urdf import user_cache_dir
+from harness_recording.bench_table import RESULT_COLUMNS, cell_text, interrupted_note, timing_notes
 from harness_recording.run_folder import file_inside, read_events
 from harness_recording.svg_plot import Mark, Plot
 
@@ -317,7 +319,14 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
             except ValueError:
                 link = (folder / REPORT).as_uri()
         rows.append({**e, 'link': link})
-    page = environment.get_template('bench.html.j2').render(tables=tables, rows=rows)
+    environment.filters.update(cell=cell_text, layout=layout_name)
+    page = environment.get_template('bench.html.j2').render(
+        tables=tables,
+        rows=rows,
+        columns=RESULT_COLUMNS,
+        interrupted=interrupted_note(tables),
+        notes=timing_notes(tables),
+    )
     path = Path(out) / 'bench.html'
     path.write_bytes(page.encode('utf-8', 'replace'))
     return path
