@@ -20,7 +20,7 @@ from harness_bench.layout import SAMPLED, layout_name
 from harness_bench.randomization import axes_name
 from harness_driver.outcome_model import report_markdown as shadow_markdown
 from harness_driver.outcome_model import shadow_card
-from harness_recording.bench_table import bench_tables, markdown, wall_accounting
+from harness_recording.bench_table import NOT_RUN, bench_tables, markdown, wall_accounting
 from harness_recording.report_card import markdown as report_card_markdown
 from harness_recording.report_card import report_card
 from harness_recording.run_report import write_bench_page
@@ -244,6 +244,8 @@ def run_episodes(
                     s = summaries[e] = future.result()
                     outcome = s.get('outcome') or {}
                     verdict = 'SUCCESS' if outcome.get('success') else 'no success'
+                    if s.get('status') in NOT_RUN:  # (the tables count it as not run)
+                        verdict = 'not run'
                     said = (
                         f'{verdict}, {s.get("model_calls", 0)} calls, {s["wall_seconds"]} s'
                         if s.get('run_folder') and 'wall_seconds' in s

@@ -257,12 +257,14 @@ def test_the_expert_check_keeps_the_layouts_the_reference_solves(tmp_path):
 
 
 def test_the_progress_line_of_an_episode_without_its_own_summary_says_why(tmp_path):
-    """An episode that ran gets its verdict, calls and seconds; one whose summary the
-    supervisor wrote (no wall_seconds) or that did not run gets its detail instead."""
+    """An episode that ran gets its verdict (`not run` where the tables count it so), calls and
+    seconds; one whose summary the supervisor wrote (no wall_seconds) or that did not run gets
+    its detail instead."""
     ran = {
         'ok': {'status': 'finished', 'run_folder': 'r', 'wall_seconds': 2.5, 'model_calls': 3},
         'killed': {'status': 'station_failed', 'run_folder': 'r', 'detail': 'the station died'},
         'late': {'status': 'interrupted', 'detail': 'not started: the bench was interrupted'},
+        'cut': {'status': 'interrupted', 'run_folder': 'r', 'wall_seconds': 1.5},
     }
     said: list[str] = []
     episodes = [BenchEpisode(task, 0, 0) for task in ran]
@@ -271,6 +273,8 @@ def test_the_progress_line_of_an_episode_without_its_own_summary_says_why(tmp_pa
         runner=lambda job, folder, interrupts: ran[job.episode.task] | {'task': job.episode.task},
     )  # fmt: skip
     assert any(line.endswith('ok-l0-s0: finished, no success, 3 calls, 2.5 s') for line in said)
+    # interrupted while it ran: counted as not run, and said so (not as a failure)
+    assert any(line.endswith('cut-l0-s0: interrupted, not run, 0 calls, 1.5 s') for line in said)
     assert any(line.endswith('killed-l0-s0: station_failed, the station died') for line in said)
     assert any(
         line.endswith('interrupted, not started: the bench was interrupted') for line in said
