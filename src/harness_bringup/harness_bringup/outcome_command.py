@@ -51,6 +51,7 @@ def run_train(args: argparse.Namespace) -> int:
         report_markdown,
         samples_of,
     )
+    from harness_recording.run_folder import found_in_runs
 
     if not 0.0 < args.held_out < 1.0:
         return _fail(f'--held-out must be between 0 and 1, not {args.held_out}')
@@ -61,11 +62,11 @@ def run_train(args: argparse.Namespace) -> int:
     for source in args.sources:
         if not Path(source).is_dir():
             return _fail(f'{source} is not a folder')
-        runs += sorted(
+        runs += [
             p.parent
-            for p in Path(source).rglob('events.jsonl')
+            for p in found_in_runs(Path(source), 'events.jsonl')
             if (p.parent / 'summary.json').is_file()
-        )
+        ]
     samples, skipped = [], 0
     for run in dict.fromkeys(r.resolve() for r in runs):
         try:

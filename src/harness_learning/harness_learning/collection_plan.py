@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from harness_recording.bench_table import NOT_RUN
+from harness_recording.run_folder import found_in_runs
 from harness_recording.trial_data import sampled_layouts
 from harness_types.config import INT64_MAX
 
@@ -56,7 +57,7 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
         if not root.is_dir():
             raise PlanError(f'{root} is not a folder (a bench, a collection or a dataset)')
         before = (len(found.tried), len(found.demonstrations))
-        for summary_path in sorted(root.rglob('summary.json')):
+        for summary_path in found_in_runs(root, 'summary.json'):
             try:
                 s = json.loads(summary_path.read_text())
             except ValueError:
@@ -69,7 +70,7 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
             runs, finished = count_policy_runs(summary_path.parent, success)
             if not success or finished < runs:
                 found.failed.setdefault(layout, str(summary_path.parent))
-        for info in sorted(root.rglob('meta/info.json')):
+        for info in found_in_runs(root, 'meta/info.json'):
             dataset = info.parent.parent
             if any((p / 'summary.json').is_file() for p in dataset.parents):
                 continue  # a run's own dataset: a bench's trial, not a collection's

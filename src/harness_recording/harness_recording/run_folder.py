@@ -63,6 +63,42 @@ def file_inside(folder: Path, name: object) -> Path | None:
     return path
 
 
+def found_in_runs(root: Path, relative: str) -> list[Path]:
+    """Every regular file `relative` (e.g. 'summary.json', 'meta/info.json') below `root`, in
+    path order: what the tools that read benches, collections and datasets look for. The walk
+    follows no link and never enters a run folder's (a folder with a summary.json) WORKSPACE:
+    the program's files are not the harness's, and a program that wrote a run folder of its own
+    there, or a thousand nested folders, is neither read as an episode nor breaks the walk."""
+    found, folders = [], [Path(root)]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # gone, or not ours to read
+            continue
+        names = {e.name for e in entries}
+        run = 'summary.json' in names
+        target = folder / relative
+        with contextlib.suppress(OSError):
+            if target.is_file() and not any(p.is_symlink() for p in _below(folder, target)):
+                found.append(target)
+        folders += [
+            Path(e.path)
+            for e in entries
+            if e.is_dir(follow_symlinks=False) and not (run and e.name == WORKSPACE)
+        ]
+    return sorted(found)
+
+
+def _below(folder: Path, path: Path) -> list[Path]:
+    """`path` and each folder between it and `folder`."""
+    out = []
+    while path != folder:
+        out.append(path)
+        path = path.parent
+    return out
+
+
 def read_events(folder: Path) -> list[dict]:
     """The lines of <folder>/events.jsonl ([] without one); a line cut short by a crash is
     left out, the rest still reads."""
