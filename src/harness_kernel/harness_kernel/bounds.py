@@ -5,6 +5,7 @@ the workspace), never a failure of the kernel node."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -14,6 +15,7 @@ from harness_types.config import KernelConfig
 
 OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
 LOG_RECORD_CHARS = 2000  # one kernel.log record (a call's arguments and result), at most
+DELETED = ' (deleted)'  # how /proc/PID/maps ends the path of a file that has no name any more
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,10 @@ class WorkspaceUse:
 def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
     """The workspace's bytes and entries, links not followed; the walk stops once it has seen
     more than `max_entries` entries (that alone is over the bound). With the program's `pid`,
-    the files it holds open that have no name any more (deleted, or made with O_TMPFILE) count
-    too: they fill the disk as much as named ones."""
-    total, entries, stack = _unnamed_open_bytes(pid), 0, [root]
+    the files it holds that have no name any more (deleted, or made with O_TMPFILE) count too:
+    they fill the disk as much as named ones. It holds them open, or mapped (a mapping keeps a
+    file after its descriptor is closed)."""
+    total, entries, stack = _unnamed_bytes(pid, root), 0, [root]
     while stack and entries <= max_entries:
         try:
             with os.scandir(stack.pop()) as listing:
@@ -88,20 +91,31 @@ def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
     return WorkspaceUse(total, entries)
 
 
-def _unnamed_open_bytes(pid: int) -> int:
+def _unnamed_bytes(pid: int, root: str) -> int:
+    """The bytes of the files without a name that process `pid` holds open (any) or mapped
+    (those that were made in the workspace `root`: a deleted library or a shared anonymous
+    mapping is not the program's disk use); each file once."""
     if pid <= 0:
         return 0
-    total = 0
     try:
-        fds = os.listdir(f'/proc/{pid}/fd')
+        held = [f'/proc/{pid}/fd/{fd}' for fd in os.listdir(f'/proc/{pid}/fd')]
     except OSError:
         return 0  # gone, or not ours to read
-    for fd in fds:
+    inside = os.path.realpath(root) + '/'
+    with contextlib.suppress(OSError), open(f'/proc/{pid}/maps') as maps:
+        for line in maps:  # address perms offset device inode path
+            fields = line.rstrip('\n').split(maxsplit=5)
+            if len(fields) == 6 and fields[5].startswith(inside) and fields[5].endswith(DELETED):
+                held.append(f'/proc/{pid}/map_files/{fields[0]}')
+    total, seen = 0, set()
+    for path in held:
         try:
-            info = os.stat(f'/proc/{pid}/fd/{fd}')
+            info = os.stat(path)
         except OSError:
             continue
-        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+        key = (info.st_dev, info.st_ino)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and key not in seen:
+            seen.add(key)
             total += _disk_bytes(info)
     return total
 

@@ -85,6 +85,9 @@ class RunningCell:
     unlogged: int = 0  # records over the cell's bound, counted and not written
     workspace_checked: float = 0.0
     workspace_start: WorkspaceUse | None = None  # a cell may shrink an overfull workspace
+    # What the workspace held when the cell was interrupted: the grace is for stopping, and
+    # a program that fills it past its quota after that is stopped at once.
+    workspace_interrupted: WorkspaceUse | None = None
 
 
 class ProgramLink:
@@ -190,21 +193,37 @@ class ProgramLink:
             raise _ReactiveLateError()
         if not cell.interrupted_at:
             if now > cell.deadline:
-                self._interrupt(cell, now, '')
+                self._interrupt(cell, now, '', self.workspace())
             elif now > cell.workspace_checked + WORKSPACE_CHECK_S:
                 cell.workspace_checked = now
-                over = self.workspace().over(self.bounds, since=cell.workspace_start)
+                use = self.workspace()
+                over = use.over(self.bounds, since=cell.workspace_start)
                 if over:
-                    self._interrupt(cell, now, over)
-        if cell.interrupted_at and now > cell.interrupted_at + INTERRUPT_GRACE_S:
+                    self._interrupt(cell, now, over, use)
+        elif now > cell.interrupted_at + INTERRUPT_GRACE_S:
             raise CellOver(None, self.lost(self.interruption(cell, stopped=False)))
+        elif now > cell.workspace_checked + WORKSPACE_CHECK_S:
+            cell.workspace_checked = now
+            over = self.workspace().over(self.bounds, since=cell.workspace_interrupted)
+            if over:
+                raise CellOver(None, self.lost(self.interruption(cell, False, over)))
 
-    def _interrupt(self, cell: RunningCell, now: float, why: str) -> None:
-        """Stop the running cell: its time ran out (`why` empty) or it passed a bound."""
+    def _interrupt(self, cell: RunningCell, now: float, why: str, use: WorkspaceUse) -> None:
+        """Stop the running cell: its time ran out (`why` empty) or it passed a bound; `use`:
+        what its workspace holds now."""
         cell.interrupted_at, cell.interrupted_why = now, why
+        cell.workspace_checked, cell.workspace_interrupted = now, use
         self.host.interrupt(CELL_TIMEOUT_SIGNAL)
 
-    def interruption(self, cell: RunningCell, stopped: bool = True) -> str:
+    def interruption(self, cell: RunningCell, stopped: bool = True, written_on: str = '') -> str:
+        """What ended an interrupted cell, for its traceback; `written_on`: the bound its
+        program passed after it was interrupted (then stopped at once)."""
+        if written_on:
+            reason = 'its workspace was full' if cell.interrupted_why else 'its time ran out'
+            return (
+                f'WorkspaceFull: {written_on}, filled after the cell was interrupted ({reason}); '
+                'the cell was stopped at once. Delete files to write more'
+            )
         how = 'was stopped' if stopped else 'did not stop when interrupted'
         if cell.interrupted_why:
             return (

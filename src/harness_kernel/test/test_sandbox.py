@@ -497,6 +497,18 @@ def test_the_kernel_log_holds_a_bounded_number_of_records_per_cell(bounded):
     assert {'call': '(kernel)', 'unlogged_records': 80} in records
 
 
+MAPPED_UNNAMED = """import ctypes, mmap, os
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t] + [ctypes.c_int] * 3 + [ctypes.c_long]
+fd = os.open('m', os.O_RDWR | os.O_CREAT, 0o600)
+os.remove('m')
+os.ftruncate(fd, 2000000)
+at = libc.mmap(None, 2000000, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+os.close(fd)
+ctypes.memset(at, 120, 2000000)"""
+
+
 @pytest.mark.parametrize(
     'flood',
     [
@@ -504,8 +516,10 @@ def test_the_kernel_log_holds_a_bounded_number_of_records_per_cell(bounded):
         'for i in range(200):\n    open(f"e{i}", "w").close()',
         # a file with no name any more, held open: it fills the disk as much
         'import os\nf = open("x", "wb")\nos.remove("x")\nf.write(b"x" * 2000000)\nf.flush()',
+        # ... or mapped, its descriptor closed: the mapping keeps the file
+        MAPPED_UNNAMED,
     ],
-    ids=['bytes', 'files', 'unnamed'],
+    ids=['bytes', 'files', 'unnamed', 'mapped'],
 )
 def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     """16 x 60 MB files landed in one cell (the per-file limit held, no total): now the
@@ -527,6 +541,35 @@ def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     assert r.status == 'ok' and r.output.strip() == '0', (r.output, r.traceback)
     for leftover in workspace.iterdir():  # the next parameter starts empty
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+
+
+def test_a_cell_that_writes_on_after_it_was_interrupted_is_stopped_at_once(bounded):
+    """The grace after an interruption is for stopping: a program that swallowed the
+    interruption and went on writing filled GBs in it, then as much again in each later cell.
+    Passing the quota after the interruption ends the cell at once."""
+    import shutil
+
+    kernel, _, workspace = bounded
+    r = kernel.run_cell(
+        'import time\n'
+        'i = 0\n'
+        'while True:  # (to 40 files of 8 MB, the file size limit, at ~20 MB/s)\n'
+        '    try:\n'
+        "        with open(f'g{i % 40}', 'ab') as f:\n"
+        "            f.write(b'x' * 100000)\n"
+        '        time.sleep(0.005)\n'
+        '    except BaseException:\n'
+        '        pass\n'
+        '    i += 1'
+    )
+    assert r.status == 'error', r
+    assert r.traceback.startswith('WorkspaceFull: the workspace holds'), r.traceback
+    assert 'filled after the cell was interrupted (its workspace was full)' in r.traceback
+    assert 'the cell was stopped at once' in r.traceback
+    for leftover in workspace.iterdir():
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    r = kernel.run_cell('print("next")')  # a new program process serves the next cell
+    assert r.status == 'ok' and r.output.strip() == 'next', r
 
 
 def test_a_workspace_behind_a_closed_folder_is_not_reachable_by_other_users():
