@@ -94,3 +94,51 @@ def test_a_refused_key_after_answers_is_not_a_setup_error(monkeypatch):
         with pytest.raises(ModelError, match='refused the key') as exc:
             model.complete(request)
     assert not exc.value.setup  # exit 2 is for set-up problems, before any answer
+
+
+@pytest.mark.parametrize('status', [408, 409])
+def test_a_request_timeout_or_conflict_is_retried(status, monkeypatch, quick_backoff):
+    with MessagesServer([Scripted(status=status), GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        reply = model.complete(request)
+    assert reply.text == '<finish>done</finish>' and len(server.requests) == 2
+    assert said[0].startswith(f'the model service gave {status} '), said
+
+
+def test_a_retry_after_past_the_budget_is_said(monkeypatch):
+    later = Scripted(status=429, headers={'retry-after': '100'})
+    with MessagesServer([later]) as server:
+        model, request, _ = ask(server, monkeypatch, deadline_s=5.0, deadline_for='the budget')
+        with pytest.raises(
+            ModelError, match=r'leaves no time for another \(the server asked to wait 100 s\)'
+        ):
+            model.complete(request)
+
+
+def test_a_server_reached_before_that_refuses_the_first_request_is_retried(
+    monkeypatch, quick_backoff
+):
+    """The probe before the graph reached the server; its first request then met a refused
+    connection (the server restarting): the service's failure, retried, not a set-up error."""
+    with MessagesServer([GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        model.probe()
+    # the server is gone: its address refuses connections until one listens there again
+    with pytest.raises(ModelError) as exc:
+        model.complete(
+            ModelRequest(
+                'system',
+                [{'role': 'user', 'content': 'go'}],
+                64,
+                Decision('start', 1),
+                time.monotonic() + 2.5,
+                deadline_for='the budget',
+            )
+        )
+    assert exc.value.service and not exc.value.setup, exc.value
+    assert said and 'no answer' in said[0], said
+    # never reached: the first refused connection is a set-up problem, said in one line
+    fresh, request, _ = ask(server, monkeypatch)
+    with pytest.raises(ModelError, match='cannot reach the model server') as exc:
+        fresh.complete(request)
+    assert exc.value.setup

@@ -76,6 +76,9 @@ LONGEST_WAIT_S = 30.0
 # How much longer than its time a request is waited for before it is given up (the SDK's own
 # timeout may end it first, with its own error); none past a hard deadline.
 REQUEST_GRACE_S = 1.0
+# Besides 429 and 5xx, the statuses retried (as the SDK's own retries do): the request timed
+# out at the server (408), or it met another one in flight (409).
+RETRIED_STATUSES = (408, 409)
 
 
 class MalformedAnswerError(ValueError):
@@ -126,6 +129,9 @@ class AnthropicModel:
         self._in_use: dict[int, int] = {}  # id(client) -> requests running on it
         self._retired: set[int] = set()
         self.answered = 0
+        # Whether the server was ever reached (a probe that connected, an answer): after that,
+        # a refused connection is the service's failure, retried, not a set-up problem.
+        self.reached = False
 
     def _new_client(self):
         # Our own retries (below) know the episode's wall budget; the SDK's do not.
@@ -143,6 +149,7 @@ class AnthropicModel:
             raise ModelError(
                 f'cannot reach the model server at {self.base_url}: {exc}', setup=True
             ) from None
+        self.reached = True
 
     def complete(self, request: ModelRequest) -> ModelReply:
         a = self._anthropic
@@ -168,11 +175,14 @@ class AnthropicModel:
                 self._wait(request, attempt, f'{exc.status_code} {_message(exc)}', exc)
                 continue
             except a.APIStatusError as exc:
+                if exc.status_code in RETRIED_STATUSES:
+                    self._wait(request, attempt, f'{exc.status_code} {_message(exc)}', exc)
+                    continue
                 raise ModelError(
                     f'the model server answered {exc.status_code}: {_message(exc)}'
                 ) from None
             except a.APIConnectionError as exc:
-                if not self.answered and attempt == 1:
+                if not self.answered and not self.reached and attempt == 1:
                     self.probe()  # nothing listens: a set-up problem, said in one line
                 self._wait(request, attempt, f'no answer ({type(exc).__name__}: {exc})', None)
                 continue
@@ -183,6 +193,7 @@ class AnthropicModel:
                 self._wait(request, attempt, f'a malformed answer ({_short(str(exc))})', None)
                 continue
             self.answered += 1
+            self.reached = True
             return reply
 
     def _create(self, request: ModelRequest, attempt: int):
@@ -257,9 +268,10 @@ class AnthropicModel:
             wait = max(wait, after)
         left = (request.deadline - time.monotonic()) if request.deadline is not None else 1e9
         if wait >= left - 1.0:
+            asked = f' (the server asked to wait {after:g} s)' if after and after >= wait else ''
             failed = (
                 f'the model service failed: {what}; {attempt} attempts, and '
-                f'{request.deadline_for} leaves no time for another'
+                f'{request.deadline_for} leaves no time for another{asked}'
             )
             self.note(failed)
             raise ModelError(failed, service=True)
