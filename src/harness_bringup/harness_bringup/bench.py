@@ -20,7 +20,7 @@ from harness_bench.layout import SAMPLED, layout_name
 from harness_bench.randomization import axes_name
 from harness_driver.outcome_model import report_markdown as shadow_markdown
 from harness_driver.outcome_model import shadow_card
-from harness_recording.bench_table import NOT_RUN, bench_tables, markdown, wall_accounting
+from harness_recording.bench_table import bench_tables, is_not_run, markdown, wall_accounting
 from harness_recording.report_card import markdown as report_card_markdown
 from harness_recording.report_card import report_card
 from harness_recording.run_report import write_bench_page
@@ -196,6 +196,16 @@ class BenchInterrupted(KeyboardInterrupt):
         self.summaries = summaries
 
 
+class BenchSetupError(Exception):
+    """An episode met a set-up problem that every episode would meet (the model server refused
+    the key, or has no such model): the bench started no other episode. `summaries`: those of
+    the episodes that ran, by episode; `detail`: the problem."""
+
+    def __init__(self, summaries: dict[BenchEpisode, dict], detail: str) -> None:
+        super().__init__(detail)
+        self.summaries, self.detail = summaries, detail
+
+
 def run_episodes(
     episodes: list[BenchEpisode],
     model: str,
@@ -211,19 +221,29 @@ def run_episodes(
     a process of its own in its own ROS domain; `env`: the environment of the process that runs
     it, default this process's), `jobs` at a time, each under
     `folder`/its name; their summaries. BenchInterrupted when the bench was interrupted (the
-    running episodes were ended and wrote their run folders; none more started)."""
+    running episodes were ended and wrote their run folders; none more started);
+    BenchSetupError when an episode met a set-up problem (the running ones end; none more
+    starts)."""
     config_text = str(config) if config is not None else None
     interrupts = Interrupts()
 
+    setup: list[str] = []  # the set-up problem an episode met: no other starts
+
     def one(e: BenchEpisode) -> dict:
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
+        if setup:
+            return not_run(job, 'not_started', f'not started: the bench stopped ({setup[0]})')
         try:
-            return runner(job, folder / e.name, interrupts)
+            summary = runner(job, folder / e.name, interrupts)
         except Exception as exc:  # one episode that cannot run is an error, not the bench's end
             return not_run(job, 'error', f'the episode could not run: {type(exc).__name__}: {exc}')
+        if summary.get('setup_error'):
+            setup.append(str(summary.get('detail') or 'a set-up problem'))
+        return summary
 
     summaries: dict[BenchEpisode, dict] = {}
     handled = 0  # interrupts acted on
+    said = False  # that the bench stops at a set-up problem
     with _recording(interrupts):
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
@@ -244,7 +264,7 @@ def run_episodes(
                     s = summaries[e] = future.result()
                     outcome = s.get('outcome') or {}
                     verdict = 'SUCCESS' if outcome.get('success') else 'no success'
-                    if s.get('status') in NOT_RUN:  # (the tables count it as not run)
+                    if is_not_run(s):  # (as the tables count it)
                         verdict = 'not run'
                     said = (
                         f'{verdict}, {s.get("model_calls", 0)} calls, {s["wall_seconds"]} s'
@@ -252,10 +272,19 @@ def run_episodes(
                         else s.get('detail') or 'no run folder'  # it did not run, or not whole
                     )
                     say(f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {said}')
+                    if setup and not said:
+                        said = True
+                        for future in pending:
+                            future.cancel()
+                        say(f'the bench stops: {setup[0]} (every episode would meet it)')
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():
         raise BenchInterrupted(summaries)
+    if setup:
+        # (those it kept from starting are left out here, as an interrupt's are)
+        ran = {e: s for e, s in summaries.items() if s.get('status') != 'not_started'}
+        raise BenchSetupError(ran, setup[0])
     return summaries
 
 
@@ -351,14 +380,17 @@ def run_bench(
     started = time.monotonic()
     done = done or {}
     todo = [e for e in episodes if e not in done]
-    stopped = None
+    stopped: BenchInterrupted | BenchSetupError | None = None
     try:
         ran = run_episodes(todo, model, out / 'episodes', config, jobs, say, extra, env, runner)
-    except BenchInterrupted as interrupt:
-        stopped, ran = interrupt, interrupt.summaries
+    except (BenchInterrupted, BenchSetupError) as stop:
+        stopped, ran = stop, stop.summaries
+        status, detail = 'interrupted', NOT_STARTED
+        if isinstance(stop, BenchSetupError):
+            status, detail = 'not_started', f'not started: the bench stopped ({stop.detail})'
         for e in todo:
             if e not in ran:
-                ran[e] = not_run(EpisodeJob(e, model, None), 'interrupted', NOT_STARTED)
+                ran[e] = not_run(EpisodeJob(e, model, None), status, detail)
     summaries = {**done, **ran}
     if stopped is not None:
         say('writing the tables of what ran (a Ctrl-C now waits until they are whole)')
@@ -366,7 +398,7 @@ def run_bench(
     # tables are written whole.
     with interrupts_held():
         tables = _write_tables(
-            out, episodes, summaries, runner, expert_check, started, jobs, stopped is not None
+            out, episodes, summaries, runner, expert_check, started, jobs, stopped
         )
     if stopped is not None:
         raise stopped
@@ -381,11 +413,11 @@ def _write_tables(
     expert_check: dict | None,
     started: float,
     jobs: int,
-    interrupted: bool,
+    stopped: Exception | None,
 ) -> dict:
     """The bench's tables of `summaries` (once `runner` has made the runs' last parts), written
     under `out` (bench.json/md, the report cards, bench.html); `started`: the bench's start
-    (time.monotonic())."""
+    (time.monotonic()); `stopped`: what ended it early (an interrupt, a set-up problem)."""
     drained = time.monotonic()
     getattr(runner, 'drain', lambda: None)()  # a warm station's runner: the last reports
     drained = time.monotonic() - drained
@@ -403,9 +435,13 @@ def _write_tables(
     # the runs' last parts still being made when the last episode ended (warm stations)
     tables['timing']['accounting']['finishing_after_the_last_episode_seconds'] = round(drained, 2)
     tables['timing']['jobs'] = jobs
-    if interrupted:  # ran: in part or whole (its run folder, or its first's)
+    if stopped is not None:  # ran: in part or whole (its run folder, or its first's)
         ran_count = sum(1 for s in ordered if s.get('run_folder') or s.get('retry_of'))
-        tables['interrupted'] = {'episodes': len(ordered), 'ran': ran_count}
+        ended = {'episodes': len(ordered), 'ran': ran_count}
+        if isinstance(stopped, BenchSetupError):
+            tables['stopped'] = {**ended, 'why': stopped.detail}
+        else:
+            tables['interrupted'] = ended
     (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
     (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))

@@ -133,21 +133,32 @@ def add_parser(sub) -> None:
     bench.set_defaults(func=_bench)
 
 
+def _tables_of(out: Path) -> str:
+    """Where the tables of a bench that ended early are (none when it ended in its expert
+    check)."""
+    if not (out / 'bench.json').is_file():
+        return ''
+    return f'; the tables of what ran: {out / "bench.md"} and {out / "bench.json"}'
+
+
 def _bench(args: argparse.Namespace) -> int:
     from harness_bench.layout import SAMPLED
     from harness_bench.randomization import axes_name
     from harness_bench.tasks import TASKS
+    from harness_driver.models import ModelError
     from harness_types.config import ConfigError
 
     from harness_bringup.bench import (
         EXPERT_TRIES,
         BenchEpisode,
+        BenchSetupError,
         default_jobs,
         expert_check,
         run_bench,
         run_episode_process,
     )
     from harness_bringup.run import UsageError, prepare, replays_source
+    from harness_bringup.run_command import probe_models
 
     planned = None
     if getattr(args, 'plan', None):  # a collection plan's layouts, in its order
@@ -184,13 +195,16 @@ def _bench(args: argparse.Namespace) -> int:
                             '--interface actions'
                         )
                     on_rung = _load(args, model=args.model, interface='programs')
-                prepare(on_rung, task, SAMPLED if sampled else 0, args.seed)
+                prepared = prepare(on_rung, task, SAMPLED if sampled else 0, args.seed)
             if not sampled and count > TASKS[task].layouts:
                 raise UsageError(
                     f'{task} has {TASKS[task].layouts} fixed layouts, fewer than --layouts '
                     f'{count} (random:{count} samples layouts)'
                 )
-    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        # the model's server (and the verifier's) answers, before the first episode: else
+        # each would end not run, one after another
+        probe_models(prepared)
+    except (FileNotFoundError, ConfigError, UsageError, ModelError) as exc:
         return _fail(str(exc))
     tries = count * EXPERT_TRIES if args.expert_check else count
     if sampled and args.seed_base + tries - 1 > INT64_MAX:
@@ -309,11 +323,13 @@ def _bench(args: argparse.Namespace) -> int:
     try:
         status = _with_policies(config, bench, out, tasks=tasks)
     except KeyboardInterrupt:
-        tables_of = ''
-        if (out / 'bench.json').is_file():  # (none when it was interrupted in its expert check)
-            tables_of = f'; the tables of what ran: {out / "bench.md"} and {out / "bench.json"}'
-        _say(f'bench interrupted; the episodes that ran are under {out}{tables_of}')
+        _say(f'bench interrupted; the episodes that ran are under {out}{_tables_of(out)}')
         return 130
+    except BenchSetupError as exc:  # every episode would meet it: said in one line, as run says it
+        return _fail(
+            f'{exc.detail} (the bench stopped: the episodes that ran are under {out}'
+            f'{_tables_of(out)})'
+        )
     finally:
         if stations is not None:
             stations.close()

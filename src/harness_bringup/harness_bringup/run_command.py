@@ -196,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         probe_models(prepared)
     except ModelError as exc:
-        return _not_started(folder, base, str(exc))
+        return _not_started(folder, base, str(exc), 'model_service_failed')
     label = ' (scripted baseline: reference programs, no model)' if model == 'scripted' else ''
     if not child_folder:
         _say(
@@ -250,7 +250,7 @@ def _run(args: argparse.Namespace) -> int:
             config,
             work,
             folder,
-            lambda problem: _not_started(folder, base, problem),
+            lambda problem: _not_started(folder, base, problem, 'policy_service_failed'),
             [args.task],
         )
     except KeyboardInterrupt:  # between two supervised episodes, whose run folders are whole

@@ -26,17 +26,19 @@ def _attachable() -> None:
         raise UsageError(str(exc)) from None
 
 
-def _not_started(folder: Path, base: dict, problem: str) -> int:
-    """An episode that could not start (its model server or policy servers do not answer):
-    its run folder still says why (events, summary, report), and the command fails in one
-    line."""
+def _not_started(folder: Path, base: dict, problem: str, status: str) -> int:
+    """An episode that could not start (its model server or policy servers do not answer:
+    `status` model_service_failed or policy_service_failed): its run folder still says why
+    (events, summary, report), and the command fails in one line."""
+    from harness_driver.budgets import Usage, usage_fields
     from harness_recording.run_folder import RunFolder
 
     from harness_bringup.run import write_report_safely
 
     run = RunFolder(folder)
-    run.event({'type': 'end', 'status': 'error', 'detail': problem})
-    run.summary({**base, 'status': 'error', 'detail': problem})
+    run.event({'type': 'end', 'status': status, 'detail': problem})
+    nothing_used = usage_fields(Usage(), 0, {}, 0)
+    run.summary({**base, 'status': status, 'detail': problem, **nothing_used, 'bag': None})
     run.close()
     write_report_safely(run.path, lambda _line: None)
     return _fail(problem)

@@ -366,7 +366,7 @@ class Station:
         try:
             probe_models(prepared)
         except ModelError as exc:  # the model service does not answer: not run, as harness run
-            return _not_started(run_folder, base, str(exc)), '', ()
+            return _not_started(run_folder, base, str(exc), 'model_service_failed'), '', ()
         starting = time.monotonic()
         graph = self._graph(config)
         started = time.monotonic() - starting  # 0 unless this episode waited for the graph
@@ -387,7 +387,7 @@ class Station:
         if code == 130:
             return code, 'interrupted', left
         broken = graph.health()
-        if not broken and result.summary.get('status') == 'error':
+        if not broken and result.summary.get('status') == 'error' and not result.setup_error:
             # Something of the graph may have failed with it (a service that timed out, the
             # renderer): the next episode gets a fresh station, and this one runs again there.
             from harness_bringup.station_runner import EPISODE_ERROR  # (the bench's module)

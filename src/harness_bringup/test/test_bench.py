@@ -404,3 +404,91 @@ def test_the_actions_rung_replays_its_source_only_when_whole(
         assert Path(result['run_folder']).parent == tmp_path
     else:
         assert 'run_folder' not in result and result['interface'] == 'actions'
+
+
+def test_a_set_up_problem_stops_the_bench_and_its_tables_say_so(tmp_path):
+    """A refused key meets every episode: the first that meets it stops the bench (no other
+    starts), and the tables count none of them as run, saying why."""
+    from harness_bringup.bench import BenchSetupError, run_bench
+
+    ran = []
+
+    def runner(job, folder, interrupts):
+        ran.append(job.episode.task)
+        return {
+            'task': job.episode.task,
+            'layout': 0,
+            'seed': 0,
+            'status': 'error',
+            'detail': 'the model server refused the key: invalid x-api-key',
+            'setup_error': True,
+            'model_calls': 0,
+        }
+
+    episodes = [BenchEpisode(task, 0, 0) for task in ('a', 'b', 'c')]
+    with pytest.raises(BenchSetupError) as stop:
+        run_bench(episodes, 'claude-sonnet-5-5', tmp_path, None, 1, lambda _m: None, runner=runner)
+    assert ran == ['a'] and 'refused the key' in stop.value.detail
+    tables = json.loads((tmp_path / 'bench.json').read_text())
+    assert tables['overall']['episodes'] == 0 and tables['overall']['not_run'] == 3
+    assert tables['stopped'] == {'episodes': 3, 'ran': 0, 'why': stop.value.detail}
+    details = [e['detail'] for e in tables['episodes']]
+    assert details[0] == stop.value.detail  # why, not what became of the task
+    assert details[1] == f'not started: the bench stopped ({stop.value.detail})'
+    assert (
+        'Stopped at a set-up problem every episode would meet'
+        in (tmp_path / 'bench.md').read_text()
+    )
+
+
+def test_a_bench_whose_model_server_does_not_answer_runs_no_episode(tmp_path, monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+    monkeypatch.setenv('ANTHROPIC_BASE_URL', f'http://127.0.0.1:{port}')
+    config = str(ROOT / 'config' / 'harness.yaml')
+    code = main(
+        ['--config', config, 'bench', '--tasks', 'lift_cube', '--model', 'claude-sonnet-5-5']
+        + ['--layouts', '1', '--out', str(tmp_path)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f'cannot reach the model server at http://127.0.0.1:{port}' in err
+    assert list(tmp_path.iterdir()) == []  # before the first episode
+
+
+def test_a_refused_key_stops_a_bench_on_warm_stations_after_one_episode(
+    tmp_path, monkeypatch, capsys
+):
+    """The key is refused at the first episode's first call: a set-up problem, not the
+    station's; the episode is not run again, no other starts, and the bench says it in one
+    line (exit 2), as harness run would."""
+    from messages_server import MessagesServer, Scripted
+
+    config = str(ROOT / 'config' / 'harness.yaml')
+    with MessagesServer([Scripted(status=401)]) as server:
+        monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
+        monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
+        code = main(
+            ['--config', config, 'bench', '--tasks', 'lift_cube', 'stack_blocks_two']
+            + ['--model', 'claude-sonnet-5-5', '--layouts', '1', '--jobs', '1']
+            + ['--out', str(tmp_path)]
+        )
+        asked = len(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert 'refused the key' in err and 'the bench stopped' in err
+    assert asked == 1  # one episode, once
+    (bench,) = tmp_path.iterdir()
+    assert [p.name for p in (bench / 'stations').iterdir()] == ['station-1']
+    tables = json.loads((bench / 'bench.json').read_text())
+    assert tables['stopped']['ran'] == 1 and tables['overall']['not_run'] == 2
+    (first,) = (bench / 'episodes' / 'lift_cube-l0-s0').glob('*/summary.json')
+    summary = json.loads(first.read_text())
+    assert summary['setup_error'] is True and summary['status'] == 'error', summary
+    assert not list((bench / 'episodes').glob('stack_blocks_two-l0-s0/*/summary.json'))
+    second = tables['episodes'][1]
+    assert second['status'] == 'not_started' and 'the bench stopped' in second['detail']

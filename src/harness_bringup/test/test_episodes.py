@@ -481,5 +481,7 @@ def test_an_unreachable_model_server_is_one_line_and_exit_2(tmp_path, monkeypatc
     assert f'cannot reach the model server at http://127.0.0.1:{port}' in err
     (folder,) = tmp_path.iterdir()
     summary = json.loads((folder / 'summary.json').read_text())
-    assert summary['status'] == 'error' and 'cannot reach' in summary['detail']
+    # not run (the bench counts it so), and nothing used: no call, no cost, no bag
+    assert summary['status'] == 'model_service_failed' and 'cannot reach' in summary['detail']
+    assert summary['model_calls'] == 0 and summary['cost_usd'] == 0.0 and summary['bag'] is None
     assert 'cannot reach' in (folder / 'report.html').read_text()  # the folder says why

@@ -180,6 +180,8 @@ class Episode:
             self.phases.part('closing', 'recording_closed', step)
             self.phases.add('closing', since)
             summary = self._summary(spec, status, detail, finish_summary, outcome)
+            if setup_error:  # (every episode with this set-up would meet it: a bench stops)
+                summary['setup_error'] = True
             self.folder.summary(summary)
             self.folder.close()
         return EpisodeResult(summary, setup_error)

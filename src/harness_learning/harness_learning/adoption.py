@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
-from harness_recording.bench_table import NOT_RUN
+from harness_recording.bench_table import is_not_run
 from harness_recording.trial_data import sampled_layouts
 
 from harness_learning.training import CHECKPOINT, RECORD
@@ -126,7 +126,7 @@ def figures(label: str, bench: Path) -> SideFigures:
     failed = []
     for path in summaries:
         summary = json.loads(path.read_text())
-        if summary.get('status') in NOT_RUN:
+        if is_not_run(summary):
             not_run += 1
             continue
         episodes += 1

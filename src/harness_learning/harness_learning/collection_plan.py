@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from harness_recording.bench_table import NOT_RUN
+from harness_recording.bench_table import is_not_run
 from harness_recording.run_folder import found_in_runs
 from harness_recording.trial_data import sampled_layouts
 from harness_types.config import INT64_MAX
@@ -62,7 +62,7 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
                 s = json.loads(summary_path.read_text())
             except ValueError:
                 continue
-            if not isinstance(s, dict) or s.get('layout') != -1 or s.get('status') in NOT_RUN:
+            if not isinstance(s, dict) or s.get('layout') != -1 or is_not_run(s):
                 continue
             layout = (str(s.get('task')), int(s.get('seed') or 0))
             found.tried.add(layout)

@@ -25,6 +25,15 @@ NOT_RUN = (
     'station_failed',
     'interrupted',
 )
+
+
+def is_not_run(summary: dict) -> bool:
+    """Whether the tables count an episode as not run: its status is one of NOT_RUN, or it
+    ended on a set-up problem (`setup_error`: the model server refused the key, or has no such
+    model) before its model ever answered."""
+    return summary.get('status') in NOT_RUN or bool(summary.get('setup_error'))
+
+
 RESULT_COLUMNS = (
     'episodes',
     'not_run',
@@ -44,7 +53,7 @@ def _mean(values: list[float]) -> float:
 
 
 def _row(all_episodes: list[dict]) -> dict:
-    episodes = [e for e in all_episodes if e.get('status') not in NOT_RUN]
+    episodes = [e for e in all_episodes if not is_not_run(e)]
     outcomes = [e.get('outcome') or {} for e in episodes]
     decisions = {r: sum((e.get('decisions') or {}).get(r, 0) for e in episodes) for r in REASONS}
     costs = [e.get('cost_usd') for e in episodes]
@@ -65,9 +74,19 @@ def _row(all_episodes: list[dict]) -> dict:
 def _rung(episodes: list[dict]) -> dict:
     """A rung's row of the ladder table: the results row and the characters the model was
     sent (what a baseline without a model can count instead of tokens)."""
-    ran = [e for e in episodes if e.get('status') not in NOT_RUN]
+    ran = [e for e in episodes if not is_not_run(e)]
     characters = sum(e.get('request_characters', 0) for e in ran)
     return {**_row(episodes), 'request_characters': characters}
+
+
+def _detail(summary: dict) -> str:
+    """An episode's detail in the tables: the outcome's (what became of the task), or, for an
+    episode not run or that ended in an error, first why (the outcome's words then follow)."""
+    said = (summary.get('outcome') or {}).get('detail') or ''
+    why = summary.get('detail') or ''
+    if why and (is_not_run(summary) or summary.get('status') == 'error'):
+        return f'{why} ({said})' if said and said != why else why
+    return said or why
 
 
 def _timing(episodes: list[dict]) -> dict:
@@ -179,7 +198,7 @@ def bench_tables(summaries: Iterable[dict]) -> dict:
                 'status': s.get('status'),
                 'success': bool((s.get('outcome') or {}).get('success')),
                 'score': (s.get('outcome') or {}).get('score'),
-                'detail': (s.get('outcome') or {}).get('detail') or s.get('detail', ''),
+                'detail': _detail(s),
                 'model_calls': s.get('model_calls'),
                 'env_steps': s.get('env_steps'),
                 'strategy': _strategy(s),
@@ -204,7 +223,7 @@ def _calls_not_counted(summaries: list[dict]) -> dict:
     not run (`NOT_RUN`) and the first runs of episodes run again after their station failed
     (each retry's `retry_of_usage`); with a paid model, part of the bill. {} when none made a
     call."""
-    spent = [s for s in summaries if s.get('status') in NOT_RUN]
+    spent = [s for s in summaries if is_not_run(s)]
     spent += [s['retry_of_usage'] for s in summaries if s.get('retry_of_usage')]
     spent = [u for u in spent if u.get('model_calls') or u.get('verifier_calls')]
     if not spent:
@@ -405,14 +424,21 @@ def markdown(tables: dict) -> str:
 
 
 def interrupted_note(tables: dict) -> str:
-    """What an interrupted bench's tables hold ('' for a bench that ran to its end)."""
-    stopped = tables.get('interrupted')
-    if not stopped:
-        return ''
-    return (
-        f'Interrupted: {stopped["ran"]} of its {stopped["episodes"]} episodes ran, in part or '
-        'whole; those the interrupt ended or kept from starting are not run.'
-    )
+    """What the tables of a bench that ended early hold: interrupted, or stopped at a set-up
+    problem ('' for a bench that ran to its end)."""
+    interrupted, stopped = tables.get('interrupted'), tables.get('stopped')
+    if interrupted:
+        return (
+            f'Interrupted: {interrupted["ran"]} of its {interrupted["episodes"]} episodes ran, '
+            'in part or whole; those the interrupt ended or kept from starting are not run.'
+        )
+    if stopped:
+        return (
+            f'Stopped at a set-up problem every episode would meet ({stopped["why"]}): '
+            f'{stopped["ran"]} of its {stopped["episodes"]} episodes ran; the others did not '
+            'start and are not run.'
+        )
+    return ''
 
 
 def timing_notes(tables: dict) -> list[str]:
