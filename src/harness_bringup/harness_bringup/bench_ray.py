@@ -20,6 +20,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from harness_recording.run_folder import update_summary
+
 from harness_bringup.bench import EpisodeJob, Runner, not_run, run_episode_process
 from harness_bringup.supervisor import Interrupts
 
@@ -99,9 +101,23 @@ def _check_nodes(ray, env: dict) -> None:
             ) from None
 
 
-def _unpacked(archive: bytes, into: Path) -> None:
+def _unpacked(archive: bytes, into: Path) -> list[str]:
+    """The episode's folder from its node's archive, under `into`: no absolute path and no link
+    out of `into` (tarfile's data filter). A link its program made in its workspace to a path
+    outside (a sandboxed program may make one, not read through it) is left out and named in
+    the list returned: the rest of the folder comes back."""
+    left_out: list[str] = []
+
+    def data_or_left_out(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, path)
+        except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+            left_out.append(member.name)
+            return None
+
     with tarfile.open(fileobj=io.BytesIO(archive), mode='r:gz') as tar:
-        tar.extractall(into, filter='data')  # no absolute paths or links out of `into`
+        tar.extractall(into, filter=data_or_left_out)
+    return left_out
 
 
 def _reachable(address: str, timeout_s: float = 5.0) -> None:
@@ -154,9 +170,19 @@ def ray_runner(address: str) -> Runner:
             return not_run(
                 job, 'not_started', f'the Ray task failed: {type(exc).__name__}: {why}'[:2000]
             )
-        _unpacked(archive, folder.parent)
+        try:
+            left_out = _unpacked(archive, folder.parent)
+        except (tarfile.TarError, OSError) as exc:  # the summary came back: it still counts
+            left_out = [f'the folder could not be unpacked: {type(exc).__name__}: {exc}'[:2000]]
         if summary.get('run_folder'):
             summary['run_folder'] = str(folder.parent / summary['run_folder'])
+        if left_out:
+            summary['left_out_of_the_run_folder'] = left_out
+            if summary.get('run_folder'):
+                update_summary(
+                    Path(summary['run_folder']),
+                    lambda s: s.update(left_out_of_the_run_folder=left_out),
+                )
         (folder / 'ray.json').write_text(json.dumps({'address': address}) + '\n')
         return summary
 

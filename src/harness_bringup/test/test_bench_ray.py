@@ -1,5 +1,6 @@
 """`harness bench --ray`: a two-episode bench on a local Ray instance, the same tables as a
-local bench. Ray is an optional extra (requirements-ray.txt): without it the test skips."""
+local bench. Ray is an optional extra (requirements-ray.txt): without it those tests skip; the
+archive an episode's folder comes back in is tested without Ray."""
 
 import json
 from pathlib import Path
@@ -7,14 +8,18 @@ from pathlib import Path
 import pytest
 from harness_bringup.cli import main
 
-ray = pytest.importorskip(
-    'ray', reason='Ray is an optional extra: pip install -r requirements-ray.txt'
-)
+
+@pytest.fixture
+def ray():
+    return pytest.importorskip(
+        'ray', reason='Ray is an optional extra: pip install -r requirements-ray.txt'
+    )
+
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_a_two_episode_bench_runs_as_ray_tasks(tmp_path, capsys):
+def test_a_two_episode_bench_runs_as_ray_tasks(ray, tmp_path, capsys):
     # a local instance this process joins; --ray auto finds it already joined
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
     try:
@@ -37,14 +42,14 @@ def test_a_two_episode_bench_runs_as_ray_tasks(tmp_path, capsys):
     assert (folder / 'report_card.md').is_file()
 
 
-def test_an_unreachable_cluster_is_one_line_and_exit_2(capsys):
+def test_an_unreachable_cluster_is_one_line_and_exit_2(ray, capsys):
     config = str(ROOT / 'config' / 'harness.yaml')
     code = main(['--config', config, 'bench', '--tasks', 'lift_cube', '--ray', '127.0.0.1:1'])
     assert code == 2
     assert 'no Ray cluster at' in capsys.readouterr().err
 
 
-def test_a_cluster_started_from_a_venv_only_shell_runs_the_episodes(tmp_path):
+def test_a_cluster_started_from_a_venv_only_shell_runs_the_episodes(ray, tmp_path):
     """The user guide's way (`ray start --head` with the venv activated, the workspace not
     sourced) ran no episode: every task failed with "No module named 'harness_bringup'" and the
     bench scored them as failures. The tasks now get the workspace's environment, every node is
@@ -111,3 +116,31 @@ def test_a_cluster_started_from_a_venv_only_shell_runs_the_episodes(tmp_path):
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_link_out_of_the_folder_is_left_out_and_the_rest_comes_back(tmp_path):
+    """A program may make a link in its workspace to a path outside (not read through it):
+    unpacked, it lost the episode's summary (its outcome, calls and cost). It is left out, and
+    named."""
+    import io
+    import tarfile
+
+    from harness_bringup.bench_ray import _unpacked
+
+    run = tmp_path / 'node' / 'run'
+    (run / 'workspace').mkdir(parents=True)
+    (run / 'summary.json').write_text('{"status": "finished"}')
+    (run / 'workspace' / 'notes.txt').write_text('kept')
+    (run / 'workspace' / 'shadow').symlink_to('/etc/shadow')
+    (run / 'workspace' / 'up').symlink_to('../../../..')
+    (run / 'workspace' / 'near').symlink_to('notes.txt')
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode='w:gz') as tar:
+        tar.add(run, arcname='run')
+    into = tmp_path / 'here'
+    into.mkdir()
+    left_out = _unpacked(data.getvalue(), into)
+    assert sorted(left_out) == ['run/workspace/shadow', 'run/workspace/up']
+    assert (into / 'run' / 'summary.json').read_text() == '{"status": "finished"}'
+    assert (into / 'run' / 'workspace' / 'near').read_text() == 'kept'  # a link inside stays
+    assert not (into / 'run' / 'workspace' / 'shadow').is_symlink()
