@@ -41,9 +41,12 @@ def _checked(kind: str, value: Any, where: str) -> Any:
         return value
     if kind == 'number':
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f'{where}: must be a number, not {_shown(value)}') from None
+        if not np.isfinite(number):  # no bound, speed or share means inf or nan
+            raise ValueError(f'{where}: must be a finite number, not {number!r}')
+        return number
     if kind == 'vector2':
         try:
             vector = np.asarray(value, dtype=float)

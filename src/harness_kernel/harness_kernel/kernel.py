@@ -12,6 +12,7 @@ taken from the program.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -381,6 +382,9 @@ class Kernel:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
         arguments = dict(bound.arguments)
+        for key, value in arguments.items():  # no bound, speed or share is inf or nan
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f'{name}({key}=): must be a finite number, not {value!r}')
         if name == 'run_policy':  # the catalogue's entry goes with the goal
             arguments.update(
                 self.learned.policy_arguments(arguments['name'], arguments['instruction'])

@@ -119,6 +119,8 @@ def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel)
         + '    ("move_eef", {"position": [0.3, 0.1]}),\n'
         + '    ("pick", {"obj": LO("a", "b", [0.0, 0.0, 0.8], [0.02] * 3, 0.82, []),'
         + ' "lift": 10 ** 400}),\n'
+        + '    ("move_joints", {"positions": [0.0] * 6, "max_seconds": float("inf")}),\n'
+        + '    ("open_gripper", {"fraction": float("nan")}),\n'
         + ']:\n'
         + '    try:\n'
         + '        api._call(name, **args)\n'
@@ -126,10 +128,13 @@ def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel)
         + '        print(type(e).__name__, "|", e)\n'
     )
     lines = r.output.strip().splitlines()
-    assert r.status == 'ok' and len(lines) == 3, r.output + r.traceback
+    assert r.status == 'ok' and len(lines) == 5, r.output + r.traceback
     assert lines[0].startswith('ValueError | pick(): the object has no valid position')
     assert lines[1].startswith('ValueError | move_eef(): bad arguments')
     assert lines[2].startswith('ValueError | pick(lift=): must be a number')
+    # no bound, speed or share is infinite or nan: said before anything moves
+    assert lines[3] == 'ValueError | move_joints(max_seconds=): must be a finite number, not inf'
+    assert lines[4] == 'ValueError | open_gripper(fraction=): must be a finite number, not nan'
     assert not robot.calls
     assert kernel.run_cell('print(1 + 1)').output.strip() == '2'
 
