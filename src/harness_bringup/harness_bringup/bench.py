@@ -228,10 +228,12 @@ def run_episodes(
     interrupts = Interrupts()
 
     setup: list[str] = []  # the set-up problem an episode met: no other starts
+    kept_from_starting: set[BenchEpisode] = set()
 
     def one(e: BenchEpisode) -> dict:
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
         if setup:
+            kept_from_starting.add(e)
             return not_run(job, 'not_started', f'not started: the bench stopped ({setup[0]})')
         try:
             summary = runner(job, folder / e.name, interrupts)
@@ -243,7 +245,7 @@ def run_episodes(
 
     summaries: dict[BenchEpisode, dict] = {}
     handled = 0  # interrupts acted on
-    said = False  # that the bench stops at a set-up problem
+    stop_said = False  # that the bench stops at a set-up problem
     with _recording(interrupts):
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
@@ -258,7 +260,7 @@ def run_episodes(
                         say('interrupted: the running episodes end and write their run folders')
                     handled = len(interrupts.times())
                 for future in finished:
-                    if future.cancelled():
+                    if future.cancelled() or futures[future] in kept_from_starting:
                         continue
                     e = futures[future]
                     s = summaries[e] = future.result()
@@ -272,8 +274,8 @@ def run_episodes(
                         else s.get('detail') or 'no run folder'  # it did not run, or not whole
                     )
                     say(f'{len(summaries)}/{len(episodes)} {e.name}: {s.get("status")}, {said}')
-                    if setup and not said:
-                        said = True
+                    if setup and not stop_said:
+                        stop_said = True
                         for future in pending:
                             future.cancel()
                         say(f'the bench stops: {setup[0]} (every episode would meet it)')
@@ -283,7 +285,7 @@ def run_episodes(
         raise BenchInterrupted(summaries)
     if setup:
         # (those it kept from starting are left out here, as an interrupt's are)
-        ran = {e: s for e, s in summaries.items() if s.get('status') != 'not_started'}
+        ran = {e: s for e, s in summaries.items() if e not in kept_from_starting}
         raise BenchSetupError(ran, setup[0])
     return summaries
 

@@ -183,6 +183,7 @@ def ray_runner(address: str) -> Runner:
                     Path(summary['run_folder']),
                     lambda s: s.update(left_out_of_the_run_folder=left_out),
                 )
+        folder.mkdir(parents=True, exist_ok=True)  # (an archive that did not unpack made none)
         (folder / 'ray.json').write_text(json.dumps({'address': address}) + '\n')
         return summary
 

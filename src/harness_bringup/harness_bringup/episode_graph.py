@@ -67,7 +67,8 @@ class EpisodeGraph(StationGraph):
         self.kernel: KernelProcess | None = None
         self.recorder: subprocess.Popen | None = None
         self._recorder_out = None
-        self._states_at_bag: int | None = None  # the worker's states_published as a bag opened
+        # the worker's state_messages_published as a bag opened (None: not known, attached)
+        self._states_at_bag: dict[str, int] | None = None
         self.foxglove = None  # the live view's bridge, when served
         # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
         self._passes_held: PassesFolder | None = None
@@ -220,48 +221,50 @@ class EpisodeGraph(StationGraph):
     def wait_recorder(self, bag: Path, timeout: float = 20.0) -> None:
         """Wait until the launched recorder holds the events and has matched every topic."""
         deadline = time.monotonic() + timeout
-
-        def hopeless() -> bool:  # ended, stopped (SIGSTOP) or out of time
-            return (
-                self.recorder.poll() is not None
-                or process_stopped(self.recorder.pid)
-                or time.monotonic() > deadline
-            )
-
-        while self.driver.events_listeners() < 1:
-            if hopeless():
-                raise GraphError(
-                    f'the recorder did not start (see {bag.with_name(RECORDER_OUTPUT)})'
-                )
-            time.sleep(0.02)
+        if not self._recorder_waited(lambda: self.driver.events_listeners() >= 1, deadline):
+            raise GraphError(f'the recorder did not start (see {bag.with_name(RECORDER_OUTPUT)})')
         # From here the recorder holds the episode's events, whatever happens next.
         self.notes['bag'] = bag.name
         # Listening to the events is not listening to everything: each topic matches on its
         # own (a camera's first frame was lost under load). The bag is complete only once
         # every publisher of this process reaches the recorder.
-        publishers = self._recorded_publishers()
-        while not _recorder_matched(publishers):
-            if hopeless():
-                self.notes['bag_warning'] = (
-                    'the recorder had not matched every topic when the episode started: '
-                    'the first messages of some topics may be missing'
-                )
-                return
+        self.wait_matched(self._recorded_publishers(), deadline)
+
+    def wait_matched(self, publishers: list[tuple[Node, Publisher]], deadline: float) -> None:
+        """Wait until each of `publishers` reaches the recorder; a bag_warning when one does not
+        by `deadline` (time.monotonic())."""
+        if not self._recorder_waited(lambda: _recorder_matched(publishers), deadline):
+            self.notes['bag_warning'] = (
+                'the recorder had not matched every topic when the episode started: '
+                'the first messages of some topics may be missing'
+            )
+
+    def _recorder_waited(self, ready: Callable[[], bool], deadline: float) -> bool:
+        """Wait until `ready()`; False when the recorder ended, was stopped (SIGSTOP) or
+        `deadline` (time.monotonic()) passed first."""
+        while not ready():
+            if (
+                self.recorder.poll() is not None
+                or process_stopped(self.recorder.pid)
+                or time.monotonic() > deadline
+            ):
+                return False
             time.sleep(0.02)
+        return True
 
     def note_bag_opened(self) -> None:
         """A bag opens now: the states this process's worker publishes from here are the ones
         it must hold (none known when the worker runs in another process, attached)."""
         worker = None if self.attach else self.worker
-        self._states_at_bag = None if worker is None else worker.states_published
+        self._states_at_bag = None if worker is None else dict(worker.state_messages_published)
 
     def published_into_bag(self) -> dict[str, int] | None:
-        """The robot states the worker published since the bag opened, by topic (None when
-        they are not known)."""
+        """The messages of the robot's state the worker published since the bag opened, by
+        topic (None when they are not known)."""
         if self._states_at_bag is None:
             return None
-        since = self.worker.states_published - self._states_at_bag
-        return {topic: since for topic in self.worker.state_topics}
+        now = self.worker.state_messages_published
+        return {topic: now[topic] - n for topic, n in self._states_at_bag.items()}
 
     def _recorded_publishers(self) -> list[tuple[Node, Publisher]]:
         """Every publisher in this process of a topic the recorder records, with its node."""

@@ -139,6 +139,11 @@ class WarmGraph(EpisodeGraph):
         if bag is not None:
             self._open_bag(bag)
             self._wait_bag_open(bag)
+            # The reset (before the kernel's begin in harness mcp) publishes the episode's first
+            # state: the worker's topics reach the recorder first (at once, but on a fresh
+            # station). The events' publisher is new: start_kernel waits for it.
+            mine = [(n, p) for n, p in self._recorded_publishers() if n is self.worker]
+            self.wait_matched(mine, time.monotonic() + RECORDER_OPEN_S)
 
     def _prepare_next(self) -> None:
         """The next episode's program process starts now, in a folder of its own (noted in

@@ -426,9 +426,15 @@ def test_a_set_up_problem_stops_the_bench_and_its_tables_say_so(tmp_path):
         }
 
     episodes = [BenchEpisode(task, 0, 0) for task in ('a', 'b', 'c')]
+    said: list[str] = []
     with pytest.raises(BenchSetupError) as stop:
-        run_bench(episodes, 'claude-sonnet-5-5', tmp_path, None, 1, lambda _m: None, runner=runner)
+        run_bench(episodes, 'claude-sonnet-5-5', tmp_path, None, 1, said.append, runner=runner)
     assert ran == ['a'] and 'refused the key' in stop.value.detail
+    # said once, and the episodes it kept from starting get no progress line of their own
+    assert [line for line in said if line.startswith('the bench stops: ')] == [
+        f'the bench stops: {stop.value.detail} (every episode would meet it)'
+    ]
+    assert not [line for line in said if '/3 b-' in line or '/3 c-' in line], said
     tables = json.loads((tmp_path / 'bench.json').read_text())
     assert tables['overall']['episodes'] == 0 and tables['overall']['not_run'] == 3
     assert tables['stopped'] == {'episodes': 3, 'ran': 0, 'why': stop.value.detail}

@@ -5,7 +5,6 @@ the workspace), never a failure of the kernel node."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
@@ -15,7 +14,7 @@ from harness_types.config import KernelConfig
 
 OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
 LOG_RECORD_CHARS = 2000  # one kernel.log record (a call's arguments and result), at most
-DELETED = ' (deleted)'  # how /proc/PID/maps ends the path of a file that has no name any more
+DELETED = b' (deleted)'  # how /proc/PID/maps ends the path of a file that has no name any more
 
 
 @dataclass(frozen=True)
@@ -101,23 +100,51 @@ def _unnamed_bytes(pid: int, root: str) -> int:
         held = [f'/proc/{pid}/fd/{fd}' for fd in os.listdir(f'/proc/{pid}/fd')]
     except OSError:
         return 0  # gone, or not ours to read
-    inside = os.path.realpath(root) + '/'
-    with contextlib.suppress(OSError), open(f'/proc/{pid}/maps') as maps:
-        for line in maps:  # address perms offset device inode path
-            fields = line.rstrip('\n').split(maxsplit=5)
-            if len(fields) == 6 and fields[5].startswith(inside) and fields[5].endswith(DELETED):
-                held.append(f'/proc/{pid}/map_files/{fields[0]}')
+    mapped = _mapped_unnamed(pid, root)
     total, seen = 0, set()
-    for path in held:
+    for path in held + [f'/proc/{pid}/map_files/{span}' for span in mapped]:
         try:
             info = os.stat(path)
         except OSError:
-            continue
+            continue  # closed meanwhile; map_files needs privileges a kernel may not have
         key = (info.st_dev, info.st_ino)
         if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and key not in seen:
             seen.add(key)
             total += _disk_bytes(info)
-    return total
+    # A mapped file not stat-ed above counts the most of it a mapping reaches (its offset and
+    # length): a bound on what the program can write through it, read from maps alone.
+    reach: dict[tuple[int, int], int] = {}
+    for key, extent in mapped.values():
+        if key not in seen:
+            reach[key] = max(reach.get(key, 0), extent)
+    return total + sum(reach.values())
+
+
+def _mapped_unnamed(pid: int, root: str) -> dict[str, tuple[tuple[int, int], int]]:
+    """The mappings of files made in `root` that have no name any more, from /proc/PID/maps:
+    address span -> ((device, inode), offset + length). Read as bytes: a file name is any
+    bytes, and maps escapes only the newline."""
+    inside = os.fsencode(os.path.realpath(root)) + b'/'
+    found = {}
+    try:
+        with open(f'/proc/{pid}/maps', 'rb') as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:  # address perms offset major:minor inode path
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith(inside):
+            continue
+        if not fields[5].endswith(DELETED):
+            continue
+        try:
+            start, end = (int(v, 16) for v in fields[0].split(b'-'))
+            major, minor = (int(v, 16) for v in fields[3].split(b':'))
+            key = (os.makedev(major, minor), int(fields[4]))
+            found[fields[0].decode()] = (key, int(fields[2], 16) + end - start)
+        except ValueError:
+            continue
+    return found
 
 
 def _disk_bytes(info: os.stat_result) -> int:

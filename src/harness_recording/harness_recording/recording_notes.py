@@ -35,9 +35,9 @@ def judge_recording(
     """`notes` (the summary's) with what became of an episode's bag: its recorder's closing
     `report`, whether it finished in time (`complete`: False when it had to be stopped), its
     process's exit `code` (None: it runs on; a signal's is negative), and, where the graph
-    knows them, the robot states its worker `published` while the bag was open, by topic
-    (a bag holds one of each per state: the reset's and each tick's; a topic the bag does
-    not record is passed over)."""
+    knows them, the messages of the robot's state its worker `published` while the bag was
+    open, by topic (/clock has one for the reset and one per tick; a topic the bag does not
+    record is passed over)."""
     problems = []
     if code:
         problems.append(f'the recorder ended with {"signal " + str(-code) if code < 0 else code}')

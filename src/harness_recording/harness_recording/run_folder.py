@@ -66,7 +66,8 @@ def file_inside(folder: Path, name: object) -> Path | None:
 def found_in_runs(root: Path, relative: str) -> list[Path]:
     """Every regular file `relative` (e.g. 'summary.json', 'meta/info.json') below `root`, in
     path order: what the tools that read benches, collections and datasets look for. The walk
-    follows no link and never enters a run folder's (a folder with a summary.json) WORKSPACE:
+    follows no link and never enters a run folder's (a folder with a summary.json or an
+    events.jsonl) WORKSPACE:
     the program's files are not the harness's, and a program that wrote a run folder of its own
     there, or a thousand nested folders, is neither read as an episode nor breaks the walk."""
     found, folders = [], [Path(root)]
@@ -77,7 +78,7 @@ def found_in_runs(root: Path, relative: str) -> list[Path]:
         except OSError:  # gone, or not ours to read
             continue
         names = {e.name for e in entries}
-        run = 'summary.json' in names
+        run = 'summary.json' in names or 'events.jsonl' in names  # (a summary may be missing)
         target = folder / relative
         with contextlib.suppress(OSError):
             if target.is_file() and not any(p.is_symlink() for p in _below(folder, target)):

@@ -121,10 +121,10 @@ class WorkerNode(Node):
         self.owns_world = worker.station.simulated
         self._frames_published = threading.Event()  # the last batch of camera frames is out
         self._frames_published.set()
-        # The robot states it published (the reset's and each tick's), each on /clock, and on
-        # /joint_states and /tf where someone listens: a recording checks its bag against them.
-        self.states_published = 0
-        self.state_topics: tuple[str, ...] = ()
+        # The messages of the robot's state it published, by topic: one for the reset and one
+        # per tick on /clock, and on /joint_states and /tf where someone listens. A recording
+        # checks its bag against them.
+        self.state_messages_published: dict[str, int] = {}
         if self.owns_world:
             self._tf_tree = TfTree(urdf)
             self._state_messages = StateMessages(self._joint_names, self._tf_tree)
@@ -133,7 +133,8 @@ class WorkerNode(Node):
             self.tf = self.create_publisher(TFMessage, names.TF, depth)
             self.clock = self.create_publisher(Clock, names.CLOCK, depth)
             state = (self.joint_states, self.tf, self.clock)
-            self.state_topics = tuple(p.topic_name for p in state)
+            self._state_topics = tuple(p.topic_name for p in state)
+            self.state_messages_published = dict.fromkeys(self._state_topics, 0)
             latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_publisher(String, names.ROBOT_DESCRIPTION, latched).publish(
                 String(data=urdf)
@@ -228,8 +229,10 @@ class WorkerNode(Node):
         if not self.owns_world:
             return
         state = state or self.worker.state()
-        self.states_published += 1
+        joint_states_topic, tf_topic, clock_topic = self._state_topics
+        counts = self.state_messages_published
         self.clock.publish(self._state_messages.clock(state.time))
+        counts[clock_topic] += 1
         # /joint_states and /tf are written into bytes serialized once (state_messages.py), and
         # only when someone listens.
         joint_states, tf = (p.get_subscription_count() > 0 for p in (self.joint_states, self.tf))
@@ -237,8 +240,10 @@ class WorkerNode(Node):
         if joint_states:
             values = list(positions.values())
             self.joint_states.publish(self._state_messages.joint_states(values, state.time))
+            counts[joint_states_topic] += 1
         if tf:
             self.tf.publish(self._state_messages.tf(positions, state.time))
+            counts[tf_topic] += 1
         if self.config.publish_cameras:
             self._publish_cameras(state.step)
 
