@@ -371,7 +371,10 @@ def test_a_policy_server_that_cannot_start_leaves_a_run_folder(tmp_path, monkeyp
     assert len(err) == 1 and 'policy server scripted_expert exited with status' in err[0], err
     (run,) = (tmp_path / 'runs').iterdir()
     summary = json.loads((run / 'summary.json').read_text())
-    assert summary['status'] == 'error' and 'exited with status' in summary['detail']
+    # not run (a bench counts it so), and said why
+    assert (
+        summary['status'] == 'policy_service_failed' and 'exited with status' in summary['detail']
+    )
     assert summary['task'] == 'lift_cube'
     events = [json.loads(x) for x in (run / 'events.jsonl').read_text().splitlines()]
     assert events[-1]['type'] == 'end' and (run / 'report.html').is_file()
