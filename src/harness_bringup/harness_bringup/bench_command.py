@@ -42,7 +42,10 @@ def add_parser(sub) -> None:
         "verifier's and the outcome model's report cards (report_card.md/json). Ctrl-C ends the "
         'running episodes (their run folders are written), starts no other, and writes the '
         'tables of what ran (the interrupted episodes count as not run; none when it comes '
-        'during --expert-check).',
+        'during --expert-check). A model server that does not answer is found before the '
+        'first episode (exit 2); a set-up problem every episode would meet (a refused key, no '
+        'such model) stops the bench at the first that meets it: the tables of what ran, '
+        'exit 2.',
     )
     bench.add_argument('--tasks', nargs='+', metavar='TASK', help='tasks to run (default: all)')
     bench.add_argument(
