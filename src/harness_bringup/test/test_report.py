@@ -78,6 +78,14 @@ def test_harness_report_remakes_it_and_refuses_a_non_run(run_folder, tmp_path, c
     (run_folder / 'report.html').unlink()
     assert main(['report', str(run_folder)]) == 0
     assert (run_folder / 'report.html').is_file()
+    # a crafted folder's report.html that links elsewhere is replaced, not written through
+    victim = tmp_path / 'victim.txt'
+    victim.write_text('untouched')
+    (run_folder / 'report.html').unlink()
+    (run_folder / 'report.html').symlink_to(victim)
+    assert main(['report', str(run_folder)]) == 0
+    assert victim.read_text() == 'untouched'
+    assert not (run_folder / 'report.html').is_symlink()
     assert main(['report', str(tmp_path)]) == 2
     assert 'has no summary.json: not a run folder' in capsys.readouterr().err
 

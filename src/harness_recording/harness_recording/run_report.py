@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,8 +302,19 @@ def write_report(folder: Path, opened: OpenedBag | None = None) -> Path:
     path = Path(folder) / REPORT
     # A reply may hold a lone surrogate (json keeps it as \\ud800): written as '?', not a
     # UnicodeEncodeError after the file was opened (a 0-byte report.html).
-    path.write_bytes(render(folder, opened).encode('utf-8', 'replace'))
+    _write_in_place(path, render(folder, opened).encode('utf-8', 'replace'))
     return path
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """`path` with `data`, written beside and renamed over: a link at `path` (a crafted run
+    folder's report.html -> a file elsewhere) is replaced, never written through."""
+    part = path.with_name(f'.{path.name}.{os.getpid()}')
+    with contextlib.suppress(FileNotFoundError):
+        part.unlink()
+    with open(part, 'xb') as out:  # made here: not a link someone left at that name
+        out.write(data)
+    os.replace(part, path)
 
 
 def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> Path:
@@ -328,5 +340,5 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
         notes=timing_notes(tables),
     )
     path = Path(out) / 'bench.html'
-    path.write_bytes(page.encode('utf-8', 'replace'))
+    _write_in_place(path, page.encode('utf-8', 'replace'))
     return path
