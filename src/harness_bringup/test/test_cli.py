@@ -223,11 +223,16 @@ def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
             'no camera cam_top',
         ),
         ('policies:\n  p: {description: d, endpoint: "ws://h:1", gpu: 1}', "no field 'gpu'"),
+        ('policies:\n  p: {description: d, endpoint: "ws://h:1", 1: a, b: c}', "no field '1'"),
+        ('policies:\n  p: {description: d, endpoint: "ws://[::1"}', 'p.endpoint must be a ws://'),
+        ('policies:\n  p: {description: d, endpoint: "ws://h:99999"}', 'from 0 to 65535'),
+        (b'policies: \xff\xfe\n', 'not UTF-8 text'),
+        ('policies: ' + '[' * 50000 + ']' * 50000, 'nested more than 64 levels deep'),
     ],
 )
 def test_a_bad_policy_catalogue_is_one_clear_line(tmp_path, capsys, catalogue, message):
     path = tmp_path / 'policies.yaml'
-    path.write_text(catalogue)
+    path.write_bytes(catalogue if isinstance(catalogue, bytes) else catalogue.encode())
     config = str(ROOT / 'config' / 'harness.yaml')
     for argv in (
         ['run', 'lift_cube', '--policies', str(path)],

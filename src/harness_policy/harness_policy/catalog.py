@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlparse
 
 import yaml
 from arx_x5_description.embodiment import Embodiment, load_embodiment
-from harness_types.config import ConfigError
+from harness_types.config import ConfigError, load_yaml, shown
 
 from harness_policy.stream import hold_ticks
 
@@ -132,7 +133,7 @@ _FIELDS = {
 def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     if not isinstance(entry, dict):
         raise ConfigError(f'{where}: policy {name!r} must be a mapping')
-    unknown = sorted(set(entry) - set(_FIELDS))
+    unknown = sorted(map(str, set(entry) - set(_FIELDS)))
     if unknown:
         raise ConfigError(
             f'{where}: policy {name!r} has no field {", ".join(map(repr, unknown))}; '
@@ -168,7 +169,7 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
                 int: 'a whole number from 1',
             }
             raise ConfigError(
-                f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {value!r}'
+                f'{where}: {name}.{key} must be {want.get(kind, "a string")}, not {shown(value)}'
             )
         values[key] = (
             tuple(value)
@@ -181,9 +182,10 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
         )
     values.setdefault('cameras', tuple(emb.cameras))
     spec = PolicySpec(name, **values)
-    if not spec.endpoint.startswith(('ws://', 'wss://')):
+    if not _ws_address(spec.endpoint):
         raise ConfigError(
-            f'{where}: {name}.endpoint must be a ws:// address, not {spec.endpoint!r}'
+            f'{where}: {name}.endpoint must be a ws:// address with a host and a port from 0 to '
+            f'65535, not {shown(spec.endpoint)}'
         )
     if spec.action_space not in ACTION_SPACES:
         raise ConfigError(
@@ -247,15 +249,28 @@ def started_endpoints() -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
+def _ws_address(endpoint: str) -> bool:
+    """Whether `endpoint` is a ws:// or wss:// URL a client can connect to: a host, and a port
+    in range where it names one."""
+    try:
+        url = urlparse(endpoint)
+        url.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError:  # an unclosed [ of an IPv6 host, a port that is not a number
+        return False
+    return url.scheme in ('ws', 'wss') and bool(url.hostname)
+
+
 def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
     """The catalogue of `path`, checked against the robot (`emb`, default: the station's
     embodiment: its cameras and control rate); ConfigError names the file and the field."""
     emb = emb if emb is not None else load_embodiment()
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f'policy catalogue {path} does not exist') from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
     except (IsADirectoryError, yaml.YAMLError) as exc:
         raise ConfigError(f'{path}: not a YAML file: {exc}') from None
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):

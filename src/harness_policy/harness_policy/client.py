@@ -61,7 +61,7 @@ class PolicyClient:
                 # The connection outlives this call (websockets 17 warns without the flag).
                 legacy=True,
             )
-        except InvalidURI as exc:
+        except (InvalidURI, ValueError) as exc:  # (urlparse's for a bad host or port)
             raise PolicyError(f'{url!r} is not a websocket url (ws://host:port): {exc}') from exc
         except TimeoutError as exc:
             raise PolicyError(

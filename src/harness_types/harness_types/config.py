@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import reprlib
 import secrets
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -20,6 +21,40 @@ from urllib.parse import urlparse
 import yaml
 
 YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # the same documents, 8x faster
+# Collections nested deeper are no document of ours: the composers recurse (libyaml's in C,
+# where ~50000 levels end the process with a segfault; Python's with a RecursionError).
+MAX_YAML_DEPTH = 64
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 2
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 4
+_SHOWN.maxstring = _SHOWN.maxother = 80
+
+
+def shown(value: object) -> str:
+    """A value as an error message shows it: its repr, bounded (a few items of two levels;
+    a YAML document's aliases can make a 300-byte value expand to tens of megabytes)."""
+    return _SHOWN.repr(value)
+
+
+def check_yaml_nesting(text: str, limit: int = MAX_YAML_DEPTH) -> None:
+    """yaml.YAMLError when `text` nests collections deeper than `limit`: found on the parser's
+    events, which do not recurse, before a composer does."""
+    depth = 0
+    for event in yaml.parse(text, Loader=YAML_LOADER):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > limit:
+                raise yaml.YAMLError(f'collections nested more than {limit} levels deep')
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def load_yaml(text: str) -> Any:
+    """A YAML document as plain values (YAML_LOADER), its nesting checked first."""
+    check_yaml_nesting(text)
+    return yaml.load(text, Loader=YAML_LOADER)
 
 
 class ConfigError(ValueError):
@@ -249,7 +284,7 @@ def section_values(section) -> dict[str, Any]:
 def _read_yaml(path: Path) -> Any:
     try:
         # libyaml's parser where PyYAML has it: every node of every process reads this file
-        return yaml.load(path.read_text(), Loader=YAML_LOADER) or {}
+        return load_yaml(path.read_text()) or {}
     except FileNotFoundError:
         raise ConfigError(f'config file {path} does not exist') from None
     except IsADirectoryError:
@@ -285,7 +320,7 @@ def _typed(where: str, value: Any, default: Any) -> Any:
             str: 'a string',
             int: 'a 64-bit int',
         }.get(type(default), f'a finite {type(default).__name__}')
-        raise ConfigError(f'{where} must be {kind}, not {value!r}')
+        raise ConfigError(f'{where} must be {kind}, not {shown(value)}')
     return value
 
 
@@ -308,7 +343,7 @@ def read_section(cls, values: dict, where: str, base: Path | None = None):
                 raise ConfigError(f'{where}.{name} must be {relation} {low}, not {value}')
         if 'choices' in meta and value not in meta['choices']:
             raise ConfigError(
-                f'{where}.{name} must be one of {", ".join(meta["choices"])}, not {value!r}'
+                f'{where}.{name} must be one of {", ".join(meta["choices"])}, not {shown(value)}'
             )
         if meta.get('path') and value and base is not None:
             value = str((base / value).resolve())

@@ -56,6 +56,18 @@ def test_the_project_config_loads_and_names_every_key():
             "    perception_service_url: 'http://'\n",
             'needs kernel.perception_service_url',
         ),
+        # libyaml's composer recursed in C: 50000 levels ended the process (a segfault)
+        ('driver: ' + '[' * 50000 + ']' * 50000, 'nested more than 64 levels deep'),
+        # 7 levels of aliases, 10 each: the value is shown bounded (it was 58 MB), not expanded
+        (
+            'kernel:\n  ros__parameters:\n    perception: [&a [x, x, x, x, x, x, x, x, x, x], '
+            + ', '.join(
+                f'&{n} [{", ".join([f"*{p}"] * 10)}]'
+                for p, n in zip('abcdef', 'bcdefg', strict=True)
+            )
+            + ']\n',
+            'kernel.perception must be',
+        ),
     ],
 )
 def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
@@ -64,6 +76,7 @@ def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     assert message in str(exc.value) and str(path) in str(exc.value)
+    assert len(str(exc.value)) < 2000, len(str(exc.value))
 
 
 def test_a_missing_file():
