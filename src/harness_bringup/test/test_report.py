@@ -86,6 +86,17 @@ def test_harness_report_remakes_it_and_refuses_a_non_run(run_folder, tmp_path, c
     assert main(['report', str(run_folder)]) == 0
     assert victim.read_text() == 'untouched'
     assert not (run_folder / 'report.html').is_symlink()
+    # a crafted bag's metadata.yaml nested 50000 deep ended the process (rosbags' loader): now
+    # the report is made without the bag's plots
+    import shutil
+
+    deep = tmp_path / 'deep'
+    shutil.copytree(run_folder, deep, symlinks=True)
+    nested = 'rosbag2_bagfile_information: ' + '[' * 50000 + ']' * 50000
+    (deep / 'bag' / 'metadata.yaml').write_text(nested)
+    (deep / 'report.html').unlink()
+    assert main(['report', str(deep)]) == 0
+    assert 'nested more than 64 levels deep' in (deep / 'report.html').read_text()
     assert main(['report', str(tmp_path)]) == 2
     assert 'has no summary.json: not a run folder' in capsys.readouterr().err
 

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness_types.config import check_yaml_nesting
 from rosbags.interfaces import (
     Qos,
     QosDurability,
@@ -147,6 +148,14 @@ class BagRecorder:
                 self._writer.close()
 
 
+def reader_of(path: Path) -> Reader:
+    """rosbags' Reader of the bag at `path` (not yet open), its metadata.yaml's nesting checked
+    first: rosbags' YAML loader recurses, and a crafted metadata.yaml ended the process."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):  # (rosbags then says what is wrong)
+        check_yaml_nesting((Path(path) / 'metadata.yaml').read_text())
+    return Reader(path)
+
+
 class OpenedBag:
     """A run's bag opened once for the readers of one process that finish its run folder (the
     dataset's camera frames, the report's plotted series), at the first one's read: rosbags
@@ -161,8 +170,8 @@ class OpenedBag:
         """The bag's reader, opened at the first call; what rosbags raised when it could not
         be opened, at every call (each reader says so as it would have)."""
         if self._reader is None and self._error is None:
-            reader = Reader(self.path)
             try:
+                reader = reader_of(self.path)
                 reader.open()
                 self._reader = reader
             except Exception as exc:  # rosbags raises several kinds for a damaged bag
@@ -185,4 +194,4 @@ def bag_reader(path: Path, opened: OpenedBag | None, stack: contextlib.ExitStack
     closed with `stack`."""
     if opened is not None and opened.path == Path(path):
         return opened.reader()
-    return stack.enter_context(Reader(path))
+    return stack.enter_context(reader_of(path))

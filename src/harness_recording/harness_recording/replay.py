@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rosbags.interfaces import QosDurability
-from rosbags.rosbag2 import Reader
+
+from harness_recording.bag import reader_of
 
 
 class ReplayError(ValueError):
@@ -38,7 +39,7 @@ def bag_of(run: Path) -> Path:
 def topics(bag: Path) -> list[RecordedTopic]:
     """The bag's topics (one entry per topic, whatever its connections)."""
     try:
-        with Reader(bag) as reader:
+        with reader_of(bag) as reader:
             out: dict[str, RecordedTopic] = {}
             for c in reader.connections:
                 profiles = getattr(c.ext, 'offered_qos_profiles', []) or []
@@ -53,7 +54,7 @@ def topics(bag: Path) -> list[RecordedTopic]:
 
 def messages(bag: Path) -> Iterator[tuple[int, str, bytes]]:
     """(recording time in ns, topic, serialized CDR) in recording order."""
-    with Reader(bag) as reader:
+    with reader_of(bag) as reader:
         for connection, stamp_ns, raw in reader.messages():
             yield stamp_ns, connection.topic, bytes(raw)
 
