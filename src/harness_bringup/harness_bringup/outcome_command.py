@@ -71,8 +71,8 @@ def run_train(args: argparse.Namespace) -> int:
     for run in dict.fromkeys(r.resolve() for r in runs):
         try:
             samples += [s for s in samples_of(run) if s.success is not None]
-        except (OSError, ValueError):
-            skipped += 1  # a run folder without its ticks: nothing to learn from it
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            skipped += 1  # a run folder without its ticks (or broken by hand): nothing to learn
     kept = [s for s in samples if not held_out(s.layout, s.run, args.held_out)]
     test = [s for s in samples if held_out(s.layout, s.run, args.held_out)]
     _say(

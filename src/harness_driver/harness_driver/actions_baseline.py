@@ -77,7 +77,7 @@ def source_status(folder: Path) -> str:
         return str(summary['status'])
     except FileNotFoundError:
         raise SourceRunError(f'{folder} has no summary.json: its episode did not end') from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise SourceRunError(f'{path} cannot be read ({exc})') from None
 
 

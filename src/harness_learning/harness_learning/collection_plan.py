@@ -60,7 +60,7 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
         for summary_path in found_in_runs(root, 'summary.json'):
             try:
                 s = json.loads(summary_path.read_text())
-            except ValueError:
+            except (ValueError, RecursionError):  # (nested past the parser)
                 continue
             if not isinstance(s, dict) or s.get('layout') != -1 or is_not_run(s):
                 continue
@@ -200,8 +200,8 @@ def read_plan(path: Path) -> list[Layout]:
         doc = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise PlanError(f'plan {path} does not exist') from None
-    except (ValueError, IsADirectoryError) as exc:
-        raise PlanError(f'plan {path} is not JSON: {exc}') from None
+    except (ValueError, IsADirectoryError, RecursionError) as exc:  # (nested past the parser)
+        raise PlanError(f'plan {path} is not JSON: {type(exc).__name__}: {exc}') from None
     layouts = doc.get('layouts') if isinstance(doc, dict) else None
     if not isinstance(layouts, list) or not layouts:
         raise PlanError(f'plan {path}: expected {{"layouts": [{{"task": ..., "seed": ...}}]}}')

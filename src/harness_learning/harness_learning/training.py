@@ -99,7 +99,7 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
         raise TrainError(f'{root} is not a LeRobot dataset (no meta/info.json)')
     try:
         info = json.loads(info_path.read_text())
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (nested past the parser)
         raise TrainError(f'{info_path} is not JSON: {exc}') from None
     version = info.get('codebase_version') if isinstance(info, dict) else None
     if version != 'v3.0':

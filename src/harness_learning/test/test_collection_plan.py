@@ -119,6 +119,7 @@ def test_the_sources_give_failures_demonstrations_and_what_was_tried(tmp_path):
         ('{"layouts": [{"task": "t", "seed": -1}]}', 'has the seed -1, not in 0..'),
         ('{"layouts": [{"task": "t", "seed": 9223372036854775808}]}', 'not in 0..'),
         ('{"layouts": [{"task": "t", "seed": 1}, {"task": "t", "seed": 1}]}', 'twice'),
+        ('[' * 100000 + ']' * 100000, 'is not JSON: RecursionError'),  # (was a traceback)
     ],
 )
 def test_a_bad_plan_file_says_what_is_wrong(tmp_path, text, said):

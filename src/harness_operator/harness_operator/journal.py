@@ -92,7 +92,7 @@ class Journal:
             record = json.loads(line)
             if not isinstance(record, dict) or not isinstance(record.get('type'), str):
                 raise ValueError('not a record (an object with a "type")')
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # (nested past the parser)
             raise JournalError(
                 f'the journal {self.path} has a malformed line at byte {self._offset}: {exc}'
             ) from None

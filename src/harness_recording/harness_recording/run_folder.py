@@ -101,17 +101,19 @@ def _below(folder: Path, path: Path) -> list[Path]:
 
 
 def read_events(folder: Path) -> list[dict]:
-    """The lines of <folder>/events.jsonl ([] without one); a line cut short by a crash is
-    left out, the rest still reads."""
+    """The events of <folder>/events.jsonl ([] without one); a line cut short by a crash, or
+    one that is not a JSON object (no event of ours), is left out, the rest still reads."""
     path = Path(folder) / 'events.jsonl'
     if not path.is_file():
         return []
     events = []
     for line in path.read_text().splitlines():
         try:
-            events.append(json.loads(line))
-        except ValueError:
+            event = json.loads(line)
+        except (ValueError, RecursionError):  # (nested past the parser)
             continue
+        if isinstance(event, dict):
+            events.append(event)
     return events
 
 

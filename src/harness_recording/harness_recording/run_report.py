@@ -266,8 +266,8 @@ def render(folder: Path, opened: OpenedBag | None = None) -> str:
         raise ReportError(f'{folder} has no summary.json: not a run folder')
     try:
         summary = json.loads(summary_path.read_text())
-    except ValueError as exc:
-        raise ReportError(f'{summary_path} is not JSON: {exc}') from None
+    except (ValueError, RecursionError) as exc:  # (RecursionError: nested past the parser)
+        raise ReportError(f'{summary_path} is not JSON: {type(exc).__name__}: {exc}') from None
     if not isinstance(summary, dict):
         raise ReportError(f'{summary_path} is not a JSON object')
     try:

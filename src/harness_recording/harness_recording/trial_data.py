@@ -231,12 +231,14 @@ def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
     for t in trials:
         try:
             ticks = load_ticks(run, t.get('ticks') or [])
-        except (ValueError, OSError) as exc:  # a run folder edited or broken by hand
-            raise ExportError(f'the ticks of trial {t.get("key", "?")!r} in {run}: {exc}') from None
-        if len(ticks['time']) < 2:
-            continue  # nothing moved (one tick has no action after its observation)
-        start, end = observed_span(t, ticks)
-        trial = trial_of(t, ticks, {}, episode, run.name, environment)
+            if len(ticks['time']) < 2:
+                continue  # nothing moved (one tick has no action after its observation)
+            start, end = observed_span(t, ticks)
+            trial = trial_of(t, ticks, {}, episode, run.name, environment)
+        except (ValueError, OSError, KeyError, TypeError, IndexError) as exc:
+            # a run folder edited or broken by hand
+            key = t.get('key', '?')
+            raise ExportError(f'the ticks of trial {key!r:.100} in {run}: {exc}') from None
         within = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
         shown = {cam: fs for cam, fs in within.items() if fs}  # (a camera with none: not one)
         stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}

@@ -46,16 +46,27 @@ def save_ticks(
 
 def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndarray]:
     """The ticks of one or more saved files, concatenated (time, measured, command)."""
-    parts = [relative] if isinstance(relative, str) else list(relative)
+    parts = [relative] if isinstance(relative, str) else relative
+    if not isinstance(parts, list):
+        raise ValueError(f'the ticks are named by a file or a list of files, not {parts!r:.80}')
     loaded = []
     for rel in parts:
         if not rel:
             continue
         path = file_inside(run_folder, rel)
         if path is None:
-            raise ValueError(f'{rel!r} is not a file inside the run folder {run_folder}')
+            raise ValueError(f'{rel!r:.200} is not a file inside the run folder {run_folder}')
         with np.load(path) as data:
-            loaded.append({k: data[k] for k in ('time', 'measured', 'command')})
+            missing = [k for k in ('time', 'measured', 'command') if k not in data.files]
+            if missing:
+                raise ValueError(f'{rel} has no {", ".join(missing)}')
+            part = {k: data[k] for k in ('time', 'measured', 'command')}
+        rows = len(part['time'])
+        if part['time'].ndim != 1 or any(
+            part[k].ndim != 2 or len(part[k]) != rows for k in ('measured', 'command')
+        ):
+            raise ValueError(f'{rel}: not one time, measured and command row per tick')
+        loaded.append(part)
     if not loaded:
         return {
             'time': np.zeros(0),

@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness_recording.run_folder import WORKSPACE, found_in_runs
+from harness_recording.run_folder import WORKSPACE, found_in_runs, read_events
 
 
 def _run(folder, **summary):
@@ -57,3 +57,11 @@ def test_the_walk_follows_no_link(tmp_path):
     (inside / 'summary.json').symlink_to(outside / 'summary.json')
     assert found_in_runs(root, 'summary.json') == []
     assert found_in_runs(tmp_path / 'nothing', 'summary.json') == []
+
+
+def test_events_that_are_not_json_objects_are_left_out(tmp_path):
+    """A line cut short, one nested past the parser, one that is JSON but no object: left
+    out; the readers of events (the report, the export, the outcome model) get the rest."""
+    lines = ['{"type": "episode"}', '{"type": "cell', '[' * 100000 + ']' * 100000, '[1]', '5']
+    (tmp_path / 'events.jsonl').write_text('\n'.join([*lines, '{"type": "end"}']) + '\n')
+    assert read_events(tmp_path) == [{'type': 'episode'}, {'type': 'end'}]

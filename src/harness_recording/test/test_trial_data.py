@@ -117,3 +117,27 @@ def test_the_bag_is_opened_once_for_the_dataset_and_the_report(tmp_path, monkeyp
         assert run_report.read_series(run / 'bag', opened=opened).note.startswith(
             'the bag cannot be read'
         )
+
+
+@pytest.mark.parametrize(
+    'ticks,said',
+    [
+        (5, 'named by a file or a list of files'),
+        (['ticks/missing.npz'], 'is not a file inside the run folder'),
+        (['ticks/no_keys.npz'], 'has no time, measured, command'),
+        (['ticks/bad_shape.npz'], 'not one time, measured and command row per tick'),
+    ],
+)
+def test_ticks_broken_by_hand_are_one_clear_error(tmp_path, ticks, said):
+    from harness_recording.trials import load_ticks
+
+    (tmp_path / 'ticks').mkdir()
+    np.savez(tmp_path / 'ticks' / 'no_keys.npz', other=np.zeros(3))
+    np.savez(
+        tmp_path / 'ticks' / 'bad_shape.npz',
+        time=np.zeros(4),
+        measured=np.zeros((4, 14)),
+        command=np.zeros((3, 14)),
+    )
+    with pytest.raises(ValueError, match=said):
+        load_ticks(tmp_path, ticks)
