@@ -78,7 +78,7 @@ class Journal:
                     record = self._parsed(line)
                     try:
                         self._apply(record)
-                    except (KeyError, TypeError, ValueError) as exc:
+                    except (KeyError, TypeError, ValueError, AttributeError) as exc:
                         raise JournalError(
                             f'the journal {self.path} has a record that does not fit at byte '
                             f'{self._offset}: {type(exc).__name__}: {exc}'
@@ -112,7 +112,10 @@ class Journal:
                 raise ValueError(f'unknown failure class {r["failure_class"]!r}')
             self.budgets.spend(r['failure_class'])
         elif kind == 'ticket':
-            self.budgets.add(Ticket(**r['ticket']))
+            ticket = Ticket(**r['ticket'])
+            if not all(isinstance(v, str) for v in ticket.as_dict().values()):
+                raise TypeError(f'a ticket of text fields expected, not {ticket!r:.200}')
+            self.budgets.add(ticket)
         elif kind == 'resolved':
             # resolved twice (two owners at once): the first one counts
             with contextlib.suppress(ValueError):

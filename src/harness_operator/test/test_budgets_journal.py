@@ -111,6 +111,24 @@ def test_a_record_that_does_not_fit_is_a_journal_error_and_nothing_applies_twice
         j.write({'type': 'trial', 'record': {'trial_id': 'x'}})
 
 
+@pytest.mark.parametrize(
+    'record',
+    [
+        {'type': 'trial', 'record': [1, 2]},  # (an AttributeError: a traceback before)
+        {
+            'type': 'ticket',
+            'ticket': {'id': 'T1', 'failure_class': 'retry', 'reason': 'r', 'status': [1]},
+        },
+        {'type': 'ticket', 'ticket': {'id': ['T1'], 'failure_class': 'retry', 'reason': 'r'}},
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_a_journal_error(tmp_path, record):
+    path = tmp_path / 'j.jsonl'
+    path.write_text(json.dumps(record) + '\n')
+    with pytest.raises(JournalError, match='does not fit'):
+        Journal(path, OperatorBudgets({'retry': 3}))
+
+
 def test_a_line_cut_off_by_a_crash_stays_apart_from_the_next_record(tmp_path):
     path = tmp_path / 'j.jsonl'
     path.write_text('{"type": "goal", "task": "t", "layout": 0, "seed": 0}\n{"type": "ev')

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import yaml
 from arx_x5_description.embodiment import Embodiment, load_embodiment
-from harness_types.config import ConfigError, load_yaml, shown
+from harness_types.config import ConfigError, load_yaml, shown, yaml_problem
 
 from harness_policy.stream import hold_ticks
 
@@ -271,8 +271,10 @@ def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
         raise ConfigError(f'policy catalogue {path} does not exist') from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
-    except (IsADirectoryError, yaml.YAMLError) as exc:
-        raise ConfigError(f'{path}: not a YAML file: {exc}') from None
+    except IsADirectoryError:
+        raise ConfigError(f'{path}: not a YAML file: it is a folder') from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f'{path}: not a YAML file: {yaml_problem(exc)}') from None
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
         raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
     specs = {str(n): _spec(str(n), e, str(path), emb) for n, e in doc['policies'].items()}

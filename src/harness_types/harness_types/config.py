@@ -51,6 +51,18 @@ def check_yaml_nesting(text: str, limit: int = MAX_YAML_DEPTH) -> None:
             depth -= 1
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong, and where (line and column of the file)."""
+    mark = getattr(exc, 'problem_mark', None)
+    text = str(getattr(exc, 'problem', None) or exc)
+    if mark is not None:
+        text += f' at line {mark.line + 1}, column {mark.column + 1}'
+    context = getattr(exc, 'context', None)
+    if context:
+        text += f' ({context})'
+    return ' '.join(text.split())
+
+
 def load_yaml(text: str) -> Any:
     """A YAML document as plain values (YAML_LOADER), its nesting checked first."""
     check_yaml_nesting(text)
@@ -292,7 +304,7 @@ def _read_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+        raise ConfigError(f'{path}: not valid YAML: {yaml_problem(exc)}') from None
 
 
 def _typed(where: str, value: Any, default: Any) -> Any:

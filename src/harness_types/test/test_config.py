@@ -77,6 +77,7 @@ def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
         load_config(path)
     assert message in str(exc.value) and str(path) in str(exc.value)
     assert len(str(exc.value)) < 2000, len(str(exc.value))
+    assert '\n' not in str(exc.value)  # one line (a YAML error's own spans several)
 
 
 def test_a_missing_file():
