@@ -98,6 +98,10 @@ def _mcp(args: argparse.Namespace) -> int:
             check_station_settings(config)
         except (FileNotFoundError, ConfigError, UsageError) as exc:
             return _fail(str(exc))
+        if args.http is not None:
+            why = _unservable(args.host, args.http)
+            if why:
+                return _fail(why)
         options = McpOptions(
             args.task,
             args.layout,
@@ -116,6 +120,21 @@ def _mcp(args: argparse.Namespace) -> int:
         return _with_policies(
             config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
         )
+
+
+def _unservable(host: str, port: int) -> str:
+    """Why `harness mcp --http PORT --host HOST` cannot serve ('' when it can): the address is
+    tried before the station starts (the HTTP server would fail only after it). Port 0 is
+    refused: the client must know the port, and the token file is named by it."""
+    import socket
+
+    if port == 0:
+        return '--http needs a port from 1 to 65535: a client must know it'
+    try:
+        socket.create_server((host, port)).close()
+    except OSError as exc:  # an unknown host, a port in use or closed to this user
+        return f'cannot serve HTTP at {host}:{port}: {exc.strerror or exc}'
+    return ''
 
 
 def _tickets(args: argparse.Namespace) -> int:

@@ -60,11 +60,14 @@ ROOT = Path(__file__).resolve().parents[3]
             ['bench', '--layouts', 'random:3', '--seed-base', str(2**63 - 2)],
             '--seed-base 9223372036854775806 + 3 seeds passes',
         ),
+        # an address the MCP server could not serve: said before a station starts
+        (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
+        (['mcp', 'lift_cube', '--http', '8799', '--host', 'bad host'], 'cannot serve HTTP at'),
     ],
 )
 def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
     monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
-    if argv[0] in ('run', 'bench'):
+    if argv[0] in ('run', 'bench', 'mcp'):
         monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
     assert main(argv) == 2
     err = capsys.readouterr().err
