@@ -14,6 +14,7 @@ from harness_types.config import GraphConfig
 from harness_types.plugins import PluginError
 from harness_types.process import leave_graph
 from harness_worker.worker_node import WorkerNode
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.utilities import get_default_context
 
@@ -37,8 +38,8 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
         worker = WorkerNode()
         skills = SkillServer()
         skills.station.use_local(worker)
-    except (PluginError, ValueError) as exc:
-        print(f'harness: {exc}')
+    except (PluginError, ValueError, ParameterException) as exc:  # a -p of the wrong type too
+        print(f'harness: {type(exc).__name__}: {" ".join(str(exc).split())}', file=sys.stderr)
         rclpy.try_shutdown()
         return 2
     executor = MultiThreadedExecutor(num_threads=6)
