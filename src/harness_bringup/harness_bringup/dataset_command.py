@@ -148,10 +148,15 @@ def _demos(args: argparse.Namespace) -> int:
     )
     args.out = str(out / 'bench')
     args.tasks = args.tasks or None
-    status = _bench(args)
-    if status:
-        if not (out / 'bench').exists():  # refused before a bench ran: nothing of it is kept
+    try:
+        status = _bench(args)
+    except BaseException:  # (an interrupt or a crash: the same folder may be given again)
+        status = 1
+        raise
+    finally:
+        if status and not (out / 'bench').exists():  # refused before a bench ran: not kept
             (out / 'collection.yaml').unlink(missing_ok=True)
+    if status:
         return status
     episodes = [  # the earlier collections' first, then this one's
         p.parent

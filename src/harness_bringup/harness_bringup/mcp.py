@@ -98,14 +98,14 @@ def serve_mcp(
     from harness_operator.session import OperatorSession
     from harness_recording.run_folder import RunFolder
 
+    from harness_bringup.console import fail
     from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes
     from harness_bringup.shared_memory import sweep
 
     try:
         check_task(options.task, options.layout)
     except UsageError as exc:
-        say(f'error: {exc}')
-        return 2
+        return fail(str(exc))
     sweep(say)  # what killed processes of earlier runs left in /dev/shm (as supervisor.py)
     path = journal_path(options)
     if options.new and path.exists():
@@ -117,8 +117,7 @@ def serve_mcp(
         journal.check_goal(options.spec().goal)
         journal.hold()
     except JournalError as exc:
-        say(f'error: {exc}')
-        return 2
+        return fail(str(exc))
     run = RunFolder(run_folder_path(options.out, options.task, options.layout, options.seed, 'mcp'))
     params = config.write(run.path / 'params.yaml')
     run.event(

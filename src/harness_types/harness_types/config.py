@@ -380,7 +380,11 @@ CONFIG_IN_WORKSPACE = Path('config') / 'harness.yaml'
 
 def not_a_file(path: Path) -> str:
     """Why `path`, asked for as a file to read, is not one (for a message that names it)."""
-    return 'is a folder, not a file' if path.is_dir() else 'does not exist'
+    if path.is_dir():
+        return 'is a folder, not a file'
+    if path.exists():  # a device, a pipe, a socket: nothing read whole from a file
+        return 'is not a regular file'
+    return 'does not exist'
 
 
 def config_file(named: str | Path | None = None) -> Path | None:
