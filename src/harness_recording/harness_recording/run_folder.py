@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from harness_types.cell import CellResult
+from harness_types.whole_file import write_whole
 
 WORKSPACE = 'workspace'  # the program's files, moved in when its kernel stops
 BAG = 'bag'  # the episode's rosbag2, closed when it holds a metadata.yaml
@@ -27,10 +28,8 @@ def _default(value: Any) -> Any:
 def write_summary(folder: Path, summary: dict) -> None:
     """<folder>/summary.json, whole or not at all: written beside and renamed over (a process
     killed mid-write leaves the previous one, never a truncated file)."""
-    path = Path(folder) / 'summary.json'
-    part = path.with_name(f'.summary.json.{os.getpid()}')
-    part.write_text(json.dumps(summary, indent=2, default=_default) + '\n')
-    os.replace(part, path)
+    text = json.dumps(summary, indent=2, default=_default) + '\n'
+    write_whole(Path(folder) / 'summary.json', text.encode())
 
 
 def update_summary(folder: Path, change: Callable[[dict], None]) -> None:

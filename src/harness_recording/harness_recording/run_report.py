@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_bench.layout import layout_name
 from harness_types.execution import NOMINAL, ended_in_success
 from harness_types.reply import ALL_BLOCKS, FormatError, parse_reply
+from harness_types.whole_file import write_whole
 from jinja2 import (
     Environment,
     FileSystemBytecodeCache,
@@ -302,19 +302,9 @@ def write_report(folder: Path, opened: OpenedBag | None = None) -> Path:
     path = Path(folder) / REPORT
     # A reply may hold a lone surrogate (json keeps it as \\ud800): written as '?', not a
     # UnicodeEncodeError after the file was opened (a 0-byte report.html).
-    _write_in_place(path, render(folder, opened).encode('utf-8', 'replace'))
+    # (renamed over: a crafted run folder's report.html that links elsewhere is replaced)
+    write_whole(path, render(folder, opened).encode('utf-8', 'replace'))
     return path
-
-
-def _write_in_place(path: Path, data: bytes) -> None:
-    """`path` with `data`, written beside and renamed over: a link at `path` (a crafted run
-    folder's report.html -> a file elsewhere) is replaced, never written through."""
-    part = path.with_name(f'.{path.name}.{os.getpid()}')
-    with contextlib.suppress(FileNotFoundError):
-        part.unlink()
-    with open(part, 'xb') as out:  # made here: not a link someone left at that name
-        out.write(data)
-    os.replace(part, path)
 
 
 def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> Path:
@@ -340,5 +330,5 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
         notes=timing_notes(tables),
     )
     path = Path(out) / 'bench.html'
-    _write_in_place(path, page.encode('utf-8', 'replace'))
+    write_whole(path, page.encode('utf-8', 'replace'))
     return path

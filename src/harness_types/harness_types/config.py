@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 import os
 import reprlib
-import secrets
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import yaml
+
+from harness_types.whole_file import write_whole
 
 YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # the same documents, 8x faster
 # Collections nested deeper are no document of ours: the composers recurse (libyaml's in C,
@@ -271,14 +272,7 @@ class GraphConfig:
         path = Path(path)
         text = '# The effective node-graph parameters of this run (config file plus overrides).\n'
         text += yaml.safe_dump(self.to_params(), sort_keys=False)
-        # (a name of its own for each writer; not mkstemp's, whose file only its owner may read)
-        part = path.with_name(f'.{path.name}.{os.getpid()}.{secrets.token_hex(4)}')
-        try:
-            part.write_text(text)
-            os.replace(part, path)
-        except BaseException:
-            part.unlink(missing_ok=True)
-            raise
+        write_whole(path, text.encode())
         return path
 
 
