@@ -283,10 +283,8 @@ def run_episodes(
             pool.shutdown(wait=True, cancel_futures=True)
     if interrupts.times():
         raise BenchInterrupted(summaries)
-    if setup:
-        # (those it kept from starting are left out here, as an interrupt's are)
-        ran = {e: s for e, s in summaries.items() if e not in kept_from_starting}
-        raise BenchSetupError(ran, setup[0])
+    if setup:  # (those it kept from starting are not among them, as an interrupt's are not)
+        raise BenchSetupError(summaries, setup[0])
     return summaries
 
 

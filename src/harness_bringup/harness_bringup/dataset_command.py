@@ -148,11 +148,9 @@ def _demos(args: argparse.Namespace) -> int:
     )
     args.out = str(out / 'bench')
     args.tasks = args.tasks or None
+    status = 1  # (also when the bench dies of an exception: the same folder may come again)
     try:
         status = _bench(args)
-    except BaseException:  # (an interrupt or a crash: the same folder may be given again)
-        status = 1
-        raise
     finally:
         if status and not (out / 'bench').exists():  # refused before a bench ran: not kept
             (out / 'collection.yaml').unlink(missing_ok=True)

@@ -8,6 +8,7 @@ name."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -44,9 +45,7 @@ def _checked(kind: str, value: Any, where: str) -> Any:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f'{where}: must be a number, not {_shown(value)}') from None
-        if not np.isfinite(number):  # no bound, speed or share means inf or nan
-            raise ValueError(f'{where}: must be a finite number, not {number!r}')
-        return number
+        return finite(number, where)
     if kind == 'vector2':
         try:
             vector = np.asarray(value, dtype=float)
@@ -58,6 +57,13 @@ def _checked(kind: str, value: Any, where: str) -> Any:
     if kind == 'text':
         return str(value)
     return value  # points, images, rows: the handler checks them (a bad one is its SKILL_ERROR)
+
+
+def finite(number: float, where: str) -> float:
+    """`number`, or ValueError when it is inf or nan: no bound, speed or share means either."""
+    if not math.isfinite(number):
+        raise ValueError(f'{where}: must be a finite number, not {number!r}')
+    return number
 
 
 def located(obj: Any, where: str) -> LocatedObject:

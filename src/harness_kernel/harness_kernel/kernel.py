@@ -12,7 +12,6 @@ taken from the program.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -36,7 +35,7 @@ from harness_kernel.bounds import (
     bounded_record,
     program_text,
 )
-from harness_kernel.call_arguments import checked
+from harness_kernel.call_arguments import checked, finite
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
 from harness_kernel.foresight import Foresight
@@ -382,9 +381,9 @@ class Kernel:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
         arguments = dict(bound.arguments)
-        for key, value in arguments.items():  # no bound, speed or share is inf or nan
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f'{name}({key}=): must be a finite number, not {value!r}')
+        for key, value in arguments.items():  # (a skill's own checks take only its goal's)
+            if isinstance(value, float):
+                finite(value, f'{name}({key}=)')
         if name == 'run_policy':  # the catalogue's entry goes with the goal
             arguments.update(
                 self.learned.policy_arguments(arguments['name'], arguments['instruction'])
