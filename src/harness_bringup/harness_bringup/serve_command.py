@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
     serve.add_argument(
         'ros_args',
         nargs=argparse.REMAINDER,
-        help='ROS arguments for both nodes: --ros-args -p NAME:=VALUE ... (or after --)',
+        help='ROS arguments for both nodes: --ros-args -p [NODE:]NAME:=VALUE ... (or after --); '
+        'a NAME neither node (worker, skill_server) declares is refused',
     )
     serve.set_defaults(func=_serve)
 

@@ -325,6 +325,51 @@ def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys)
     assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
 
 
+def test_serve_names_a_parameter_override_no_node_declares():
+    from harness_bringup.serve import parameter_overrides, unknown_overrides
+
+    args = ['-p', 'rate_hz:=25', '--param', '/**:x.y:=a:b', '-r', 'a:=b', '-p', 'skill_server:z:=1']
+    assert parameter_overrides(args) == [(None, 'rate_hz'), (None, 'x.y'), ('skill_server', 'z')]
+    declared = {'worker': {'rate_hz'}, 'skill_server': {'z'}}
+    known = lambda node, name: name in declared[node]  # noqa: E731
+    assert unknown_overrides(['-p', 'rate_hz:=1', '-p', 'z:=2'], known, declared) is None
+    assert unknown_overrides(['-p', 'worker:z:=2'], known, declared) == (
+        '-p z: no such parameter of worker'
+    )
+    assert 'no such parameter of worker or skill_server' in unknown_overrides(
+        ['-p', 'rate_hx:=25'], known, declared
+    )
+    assert "no node 'kernel' here" in unknown_overrides(['-p', 'kernel:z:=1'], known, declared)
+
+
+def test_serve_refuses_a_misspelt_parameter_before_it_serves(tmp_path):
+    """rclpy keeps an override nobody declares without a word; the station would run without
+    the setting its user meant."""
+    import subprocess
+    import sys
+
+    from harness_bringup.domain import claim_domain_id
+    from harness_bringup.processes import child_environment
+
+    claim = claim_domain_id()
+    done = subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'harness_bringup.cli',
+            '--config',
+            str(ROOT / 'config' / 'harness.yaml'),
+        ]
+        + ['serve', '--ros-args', '-p', 'worker:no_such_setting:=1'],
+        env=child_environment(claim.domain_id),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == 'harness: -p no_such_setting: no such parameter of worker'
+
+
 @pytest.mark.parametrize('domain', ['abc', '999'])
 def test_attach_to_a_domain_that_cannot_be(domain, monkeypatch, capsys):
     monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
