@@ -159,6 +159,26 @@ def test_the_driver_killed_leaves_a_summary_from_the_supervisor(tmp_path):
     assert not any(p.exists() for p in planted), out
 
 
+def test_the_driver_killed_while_a_model_call_is_out_counts_that_call(tmp_path):
+    """The request was sent and never answered: the supervisor's summary counts it (a service
+    may bill it), and the report shows it as not answered."""
+    from messages_server import Scripted
+
+    with MessagesServer([Scripted(FINISH, delay=30.0)]) as server:
+        proc = start(tmp_path, server)
+        wait_for(lambda: server.requests or None)
+        (driver,) = [
+            p for p, (pp, c) in processes().items() if pp == proc.pid and 'harness_bringup.cli' in c
+        ]
+        os.kill(driver, signal.SIGKILL)
+        code, summary, events, folder, out = finished(proc, tmp_path)
+    assert code == 1 and summary['written_by'] == 'supervisor', out
+    assert summary['model_calls'] == 0 and summary['model_requests_unanswered'] == 1
+    assert summary['decisions']['start'] == 1 and summary['request_characters'] > 0
+    assert 'still out when the episode process ended' in (folder / 'report.html').read_text()
+    no_process_left(proc)
+
+
 def test_a_hung_episode_process_is_killed_at_its_deadline(tmp_path):
     """An episode process stopped (SIGSTOP) as its episode begins enforces none of its budgets:
     the supervisor kills it once the episode's max_wall_seconds and the overrun allowance have

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 
 from harness_types.config import ConfigError, DriverConfig
-from harness_types.reply import REASONS
+from harness_types.reply import REASONS, requests_in_place
 
 from harness_driver.prices import Price
 
@@ -35,11 +35,12 @@ def usage_of_events(events: list[dict]) -> dict:
     """The summary's fields of what the episode's model and verifier calls used, counted from
     its events (each `model_request` and each answered `verify` event carries its call's tokens
     and cost): for a summary that its supervisor writes, the episode process having died before
-    it wrote its own. A call still in flight when it died is not among them (its event is
-    written once it is answered or has failed)."""
+    it wrote its own. A request still out when it died (a `model_request_sent` with no
+    `model_request` of its call) is counted as asked and never answered; what it cost is not
+    known."""
     usage, unanswered, characters = Usage(), 0, 0
     decisions = dict.fromkeys(REASONS, 0)
-    for e in events:
+    for e in requests_in_place(events):
         if e.get('type') == 'model_request':
             if e.get('reason') in decisions:
                 decisions[e['reason']] += 1

@@ -333,6 +333,9 @@ class Episode:
             'characters': chars,
             'images': n_images,
         }
+        # Said before it is sent: if this process dies while the request is out, its
+        # supervisor still counts the request (asked, never answered).
+        self.folder.event({**asked, 'type': 'model_request_sent'})
         try:
             reply = self.model.complete(request)
         except BaseException as exc:  # interrupted, or the service failed: asked, not answered

@@ -68,6 +68,24 @@ def test_the_usage_counted_from_events_is_the_drivers_own():
     assert counted['cost_usd'] == pytest.approx((3500 * 2 + 135 * 10) / 1e6)
 
 
+def _sent(call, reason):
+    return {'type': 'model_request_sent', 'call': call, 'reason': reason, 'characters': 1000}
+
+
+def test_a_request_out_when_the_episode_died_counts_as_unanswered():
+    """The driver says each request before it is sent; one with no event of its end was still
+    out when the process died."""
+    events = [_sent(1, 'start'), _request(1, 'start', 0.01), _sent(2, 'error')]
+    counted = usage_of_events(events)
+    assert counted['model_calls'] == 1 and counted['model_requests_unanswered'] == 1
+    assert counted['decisions']['start'] == 1 and counted['decisions']['error'] == 1
+    assert counted['request_characters'] == 2000 and counted['cost_usd'] == 0.01
+    # A request that ended (answered or not) is counted once, by its own event.
+    events += [_request(2, 'error', None, answered=False)]
+    again = usage_of_events(events)
+    assert again['model_requests_unanswered'] == 1 and again['request_characters'] == 2000
+
+
 def test_a_call_without_a_price_leaves_the_cost_unknown():
     events = [_request(1, 'start', 0.01), _request(2, 'format', None)]
     assert usage_of_events(events)['cost_usd'] is None

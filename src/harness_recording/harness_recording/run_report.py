@@ -25,7 +25,7 @@ import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 from harness_bench.layout import layout_name
 from harness_types.execution import NOMINAL, ended_in_success
-from harness_types.reply import ALL_BLOCKS, FormatError, parse_reply
+from harness_types.reply import ALL_BLOCKS, FormatError, parse_reply, requests_in_place
 from harness_types.whole_file import write_whole
 from jinja2 import (
     Environment,
@@ -223,7 +223,7 @@ def plots(series: Series) -> list[tuple[str, str]]:
 def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict | None]:
     decisions: list[Decision] = []
     wrap_up = None
-    for e in events:
+    for e in requests_in_place(events):
         if e.get('type') == 'model_request':
             reply = str(e.get('reply', ''))
             if e.get('answered') is False:  # interrupted, or the service failed

@@ -20,6 +20,32 @@ FORMAT_HELP = (
 )
 
 
+OUT_WHEN_IT_ENDED = 'still out when the episode process ended'
+
+
+def requests_in_place(events: list[dict]) -> list[dict]:
+    """An episode's events with each model request once, where it was sent: the driver says a
+    request (`model_request_sent`) before it sends it, and writes its `model_request` event once
+    it is answered or has failed; a request that never ended (the process died while it was
+    out) is a `model_request` with `answered: false`."""
+
+    def call(e: dict) -> int | None:  # (a crafted folder's call may be anything)
+        return e.get('call') if type(e.get('call')) is int else None
+
+    ended = {call(e): e for e in events if e.get('type') == 'model_request'}
+    sent = {call(e) for e in events if e.get('type') == 'model_request_sent'} - {None}
+    unended = {'type': 'model_request', 'answered': False, 'why': OUT_WHEN_IT_ENDED}
+    placed = []
+    for e in events:
+        if e.get('type') == 'model_request_sent':
+            placed.append(
+                ended.get(call(e)) if call(e) in sent and call(e) in ended else {**e, **unended}
+            )
+        elif e.get('type') != 'model_request' or call(e) not in sent:
+            placed.append(e)
+    return placed
+
+
 class FormatError(ValueError):
     """The reply has no valid block; the message says what is wrong with it."""
 
