@@ -10,13 +10,13 @@ episode's process group when it passes; the run folder is then closed as for any
 
 The deadline is loose on purpose: it must never cut short an episode that still keeps its own
 bounds. Until the run folder has its params.yaml (the process's start, imports and checks of
-its inputs, a warm station's graph start), `start_s`. From then (the run's configuration, read
-from that file): the episode's `max_wall_seconds`, what the driver may run past it while it
-keeps its bounds (`harness_driver.episode.longest_past_budget_s`: the call under way, the cell
-of its reply, the wrap-up, the goal's verdict, a policy run to the step limit), and `overrun_s`
-for the rest: the graph's start where it comes after the file (`harness run`), the goal's
-first judgement, and the run folder's close (the bag, dataset and report of an episode of that
-length).
+its inputs), `start_s`. From then (the run's configuration, read from that file): the
+episode's `max_wall_seconds`, what the driver may run past it while it keeps its bounds
+(`harness_driver.episode.longest_past_budget_s`: the call under way, the cell of its reply,
+the wrap-up, the goal's verdict, a policy run to the step limit), and `overrun_s` for the
+rest: the graph's start, which comes after the file (`harness run`, and a warm station's
+episode that starts its graph), the goal's first judgement, and the run folder's close (the
+bag, dataset and report of an episode of that length).
 """
 
 from __future__ import annotations

@@ -372,6 +372,10 @@ class Station:
             probe_models(prepared)
         except ModelError as exc:  # the model service does not answer: not run, as harness run
             return _not_started(run_folder, base, str(exc), 'model_service_failed'), '', ()
+        # The run's configuration before the graph (re)starts, as harness run has it before its
+        # graph: an episode interrupted meanwhile is closed as its recording level says.
+        run_folder.mkdir(parents=True, exist_ok=True)
+        config.write(run_folder / 'params.yaml')
         starting = time.monotonic()
         graph = self._graph(config)
         started = time.monotonic() - starting  # 0 unless this episode waited for the graph

@@ -226,6 +226,33 @@ def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
     assert summary['episode_process_seconds']['station_graph_start'] > 0
 
 
+def test_an_episode_interrupted_while_its_station_starts_is_closed_as_configured(tmp_path):
+    """A Ctrl-C while the station's graph starts: the run folder has the episode's
+    params.yaml (written before the graph starts), so it is closed as its recording level
+    says (lean: no report), and no process of the station is left."""
+    from process_tree import descendants
+
+    runner = StationRunner(tmp_path / 'stations')
+    folder = tmp_path / 'episodes' / 'lift_cube'
+    extra = ('--recording', 'lean')
+    job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG), extra)
+    interrupts = Interrupts()
+    waiter, acted = _act_on_the_first_station(
+        runner, folder, 'params.yaml', lambda _station: interrupts.add()
+    )
+    try:
+        summary = runner(job, folder, interrupts)
+    finally:
+        runner.close()
+    waiter.join(timeout=5)
+    assert acted.is_set()
+    (run,) = [p for p in folder.iterdir() if p.is_dir()]
+    assert summary['status'] == 'interrupted' and summary.get('written_by') == 'supervisor'
+    assert load_config(run / 'params.yaml').driver.recording == 'lean'
+    assert not (run / 'report.html').exists()
+    assert not [c for c in descendants(os.getpid()).values() if 'harness' in c]
+
+
 def test_a_hung_station_is_killed_at_its_deadline_and_its_episode_runs_again(tmp_path):
     """A station stopped (SIGSTOP) as its episode begins enforces none of the episode's
     budgets: its runner kills it once the episode's max_wall_seconds and the overrun allowance
