@@ -16,7 +16,8 @@ from harness_bringup.settings import _config_path, _load, _policies_path
 def add_parser(sub) -> None:
     policy = sub.add_parser(
         'policy',
-        help='policies: `harness policy train` (LeRobot, CPU) and `harness policy serve NAME`',
+        help='policies: `harness policy train` (LeRobot, CPU), `harness policy adopt RUN` '
+        '(the adoption gate) and `harness policy serve NAME`',
         description='Train a policy on a harness dataset with LeRobot (`train`), or serve one '
         'of the catalogue (`serve`). Policy servers speak the websocket + msgpack protocol of '
         'openpi policy servers (docs/POLICY_PROTOCOL.md).',

@@ -80,11 +80,16 @@ def replays_source(model: str, interface: str) -> bool:
 
 def doc_values(config: GraphConfig) -> dict:
     """The configured values the API's docstrings and prompts name (what the model reads)."""
+    from harness_bench.randomization import TABLE_OFFSET_M
+
+    embodiment = load_embodiment()
     return {
         'reactive_budget_ms': config.kernel.reactive_budget_ms,
-        'control_hz': load_embodiment().rates.control_hz,
-        'max_contact_force_n': load_embodiment().shield.max_contact_force_n,
+        'control_hz': embodiment.rates.control_hz,
+        'max_contact_force_n': embodiment.shield.max_contact_force_n,
         'post_policy_calls': config.driver.post_policy_calls,
+        'table_top_z': embodiment.table_top_z,
+        'table_offset_cm': round(TABLE_OFFSET_M * 100, 1),
     }
 
 

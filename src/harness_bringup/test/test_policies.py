@@ -180,7 +180,7 @@ def test_strategy_first_then_the_countdown_then_policy_to_end_and_the_driver_fin
     assert cells[0]['status'] == 'escalated' and cells[0]['event'] == 'SKILL_ERROR'
     assert 'strategy first' in cells[0]['event_detail']
     # The system prompt has the learned half; the first turn report says why the motion failed.
-    assert 'start(strategy, kind)' in server.requests[0]['system']
+    assert 'start(strategy, kind, instruction)' in server.requests[0]['system']
     assert 'run_policy(name' in server.requests[0]['system']
     # After the policy ran: 4 more calls, each turn saying how many are left.
     texts = [text_of(r).split('Cell status')[-1] for r in server.requests]

@@ -29,7 +29,7 @@ def strategy_cells(
             f'strategy {strategy} needs a policy that learned {kind!r}; the catalogue has none '
             f'(policies learned: {", ".join(catalog.kinds()) or "nothing"})'
         )
-    start = f'print(start({strategy!r}, {kind!r}))\n'
+    start = f'print(start({strategy!r}, {kind!r}, {instruction!r}))\n'
     if strategy == 'B':
         return strategy, [f'# %% strategy B: programs only\n{start}{reference[0]}', *reference[1:]]
     policy = catalog.for_kind(kind, instruction)

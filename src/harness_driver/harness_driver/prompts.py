@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_kernel.program_api import api_reference
+from harness_types.docs import render_doc
 
 PARTS = ('role.md', 'method.md', 'api.md', 'format.md')
 LEARNED = 'learned.md'  # with policies enabled: the learned API and the division of labour
@@ -44,11 +45,9 @@ def system_prompt(
         names[-1] = f'format_{interface}.md'
     parts = [_read(folder, name) for name in names]
     reference = api_reference(api_names, doc_values)
-    values = {k: str(v) for k, v in (doc_values or {}).items()}
-    text = '\n\n'.join(p.replace('{api_reference}', reference) for p in parts)
-    if 'post_policy_calls' in values:  # the learned part names it
-        text = text.replace('{post_policy_calls}', values['post_policy_calls'])
-    return text
+    # The parts name configured values as the docstrings do ({control_hz:g}, ...).
+    text = render_doc('\n\n'.join(parts), doc_values or {})
+    return text.replace('{api_reference}', reference)
 
 
 def verifier_prompt(folder: str | Path) -> str:

@@ -185,8 +185,9 @@ def move_eef(
     quat: optional orientation [w, x, y, z]; without it only the position is solved.
     arm: 'left', 'right' or '' for the arm whose TCP is nearer. The path avoids the
     table and objects (the worker plans one when a straight joint move would collide).
-    region: optional ([xmin, ymin, zmin], [xmax, ymax, zmax]); leaving it ends the
-    execution with REGION_EXIT. An unreachable target gives SKILL_ERROR.
+    region: optional ([xmin, ymin, zmin], [xmax, ymax, zmax]); link6 of the arm (the
+    wrist, behind the TCP) leaving it ends the execution with REGION_EXIT. An unreachable
+    target gives SKILL_ERROR.
     """
 
 
@@ -235,9 +236,10 @@ def run_controller(
     ticks where each 1/hz s falls; hz at most {control_hz:g}, the tick rate); it returns
     targets: {'left': 6 joints}, {'left_eef': [x, y, z] or [x, y, z, qw, qx, qy, qz]} (solved
     by IK), {'left_gripper': fraction}, same for right. Ends when `until(obs)` holds
-    (PREDICATE_SATISFIED, checked every tick), a guard fires, the arms it commands leave
-    `region` (REGION_EXIT), an arm presses the table or an object it does not hold harder
-    than {max_contact_force_n:g} N (FORCE_LIMIT), or max_seconds pass (TIMEOUT). cameras:
+    (PREDICATE_SATISFIED, checked every tick), a guard fires, link6 of an arm it commands
+    (the wrist, behind the TCP) leaves `region` (REGION_EXIT), an arm presses the table
+    or an object it does not hold harder than {max_contact_force_n:g} N (FORCE_LIMIT), or
+    max_seconds pass (TIMEOUT). cameras:
     names whose views arrive in obs.images (by name) every 1/camera_hz s (0: with every
     call), each a CameraView as look() gives (.rgb, .depth arrays, .fx .fy .cx .cy,
     .position, .rotation). Each call of fn and until has a {reactive_budget_ms:g} ms budget;
@@ -270,8 +272,10 @@ def show(image_or_camera: Image = 'cam_head', caption: Text = ''):
 
 def locate(query: Text = ''):
     """Find objects with the cameras: a list of LocatedObject (.id, .label e.g. 'red
-    cube': colour then shape, .position [x, y, z] centre of its bounding box in m, .size
-    [x, y, z] extent, .top height of its top surface, .cameras that see it). Every word of
+    cube': colour then shape, .position [x, y, z] in m: x, y the centre of its top face (a
+    bowl: of its rim; a held object or a flat zone: of all its points), z halfway between
+    its top and bottom, .size [x, y, z] extent, .top height of its top surface, .cameras
+    that see it). Every word of
     `query` must name the object's colour ({colour_words}) or shape ({shape_words});
     '' = all; 'left',
     'right', 'biggest' or 'smallest' keep only the one extreme match. [] when nothing
@@ -358,16 +362,18 @@ def list_policies():
     learned and which of them it usually finishes, its action rate and cameras."""
 
 
-def start(strategy: Text, kind: Text):
+def start(strategy: Text, kind: Text, instruction: Text = ''):
     """Choose how the task is solved, once, before anything moves (with policies enabled
     every execution before start() ends with SKILL_ERROR). strategy 'A': a policy that
     learned `kind` runs the whole task from the untouched start pose (run_policy) while
     you supervise (choose it when the policy usually finishes that kind); 'C': a policy
     that learned `kind` first, then your programs finish what it leaves; 'B': programs
     only, run_policy is refused (tasks no policy learned, e.g. picking by a number or a
-    label). kind: the task kind in the catalogue's words (see list_policies()). Returns a
-    sentence; for A and C it names the policy to run. The same choice again changes
-    nothing; another one raises RuntimeError."""
+    label). kind: the task kind in the catalogue's words (see list_policies()).
+    instruction: the task's instruction; given, only a policy that learned it is chosen
+    (a policy trained on listed instructions learned no other). Returns a sentence; for A
+    and C it names the policy to run. The same choice again changes nothing; another one
+    raises RuntimeError."""
 
 
 def run_policy(

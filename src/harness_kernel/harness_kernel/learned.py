@@ -55,7 +55,7 @@ class LearnedHalf:
     def list_policies(self) -> str:
         return self._require('list_policies').text()
 
-    def start(self, strategy: str, kind: str) -> str:
+    def start(self, strategy: str, kind: str, instruction: str = '') -> str:
         catalog = self._require('start')
         letter = str(strategy).strip().upper()
         if letter not in STRATEGIES:
@@ -82,8 +82,15 @@ class LearnedHalf:
                 )
         if not kind:
             raise ValueError('start() needs the task kind (e.g. one of the kinds a policy learned)')
-        policy: PolicySpec | None = catalog.for_kind(kind)
+        instruction = str(instruction).strip()
+        policy: PolicySpec | None = catalog.for_kind(kind, instruction)
         if letter in 'AC' and policy is None:
+            if instruction and catalog.for_kind(kind) is not None:
+                raise ValueError(
+                    f'no policy learned {kind!r} with the instruction {instruction[:200]!r} '
+                    f'(the policies of {kind!r} learned only their listed instructions: see '
+                    "list_policies()); use start('B', kind) and programs"
+                )
             raise ValueError(
                 f'no policy learned {kind!r} (learned kinds: {", ".join(catalog.kinds())}); '
                 "use start('B', kind) and programs"
@@ -93,9 +100,16 @@ class LearnedHalf:
             self.handed_over = handing_over
         if letter == 'B':
             return f'strategy B for {kind!r}: programs only'
+        only = (
+            ' It learned only the instructions '
+            + ', '.join(repr(i) for i in policy.instructions)
+            + '.'
+            if policy.instructions and not instruction
+            else ''
+        )
         return (
             f'strategy {letter} for {kind!r}: {STRATEGIES[letter]}. Call '
-            f'run_policy({policy.name!r}, instruction) to let the policy act.'
+            f'run_policy({policy.name!r}, instruction) to let the policy act.{only}'
         )
 
     def refusal(self, skill: str) -> str:

@@ -46,6 +46,36 @@ def test_start_checks_the_strategy_and_the_kind(make_kernel):
     assert r.status == 'error' and 'already called' in r.traceback
 
 
+def test_start_with_the_instruction_chooses_a_policy_that_learned_it(make_kernel):
+    """A policy trained on listed instructions learned no other: given the task's instruction,
+    start() names one that learned it (the rule the bench's baseline follows)."""
+    lift = 'Pick up the red cube.'
+    catalog = Catalog(
+        {
+            'one_task': PolicySpec(
+                'one_task', 'Trained on one task.', 'ws://127.0.0.1:1', learned=('lift',),
+                finishes=('lift',), instructions=(lift,),
+            ),
+            'expert': CATALOG.policies['expert'],
+        }
+    )  # fmt: skip
+    kernel, *_ = make_kernel(catalog=catalog)
+    r = kernel.run_cell("print(start('A', 'lift', 'Pick up the moving cube.'))")
+    assert r.status == 'ok' and "run_policy('expert'" in r.output, r.traceback
+    kernel, *_ = make_kernel(catalog=catalog)
+    r = kernel.run_cell(f"print(start('A', 'lift', {lift!r}))")
+    assert r.status == 'ok' and "run_policy('one_task'" in r.output
+    kernel, *_ = make_kernel(catalog=catalog)
+    r = kernel.run_cell("print(start('A', 'lift'))")  # no instruction: said what it learned
+    assert "run_policy('one_task'" in r.output and f'learned only the instructions {lift!r}' in (
+        r.output
+    )
+    alone = Catalog({'one_task': catalog.policies['one_task']})
+    kernel, *_ = make_kernel(catalog=alone)
+    r = kernel.run_cell("start('C', 'lift', 'Pick up the moving cube.')")
+    assert r.status == 'error' and 'learned only their listed instructions' in r.traceback
+
+
 def test_after_b_one_hand_over_before_anything_moved(make_kernel):
     """The seed's rule: the model's own tools failed early at a task a policy learned; it may
     still hand the task over once from the untouched start pose, never after a motion."""

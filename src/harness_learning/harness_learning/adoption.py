@@ -207,12 +207,17 @@ def trained_layouts(record: dict) -> set[tuple[str, int]]:
 
 
 def catalogue_entry(
-    record: dict, checkpoint: str, base: dict | None, version: int, gate: str
+    record: dict, checkpoint: str, base: dict | None, version: int, gate: str, kind: str
 ) -> dict:
-    """The catalogue entry of an adopted candidate: the incumbent's entry (its rate, cameras,
-    kinds) with the candidate's checkpoint, instructions and a description of what it is and
-    how it passed; a fresh one when the programs were the incumbent."""
+    """The catalogue entry of an adopted candidate for `kind`: the incumbent's entry (its rate,
+    cameras) with the candidate's checkpoint, instructions and a description of what it is and
+    how it passed; a fresh one when the programs were the incumbent. It learned `kind` and
+    usually finishes it (the gate adopts only a candidate that finished on its own), whatever
+    the incumbent's entry said (a trained incumbent that did not finish it)."""
     entry = dict(base or {})
+    learned = [str(k) for k in entry.get('learned') or [] if k != kind]
+    finishes = [str(k) for k in entry.get('finishes') or [] if k != kind]
+    entry['learned'], entry['finishes'] = [kind, *learned], [kind, *finishes]
     width = (record.get('plan') or {}).get('width')
     kind = str(record.get('policy', 'act')).upper() + (f' (width {width})' if width else '')
     entry.update(

@@ -162,7 +162,9 @@ def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path
     with pytest.raises(AdoptionError, match='exists'):
         store_checkpoint(run, store)
     base = yaml.safe_load(shipped)['policies']['act_lift_cube']
-    entry = catalogue_entry(training_record(run), 'policies/act_lift_cube-v2', base, 2, 'X.')
+    entry = catalogue_entry(
+        training_record(run), 'policies/act_lift_cube-v2', base, 2, 'X.', 'lift'
+    )
     replace_entry(catalogue, 'act_lift_cube', entry)
     text = catalogue.read_text()
     lines, now = shipped.splitlines(), text.splitlines()
@@ -178,6 +180,18 @@ def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path
     assert spec.cameras == tuple(base['cameras']) and spec.learned == ('lift',)
     assert list(load_catalog(catalogue).policies)[:2] == ['act_lift_cube', 'act_press_button']
     assert '(version 2)' in spec.text()
+
+
+def test_an_adopted_candidate_finishes_its_kind_whatever_its_incumbent_said(tmp_path):
+    """Replacing a trained incumbent that did not finish its kind (act_press_button's
+    `finishes: []`), the adopted candidate, which the gate adopted for finishing on its own, is
+    entered as finishing it: the strategy rule gives it A."""
+    shipped = yaml.safe_load((ROOT / 'config' / 'policies.yaml').read_text())['policies']
+    run = trained_folder(tmp_path, [3000])
+    base = shipped['act_press_button']
+    entry = catalogue_entry(training_record(run), 'policies/x-v2', base, 2, 'X.', 'press')
+    assert entry['learned'] == ['press'] and entry['finishes'] == ['press']
+    assert base['finishes'] == []  # (the incumbent's entry is not changed)
 
 
 def test_a_new_entry_goes_after_the_others_or_before_the_one_named(tmp_path):

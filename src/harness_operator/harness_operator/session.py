@@ -133,9 +133,9 @@ class OperatorSession:
         self.station.start_kernel(self.run.workspace, self.run.kernel_log)
         self.eyes.mark_home()
         if self.policies:  # the strategy comes first: C lets policies and skills both act
-            kind = self.task.kind
+            kind, said = self.task.kind, start.instruction
             self._run_code(
-                f"try:\n    print(start('C', {kind!r}))\nexcept ValueError:\n"
+                f"try:\n    print(start('C', {kind!r}, {said!r}))\nexcept ValueError:\n"
                 f"    print(start('B', {kind!r}))\n"
             )
         if self.journal.state.goal is None:

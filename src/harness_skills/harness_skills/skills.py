@@ -182,7 +182,7 @@ class Skills:
                 obs.step,
                 obs.time,
             )
-        if not np.isfinite(hz) or hz < 0 or hz > self.control_hz:
+        if not np.isfinite(hz) or hz <= 0 or hz > self.control_hz:
             return skill_error(
                 'run_controller',
                 '',
@@ -190,7 +190,7 @@ class Skills:
                 obs.step,
                 obs.time,
             )
-        motion = ControllerMotion(1.0 if hz == 0 else hz / self.control_hz, default_seconds=10.0)
+        motion = ControllerMotion(hz / self.control_hz, default_seconds=10.0)
         return self.engine.run('run_controller', motion, options, **run)
 
     def run_policy(self, run: PolicyRun, options: Options, **kw) -> Execution:

@@ -333,6 +333,17 @@ def test_a_controller_is_called_at_its_rate_and_guards_every_tick(graph):
     assert all(b - a == 5 for a, b in zip(calls, calls[1:], strict=False))
 
 
+@pytest.mark.parametrize('hz', [0.0, -1.0, 26.0])
+def test_a_controller_rate_outside_its_range_is_refused(graph, hz):
+    """hz is in (0, control_hz]: 0 was taken as every tick, which the docstring never said."""
+    graph.reset()
+    graph.stage.controller = lambda obs: {}
+    goal = RunController.Goal(hz=hz)
+    goal.options.reactive = True
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'SKILL_ERROR' and 'hz must be in (0, 25]' in r.event.detail
+
+
 @pytest.mark.parametrize('hz', [10.0, 7.0, 25.0, 3.0])
 def test_a_controller_runs_at_its_exact_average_rate(graph, hz):
     """hz=10 ran 25 times in 2 s (12.5 Hz: the period rounded to whole ticks): the rate is

@@ -11,8 +11,9 @@ import numpy as np
 @dataclass
 class LocatedObject:
     """An object found by the cameras. `id` stays the same for the whole episode; `position`
-    is the centre of its bounding box (m, world), `size` its extent (x, y, z), `top` the height
-    of its top surface, `cameras` the cameras that saw it."""
+    (m, world) is the centre of its top face in x, y (harness_perception.measure says how each
+    shape is measured) and halfway between its top and bottom in z, `size` its extent (x, y,
+    z), `top` the height of its top surface, `cameras` the cameras that saw it."""
 
     id: str
     label: str
