@@ -118,6 +118,7 @@ def serve_mcp(
         journal.hold()
     except JournalError as exc:
         return fail(str(exc))
+    close_abandoned_runs(options.out, path, say)  # (this server holds the journal now)
     run = RunFolder(run_folder_path(options.out, options.task, options.layout, options.seed, 'mcp'))
     params = config.write(run.path / 'params.yaml')
     run.event(
@@ -167,7 +168,9 @@ def serve_mcp(
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         if options.http_port is None:
-            with serving():
+            # The SDK's stdio server notices the client's end only once the call under way
+            # returns: a program of many motions would go on moving the robot for minutes.
+            with ClientWatch(os.dup(0), lambda: client_left(opened, say)), serving():
                 server.run()
         else:
             serve_http(server, options, say)
@@ -177,6 +180,85 @@ def serve_mcp(
         lean = config.driver.recording == 'lean'
         close_run(run, opened, holder, started, say, options.spec().goal, report=not lean)
     return 0
+
+
+def close_abandoned_runs(out: Path, journal: Path, say: Callable[[str], None]) -> None:
+    """Close the run folders under `out` that earlier servers on `journal` left open: such a
+    server was killed with SIGKILL (no summary, no end event: the next session's resume finds
+    its trial started and never recorded). Called while holding the journal: no live server
+    writes them."""
+    from harness_recording.run_folder import read_events
+
+    from harness_bringup.supervisor import close_abandoned
+
+    if not out.is_dir():
+        return
+    for folder in sorted(out.glob('*-mcp')):
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        events = read_events(folder)
+        begun = next((e for e in events if e.get('type') == 'episode'), {})
+        if Path(str(begun.get('journal', ''))).resolve() != journal.resolve():
+            continue
+        if any(e.get('type') == 'end' for e in events):
+            continue
+        pid = begun.get('pid')
+        died = (
+            f'the harness mcp server (pid {pid}) ended without closing its run folder (killed '
+            'with SIGKILL?); closed by the next server on its journal'
+        )
+        close_abandoned(folder, died, say)
+
+
+class ClientWatch:
+    """Calls `gone()` once when the client's end of the stdio pipe `fd` (a duplicate of the
+    server's standard input, owned here) closes: the client left or was killed. Watches
+    without reading (what the client sent is the transport's)."""
+
+    def __init__(self, fd: int, gone: Callable[[], None]) -> None:
+        self.fd = fd
+        self.gone = gone
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name='client-watch', daemon=True)
+
+    def __enter__(self) -> ClientWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        os.close(self.fd)
+
+    def _watch(self) -> None:
+        import select
+
+        poll = select.poll()
+        # POLLHUP (a pipe with no writer left) is reported whatever the mask; POLLRDHUP for a
+        # socket's peer that shut down.
+        poll.register(self.fd, getattr(select, 'POLLRDHUP', 0))
+        while not self._stop.is_set():
+            for _fd, flags in poll.poll(500):
+                if flags & (select.POLLHUP | select.POLLERR | getattr(select, 'POLLRDHUP', 0)):
+                    self.gone()
+                    return
+                if flags & select.POLLNVAL:  # not a descriptor poll can watch: nothing to do
+                    return
+
+
+def client_left(opened: dict, say: Callable[[str], None]) -> None:
+    """The client's end of the pipe closed: engage the emergency stop at once, so that a call
+    still running moves nothing more (its cell ends at its next motion, refused)."""
+    session, graph = opened.get('session'), opened.get('graph')
+    if session is not None:
+        session.estopped = True
+    if graph is not None:
+        try:
+            graph.estop(True)
+        except Exception as exc:  # the station is going anyway: say so, close the run
+            say(f'the client left; the emergency stop could not be engaged: {exc}')
+            return
+        say('the client left: the emergency stop is engaged')
 
 
 def _warm_up(config: GraphConfig, params: Path, folder: Path, opened: dict) -> None:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -221,6 +222,45 @@ def _recorded_lean(folder: Path) -> bool:
         return False
 
 
+def _append_end(folder: Path, summary: dict) -> None:
+    """The end event of `summary`'s status and detail, as the last line of the run's events
+    (a line the death cut short is ended first: the end event is a line of its own)."""
+    end = {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
+    with open(folder / 'events.jsonl', 'ab+') as out:  # appends, wherever it last read
+        size = out.seek(0, os.SEEK_END)
+        if size:
+            out.seek(size - 1)
+        cut = size > 0 and out.read(1) != b'\n'
+        out.write(b'\n' * cut + json.dumps(end).encode() + b'\n')
+
+
+def close_abandoned(folder: Path, died: str, say: Callable[[str], None]) -> None:
+    """Close the run folder of a process that died with no supervisor left to close it (a
+    `harness mcp` server killed with SIGKILL: its next server on the journal finds it): the
+    program's files moved in, the summary it last wrote kept with the status `error` and
+    `died` as the detail, the end event, what became of the bag, the report."""
+    from harness_recording.run_folder import WORKSPACE, write_summary
+
+    try:
+        collect_program_workspace(folder / WORKSPACE)
+    except OSError as exc:
+        say(f"the program's files of {folder} were not moved in: {exc}")
+    try:
+        summary = json.loads((folder / 'summary.json').read_text())
+    except (OSError, ValueError, RecursionError):
+        summary = None
+    summary = summary if isinstance(summary, dict) else {}
+    summary |= {'status': 'error', 'detail': died, 'written_by': 'supervisor'}
+    summary |= _bag_notes(folder)
+    _append_end(folder, summary)
+    write_summary(folder, summary)
+    say(f'{died}: closed {folder}')
+    if not _recorded_lean(folder):
+        from harness_bringup.run import write_report_safely
+
+        write_report_safely(folder, say)
+
+
 def _finish_killed(folder: Path, output: IO[str] | None) -> None:
     """Make the last parts of the run folder of an episode process killed after its summary
     (it was making them: each is made whole again)."""
@@ -278,14 +318,7 @@ def _close(
         summary |= _bag_notes(folder)
         folder.mkdir(parents=True, exist_ok=True)
         if not ended:
-            end = {'type': 'end', 'status': summary['status'], 'detail': summary['detail']}
-            with open(folder / 'events.jsonl', 'ab+') as out:  # appends, wherever it last read
-                # a line the death cut short is ended first: the end event is a line of its own
-                size = out.seek(0, os.SEEK_END)
-                if size:
-                    out.seek(size - 1)
-                cut = size > 0 and out.read(1) != b'\n'
-                out.write(b'\n' * cut + json.dumps(end).encode() + b'\n')
+            _append_end(folder, summary)
         from harness_recording.run_folder import write_summary
 
         write_summary(folder, summary)

@@ -144,7 +144,7 @@ def turn_text(
     if cell.stopped_by is not None:
         lines += event_lines(cell.stopped_by, tcp_of)
     if cell.restored:
-        lines.append(f'API names the program rebound were restored: {", ".join(cell.restored)}')
+        lines.append(f'Names the program rebound were restored: {", ".join(cell.restored)}')
     lines += [f'Kernel: {inline(note)}' for note in cell.notes]
     if cell.events_handled:
         lines.append(f'Events absorbed by your handlers: {cell.events_handled}')

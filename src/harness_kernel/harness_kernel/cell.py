@@ -17,6 +17,7 @@ process (SIGUSR2 -> CellTimeout here) and kills it if that does not end the cell
 from __future__ import annotations
 
 import ast
+import builtins
 import linecache
 import traceback
 from collections.abc import Callable
@@ -78,8 +79,11 @@ class CellRunner:
     def __init__(self, api: dict[str, Any], flush: Callable[[], None] = lambda: None) -> None:
         self.api = dict(api)
         self.flush = flush
-        self.namespace: dict[str, Any] = {'__name__': '__program__', '__builtins__': __builtins__}
+        self.namespace: dict[str, Any] = {'__name__': '__program__', '__builtins__': builtins}
         self.namespace.update(self.api)
+        # Python's built-ins as the cell found them: a program that rebinds one (print = None
+        # in `builtins`) would break the API's own code and the next cells, the operator's too.
+        self.builtins = dict(vars(builtins))
         self.count = 0
 
     def run(self, code: str) -> CellOutcome:
@@ -115,11 +119,24 @@ class CellRunner:
         return result
 
     def _restore(self) -> list[str]:
+        """The API's names and Python's built-ins as they were bound, each one the cell
+        changed named (built-ins as `builtins.NAME`); built-ins the cell added are removed."""
         restored = []
         for key, value in self.api.items():
             if self.namespace.get(key) is not value:
                 self.namespace[key] = value
                 restored.append(key)
+        if self.namespace.get('__builtins__') is not builtins:
+            self.namespace['__builtins__'] = builtins
+            restored.append('__builtins__')
+        now = vars(builtins)
+        for key in [k for k in now if k not in self.builtins]:
+            del now[key]
+            restored.append(f'builtins.{key}')
+        for key, value in self.builtins.items():
+            if now.get(key, now) is not value:
+                now[key] = value
+                restored.append(f'builtins.{key}')
         return restored
 
 

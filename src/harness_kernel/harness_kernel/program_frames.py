@@ -5,6 +5,7 @@ are checked, text is clipped and made encodable, only known names pass."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,9 @@ from harness_types.scene import LocatedObject
 
 from harness_kernel.api_table import API_NAMES
 from harness_kernel.bounds import program_text
+
+# The built-ins a cell may have rebound (the program's runner puts them back and names them).
+BUILTIN_NAMES = ('__builtins__', *(f'builtins.{name}' for name in dir(builtins)))
 
 
 def program_done(done: dict) -> tuple[str, str, str, list[str]]:
@@ -30,7 +34,7 @@ def program_done(done: dict) -> tuple[str, str, str, list[str]]:
         status,
         program_text(done.get('traceback') or ''),
         program_text(done.get('summary') or ''),
-        [n for n in API_NAMES if n in rebound],
+        [n for n in API_NAMES if n in rebound] + [n for n in BUILTIN_NAMES if n in rebound],
     )
 
 

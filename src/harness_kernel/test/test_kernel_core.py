@@ -102,6 +102,22 @@ def test_api_names_are_restored_and_bad_calls_say_why(make_kernel):
     assert r.status == 'error' and 'needs an object from locate()' in r.traceback
 
 
+def test_built_ins_a_cell_rebinds_are_put_back_for_the_next(make_kernel):
+    """A cell that rebinds Python's built-ins (the whole process's) would break the API's own
+    code and every later cell, an operator's skill action too: they are put back and named."""
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell(
+        'import builtins\nbuiltins.print = None\nbuiltins.extra = 1\n__builtins__.len = None'
+    )
+    assert r.status == 'ok', r.traceback
+    assert {'builtins.print', 'builtins.len'} <= set(r.restored)
+    r = kernel.run_cell('print(len([1, 2]), hasattr(__builtins__, "extra"))\nhome()')
+    assert r.status == 'ok' and r.output == '2 False\n' and r.restored == []
+    assert [c[0] for c in robot.calls] == ['home']
+    r = kernel.run_cell('__builtins__ = {}')
+    assert r.restored == ['__builtins__'] and kernel.run_cell('print(1)').output == '1\n'
+
+
 def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel):
     """Past the program's own checks, straight to the channel: an object whose fields are of
     the wrong types, a point of two numbers for move_eef, a number too big for a float. Each

@@ -7,11 +7,13 @@ the arguments as Python literals). Pure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass, field
 
 from harness_kernel.api_table import API, OPERATOR_NAMES
+from harness_types.config import shown
 
 MAX_PROGRAM_CHARS = 20_000
 
@@ -23,6 +25,12 @@ SKILL_ARGS: dict[str, dict[str, tuple[str, bool]]] = {
         a.name: (a.kind + ('?' if a.optional else ''), a.required)
         for a in API[name].operator_arguments()
     }
+    for name in OPERATOR_NAMES
+}
+# What each argument is when an action leaves it out (the stub's default): an action that
+# gives it is the same action (a retry is one however it is spelt).
+SKILL_DEFAULTS: dict[str, dict] = {
+    name: {a.name: a.default for a in API[name].operator_arguments() if not a.required}
     for name in OPERATOR_NAMES
 }
 SKILLS = tuple(SKILL_ARGS)
@@ -77,14 +85,18 @@ class Action:
 
 
 def _number(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ActionError(f'{name} must be a finite number, not {value!r}')
-    return float(value)
+    number = math.nan
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        with contextlib.suppress(OverflowError):  # an int past a float's range
+            number = float(value)
+    if not math.isfinite(number):
+        raise ActionError(f'{name} must be a finite number, not {shown(value)}')
+    return number
 
 
 def _vector(name: str, value, n: int) -> list[float]:
     if not isinstance(value, list | tuple) or len(value) != n:
-        raise ActionError(f'{name} must be a list of {n} numbers, not {value!r}')
+        raise ActionError(f'{name} must be a list of {n} numbers, not {shown(value)}')
     return [_number(f'{name}[{i}]', v) for i, v in enumerate(value)]
 
 
@@ -101,12 +113,12 @@ def _checked(skill: str, name: str, kind: str, value):
         if not isinstance(value, str) or not value.strip() or len(value) > 200:
             raise ActionError(
                 f'{where} must name an object: a locate() query such as "red cube" or an id '
-                f'from observe, not {value!r}'
+                f'from observe, not {shown(value)}'
             )
-        return value.strip()
+        return ' '.join(value.split())  # (locate() reads the words)
     if kind == 'arm':
         if value not in ('', 'left', 'right'):
-            raise ActionError(f"{where} must be 'left', 'right' or '' (either), not {value!r}")
+            raise ActionError(f"{where} must be 'left', 'right' or '' (either), not {shown(value)}")
         return value
     if kind == 'number':
         return _number(where, value)
@@ -249,7 +261,7 @@ def parse_action(action) -> Action:
     skill = action.get('skill')
     if not isinstance(skill, str) or skill not in SKILL_ARGS:
         raise ActionError(
-            f'unknown skill {skill!r}; an action\'s "skill" is one of {", ".join(SKILLS)} '
+            f'unknown skill {shown(skill)}; an action\'s "skill" is one of {", ".join(SKILLS)} '
             '(or give {"program": ...})'
         )
     table = SKILL_ARGS[skill]
@@ -266,7 +278,9 @@ def parse_action(action) -> Action:
     }
     unknown = sorted(set(given) - set(table))
     if unknown:
-        raise ActionError(f'{skill} has no argument {unknown[0]!r}; it takes {", ".join(table)}')
+        raise ActionError(
+            f'{skill} has no argument {shown(unknown[0])}; it takes {", ".join(table)}'
+        )
     missing = [n for n, (_, required) in table.items() if required and n not in given]
     if missing:
         raise ActionError(f'{skill} needs {", ".join(missing)}')
@@ -277,7 +291,18 @@ def parse_action(action) -> Action:
             raise ActionError('place needs exactly one of into, onto or position')
     if skill == 'push' and not 0 < args['distance'] <= 0.3:
         raise ActionError(f'push.distance must be within (0, 0.3] m, not {args["distance"]}')
+    defaults = SKILL_DEFAULTS[skill]
+    args = {n: v for n, v in args.items() if n not in defaults or v != defaults[n]}
     return Action(skill, dict(sorted(args.items())))
+
+
+def same_action(recorded: dict, action: Action) -> bool:
+    """Whether a journal's `recorded` action (as it was given then) is `action`, each as
+    parse_action reads it (defaults left out, a query's spaces as locate() reads them)."""
+    try:
+        return parse_action(recorded).as_json() == action.as_json()
+    except ActionError:
+        return recorded == action.as_json()
 
 
 # The cell that runs an action: objects are found again by query or id each time (an id from

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from harness_recording.run_folder import RunFolder
 
-from harness_operator.actions import Action
+from harness_operator.actions import Action, same_action
 from harness_operator.budgets import BudgetRefusedError
 from harness_operator.journal import Journal
 
@@ -43,7 +43,7 @@ class Charges:
         """An action run before (the same action, by the journal's trials) with another
         executor is an executor switch; one that did not succeed before is a retry. Every
         class the call falls in is decided first, then spent."""
-        same = [t for t in self.journal.state.trials.values() if t.action == action.as_json()]
+        same = [t for t in self.journal.state.trials.values() if same_action(t.action, action)]
         classes = []
         if any(t.executor != executor for t in same):
             classes.append(('executor_switch', f'{action.describe()} with {executor}'))

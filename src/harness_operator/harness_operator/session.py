@@ -34,6 +34,7 @@ from harness_recording.run_folder import RunFolder
 from harness_recording.trial_data import decoded, observed_span, trial_of
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
+from harness_types.config import shown
 
 from harness_operator.actions import (
     OBJECT_ARGS,
@@ -44,6 +45,7 @@ from harness_operator.actions import (
     parse_action,
     policy_source,
     query_of,
+    same_action,
 )
 from harness_operator.budgets import BudgetRefusedError, OperatorBudgets
 from harness_operator.charges import Charges
@@ -54,6 +56,7 @@ from harness_operator.trial import TrialRecord, executor_status
 from harness_operator.undo import UNDO, inverse_of
 
 EXECUTORS = ('auto', 'skill')
+MAX_KEY = 200  # characters of an action's key
 
 
 class OperatorError(RuntimeError):
@@ -286,7 +289,7 @@ class OperatorSession:
             self.journal.refresh()
             record = self.journal.state.trials.get(key)
             if record is None:
-                raise OperatorError(f'no trial has the key {key!r}')
+                raise OperatorError(f'no trial has the key {shown(key)}')
             if record.verdict not in ('ambiguous', 'stale'):
                 raise OperatorError(
                     f'trial {record.trial_id} is {record.verdict}: only an ambiguous or stale '
@@ -331,8 +334,13 @@ class OperatorSession:
                     f'{last.no_inverse or "it has no inverse"}'
                 )
             self._refuse_if_done()
+            self._refuse_if_spent()
+            key = f'{UNDO}{last.key}'
+            if key in self.journal.state.trials:
+                raise OperatorError(f'{last.trial_id} was undone already ({key})')
+            self._checked(last.inverse, 'skill')  # (refused here, before the budget is spent)
             self.charges.charge('undo', f'undo {last.trial_id}')
-            record = self._do(last.inverse, 'skill', f'{UNDO}{last.key}')
+            record = self._do(last.inverse, 'skill', key, undo=True)
             out = {'undone': last.trial_id, 'inverse': last.inverse, 'trial': record.as_dict()}
             self.journal.write({'type': 'event', 'what': 'undo', 'of': last.key})
             self.run.event({'type': 'operator', 'what': 'undo', 'of': last.trial_id})
@@ -361,10 +369,10 @@ class OperatorSession:
         journaled, so a later session keeps it. 'auto' as the executor clears it."""
         with self._lock:
             if skill not in SKILLS:
-                raise OperatorError(f'skill must be one of {", ".join(SKILLS)}, not {skill!r}')
+                raise OperatorError(f'skill must be one of {", ".join(SKILLS)}, not {shown(skill)}')
             if executor not in self.executors():
                 raise OperatorError(
-                    f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
+                    f'executor must be one of {", ".join(self.executors())}, not {shown(executor)}'
                 )
             policy = executor.split(':', 1)[1] if executor.startswith('policy:') else ''
             self.journal.write(
@@ -431,7 +439,11 @@ class OperatorSession:
 
     def budgets_left(self) -> dict:
         self.journal.refresh()
-        return {'left': self.budgets.left(), 'limits': self.budgets.limits}
+        return {
+            'left': self.budgets.left(),
+            'limits': self.budgets.limits,
+            'steps_left': self.steps_left(),
+        }
 
     # Inside --------------------------------------------------------------------------------
 
@@ -441,20 +453,36 @@ class OperatorSession:
         if self.estopped:
             raise OperatorError('the emergency stop is engaged: release it (estop engage=false)')
 
-    def _do(self, action_json, executor: str, key: str) -> TrialRecord:
+    def steps_left(self) -> int:
+        """Control ticks left before the task's step limit ends every motion."""
+        return max(0, self.task.step_limit - self.station.robot().step)
+
+    def _refuse_if_spent(self) -> None:
+        if self.steps_left() == 0:
+            raise OperatorError(
+                f"the task's step limit ({self.task.step_limit} control ticks) is spent: "
+                'nothing can move any more; finish (or start a new run: harness mcp --new)'
+            )
+
+    def _do(self, action_json, executor: str, key: str, undo: bool = False) -> TrialRecord:
+        """Run one action as a trial under `key` (an undo's own key, `undo:KEY`, only with
+        `undo`)."""
         self.journal.refresh()
-        if not isinstance(key, str) or not key.strip() or len(key) > 200:
-            raise OperatorError('key must be a non-empty string (at most 200 characters)')
+        if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
+            raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
+        if key.startswith(UNDO) != undo:
+            raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
         action, executor = self._checked(action_json, executor)
         known = self.journal.state.trials.get(key)
         if known is not None:
-            if known.action != action.as_json():
+            if not same_action(known.action, action):
                 raise OperatorError(
-                    f'the key {key!r} was used for another action ({known.task}): a key names '
-                    'one step'
+                    f'the key {shown(key)} was used for another action ({known.task}): a key '
+                    'names one step'
                 )
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
+        self._refuse_if_spent()
         self.charges.for_action(action, executor)
         before = self.sight.fresh() if self._needs_before(action) else None
         robot = self.station.robot()
@@ -474,6 +502,9 @@ class OperatorSession:
         self._track(action, arm, verdict.verdict)
         self._trials_this_session += 1
         inverse, no_inverse = inverse_of(action, arm, verdict.verdict, before, robot)
+        if self.station.robot().step == start_step:  # no tick ran: there is nothing to undo
+            inverse, no_inverse = None, 'nothing moved (no control tick ran)'
+
         record = TrialRecord(
             trial_id=trial_id,
             key=key,
@@ -515,7 +546,7 @@ class OperatorSession:
         """The parsed action and the executor that runs it; OperatorError says what is wrong."""
         if executor not in self.executors():
             raise OperatorError(
-                f'executor must be one of {", ".join(self.executors())}, not {executor!r}'
+                f'executor must be one of {", ".join(self.executors())}, not {shown(executor)}'
             )
         try:
             action = parse_action(action_json)
@@ -524,7 +555,7 @@ class OperatorSession:
         if action.skill == 'policy':
             if action.args['policy'] not in self.policies:
                 known = ', '.join(self.policies) or 'none (harness mcp --policies)'
-                raise OperatorError(f'no policy {action.args["policy"]!r}; policies: {known}')
+                raise OperatorError(f'no policy {shown(action.args["policy"])}; policies: {known}')
             executor = f'policy:{action.args["policy"]}'
         if executor == 'auto':
             executor = preferred_executor(self.preferences(), action.skill)
@@ -609,6 +640,7 @@ class OperatorSession:
             'instruction': self.instruction,
             **evidence_json(e),
             'budgets_left': self.budgets.left(),
+            'steps_left': self.steps_left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
 

@@ -129,3 +129,29 @@ def test_null_for_an_argument_that_may_be_null_is_the_argument_left_out():
     assert a.args == {'into': 'blue bowl'}
     with pytest.raises(ActionError, match='exactly one of into, onto or position'):
         parse_action({'skill': 'place', 'into': None})
+
+
+def test_numbers_past_a_floats_range_and_huge_values_are_refused_in_one_short_line():
+    with pytest.raises(ActionError, match='must be a finite number'):
+        parse_action({'skill': 'move_eef', 'position': [10**400, 0, 0]})
+    for action in (
+        {'skill': 'pick', 'obj': 'x' * 10_000_000},
+        {'skill': 'x' * 10_000_000},
+        {'skill': 'pick', 'obj': 'cube', 'y' * 10_000_000: 1},
+        {'skill': 'pick', 'obj': 'cube', 'arm': 'z' * 10_000_000},
+    ):
+        with pytest.raises(ActionError) as info:
+            parse_action(action)
+        assert len(str(info.value)) < 500, str(info.value)[:200]
+
+
+def test_an_action_spelt_with_its_defaults_or_extra_spaces_is_the_same_action():
+    """A retry is the same action however it is spelt (the retry budget counts it)."""
+    plain = parse_action({'skill': 'pick', 'obj': 'red cube'})
+    for spelt in (
+        {'skill': 'pick', 'obj': 'red cube', 'arm': ''},
+        {'skill': 'pick', 'obj': 'red cube', 'lift': 0.12},
+        {'skill': 'pick', 'obj': '  red   cube '},
+    ):
+        assert parse_action(spelt).as_json() == plain.as_json()
+    assert parse_action({'skill': 'pick', 'obj': 'red cube', 'lift': 0.2}) != plain

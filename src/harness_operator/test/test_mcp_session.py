@@ -363,6 +363,68 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     assert any(r['type'] == 'dispatch' and r['key'] == 'long' for r in records)
 
 
+def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path):
+    """The client is killed while a program of many motions runs (its end of the pipe
+    closes): the emergency stop is engaged at once, so the program's next motion is refused
+    and the server ends, rather than running every motion of the program first."""
+    from mcp_types import LATEST_PROTOCOL_VERSION
+
+    params = server(tmp_path, tmp_path / 'runs' / 'j.jsonl')
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        env=params.env,
+        cwd=params.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / 'server.log', 'w'),
+    )
+    program = (
+        'import time\nfor i in range(30):\n'
+        "    move_eef([0.3, -0.2 + 0.05 * (i % 2), 1.0], arm='right')\n    time.sleep(0.5)\n"
+    )
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps({'jsonrpc': '2.0', **message}) + '\n').encode())
+        proc.stdin.flush()
+
+    try:
+        info = {'name': 'dying-client', 'version': '0'}
+        send(
+            {
+                'id': 1,
+                'method': 'initialize',
+                'params': {'protocolVersion': LATEST_PROTOCOL_VERSION},
+            }
+            | {'capabilities': {}, 'clientInfo': info}
+        )
+        assert json.loads(proc.stdout.readline())['id'] == 1
+        send({'method': 'notifications/initialized'})
+        action = {'action': {'program': program}, 'key': 'moves'}
+        send(
+            {'id': 2, 'method': 'tools/call'}
+            | {'params': {'name': 'do_action', 'arguments': action}}
+        )
+        deadline = time.monotonic() + 120
+
+        def moves() -> int:
+            logs = list((tmp_path / 'runs').glob('*-mcp/kernel.log'))
+            return logs[0].read_text().count('"call": "move_eef"') if logs else 0
+
+        while moves() < 1:
+            assert proc.poll() is None and time.monotonic() < deadline, 'no motion began'
+            time.sleep(0.05)
+        proc.stdin.close()  # the client is gone
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert moves() <= 3, moves()  # (30 once the program had run to its end)
+    (run,) = (tmp_path / 'runs').glob('*-mcp')
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'session_ended', summary
+    assert 'the client left: the emergency stop is engaged' in (tmp_path / 'server.log').read_text()
+
+
 def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path):
     """A client that lists the tools and leaves: the station, started for it, is never used,
     and the run folder says why it holds no trial (with the session's task), not that

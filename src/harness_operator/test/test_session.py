@@ -355,3 +355,46 @@ def test_a_preference_is_followed_while_its_policy_is_the_version_it_was_set_for
     assert second.preferences()[0]['verified'] and second.journal_view()['preferences']
     second.prefer('auto', 'pick')
     assert second.preferences() == []
+
+
+def test_a_retry_spelt_another_way_still_spends_the_retry_budget(session):
+    session.station.next_event = SKILL_ERROR
+    session.do_action(PICK, 'auto', 'k1')
+    session.do_action({**PICK, 'arm': ''}, 'auto', 'k2')  # the one retry
+    for spelt in ({**PICK, 'lift': 0.12}, {'skill': 'pick', 'obj': ' green  block'}):
+        with pytest.raises(BudgetRefusedError, match='retry budget is exhausted'):
+            session.do_action(spelt, 'auto', 'k3')
+
+
+def test_an_undo_that_cannot_run_spends_nothing(session):
+    """Its key is checked before its budget is spent: a key of 200 characters leaves no room
+    for the undo's prefix, and `undo:` keys are the undo's own."""
+    long_key = 'k' * 200
+    session.do_action(PICK, key=long_key)
+    out = session.undo()  # the undo's own key may pass 200 characters
+    assert out['trial']['key'] == f'undo:{long_key}' and out['budgets_left']['undo'] == 1
+    with pytest.raises(OperatorError, match="keys that begin with 'undo:' are the undo's own"):
+        session.do_action(PICK, key='undo:m3')
+    assert session.budgets.left()['undo'] == 1
+
+
+def test_once_the_step_limit_is_spent_actions_are_refused_and_said(session):
+    limit = TASKS['place_in_bowl'].step_limit
+    assert session.budgets_left()['steps_left'] == limit
+    session.do_action(PICK, key='p1')
+    session.station.step = limit
+    assert session.budgets_left()['steps_left'] == 0
+    with pytest.raises(OperatorError, match=f'step limit \\({limit} control ticks\\) is spent'):
+        session.do_action({'skill': 'home'}, key='h1')
+    with pytest.raises(OperatorError, match='step limit'):
+        session.undo()
+    assert session.budgets.left()['undo'] == 2 and 'h1' not in session.journal.state.trials
+
+
+def test_an_action_during_which_no_tick_ran_has_no_inverse(session):
+    session.do_action({'program': 'run_controller(lambda obs: {})'}, key='r1')  # (no tick here)
+    session.do_action({'skill': 'move_eef', 'position': [0.1, 0.2, 0.3], 'arm': 'left'}, key='m')
+    session.station.run_cell = lambda code, timeout: CellResult('ok')  # nothing moves now
+    session.do_action({'skill': 'move_eef', 'position': [0.2, 0.2, 0.3], 'arm': 'left'}, key='n')
+    with pytest.raises(OperatorError, match='nothing moved'):
+        session.undo()
