@@ -18,6 +18,10 @@ from harness_types.scene import LocatedObject
 from harness_kernel.api_table import ApiName
 from harness_kernel.bounds import program_text
 
+# Numbers whose 0 means "the skill's default" and that no negative value makes sense for (the
+# skills took one as the default without a word).
+NOT_NEGATIVE = frozenset(('speed', 'max_seconds'))
+
 
 def checked(entry: ApiName, arguments: dict) -> dict:
     """`arguments` (bound to the stub, defaults applied) checked by kind."""
@@ -28,7 +32,16 @@ def checked(entry: ApiName, arguments: dict) -> dict:
             out[name] = None
         else:
             out[name] = _checked(argument.kind, value, entry.where(name))
+            if argument.kind == 'number':
+                not_negative(name, out[name], entry.where(name))
     return out
+
+
+def not_negative(name: str, number: float, where: str) -> float:
+    """`number`, or ValueError when argument `name` is one of NOT_NEGATIVE and it is below 0."""
+    if name in NOT_NEGATIVE and number < 0:
+        raise ValueError(f'{where}: must be 0 (the default) or more, not {number}')
+    return number
 
 
 def _checked(kind: str, value: Any, where: str) -> Any:

@@ -35,7 +35,7 @@ from harness_kernel.bounds import (
     bounded_record,
     program_text,
 )
-from harness_kernel.call_arguments import checked, finite
+from harness_kernel.call_arguments import checked, finite, not_negative
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
 from harness_kernel.foresight import Foresight
@@ -384,6 +384,8 @@ class Kernel:
         for key, value in arguments.items():  # (a skill's own checks take only its goal's)
             if isinstance(value, float):
                 finite(value, f'{name}({key}=)')
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                not_negative(key, value, f'{name}({key}=)')
         if name == 'run_policy':  # the catalogue's entry goes with the goal
             arguments.update(
                 self.learned.policy_arguments(arguments['name'], arguments['instruction'])

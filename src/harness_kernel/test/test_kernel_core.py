@@ -98,6 +98,8 @@ def test_api_names_are_restored_and_bad_calls_say_why(make_kernel):
     assert r.status == 'error' and "unexpected keyword argument 'elbow'" in r.traceback
     r = kernel.run_cell('move_joints(["a"] * 6)')
     assert r.status == 'error' and 'ValueError' in r.traceback
+    r = kernel.run_cell('move_eef([0.3, 0, 1], max_seconds=-1)')
+    assert r.status == 'error' and 'max_seconds=): must be 0 (the default) or more' in r.traceback
     r = kernel.run_cell('pick("the cube")')
     assert r.status == 'error' and 'needs an object from locate()' in r.traceback
 

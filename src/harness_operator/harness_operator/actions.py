@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from harness_kernel.api_table import API, OPERATOR_NAMES
+from harness_kernel.call_arguments import NOT_NEGATIVE
 from harness_types.config import shown
 
 MAX_PROGRAM_CHARS = 20_000
@@ -289,6 +290,9 @@ def parse_action(action) -> Action:
         targets = [n for n in ('into', 'onto', 'position') if n in args]
         if len(targets) != 1:
             raise ActionError('place needs exactly one of into, onto or position')
+    for name in NOT_NEGATIVE & set(args):
+        if isinstance(args[name], float) and args[name] < 0:
+            raise ActionError(f'{skill}.{name} must be 0 (the default) or more, not {args[name]:g}')
     if skill == 'push' and not 0 < args['distance'] <= 0.3:
         raise ActionError(f'push.distance must be within (0, 0.3] m, not {args["distance"]}')
     defaults = SKILL_DEFAULTS[skill]

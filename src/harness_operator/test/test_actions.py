@@ -45,6 +45,10 @@ def test_a_hostile_object_name_stays_a_string_literal():
         ({'skill': 'push', 'obj': 'c', 'direction': [1], 'distance': 0.1}, 'list of 2'),
         ({'skill': 'push', 'obj': 'c', 'direction': [1, 0], 'distance': 2}, 'within (0, 0.3]'),
         ({'skill': 'move_eef', 'arm': 'left'}, 'move_eef needs position'),
+        (
+            {'skill': 'move_eef', 'position': [0, 0, 1], 'speed': -5},
+            'speed must be 0 (the default)',
+        ),
         ({'program': 'def (:'}, 'does not compile'),
         ({'program': ''}, 'text of a Python cell'),
         ({'program': 'x = 1', 'key': 'k'}, 'only "program"'),
