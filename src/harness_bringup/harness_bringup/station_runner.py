@@ -301,6 +301,11 @@ class StationRunner:
         if left:
             with self._lock:
                 self._finishing.append(self._finisher.submit(self._finish, run, left, log))
+        if broken == 'interrupted' and not interrupted:
+            # Signalled from outside the bench (a SIGTERM or SIGINT to the station alone): the
+            # station failed under the episode, which the user did not interrupt.
+            broken = 'the station process was interrupted by a signal the bench did not send'
+            died = True
         if broken:
             if not interrupted:  # (an interrupted bench starts no next episode)
                 say(f'{broken}: a new station serves the next episode')

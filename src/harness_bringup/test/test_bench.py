@@ -301,9 +301,23 @@ def test_episodes_the_model_service_failed_are_not_run_not_failures():
     failed = summary('a', 1, False)
     failed['status'] = 'model_service_failed'
     cut = summary('a', 2, False) | {'status': 'interrupted'}  # a Ctrl-C to the bench ended it
-    tables = bench_tables([summary('a', 0, True), failed, cut])
+    tables = bench_tables([summary('a', 0, True, wall=2.0), failed, cut])
     a = tables['tasks']['a']
     assert a['episodes'] == 1 and a['not_run'] == 2 and a['success_rate'] == 1.0
+    # their wall time is not the task's: the one that ran took 2 s
+    assert tables['timing']['tasks']['a'] == {'wall_seconds_mean': 2.0, 'wall_seconds_max': 2.0}
+
+
+def test_a_task_none_of_whose_episodes_ran_has_no_rates():
+    """0.0 would read as a task that failed every time."""
+    cut = summary('b', 0, False) | {'status': 'interrupted'}
+    tables = bench_tables([summary('a', 0, True), cut])
+    b = tables['tasks']['b']
+    assert (b['episodes'], b['not_run']) == (0, 1)
+    assert b['success_rate'] is None and b['score'] is None and b['env_steps'] is None
+    assert tables['timing']['tasks']['b']['wall_seconds_mean'] is None
+    text = markdown(tables)
+    assert '| b | 0 | 1 | n/a | n/a | n/a |' in text and '| b | n/a | n/a |' in text
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])

@@ -226,6 +226,29 @@ def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
     assert summary['episode_process_seconds']['station_graph_start'] > 0
 
 
+def test_a_station_terminated_alone_is_a_station_failure_and_its_episode_runs_again(tmp_path):
+    """A SIGTERM to the station (not the bench's Ctrl-C): nobody interrupted the episode; its
+    station failed under it, and it runs again on a new one."""
+    runner = StationRunner(tmp_path / 'stations')
+    folder = tmp_path / 'episodes' / 'lift_cube'
+    job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG))
+    terminator, terminated = _act_on_the_first_station(
+        runner, folder, 'events.jsonl', lambda station: station.process.terminate()
+    )
+    try:
+        summary = runner(job, folder, Interrupts())
+    finally:
+        runner.close()
+    terminator.join(timeout=5)
+    assert terminated.is_set()
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    assert len(runs) == 2, runs
+    failed = json.loads((runs[0] / 'summary.json').read_text())
+    assert failed['status'] == 'station_failed', failed
+    assert 'a signal the bench did not send' in failed['station_failed']
+    assert summary['outcome']['success'] and summary['retry_of'], summary
+
+
 def test_an_episode_interrupted_while_its_station_starts_is_closed_as_configured(tmp_path):
     """A Ctrl-C while the station's graph starts: the run folder has the episode's
     params.yaml (written before the graph starts), so it is closed as its recording level

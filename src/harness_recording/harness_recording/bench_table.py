@@ -48,8 +48,9 @@ RESULT_COLUMNS = (
 )
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _mean(values: list[float], digits: int) -> float | None:
+    """The mean rounded to `digits`; None (n/a in the tables) when nothing ran to average."""
+    return round(sum(values) / len(values), digits) if values else None
 
 
 def _row(all_episodes: list[dict]) -> dict:
@@ -60,14 +61,14 @@ def _row(all_episodes: list[dict]) -> dict:
     return {
         'episodes': len(episodes),
         'not_run': len(all_episodes) - len(episodes),
-        'success_rate': round(_mean([float(bool(o.get('success'))) for o in outcomes]), 3),
-        'score': round(_mean([float(o.get('score') or 0.0) for o in outcomes]), 3),
-        'model_calls': round(_mean([e.get('model_calls', 0) for e in episodes]), 2),
+        'success_rate': _mean([float(bool(o.get('success'))) for o in outcomes], 3),
+        'score': _mean([float(o.get('score') or 0.0) for o in outcomes], 3),
+        'model_calls': _mean([e.get('model_calls', 0) for e in episodes], 2),
         'decisions': {r: n for r, n in decisions.items() if n},
         'input_tokens': sum((e.get('tokens') or {}).get('input', 0) for e in episodes),
         'output_tokens': sum((e.get('tokens') or {}).get('output', 0) for e in episodes),
         'cost_usd': None if any(c is None for c in costs) else round(sum(costs), 6),
-        'env_steps': round(_mean([e.get('env_steps') or 0 for e in episodes]), 1),
+        'env_steps': _mean([e.get('env_steps') or 0 for e in episodes], 1),
     }
 
 
@@ -90,10 +91,11 @@ def _detail(summary: dict) -> str:
 
 
 def _timing(episodes: list[dict]) -> dict:
-    walls = [e.get('wall_seconds', 0.0) for e in episodes]
+    """The wall time of the episodes that ran (one not run took none of its own)."""
+    walls = [e.get('wall_seconds') or 0.0 for e in episodes if not is_not_run(e)]
     return {
-        'wall_seconds_mean': round(_mean(walls), 2),
-        'wall_seconds_max': round(max(walls, default=0.0), 2),
+        'wall_seconds_mean': _mean(walls, 2),
+        'wall_seconds_max': round(max(walls), 2) if walls else None,
     }
 
 
@@ -373,10 +375,11 @@ def markdown(tables: dict) -> str:
         for column, rows in tables['division'].items():
             for task, row in rows.items():
                 name = '**overall**' if task == 'overall' else task
+                numbers = ('episodes', 'not_run', 'success_rate', 'score', 'model_calls')
                 lines.append(
-                    f'| {name} | {column} | {row["episodes"]} | {row["not_run"]} | '
-                    f'{row["success_rate"]} | {row["score"]} | {row["model_calls"]} | '
-                    f'{row["env_steps"]} |'
+                    f'| {name} | {column} | '
+                    + ' | '.join(cell_text(row[c]) for c in (*numbers, 'env_steps'))
+                    + ' |'
                 )
     if tables.get('ladder'):
         lines += [
@@ -389,9 +392,9 @@ def markdown(tables: dict) -> str:
         ]
         for interface, row in tables['ladder'].items():
             lines.append(
-                f'| {interface} | {row["episodes"]} | {row["success_rate"]} | '
-                f'{row["model_calls"]} | {row["input_tokens"]} | {row["request_characters"]} | '
-                f'{cell_text(row["decisions"])} |'
+                f'| {interface} | {row["episodes"]} | {cell_text(row["success_rate"])} | '
+                f'{cell_text(row["model_calls"])} | {row["input_tokens"]} | '
+                f'{row["request_characters"]} | {cell_text(row["decisions"])} |'
             )
     ladder = bool(tables.get('ladder'))
     lines += [
@@ -417,7 +420,9 @@ def markdown(tables: dict) -> str:
         ('**overall**', tables['timing']['overall'])
     ]
     for task, t in timing:
-        lines.append(f'| {task} | {t["wall_seconds_mean"]} | {t["wall_seconds_max"]} |')
+        lines.append(
+            f'| {task} | {cell_text(t["wall_seconds_mean"])} | {cell_text(t["wall_seconds_max"])} |'
+        )
     for note in timing_notes(tables):
         lines += ['', note]
     return '\n'.join(lines) + '\n'
