@@ -35,16 +35,31 @@ from harness_bringup.station_graph import GraphStartError, StationGraph
 from harness_types import names
 
 
-def _recorder_matched(publishers: list[tuple[Node, Publisher]]) -> bool:
+def _recorder_matched(
+    publishers: list[tuple[Node, Publisher]], gone: frozenset[tuple[int, ...]] = frozenset()
+) -> bool:
     """Whether each publisher has matched the recorder (and every other subscription the
-    graph lists for its topic)."""
+    graph lists for its topic). `gone`: the subscriptions (endpoint GIDs) of recorders that
+    were replaced: a killed one stays listed, and matched, until its lease runs out."""
     for node, publisher in publishers:
         listed = node.get_subscriptions_info_by_topic(publisher.topic_name)
-        if not any(s.node_name == names.RECORDER for s in listed):
+        if not any(
+            s.node_name == names.RECORDER and tuple(s.endpoint_gid) not in gone for s in listed
+        ):
             return False
         if publisher.get_subscription_count() < len(listed):
             return False
     return True
+
+
+def recorder_subscriptions(publishers: list[tuple[Node, Publisher]]) -> set[tuple[int, ...]]:
+    """The endpoint GIDs of the recorder's subscriptions to the publishers' topics."""
+    return {
+        tuple(s.endpoint_gid)
+        for node, publisher in publishers
+        for s in node.get_subscriptions_info_by_topic(publisher.topic_name)
+        if s.node_name == names.RECORDER
+    }
 
 
 class EpisodeGraph(StationGraph):
@@ -69,6 +84,8 @@ class EpisodeGraph(StationGraph):
         self._recorder_out = None
         # the worker's state_messages_published as a bag opened (None: not known, attached)
         self._states_at_bag: dict[str, int] | None = None
+        # the subscriptions of recorders replaced (killed or stopped): not the recorder's now
+        self._replaced_recorders: frozenset[tuple[int, ...]] = frozenset()
         self.foxglove = None  # the live view's bridge, when served
         # Perception passes the verifier's eyes and the kernel share (passes_folder.py).
         self._passes_held: PassesFolder | None = None
@@ -233,7 +250,8 @@ class EpisodeGraph(StationGraph):
     def wait_matched(self, publishers: list[tuple[Node, Publisher]], deadline: float) -> None:
         """Wait until each of `publishers` reaches the recorder; a bag_warning when one does not
         by `deadline` (time.monotonic())."""
-        if not self._recorder_waited(lambda: _recorder_matched(publishers), deadline):
+        gone = self._replaced_recorders
+        if not self._recorder_waited(lambda: _recorder_matched(publishers, gone), deadline):
             self.notes['bag_warning'] = (
                 'the recorder had not matched every topic when the episode started: '
                 'the first messages of some topics may be missing'

@@ -37,7 +37,7 @@ from harness_recording.recording_notes import RECORDER_OUTPUT, judge_recording, 
 from harness_types.config import DriverConfig, GraphConfig
 from harness_types.process import process_stopped
 
-from harness_bringup.episode_graph import EpisodeGraph
+from harness_bringup.episode_graph import EpisodeGraph, recorder_subscriptions
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.passes_folder import note_passes_folder
 from harness_bringup.processes import child_environment, wait_or_kill
@@ -266,6 +266,8 @@ class WarmGraph(EpisodeGraph):
             time.sleep(0.005)
         code = None
         if not complete:  # replaced; stopped first, it closes the bag it holds
+            replaced = recorder_subscriptions(self._recorded_publishers())
+            self._replaced_recorders = self._replaced_recorders | replaced
             code = self._end_recorder(stop=True)
             self._launch_recorder()
         report = recorder_report(out)

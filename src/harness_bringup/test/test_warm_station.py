@@ -421,6 +421,31 @@ def test_a_bag_short_of_a_published_state_is_said_incomplete(tmp_path, monkeypat
     assert whole['bag'] == 'bag' and 'bag_error' not in whole, whole
 
 
+def test_the_episode_after_a_killed_recorder_has_a_whole_bag(tmp_path):
+    """The recorder is killed mid-episode: that bag is said incomplete, the recorder replaced,
+    and the next episode waits for the new one (the killed one stays listed, and matched,
+    until its lease runs out), so its bag holds its first state."""
+    use_wheels_ament_prefix()
+    config = _config()
+    params = config.write(tmp_path / 'params.yaml')
+    summaries = []
+    with WarmGraph(params, tmp_path, record=True) as graph:
+        killed = []
+
+        def kill_the_recorder(line: str) -> None:
+            if 'running the program' in line and not killed:
+                killed.append(graph.recorder.pid)
+                os.kill(graph.recorder.pid, signal.SIGKILL)
+
+        for name, log in (('killed', kill_the_recorder), ('next', lambda _m: None)):
+            run = tmp_path / name
+            run_episode(_prepared(config, 'lift_cube'), run, log, GraphOptions(), graph)
+            summaries.append(json.loads((run / 'summary.json').read_text()))
+    first, second = summaries
+    assert killed and first['bag_incomplete'] is True, first
+    assert second['bag'] == 'bag' and 'bag_error' not in second, second
+
+
 def test_an_execution_left_running_ends_before_the_next_episode(tmp_path):
     """An execution the last episode left running (a cell the kernel no longer waits for) ends
     under the emergency stop before the next episode begins, and the stop is released: the
