@@ -96,29 +96,22 @@ class CellRunner:
             compiled = compile(compiled, name, 'exec')
         except (SyntaxError, ValueError) as exc:
             text = ''.join(traceback.format_exception_only(type(exc), exc))
-            return CellOutcome('error', traceback=text, restored=self._restore())
+            return CellOutcome('error', traceback=text, restored=self.restore())
+        ended: BaseException | None = None
         try:
             try:
                 exec(compiled, self.namespace)
             finally:
+                # first: what follows (the flush, the traceback) may use a built-in it broke
+                restored = self.restore()
                 self.flush()
-            result = CellOutcome('ok')
-        except Finished as f:
-            result = CellOutcome('finished', summary=str(f.summary))
-        except Escalation:
-            result = CellOutcome('escalated')
-        except EpisodeEnded:
-            result = CellOutcome('episode_ended')
-        except CellTimeout:
-            result = CellOutcome('error', traceback='CellTimeout')
-        except HandlerError as exc:
-            result = CellOutcome('error', traceback=str(exc))
         except BaseException as exc:
-            result = CellOutcome('error', traceback=program_traceback(exc))
-        result.restored = self._restore()
+            ended = exc
+        result = _outcome(ended)
+        result.restored = restored
         return result
 
-    def _restore(self) -> list[str]:
+    def restore(self) -> list[str]:
         """The API's names and Python's built-ins as they were bound, each one the cell
         changed named (built-ins as `builtins.NAME`); built-ins the cell added are removed."""
         restored = []
@@ -129,7 +122,7 @@ class CellRunner:
         if self.namespace.get('__builtins__') is not builtins:
             self.namespace['__builtins__'] = builtins
             restored.append('__builtins__')
-        now = vars(builtins)
+        now = builtins.__dict__  # (not vars(): the cell may have rebound it)
         for key in [k for k in now if k not in self.builtins]:
             del now[key]
             restored.append(f'builtins.{key}')
@@ -138,6 +131,23 @@ class CellRunner:
                 now[key] = value
                 restored.append(f'builtins.{key}')
         return restored
+
+
+def _outcome(ended: BaseException | None) -> CellOutcome:
+    """What a cell that ended with `ended` (None: it ran to its end) did."""
+    if ended is None:
+        return CellOutcome('ok')
+    if isinstance(ended, Finished):
+        return CellOutcome('finished', summary=str(ended.summary))
+    if isinstance(ended, Escalation):
+        return CellOutcome('escalated')
+    if isinstance(ended, EpisodeEnded):
+        return CellOutcome('episode_ended')
+    if isinstance(ended, CellTimeout):
+        return CellOutcome('error', traceback='CellTimeout')
+    if isinstance(ended, HandlerError):
+        return CellOutcome('error', traceback=str(ended))
+    return CellOutcome('error', traceback=program_traceback(ended))
 
 
 def program_traceback(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -64,14 +65,16 @@ from harness_types.wait import (
     InFlight,
     ResultExpiredError,
     wait_future,
-    wait_future_serving,
     wait_goal_result,
+    wait_goal_taken,
 )
 from rclpy.action import ActionClient, ActionServer
+from rclpy.action.client import ClientGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.utilities import get_default_context
+from unique_identifier_msgs.msg import UUID
 from visualization_msgs.msg import MarkerArray
 
 from harness_kernel.api_table import API, enabled_names
@@ -157,13 +160,20 @@ class RosRobot:
         self.counter += 1
         goal.options.reactive = bool(reactive or API[skill].reactive)
         goal.options.execution_id = f'{skill}-{self.counter}'
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         try:
-            handle = wait_future_serving(
-                client.send_goal_async(goal), self.wait_s, pump.serve, pump.wake
+            handle, taken_before = wait_goal_taken(
+                lambda: client.send_goal_async(goal, goal_uuid=goal_id),
+                self.wait_s,
+                pump.serve,
+                pump.wake,
             )
         except TimeoutError:
             raise RuntimeError(f'the skill server did not take the {skill} goal') from None
-        if not handle.accepted:
+        if taken_before:  # the first request's answer was lost: the goal runs; its result
+            accepted = spec.action.Impl.SendGoalService.Response(accepted=True)
+            handle = ClientGoalHandle(client, goal_id, accepted)
+        elif not handle.accepted:
             raise RuntimeError(f'{names.skill_action(skill)} refused the goal')
         bound = result_bound(float(args.get('max_seconds') or 0.0), self.wait_s)
         try:

@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             outcome = runner.run(str(message.get('code', '')))
         except BaseException as exc:  # a timeout signal that landed outside the program
             outcome = CellOutcome('error', traceback=type(exc).__name__)
+            with contextlib.suppress(BaseException):
+                outcome.restored = runner.restore()
         with contextlib.suppress(BaseException):  # the program broke its own stdout
             flush()
         channel.send({'op': 'done', 'cell': message.get('cell'), **asdict(outcome)})

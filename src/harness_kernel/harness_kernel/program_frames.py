@@ -5,7 +5,7 @@ are checked, text is clipped and made encodable, only known names pass."""
 
 from __future__ import annotations
 
-import builtins
+import re
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,16 @@ from harness_types.scene import LocatedObject
 from harness_kernel.api_table import API_NAMES
 from harness_kernel.bounds import program_text
 
-# The built-ins a cell may have rebound (the program's runner puts them back and names them).
-BUILTIN_NAMES = ('__builtins__', *(f'builtins.{name}' for name in dir(builtins)))
+# A built-in a cell rebound, added or removed (the program's runner puts them back as they
+# were and names them).
+_BUILTIN = re.compile(r'builtins\.[A-Za-z_][A-Za-z0-9_]{0,99}')
 
 
 def program_done(done: dict) -> tuple[str, str, str, list[str]]:
     """The program's own account of its cell (its 'done' frame) as data: a status among the
     known ones (the kernel decides the one it reports), the traceback and summary clipped and
-    encodable, and the rebound names only where they are API names."""
+    encodable, and the rebound names only where they are API names or built-ins (at most 50
+    of those)."""
     status = done.get('status')
     status = status if isinstance(status, str) and status in STATUSES else 'error'
     raw = done.get('restored')
@@ -34,7 +36,8 @@ def program_done(done: dict) -> tuple[str, str, str, list[str]]:
         status,
         program_text(done.get('traceback') or ''),
         program_text(done.get('summary') or ''),
-        [n for n in API_NAMES if n in rebound] + [n for n in BUILTIN_NAMES if n in rebound],
+        [n for n in API_NAMES if n in rebound]
+        + sorted(n for n in rebound if n == '__builtins__' or _BUILTIN.fullmatch(n))[:50],
     )
 
 

@@ -112,12 +112,19 @@ def test_built_ins_a_cell_rebinds_are_put_back_for_the_next(make_kernel):
         'import builtins\nbuiltins.print = None\nbuiltins.extra = 1\n__builtins__.len = None'
     )
     assert r.status == 'ok', r.traceback
-    assert {'builtins.print', 'builtins.len'} <= set(r.restored)
+    assert {'builtins.print', 'builtins.len', 'builtins.extra'} <= set(r.restored)
     r = kernel.run_cell('print(len([1, 2]), hasattr(__builtins__, "extra"))\nhome()')
     assert r.status == 'ok' and r.output == '2 False\n' and r.restored == []
     assert [c[0] for c in robot.calls] == ['home']
     r = kernel.run_cell('__builtins__ = {}')
     assert r.restored == ['__builtins__'] and kernel.run_cell('print(1)').output == '1\n'
+    # a cell that breaks what its own error is written with: put back all the same
+    r = kernel.run_cell(
+        'import builtins\nbuiltins.isinstance = builtins.len = None\nraise ValueError(7)'
+    )
+    assert r.status == 'error' and 'ValueError: 7' in r.traceback, r.traceback
+    assert {'builtins.isinstance', 'builtins.len'} <= set(r.restored)
+    assert kernel.run_cell('print(len([1]), isinstance(1, int))').output == '1 True\n'
 
 
 def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel):

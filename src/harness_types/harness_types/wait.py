@@ -53,6 +53,45 @@ def wait_future_serving(
 # How long after the server says a goal has ended its result is waited for before it is asked
 # for again (the answer to the first request was lost).
 RESULT_CHECK_S = 2.0
+# How long a goal request waits for its answer before the same goal (the same goal id) is sent
+# again: a request, or its answer, is lost when a process was stopped past its DDS lease (a
+# suspended machine, a SIGSTOP of 20 s) and the other side dropped it meanwhile.
+GOAL_RESEND_S = 5.0
+
+
+def wait_goal_taken(
+    send: Callable[[], Any],
+    timeout: float,
+    serve: Callable[[float], None],
+    wake: Callable[[], None],
+    resend_s: float = GOAL_RESEND_S,
+) -> tuple[Any, bool]:
+    """(The answer to a goal request, whether the server had taken the goal already) within
+    `timeout` seconds (TimeoutError past it). `send()` sends the goal (rclpy's send_goal_async,
+    the same goal id every time) and returns its future; it is sent again every `resend_s`
+    seconds while no answer came. An action server takes a goal id once: a copy is refused,
+    never run twice, so a refused copy sent after an unanswered first request means the first
+    was taken (for a server that refuses no goal of its own accord); its result is the
+    goal's. `serve` and `wake` as for wait_future_serving."""
+    deadline = time.monotonic() + timeout
+    sent: list = []
+    last = 0.0
+    while True:
+        now = time.monotonic()
+        if now - last >= resend_s or not sent:
+            future = send()
+            future.add_done_callback(lambda _f: wake())
+            sent.append(future)
+            last = now
+        answers = [f.result() for f in sent if f.done()]
+        taken = next((a for a in answers if a.accepted), None)
+        if taken is not None:
+            return taken, False
+        if answers:
+            return answers[0], len(sent) > 1
+        if now >= deadline:
+            raise TimeoutError(f'no answer within {timeout:g} s')
+        serve(min(deadline - now, last + resend_s - now, 0.05))
 
 
 class ResultExpiredError(RuntimeError):
