@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -95,7 +96,7 @@ def serve_mcp(
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
     from harness_operator.mcp_server import SessionHolder, build_server
-    from harness_operator.session import OperatorSession
+    from harness_operator.session import OperatorError, OperatorSession
     from harness_recording.run_folder import RunFolder
 
     from harness_bringup.console import fail
@@ -124,7 +125,7 @@ def serve_mcp(
     run.event(
         {'type': 'episode', 'task': options.task, 'layout': options.layout}
         | {'seed': options.seed, 'randomize': axes_name(options.randomize), 'model': 'mcp'}
-        | {'pid': os.getpid(), 'journal': str(path)}
+        | {'pid': os.getpid(), 'journal': str(path.resolve())}
     )
     opened: dict = {}
     # The station starts now, while the client connects, not at its first tool call: a warm
@@ -138,6 +139,8 @@ def serve_mcp(
     def open_session() -> OperatorSession:
         bag = run.bag_path if config.driver.record_bag else None
         warming.join()
+        if opened.get('client_left'):
+            raise OperatorError('the client left before the station started: nothing is run')
         if 'warm_error' in opened:
             raise opened.pop('warm_error')
         graph = opened['graph'] = opened.pop('warm')
@@ -193,7 +196,7 @@ def close_abandoned_runs(out: Path, journal: Path, say: Callable[[str], None]) -
 
     if not out.is_dir():
         return
-    for folder in sorted(out.glob('*-mcp')):
+    for folder in sorted(out.glob('*-mcp*')):  # (-mcp-2: two started in one second)
         if not folder.is_dir() or folder.is_symlink():
             continue
         events = read_events(folder)
@@ -237,18 +240,37 @@ class ClientWatch:
         # POLLHUP (a pipe with no writer left) is reported whatever the mask; POLLRDHUP for a
         # socket's peer that shut down.
         poll.register(self.fd, getattr(select, 'POLLRDHUP', 0))
+        hung_up = select.POLLHUP | select.POLLERR | getattr(select, 'POLLRDHUP', 0)
         while not self._stop.is_set():
-            for _fd, flags in poll.poll(500):
-                if flags & (select.POLLHUP | select.POLLERR | getattr(select, 'POLLRDHUP', 0)):
+            flags = 0
+            for _fd, each in poll.poll(500):
+                flags |= each
+            if flags & select.POLLNVAL:  # not a descriptor poll can watch: nothing to do
+                return
+            if flags & hung_up:
+                if not self._unread():
                     self.gone()
                     return
-                if flags & select.POLLNVAL:  # not a descriptor poll can watch: nothing to do
-                    return
+                # a client that sent its last requests and closed its end: gone once the
+                # transport has read them
+                self._stop.wait(0.1)
+
+    def _unread(self) -> int:
+        """Bytes the client sent that the transport has not read yet."""
+        import fcntl
+        import termios
+
+        try:
+            return struct.unpack('i', fcntl.ioctl(self.fd, termios.FIONREAD, b'\0' * 4))[0]
+        except OSError:
+            return 0
 
 
 def client_left(opened: dict, say: Callable[[str], None]) -> None:
     """The client's end of the pipe closed: engage the emergency stop at once, so that a call
-    still running moves nothing more (its cell ends at its next motion, refused)."""
+    still running moves nothing more (its cell ends at its next motion, refused); a session
+    not open yet is not opened (its first call was the client's last)."""
+    opened['client_left'] = True
     session, graph = opened.get('session'), opened.get('graph')
     if session is not None:
         session.estopped = True

@@ -39,16 +39,21 @@ class Charges:
         self.refuse_if_spent(failure_class, reason)
         self.journal.write({'type': 'charge', 'failure_class': failure_class})
 
-    def for_action(self, action: Action, executor: str) -> None:
-        """An action run before (the same action, by the journal's trials) with another
-        executor is an executor switch; one that did not succeed before is a retry. Every
-        class the call falls in is decided first, then spent."""
+    def classes_for(self, action: Action, executor: str) -> list[tuple[str, str]]:
+        """The failure classes (with why) running `action` with `executor` falls in: an
+        action run before (the same action, by the journal's trials) with another executor is
+        an executor switch; one that did not succeed before is a retry."""
         same = [t for t in self.journal.state.trials.values() if same_action(t.action, action)]
         classes = []
         if any(t.executor != executor for t in same):
             classes.append(('executor_switch', f'{action.describe()} with {executor}'))
         if any(not t.ok for t in same):
             classes.append(('retry', f'{action.describe()} again after it did not succeed'))
+        return classes
+
+    def for_action(self, action: Action, executor: str) -> None:
+        """Every class the call falls in (classes_for) is decided first, then spent."""
+        classes = self.classes_for(action, executor)
         for failure_class, reason in classes:
             self.refuse_if_spent(failure_class, reason)
         for failure_class, _ in classes:

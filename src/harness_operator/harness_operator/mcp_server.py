@@ -120,7 +120,8 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         """Look at the station now: the robot (each arm's TCP position in m, gripper opening 0-1,
         finger force in N, joints) and every object the station's perception finds (id, label
         such as 'red cube', position and size in m, world frame: x right, y forward, z up), as
-        JSON, with the head camera's view (objects outlined with their ids). Looking again
+        JSON, with the head camera's view (objects outlined with their ids), and steps_left:
+        the control ticks left before the task's step limit ends every motion. Looking again
         with nothing moved since the last look spends the re-observe budget."""
         session = holder.get()
         observation, views = _call(session.observe)
@@ -147,9 +148,12 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             + '\nor a short program cell {"program": "<python using the program API>"}. '
             f'`executor`: {", ".join(EXECUTORS)}'
             + (' or policy:NAME (the policy is sent the action in words)' if policies else '')
-            + '. `key`: your own unique name for this step; '
+            + '. `key`: your own unique name for this step (at most 200 characters; keys '
+            "that begin with 'undo:' are undo's own); "
             'the same key again returns the same trial and moves nothing (retry a lost reply '
-            'with it). Returns {trial_id, executor_status: done|timeout|clamped|error, '
+            "with it). Every motion counts against the task's step limit (steps_left in "
+            'observe and budgets); once it is spent, actions are refused. Returns {trial_id, '
+            'executor_status: done|timeout|clamped|error, '
             'verdict: satisfied|violated|ambiguous|stale, verifier_evidence, tier (1 physical, '
             '2 perception; 0 when no tier could tell), budgets_left, ok}. ok only when done '
             'and satisfied; after ambiguous or stale, recheck(key) before deciding.'
@@ -222,7 +226,8 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     @server.tool()
     def budgets() -> dict[str, Any]:
         """The budgets per failure class (reobserve, retry, executor_switch, undo,
-        refill_pause): what is left and the limits. You cannot raise them."""
+        refill_pause): what is left and the limits, which you cannot raise; and steps_left,
+        the control ticks left before the task's step limit."""
         return _call(holder.get().budgets_left)
 
     @server.tool()

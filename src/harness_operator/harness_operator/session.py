@@ -266,7 +266,10 @@ class OperatorSession:
                     '(and optionally "executor")'
                 )
             try:
+                _check_key(item['key'])
                 self._checked(item['action'], item.get('executor', 'auto'))
+                if item['key'].startswith(UNDO) and item['key'] not in self.journal.state.trials:
+                    raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
             except OperatorError as exc:
                 raise OperatorError(f'batch item {n}: {exc}') from None
         with self._lock:
@@ -338,7 +341,11 @@ class OperatorSession:
             key = f'{UNDO}{last.key}'
             if key in self.journal.state.trials:
                 raise OperatorError(f'{last.trial_id} was undone already ({key})')
-            self._checked(last.inverse, 'skill')  # (refused here, before the budget is spent)
+            # Refused here, before the undo budget is spent: the inverse as an action, and a
+            # budget it would spend itself (a retry of an inverse that failed before).
+            inverse, executor = self._checked(last.inverse, 'skill')
+            for failure_class, reason in self.charges.classes_for(inverse, executor):
+                self.charges.refuse_if_spent(failure_class, reason)
             self.charges.charge('undo', f'undo {last.trial_id}')
             record = self._do(last.inverse, 'skill', key, undo=True)
             out = {'undone': last.trial_id, 'inverse': last.inverse, 'trial': record.as_dict()}
@@ -468,10 +475,7 @@ class OperatorSession:
         """Run one action as a trial under `key` (an undo's own key, `undo:KEY`, only with
         `undo`)."""
         self.journal.refresh()
-        if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
-            raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
-        if key.startswith(UNDO) != undo:
-            raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
+        _check_key(key, undo)
         action, executor = self._checked(action_json, executor)
         known = self.journal.state.trials.get(key)
         if known is not None:
@@ -481,6 +485,8 @@ class OperatorSession:
                     'names one step'
                 )
             return known  # the same key: the same trial, nothing moves
+        if key.startswith(UNDO) != undo:  # (a journal of before keeps its own such keys)
+            raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
         self._refuse_if_done()
         self._refuse_if_spent()
         self.charges.for_action(action, executor)
@@ -643,6 +649,13 @@ class OperatorSession:
             'steps_left': self.steps_left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
+
+
+def _check_key(key, undo: bool = False) -> None:
+    """OperatorError unless `key` can name a step (an undo's own key may be longer: it is
+    'undo:' and the key of the step it takes back)."""
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
+        raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
 
 
 def _moved_arm(arms) -> str:

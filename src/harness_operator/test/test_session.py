@@ -398,3 +398,32 @@ def test_an_action_during_which_no_tick_ran_has_no_inverse(session):
     session.do_action({'skill': 'move_eef', 'position': [0.2, 0.2, 0.3], 'arm': 'left'}, key='n')
     with pytest.raises(OperatorError, match='nothing moved'):
         session.undo()
+
+
+def test_an_undo_its_inverse_would_be_refused_for_spends_no_undo(session):
+    """The inverse failed before, and the retry budget is spent: the undo is refused by the
+    retry budget before the undo budget is spent."""
+    session.budgets.limits['undo'] = 5
+
+    def pick_then_undo(key: str) -> None:
+        session.station.next_event = COMPLETED
+        session.do_action(PICK, key=key)
+        session.station.next_event = SKILL_ERROR  # the put-back fails
+        session.undo()
+        session.station.holding = False  # (the block is back where it stood, by hand)
+
+    pick_then_undo('p1')  # the inverse fails once
+    pick_then_undo('p2')  # the same inverse again: the one retry
+    session.station.next_event = COMPLETED
+    session.do_action(PICK, key='p3')
+    left = session.budgets.left()['undo']
+    with pytest.raises(BudgetRefusedError, match='retry budget is exhausted'):
+        session.undo()
+    assert session.budgets.left()['undo'] == left
+
+
+def test_a_batch_checks_every_key_before_the_first_step_runs(session):
+    steps = [{'action': PICK, 'key': 'ok'}, {'action': {'skill': 'home'}, 'key': 'undo:x'}]
+    with pytest.raises(OperatorError, match="batch item 1: keys that begin with 'undo:'"):
+        session.run_batch(steps)
+    assert session.station.cells == [] or 'pick(' not in ''.join(session.station.cells)
