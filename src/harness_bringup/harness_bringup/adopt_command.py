@@ -302,7 +302,9 @@ def _decide(gate: _Gate, mine, theirs, labels: tuple[str, str]) -> int:
             f'{mine.episodes}; {theirs.line()}.'
         )
         relative = _relative(store, gate.catalogue_path.parent)
-        entry = catalogue_entry(gate.record, relative, gate.base, version, said, gate.kind)
+        entry = catalogue_entry(
+            gate.record, relative, gate.base, version, said, gate.kind, mine.finish_rate or 0.0
+        )
         stays = gate.incumbent is not None and gate.replaced is None
         replace_entry(
             gate.catalogue_path, gate.name, entry, before=gate.incumbent.name if stays else None

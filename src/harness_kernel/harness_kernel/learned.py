@@ -83,6 +83,8 @@ class LearnedHalf:
         if not kind:
             raise ValueError('start() needs the task kind (e.g. one of the kinds a policy learned)')
         instruction = str(instruction).strip()
+        if self.strategy is not None and not handing_over:  # the same choice: what it chose
+            return self._chosen(self.strategy, catalog, instruction)
         policy: PolicySpec | None = catalog.for_kind(kind, instruction)
         if letter in 'AC' and policy is None:
             if instruction and catalog.for_kind(kind) is not None:
@@ -95,16 +97,22 @@ class LearnedHalf:
                 f'no policy learned {kind!r} (learned kinds: {", ".join(catalog.kinds())}); '
                 "use start('B', kind) and programs"
             )
-        if self.strategy is None or handing_over:
-            self.strategy = Strategy(letter, kind, policy.name if letter in 'AC' else None)
-            self.handed_over = handing_over
-        if letter == 'B':
+        self.strategy = Strategy(letter, kind, policy.name if letter in 'AC' else None)
+        self.handed_over = handing_over
+        return self._chosen(self.strategy, catalog, instruction)
+
+    @staticmethod
+    def _chosen(strategy: Strategy, catalog: Catalog, instruction: str) -> str:
+        """What start() answers for the chosen `strategy`."""
+        letter, kind = strategy.letter, strategy.kind
+        if strategy.policy is None:
             return f'strategy B for {kind!r}: programs only'
+        policy = catalog.get(strategy.policy)
         only = (
             ' It learned only the instructions '
             + ', '.join(repr(i) for i in policy.instructions)
             + '.'
-            if policy.instructions and not instruction
+            if policy.instructions and instruction not in policy.instructions
             else ''
         )
         return (
@@ -116,9 +124,9 @@ class LearnedHalf:
         """Why an execution of `skill` may not run now ('' when it may)."""
         if self.catalog is not None and self.strategy is None:
             return (
-                f'{skill}: strategy first: with policies enabled, call start(strategy, kind) '
-                'before anything moves the arms (A: the policy does the task from the untouched '
-                'start pose; C: the policy first, then programs; B: programs only)'
+                f'{skill}: strategy first: with policies enabled, call start(strategy, kind, '
+                'instruction) before anything moves the arms (A: the policy does the task from '
+                'the untouched start pose; C: the policy first, then programs; B: programs only)'
             )
         if skill == 'run_policy' and self.strategy is not None and self.strategy.letter == 'B':
             return (

@@ -70,6 +70,10 @@ def test_start_with_the_instruction_chooses_a_policy_that_learned_it(make_kernel
     assert "run_policy('one_task'" in r.output and f'learned only the instructions {lift!r}' in (
         r.output
     )
+    # the same choice again answers the policy it chose, whatever instruction it is given
+    r = kernel.run_cell("print(start('A', 'lift', 'Pick up the moving cube.'))")
+    assert r.status == 'ok' and "run_policy('one_task'" in r.output
+    assert 'learned only the instructions' in r.output
     alone = Catalog({'one_task': catalog.policies['one_task']})
     kernel, *_ = make_kernel(catalog=alone)
     r = kernel.run_cell("start('C', 'lift', 'Pick up the moving cube.')")

@@ -206,18 +206,28 @@ def trained_layouts(record: dict) -> set[tuple[str, int]]:
     return sampled_layouts(root)
 
 
+# A policy "usually finishes" a kind (the catalogue's `finishes`, which the strategy rule
+# reads) when it finished at least this share of its runs alone.
+USUALLY = 0.5
+
+
 def catalogue_entry(
-    record: dict, checkpoint: str, base: dict | None, version: int, gate: str, kind: str
+    record: dict,
+    checkpoint: str,
+    base: dict | None,
+    version: int,
+    gate: str,
+    kind: str,
+    finish_rate: float,
 ) -> dict:
     """The catalogue entry of an adopted candidate for `kind`: the incumbent's entry (its rate,
     cameras) with the candidate's checkpoint, instructions and a description of what it is and
-    how it passed; a fresh one when the programs were the incumbent. It learned `kind` and
-    usually finishes it (the gate adopts only a candidate that finished on its own), whatever
-    the incumbent's entry said (a trained incumbent that did not finish it)."""
+    how it passed; a fresh one when the programs were the incumbent. It learned `kind` (the
+    one the gate judged), and usually finishes it when its runs at the gate finished at least
+    USUALLY of the time (`finish_rate`), whatever the incumbent's entry said."""
     entry = dict(base or {})
-    learned = [str(k) for k in entry.get('learned') or [] if k != kind]
-    finishes = [str(k) for k in entry.get('finishes') or [] if k != kind]
-    entry['learned'], entry['finishes'] = [kind, *learned], [kind, *finishes]
+    entry['learned'] = [kind]
+    entry['finishes'] = [kind] if finish_rate >= USUALLY else []
     width = (record.get('plan') or {}).get('width')
     kind = str(record.get('policy', 'act')).upper() + (f' (width {width})' if width else '')
     entry.update(

@@ -163,7 +163,7 @@ def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path
         store_checkpoint(run, store)
     base = yaml.safe_load(shipped)['policies']['act_lift_cube']
     entry = catalogue_entry(
-        training_record(run), 'policies/act_lift_cube-v2', base, 2, 'X.', 'lift'
+        training_record(run), 'policies/act_lift_cube-v2', base, 2, 'X.', 'lift', 1.0
     )
     replace_entry(catalogue, 'act_lift_cube', entry)
     text = catalogue.read_text()
@@ -182,16 +182,19 @@ def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path
     assert '(version 2)' in spec.text()
 
 
-def test_an_adopted_candidate_finishes_its_kind_whatever_its_incumbent_said(tmp_path):
+def test_an_adopted_candidate_finishes_its_kind_as_it_did_at_the_gate(tmp_path):
     """Replacing a trained incumbent that did not finish its kind (act_press_button's
-    `finishes: []`), the adopted candidate, which the gate adopted for finishing on its own, is
-    entered as finishing it: the strategy rule gives it A."""
+    `finishes: []`), the adopted candidate that finished most of its runs at the gate is
+    entered as finishing it (the strategy rule gives it A); one that finished fewer is not."""
     shipped = yaml.safe_load((ROOT / 'config' / 'policies.yaml').read_text())['policies']
     run = trained_folder(tmp_path, [3000])
     base = shipped['act_press_button']
-    entry = catalogue_entry(training_record(run), 'policies/x-v2', base, 2, 'X.', 'press')
+    entry = catalogue_entry(training_record(run), 'policies/x-v2', base, 2, 'X.', 'press', 0.6)
     assert entry['learned'] == ['press'] and entry['finishes'] == ['press']
     assert base['finishes'] == []  # (the incumbent's entry is not changed)
+    # adopted under a lower bar (--min-finish 0.2): it does not usually finish
+    low = catalogue_entry(training_record(run), 'policies/x-v2', base, 2, 'X.', 'press', 0.3)
+    assert low['learned'] == ['press'] and low['finishes'] == []
 
 
 def test_a_new_entry_goes_after_the_others_or_before_the_one_named(tmp_path):
