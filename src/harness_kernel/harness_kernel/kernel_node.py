@@ -61,6 +61,7 @@ from harness_types.process import die_with_parent, leave, leave_graph
 from harness_types.robot_state import RobotState
 from harness_types.scene import ClaimAnswer
 from harness_types.wait import (
+    GOAL_RESEND_S,
     RESULT_CHECK_S,
     InFlight,
     ResultExpiredError,
@@ -134,10 +135,12 @@ class RosRobot:
         self.verify_client = node.create_client(Verify, names.VERIFY, callback_group=group)
         self.counter = 0
 
-    def _call(self, lane: LaneClient, request):
+    def _call(self, lane: LaneClient, request, resend_s: float | None = GOAL_RESEND_S):
+        """The service's answer to `request`, asked again every `resend_s` while none came
+        (these services only read; None for one whose answer may take longer: predict)."""
         for attempt in range(2):
             try:
-                return lane.call(request, self.wait_s)
+                return lane.call(request, self.wait_s, resend_s)
             except TimeoutError:
                 raise RuntimeError(f'{lane.srv_name} did not answer') from None
             except LaneUnavailableError:
@@ -241,7 +244,7 @@ class RosRobot:
             req.policy_timeout_seconds = float(entry['timeout_seconds'])
         else:
             req.actions = [float(v) for v in np.asarray(actions, dtype=float).ravel()]
-        r = self._call(self.predict_client, req)
+        r = self._call(self.predict_client, req, None)
         if not r.success:
             raise RuntimeError(f'the world model could not predict: {r.message}')
         return Prediction(

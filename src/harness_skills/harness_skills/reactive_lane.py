@@ -101,11 +101,13 @@ class LaneClient:
             time.sleep(0.01)
         return True
 
-    def call(self, request: Any, timeout: float) -> Any:
+    def call(self, request: Any, timeout: float, resend_s: float | None = None) -> Any:
         """The response to `request`; TimeoutError after `timeout` seconds, and
         LaneUnavailableError when no service is there (or it goes while the call waits). A
         late answer to an earlier call that timed out is dropped (its sequence number is not
-        this call's)."""
+        this call's). `resend_s`, for a service that only reads: the request is sent again
+        each time that long passes without its answer (a request or its answer lost while a
+        process was stopped past its DDS lease); the first answer to any of them is taken."""
         deadline = time.monotonic() + timeout
         context = self.node.context
         with self._calling:
@@ -115,11 +117,17 @@ class LaneClient:
                 self._seen = True
             handle = self.client.handle
             with handle:
-                sequence = handle.send_request(request)
+                sequences = {handle.send_request(request)}
+            sent = time.monotonic()
             while True:
-                left = deadline - time.monotonic()
+                now = time.monotonic()
+                left = deadline - now
                 if left <= 0 or not context.ok():
                     raise TimeoutError(f'no answer within {timeout:g} s')
+                if resend_s is not None and now - sent >= resend_s:
+                    with handle:
+                        sequences.add(handle.send_request(request))
+                    sent = now
                 if not _ready(context, handle, 'client', min(left, WAIT_SLICE_S)):
                     if not self.client.service_is_ready():
                         self._seen = False
@@ -129,7 +137,7 @@ class LaneClient:
                     continue
                 with handle:
                     header, response = handle.take_response(self.client.srv_type.Response)
-                if header is not None and header.request_id.sequence_number == sequence:
+                if header is not None and header.request_id.sequence_number in sequences:
                     return response
 
     def close(self) -> None:

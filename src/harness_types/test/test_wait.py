@@ -149,3 +149,49 @@ def test_an_unknown_answer_waits_for_an_earlier_request_that_may_still_bring_the
     with pytest.raises(ResultExpiredError):
         wait_goal_result(never, 5.0, _serve, lambda: None, ENDED, UNKNOWN, 0.05)
     assert never.requests == 2  # no more asked once the server said it dropped it
+
+
+def _goal_server(answers: list):
+    """A goal request's sender whose n-th request is answered as answers[n] says: None never
+    (lost), True accepted, False refused (the server had the goal id already)."""
+    sent: list[Future] = []
+
+    def send() -> Future:
+        future = Future()
+        answer = answers[len(sent)] if len(sent) < len(answers) else answers[-1]
+        if answer is not None:
+            future.set_result(SimpleNamespace(accepted=answer))
+        sent.append(future)
+        return future
+
+    return send, sent
+
+
+def test_a_goal_whose_request_was_lost_is_sent_again_and_taken():
+    from harness_types.wait import wait_goal_taken
+
+    send, sent = _goal_server([None, True])
+    answer, taken_before = wait_goal_taken(send, 5.0, time.sleep, lambda: None, resend_s=0.05)
+    assert answer.accepted and not taken_before and len(sent) == 2
+
+
+def test_a_copy_refused_after_a_lost_answer_means_the_first_was_taken():
+    """The server takes a goal id once: the first request's answer was lost, the copy is
+    refused, so the goal runs (its result is what to wait for)."""
+    from harness_types.wait import wait_goal_taken
+
+    send, sent = _goal_server([None, False])
+    answer, taken_before = wait_goal_taken(send, 5.0, time.sleep, lambda: None, resend_s=0.05)
+    assert not answer.accepted and taken_before and len(sent) == 2
+    send, sent = _goal_server([False])  # refused the first time: refused
+    answer, taken_before = wait_goal_taken(send, 5.0, time.sleep, lambda: None, resend_s=0.05)
+    assert not answer.accepted and not taken_before and len(sent) == 1
+
+
+def test_a_goal_never_answered_times_out():
+    from harness_types.wait import wait_goal_taken
+
+    send, sent = _goal_server([None])
+    with pytest.raises(TimeoutError):
+        wait_goal_taken(send, 0.3, time.sleep, lambda: None, resend_s=0.1)
+    assert 2 <= len(sent) <= 5
