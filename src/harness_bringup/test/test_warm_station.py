@@ -194,20 +194,24 @@ def _act_on_the_first_station(runner, folder: Path, marker: str, act):
     return thread, acted
 
 
-def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
+def _episode_whose_station_is_acted_on(tmp_path, act) -> tuple[dict, list[Path]]:
+    """lift_cube on warm stations, `act` called on its first station once the episode began:
+    (the episode's summary, its run folders in order)."""
     runner = StationRunner(tmp_path / 'stations')
     folder = tmp_path / 'episodes' / 'lift_cube'
     job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG))
-    killer, killed = _act_on_the_first_station(
-        runner, folder, 'events.jsonl', lambda station: station.signal(9)
-    )
+    actor, acted = _act_on_the_first_station(runner, folder, 'events.jsonl', act)
     try:
         summary = runner(job, folder, Interrupts())
     finally:
         runner.close()
-    killer.join(timeout=5)
-    assert killed.is_set()
-    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    actor.join(timeout=5)
+    assert acted.is_set()
+    return summary, sorted(p for p in folder.iterdir() if p.is_dir())
+
+
+def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
+    summary, runs = _episode_whose_station_is_acted_on(tmp_path, lambda st: st.signal(9))
     assert len(runs) == 2, runs
     failed = json.loads((runs[0] / 'summary.json').read_text())
     assert failed['status'] == 'station_failed'  # not run: it ran again
@@ -229,19 +233,7 @@ def test_a_station_that_dies_is_replaced_and_its_episode_runs_again(tmp_path):
 def test_a_station_terminated_alone_is_a_station_failure_and_its_episode_runs_again(tmp_path):
     """A SIGTERM to the station (not the bench's Ctrl-C): nobody interrupted the episode; its
     station failed under it, and it runs again on a new one."""
-    runner = StationRunner(tmp_path / 'stations')
-    folder = tmp_path / 'episodes' / 'lift_cube'
-    job = EpisodeJob(BenchEpisode('lift_cube', 0, 0), 'scripted', str(CONFIG))
-    terminator, terminated = _act_on_the_first_station(
-        runner, folder, 'events.jsonl', lambda station: station.process.terminate()
-    )
-    try:
-        summary = runner(job, folder, Interrupts())
-    finally:
-        runner.close()
-    terminator.join(timeout=5)
-    assert terminated.is_set()
-    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    summary, runs = _episode_whose_station_is_acted_on(tmp_path, lambda st: st.process.terminate())
     assert len(runs) == 2, runs
     failed = json.loads((runs[0] / 'summary.json').read_text())
     assert failed['status'] == 'station_failed', failed
