@@ -81,6 +81,11 @@ def program_environment(workspace: Path | None) -> dict[str, str]:
     return env
 
 
+def _ended(code: int) -> str:
+    """A process's exit code in words."""
+    return f'killed by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}'
+
+
 class ProgramHost:
     """One program process at a time; `start()` again after it died or was killed. It is
     forked by `spawner` (a kernel's, shared by its episodes' hosts), or by a spawner of the
@@ -103,6 +108,7 @@ class ProgramHost:
         self.spawner = spawner
         self._own_spawner: Spawner | None = None
         self.process: SpawnedProcess | None = None
+        self._forked_by: subprocess.Popen | None = None  # the spawner process that forked it
         self.channel: Channel | None = None
         self.output_fd = -1
         self.sandbox: dict = {}
@@ -132,6 +138,7 @@ class ProgramHost:
             spawner = self._own_spawner = Spawner(program_environment(None))
         try:
             self.process = spawner.spawn(config, env, theirs.fileno(), out_w)
+            self._forked_by = spawner.process  # (its death kills the program process too)
         except SpawnerError as exc:
             os.close(out_r)
             ours.close()
@@ -173,9 +180,15 @@ class ProgramHost:
         code = self.process.poll()
         if code is None:
             return 'it is still running'
-        if code < 0:
-            return f'killed by {signal.Signals(-code).name}'
-        return f'exit code {code}'
+        spawner = self._forked_by
+        if spawner is not None and spawner.poll() is not None:
+            # The trusted process that forked it died, and took it along: not the program's
+            # doing (a model must not take its code for the cause).
+            return (
+                f"the kernel's program spawner died ({_ended(spawner.returncode)}) and ended "
+                'it: a fault of the station, not of the program'
+            )
+        return _ended(code)
 
     def read_output(self, limit: int = 1 << 20) -> str:
         """Whatever the program wrote to stdout/stderr since the last read (non-blocking).

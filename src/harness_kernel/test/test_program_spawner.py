@@ -113,6 +113,11 @@ def test_children_die_with_the_spawner_and_a_new_one_serves(start, spawner):
         time.sleep(0.01)
     assert gone(pid)  # PR_SET_PDEATHSIG
     assert not kernel.host.alive()
+    # the model is told whose fault it was: not its program's
+    assert kernel.host.exit_description() == (
+        "the kernel's program spawner died (killed by SIGKILL) and ended it: a fault of the "
+        'station, not of the program'
+    )
     again = start('b')  # the spawner is started again
     assert again.run_cell('print(6 * 7)').output.strip() == '42'
 
