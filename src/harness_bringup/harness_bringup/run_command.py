@@ -182,6 +182,10 @@ def _run(args: argparse.Namespace) -> int:
     from harness_bringup.supervisor import SUPERVISED_FOLDER, supervised
 
     child_folder = os.environ.get(SUPERVISED_FOLDER)
+    if child_folder:
+        # Its supervisor says "interrupt" with SIGINT: heard also where SIGINT was ignored when
+        # the command started (a background job of a script passes that on).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         config, prepared, base = prepare_run(args, bool(child_folder))
     except (FileNotFoundError, ConfigError, UsageError) as exc:

@@ -474,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
 
     use_wheels_ament_prefix()
     # A Ctrl-C reaches the station's process group: the running episode ends as interrupted
-    # and writes its run folder; a SIGTERM does the same.
+    # and writes its run folder; a SIGTERM does the same. Set, not inherited: a bench that a
+    # script started in the background has SIGINT ignored, and would pass that on.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = serve(args.folder, sys.stdin, answers)
     from harness_types.process import leave

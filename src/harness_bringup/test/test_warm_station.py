@@ -255,9 +255,12 @@ def test_an_episode_interrupted_while_its_station_starts_is_closed_as_configured
     waiter, acted = _act_on_the_first_station(
         runner, folder, 'params.yaml', lambda _station: interrupts.add()
     )
+    # As a bench a script started in the background: SIGINT ignored, and inherited so
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         summary = runner(job, folder, interrupts)
     finally:
+        signal.signal(signal.SIGINT, ignored)
         runner.close()
     waiter.join(timeout=5)
     assert acted.is_set()
