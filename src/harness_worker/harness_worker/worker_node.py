@@ -144,12 +144,17 @@ class WorkerNode(Node):
             self.images = {
                 c: self.create_publisher(Image, names.camera_image(c), 2) for c in emb.cameras
             }
+            # The JPEG frames and their calibration are recorded (the bag, the datasets' videos):
+            # kept as deep as the state, so a recorder that lags under load loses none (at a
+            # depth of 2, a CI run's bag held 2 of an episode's 5 frames). The raw images are
+            # for live viewers only.
             self.compressed = {
-                c: self.create_publisher(CompressedImage, names.camera_compressed(c), 2)
+                c: self.create_publisher(CompressedImage, names.camera_compressed(c), depth)
                 for c in emb.cameras
             }
             self.infos = {
-                c: self.create_publisher(CameraInfo, names.camera_info(c), 2) for c in emb.cameras
+                c: self.create_publisher(CameraInfo, names.camera_info(c), depth)
+                for c in emb.cameras
             }
         handlers = {
             'reset': (Reset, self._reset),
