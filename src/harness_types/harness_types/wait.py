@@ -16,7 +16,8 @@ def wait_future(
     The thread sleeps until the future's done-callback wakes it. With `between`, it also wakes
     every `poll` seconds to call `between()` (the driver checks that the kernel still runs),
     which may raise to stop the wait; the result itself is not held back by `poll`. A waiting
-    thread that has work of its own to serve uses `wait_future_serving`."""
+    thread that has work of its own to serve waits with `serve` and `wake` (wait_goal_taken,
+    wait_goal_result)."""
     done = threading.Event()
     future.add_done_callback(lambda _f: done.set())
     deadline = time.monotonic() + timeout
@@ -29,24 +30,6 @@ def wait_future(
             continue
         if not done.wait(min(left, poll)):
             between()
-    return future.result()
-
-
-def wait_future_serving(
-    future, timeout: float, serve: Callable[[float], None], wake: Callable[[], None]
-) -> Any:
-    """The future's result, serving meanwhile: `serve(s)` does what is due and blocks at most
-    `s` seconds for more; the future's done-callback calls `wake()` (from the executor's thread)
-    to end that wait. TimeoutError when it is not done within `timeout` seconds. No polling:
-    the kernel relays a reactive step the moment it arrives, and returns the moment the skill
-    ends."""
-    future.add_done_callback(lambda _f: wake())
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(f'no answer within {timeout:g} s')
-        serve(min(left, 0.05))
     return future.result()
 
 
@@ -72,7 +55,9 @@ def wait_goal_taken(
     seconds while no answer came. An action server takes a goal id once: a copy is refused,
     never run twice, so a refused copy sent after an unanswered first request means the first
     was taken (for a server that refuses no goal of its own accord); its result is the
-    goal's. `serve` and `wake` as for wait_future_serving."""
+    goal's. `serve(s)` does what is due and blocks at most `s` seconds for more; a request's
+    done-callback calls `wake()` (from the executor's thread) to end that wait: the kernel
+    relays a reactive step the moment it arrives."""
     deadline = time.monotonic() + timeout
     sent: list = []
     last = 0.0
