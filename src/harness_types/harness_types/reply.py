@@ -32,15 +32,15 @@ def requests_in_place(events: list[dict]) -> list[dict]:
     def call(e: dict) -> int | None:  # (a crafted folder's call may be anything)
         return e.get('call') if type(e.get('call')) is int else None
 
+    # (only a call's number ties a request's end to its start)
     ended = {call(e): e for e in events if e.get('type') == 'model_request'}
+    ended.pop(None, None)
     sent = {call(e) for e in events if e.get('type') == 'model_request_sent'} - {None}
     unended = {'type': 'model_request', 'answered': False, 'why': OUT_WHEN_IT_ENDED}
     placed = []
     for e in events:
         if e.get('type') == 'model_request_sent':
-            placed.append(
-                ended.get(call(e)) if call(e) in sent and call(e) in ended else {**e, **unended}
-            )
+            placed.append(ended.get(call(e)) or {**e, **unended})
         elif e.get('type') != 'model_request' or call(e) not in sent:
             placed.append(e)
     return placed
