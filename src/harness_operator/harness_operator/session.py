@@ -266,10 +266,8 @@ class OperatorSession:
                     '(and optionally "executor")'
                 )
             try:
-                _check_key(item['key'])
+                self._check_key(item['key'])
                 self._checked(item['action'], item.get('executor', 'auto'))
-                if item['key'].startswith(UNDO) and item['key'] not in self.journal.state.trials:
-                    raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
             except OperatorError as exc:
                 raise OperatorError(f'batch item {n}: {exc}') from None
         with self._lock:
@@ -460,6 +458,15 @@ class OperatorSession:
         if self.estopped:
             raise OperatorError('the emergency stop is engaged: release it (estop engage=false)')
 
+    def _check_key(self, key, undo: bool = False) -> None:
+        """OperatorError unless `key` can name a step: an undo's own key (`undo` only) is
+        'undo:' and the key of the step it takes back, so it may be longer; such keys are the
+        undo's own, but a journal's trial under one (made before they were) is still its."""
+        if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
+            raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
+        if key.startswith(UNDO) != undo and key not in self.journal.state.trials:
+            raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
+
     def steps_left(self) -> int:
         """Control ticks left before the task's step limit ends every motion."""
         return max(0, self.task.step_limit - self.station.robot().step)
@@ -475,7 +482,7 @@ class OperatorSession:
         """Run one action as a trial under `key` (an undo's own key, `undo:KEY`, only with
         `undo`)."""
         self.journal.refresh()
-        _check_key(key, undo)
+        self._check_key(key, undo)
         action, executor = self._checked(action_json, executor)
         known = self.journal.state.trials.get(key)
         if known is not None:
@@ -485,8 +492,6 @@ class OperatorSession:
                     'names one step'
                 )
             return known  # the same key: the same trial, nothing moves
-        if key.startswith(UNDO) != undo:  # (a journal of before keeps its own such keys)
-            raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
         self._refuse_if_done()
         self._refuse_if_spent()
         self.charges.for_action(action, executor)
@@ -507,10 +512,10 @@ class OperatorSession:
             verdict = Verdict(AMBIGUOUS, 0, [f'the verifier failed: {type(exc).__name__}: {exc}'])
         self._track(action, arm, verdict.verdict)
         self._trials_this_session += 1
-        inverse, no_inverse = inverse_of(action, arm, verdict.verdict, before, robot)
         if self.station.robot().step == start_step:  # no tick ran: there is nothing to undo
             inverse, no_inverse = None, 'nothing moved (no control tick ran)'
-
+        else:
+            inverse, no_inverse = inverse_of(action, arm, verdict.verdict, before, robot)
         record = TrialRecord(
             trial_id=trial_id,
             key=key,
@@ -649,13 +654,6 @@ class OperatorSession:
             'steps_left': self.steps_left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
-
-
-def _check_key(key, undo: bool = False) -> None:
-    """OperatorError unless `key` can name a step (an undo's own key may be longer: it is
-    'undo:' and the key of the step it takes back)."""
-    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
-        raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
 
 
 def _moved_arm(arms) -> str:
