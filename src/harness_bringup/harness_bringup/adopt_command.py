@@ -12,7 +12,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_bringup.arguments import DEFAULT_POLICIES, _layouts, _positive_int, _seed
+from harness_bringup.arguments import (
+    DEFAULT_POLICIES,
+    _layouts,
+    _positive_int,
+    _seed,
+    seeds_past_int64,
+)
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 
@@ -120,7 +126,7 @@ def _resolve(args: argparse.Namespace) -> _Gate:
         training_record,
     )
     from harness_policy.catalog import load_catalog
-    from harness_types.config import INT64_MAX, ConfigError
+    from harness_types.config import ConfigError
 
     from harness_bringup.settings import _config_path, _load, _policies_path
 
@@ -152,8 +158,8 @@ def _resolve(args: argparse.Namespace) -> _Gate:
         trained = trained_layouts(record)
     except (FileNotFoundError, ConfigError, AdoptionError) as exc:
         raise _GateRefusedError(str(exc)) from None
-    if args.seed_base + count - 1 > INT64_MAX:  # (the seeds a bench takes)
-        raise _GateRefusedError(f'--seed-base {args.seed_base} + {count} seeds passes {INT64_MAX}')
+    if why := seeds_past_int64('--seed-base', args.seed_base, count):  # (a bench's seeds)
+        raise _GateRefusedError(why)
     seeds = list(range(args.seed_base, args.seed_base + count))
     seen = sorted((t, s) for t in args.tasks for s in seeds if (t, s) in trained)
     if seen:

@@ -118,6 +118,14 @@ def _seed(text: str) -> int:
     return value
 
 
+def seeds_past_int64(flag: str, base: int, count: int) -> str:
+    """Why `count` seeds taken one after another from `base` (given as `flag`) cannot all be
+    seeds ('' when they can): the last passes int64."""
+    if base + count - 1 > INT64_MAX:
+        return f'{flag} {base} + {count} seeds passes {INT64_MAX}'
+    return ''
+
+
 def _randomize(text: str) -> tuple[str, ...]:
     """--randomize: scene randomisation axes (harness_bench.randomization)."""
     from harness_bench.randomization import RandomizeError, parse_axes

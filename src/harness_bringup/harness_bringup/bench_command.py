@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from harness_types.config import INT64_MAX, RECORDINGS
+from harness_types.config import RECORDINGS
 
 from harness_bringup.arguments import (
     DEFAULT_POLICIES,
@@ -23,6 +23,7 @@ from harness_bringup.arguments import (
     _randomize,
     _seed,
     _strategies,
+    seeds_past_int64,
 )
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
@@ -210,8 +211,8 @@ def _bench(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError, ModelError) as exc:
         return _fail(str(exc))
     tries = count * EXPERT_TRIES if args.expert_check else count
-    if sampled and args.seed_base + tries - 1 > INT64_MAX:
-        return _fail(f'--seed-base {args.seed_base} + {tries} seeds passes {INT64_MAX}')
+    if sampled and (why := seeds_past_int64('--seed-base', args.seed_base, tries)):
+        return _fail(why)
     if args.expert_check and not (sampled and planned is None):
         return _fail('--expert-check checks sampled layouts: use it with --layouts random:N')
     if args.each_axis and not args.randomize:

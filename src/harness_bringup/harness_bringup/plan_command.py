@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from harness_bringup.arguments import _positive_int, _seed
+from harness_bringup.arguments import _positive_int, _seed, seeds_past_int64
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 
@@ -78,13 +78,12 @@ def station_placements():
 def run_plan(args: argparse.Namespace) -> int:
     from harness_bench.tasks import TASKS
     from harness_learning.collection_plan import PlanError, plan_collection, read_sources
-    from harness_types.config import INT64_MAX
 
     out = Path(args.out)
     if out.is_dir():
         return _fail(f'--out {out} is a folder: name the plan file')
-    if args.pool_base + args.pool_size - 1 > INT64_MAX:  # (the seeds a bench and demos take)
-        return _fail(f'--pool-base {args.pool_base} + {args.pool_size} seeds passes {INT64_MAX}')
+    if why := seeds_past_int64('--pool-base', args.pool_base, args.pool_size):  # (demos' seeds)
+        return _fail(why)
     try:
         recorded = read_sources([Path(s) for s in args.sources])
     except PlanError as exc:

@@ -60,6 +60,11 @@ ROOT = Path(__file__).resolve().parents[3]
             ['bench', '--layouts', 'random:3', '--seed-base', str(2**63 - 2)],
             '--seed-base 9223372036854775806 + 3 seeds passes',
         ),
+        (
+            ['plan-collection', 'runs', '--budget', '1', '--out', '/tmp/never-written.json']
+            + ['--pool-base', str(2**63 - 1), '--pool-size', '2'],
+            '--pool-base 9223372036854775807 + 2 seeds passes',
+        ),
         (['--config', '/dev/zero', 'run', 'lift_cube'], 'config file /dev/zero is not a regular'),
         # an address the MCP server could not serve: said before a station starts
         (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
