@@ -147,9 +147,9 @@ def test_the_check_sees_an_upward_import(tmp_path):
 
 def test_no_core_module_imports_rclpy():
     """Pure cores: only the nodes (and bringup) touch rclpy."""
-    # Nodes, the skill server's ROS ports, reactive_step's lanes (a node of their own at each
+    # Nodes, the skill server's ROS ports, the lanes (a service with a node of its own at each
     # end), and the ros2_control backend (ROS is its robot).
-    allowed = {'_node.py', 'ros_port.py', 'reactive_lane.py', 'backends/ros2_control.py'}
+    allowed = {'_node.py', 'ros_port.py', 'harness_types/lanes.py', 'backends/ros2_control.py'}
     offenders = []
     for package, path in modules():
         if package == 'harness_bringup' or any(str(path).endswith(a) for a in allowed):

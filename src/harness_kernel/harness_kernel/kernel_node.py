@@ -39,7 +39,6 @@ from action_msgs.msg import GoalStatus
 from arx_x5_description.embodiment import load_embodiment
 from harness_policy.catalog import load_catalog
 from harness_reactive.stage import ReactiveResult
-from harness_skills.reactive_lane import LaneClient, LaneService, LaneUnavailableError
 from harness_skills.skill_table import SKILLS
 from harness_types.cell import CellResult
 from harness_types.config import KernelConfig, declare_section
@@ -55,6 +54,7 @@ from harness_types.convert import (
     robot_state_of,
 )
 from harness_types.execution import Execution
+from harness_types.lanes import LaneClient, LaneService, LaneUnavailableError
 from harness_types.markers import located_marks
 from harness_types.prediction import Prediction
 from harness_types.process import die_with_parent, leave, leave_graph

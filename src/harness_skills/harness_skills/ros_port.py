@@ -2,7 +2,9 @@
 reactive_step (ReactivePort).
 
 Calls wait on their futures while the node's MultiThreadedExecutor serves the responses on
-other threads (reentrant callback group), so an action's execute callback may call services.
+other threads (reentrant callback group), so an action's execute callback may call services;
+the worker's services of names.WORKER_LANES are called on lanes of their own
+(harness_types.lanes), on the calling thread.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from harness_types.convert import (
     robot_state_msg,
     robot_state_of,
 )
+from harness_types.lanes import LaneClient, LaneUnavailableError
 from harness_types.robot_state import RobotState
 from harness_types.wait import wait_future
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -28,7 +31,6 @@ from rclpy.node import Node
 from harness_msgs.msg import Command
 from harness_msgs.srv import Fk, Ik, Observe, Plan, Predict, ReactiveStep, State, Tick
 from harness_skills.port import Path, Solved, TickOutcome
-from harness_skills.reactive_lane import LaneClient, LaneUnavailableError
 from harness_types import names
 
 
@@ -67,10 +69,15 @@ class RosStationPort:
     def __init__(self, node: Node, timeout: float) -> None:
         group = ReentrantCallbackGroup()
         self.timeout = timeout
+        self.node = node
         self.clients = {
             name: node.create_client(kind, names.worker_service(name), callback_group=group)
             for name, kind in WORKER_CLIENTS.items()
+            if name not in names.WORKER_LANES
         }
+        # The worker's lanes, each made at its first call: a worker beside us needs none.
+        self._lanes: dict[str, LaneClient] = {}
+        self._making_lane = threading.Lock()
         self._beside: Any = None  # the worker node in this process, once use_local names it
 
     def use_local(self, worker: Any) -> None:
@@ -83,7 +90,32 @@ class RosStationPort:
     def call(self, service: str, request):
         if self._beside is not None:
             return self._beside.call_local(service, request)
-        return call(self.clients[service], request, self.timeout)
+        if service not in names.WORKER_LANES:
+            return call(self.clients[service], request, self.timeout)
+        with self._making_lane:
+            lane = self._lanes.get(service)
+            if lane is None:
+                lane = self._lanes[service] = LaneClient(
+                    names.lane_node(self.node.get_name(), f'{names.WORKER}_{service}'),
+                    self.node,
+                    WORKER_CLIENTS[service],
+                    names.worker_service(service),
+                )
+        try:
+            return lane.call(request, self.timeout, wait_s=self.timeout)
+        except LaneUnavailableError as exc:
+            raise ServiceError(str(exc)) from None
+        except TimeoutError:
+            raise ServiceError(
+                f'{lane.srv_name} did not answer within {self.timeout:g} s'
+            ) from None
+
+    def close(self) -> None:
+        """The worker's lanes leave the graph (the node's own clients go with the node)."""
+        with self._making_lane:
+            for lane in self._lanes.values():
+                lane.close()
+            self._lanes.clear()
 
     def tick(self, command: np.ndarray) -> TickOutcome:
         if self._beside is not None:

@@ -24,6 +24,7 @@ from harness_policy.client import PolicyClient
 from harness_types.config import SkillServerConfig, declare_section
 from harness_types.convert import marker_array_msg, trace_msg
 from harness_types.execution import skill_error
+from harness_types.lanes import LaneClient, LaneService
 from harness_types.markers import region_mark
 from harness_types.process import leave_graph
 from harness_types.wait import InFlight
@@ -37,7 +38,6 @@ from visualization_msgs.msg import MarkerArray
 
 from harness_msgs.srv import Estop, Ik, Observe, Predict, ReactiveStep, State
 from harness_skills.execution import Engine
-from harness_skills.reactive_lane import LaneClient, LaneService
 from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_skills.skill_table import SKILLS, SkillSpec, options_of
 from harness_skills.skills import Skills
@@ -143,6 +143,7 @@ class SkillServer(Node):
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
+        self.station.close()
         for lane in self.read_lanes:
             lane.close()
         super().destroy_node()

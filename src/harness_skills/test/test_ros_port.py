@@ -1,9 +1,19 @@
 """RosReactivePort reuses one request per thread: each tick's request carries that tick's state
-and only the views due at that tick."""
+and only the views due at that tick. RosStationPort calls a worker in another participant (as
+under `ros2 launch`) on its lanes."""
+
+import threading
+import time
 
 import numpy as np
-from harness_skills.ros_port import RosReactivePort
+import pytest
+import rclpy
+from harness_bringup.domain import claim_domain_id
+from harness_skills.ros_port import RosReactivePort, RosStationPort, ServiceError
 from harness_types.robot_state import ArmState, RobotState
+from harness_worker.worker_node import WorkerNode
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
 
 from harness_msgs.msg import CameraView
 from harness_msgs.srv import ReactiveStep
@@ -47,3 +57,58 @@ def test_a_reused_request_sends_views_only_on_the_ticks_they_are_due():
         (4, ['cam_head']),
         (5, []),
     ]
+
+
+def spun(node: Node) -> MultiThreadedExecutor:
+    executor = MultiThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    return executor
+
+
+def test_the_port_calls_a_worker_of_another_participant_on_its_lanes():
+    """The worker's node and the port's node each in a context of its own (a DDS participant
+    each, as in two processes): tick, state, fk and ik go over the worker's lanes and answer
+    what its core says, a rejection included; a worker that leaves is said, not waited on."""
+    claim = claim_domain_id()
+    contexts = [rclpy.Context(), rclpy.Context()]
+    for context in contexts:
+        rclpy.init(context=context, domain_id=claim.domain_id)
+    worker = WorkerNode(context=contexts[0])
+    worker_executor = spun(worker)
+    client = Node('port_test', context=contexts[1])
+    client_executor = spun(client)
+    port = RosStationPort(client, timeout=10.0)
+    try:
+        worker.worker.reset('lift_cube', 0, 0)
+        state = port.observe_state()
+        assert state.step == 0
+        assert np.array_equal(state.measured, worker.worker.measured())
+        ticked = port.tick(state.measured)
+        assert ticked.accepted and ticked.observation.step == 1 == worker.worker.step
+        left = ticked.observation.left
+        assert np.allclose(port.tcp_of('left', left.joints), left.tcp_position, atol=1e-9)
+        solved = port.ik('left', left.tcp_position, left.tcp_quat, left.joints)
+        assert solved.ok and np.allclose(solved.joints, left.joints, atol=1e-3)
+        jump = ticked.observation.measured
+        jump[0] += 1.0
+        rejected = port.tick(jump)
+        assert not rejected.accepted and rejected.reasons and worker.worker.step == 1
+        lanes = {'worker_tick', 'worker_state', 'worker_fk', 'worker_ik'}
+        callers = {f'port_test_worker_{s}' for s in ('tick', 'state', 'fk', 'ik')}
+        deadline = time.monotonic() + 10.0  # node names travel after the endpoints
+        while not lanes | callers <= set(client.get_node_names()):
+            assert time.monotonic() < deadline, sorted(client.get_node_names())
+            time.sleep(0.05)
+
+        worker_executor.shutdown()
+        worker.destroy_node()  # its lanes close with it
+        with pytest.raises(ServiceError, match='worker/tick'):
+            port.tick(ticked.observation.measured)
+    finally:
+        port.close()
+        client_executor.shutdown()
+        worker.worker.close()
+        for context in contexts:
+            rclpy.try_shutdown(context=context)
+        claim.release()

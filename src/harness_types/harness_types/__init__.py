@@ -10,6 +10,8 @@
 - `names`: the ROS names of the graph
 - `config`: the typed node-graph configuration (config/harness.yaml)
 - `wait`: waiting on a future that another thread's executor completes
+- `lanes`: a service with a node and a thread of its own at each end, waited on directly (the
+  worker's tick and reads, reactive_step, the skill server's reads)
 
-Nothing here imports rclpy.
+Nothing here imports rclpy but `lanes`.
 """

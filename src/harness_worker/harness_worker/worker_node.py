@@ -14,6 +14,7 @@ harness_types.config.WorkerConfig.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import sys
 import threading
@@ -41,6 +42,7 @@ from harness_types.convert import (
     robot_state_of,
     stamp,
 )
+from harness_types.lanes import LaneService
 from harness_types.markers import rejection_marks
 from harness_types.plugins import PluginError
 from harness_types.process import leave_graph
@@ -168,20 +170,29 @@ class WorkerNode(Node):
             'profile': (Profile, self._profile),
             'predict': (Predict, self._predict),
         }
-        # One request at a time (the core is not thread-safe), in a group of their own: the
-        # default group serves /clock (use_sim_time), which a tick waits on. The lock also
-        # holds off the calls of a client in this process (call_local).
+        # One request at a time (the core is not thread-safe): those of WORKER_LANES each on a
+        # lane of its own (its node and thread, beside the executor), the rest in a group of
+        # their own, since the default group serves /clock (use_sim_time), which a tick waits
+        # on. The lock also holds off the calls of a client in this process (call_local).
         self._handlers = handlers
         self._core = threading.Lock()
         services = MutuallyExclusiveCallbackGroup()
+        self.lanes = []
         for name in names.WORKER_SERVICES:
             kind, handler = handlers[name]
-            self.create_service(
-                kind,
-                names.worker_service(name),
-                lambda request, response, handler=handler: self._locked(handler, request, response),
-                callback_group=services,
-            )
+            serve = functools.partial(self._locked, handler)
+            if name in names.WORKER_LANES:
+                lane = names.lane_node(names.WORKER, name)
+                self.lanes.append(LaneService(lane, self, kind, names.worker_service(name), serve))
+            else:
+                self.create_service(
+                    kind, names.worker_service(name), serve, callback_group=services
+                )
+
+    def destroy_node(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+        super().destroy_node()
 
     def _locked(self, handler, request, response):
         with self._core:

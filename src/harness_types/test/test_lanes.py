@@ -9,7 +9,7 @@ import time
 import pytest
 import rclpy
 from harness_bringup.domain import claim_domain_id
-from harness_skills.reactive_lane import LaneClient, LaneService, LaneUnavailableError
+from harness_types.lanes import LaneClient, LaneService, LaneUnavailableError
 from rclpy.node import Node
 
 from harness_msgs.srv import ReactiveStep
@@ -128,7 +128,7 @@ def test_a_service_that_leaves_while_a_call_waits_is_noticed_before_the_timeout(
 def test_close_wakes_the_service_thread_without_waiting_out_its_slice(owners, monkeypatch):
     """close() triggers the lane's guard condition: a thread waiting on its wait set ends at
     once, not when the slice ends (each lane cost up to a slice at every episode's end)."""
-    import harness_skills.reactive_lane as lanes
+    import harness_types.lanes as lanes
 
     monkeypatch.setattr(lanes, 'WAIT_SLICE_S', 60.0)  # a wait that outlasts close()'s join
     server_owner, _ = owners

@@ -1,17 +1,17 @@
-"""kernel/reactive_step's own lane at both ends: a node with one entity, waited on directly with
-an rcl wait set instead of an executor (`LaneClient` in the skill server, `LaneService` in the
-kernel).
+"""A service with a node of its own at each end, waited on directly with an rcl wait set
+instead of an executor (`LaneClient` at the caller, `LaneService` at the server): the services
+called every tick or many times a skill (the worker's tick and reads, kernel/reactive_step, the
+skill server's reads).
 
-The call is made every tick while program code is active, so its round trip is the tick's
-largest cost. On the multi-threaded executor of a node with dozens of entities (the skill
-server has an action server per skill, the kernel an action client per skill) every wake-up
-rebuilds a large wait set in Python and hands the callback to a pool thread: 3.2 ms went from
-the kernel's answer to the skill server's waiting thread and 1.8 ms from the request to the
-kernel's callback (perf/skills.py's guarded tick, timed in both processes). A single-threaded
-executor on a node of its own took that to 0.5 and 0.7 ms; most of what was left was the
-executor's own machinery (a wait set rebuilt from the node's entities, a task per callback, a
-done-callback scheduled as another task). Here each end waits on a wait set of its one entity
-and takes the request or response itself, as rclpy's executors do inside
+Such a call's round trip is a tick's largest cost. On the multi-threaded executor of a node
+with dozens of entities (the skill server has an action server per skill, the kernel an action
+client per skill) every wake-up rebuilds a large wait set in Python and hands the callback to a
+pool thread: 3.2 ms went from the kernel's answer to the skill server's waiting thread and
+1.8 ms from the request to the kernel's callback (perf/skills.py's guarded tick, timed in both
+processes). A single-threaded executor on a node of its own took that to 0.5 and 0.7 ms; most
+of what was left was the executor's own machinery (a wait set rebuilt from the node's entities,
+a task per callback, a done-callback scheduled as another task). Here each end waits on a wait
+set of its one entity and takes the request or response itself, as rclpy's executors do inside
 (`_rclpy.WaitSet`, `take_response`, `service_take_request`; `rclpy.wait_for_message` waits the
 same way). rclpy's EventsExecutor was tried first: in this rclpy a service round trip between
 two processes on it did not complete (the spinning thread at 100% CPU).
@@ -101,20 +101,24 @@ class LaneClient:
             time.sleep(0.01)
         return True
 
-    def call(self, request: Any, timeout: float, resend_s: float | None = None) -> Any:
+    def call(
+        self, request: Any, timeout: float, resend_s: float | None = None, wait_s: float = 0.0
+    ) -> Any:
         """The response to `request`; TimeoutError after `timeout` seconds, and
         LaneUnavailableError when no service is there (or it goes while the call waits). A
         late answer to an earlier call that timed out is dropped (its sequence number is not
         this call's). `resend_s`, for a service that only reads: the request is sent again
         each time that long passes without its answer (a request or its answer lost while a
-        process was stopped past its DDS lease); the first answer to any of them is taken."""
-        deadline = time.monotonic() + timeout
+        process was stopped past its DDS lease); the first answer to any of them is taken.
+        `wait_s`: how long a service not seen yet (or seen to leave) is waited for before the
+        request is sent; a request sent before the service is discovered would be lost."""
         context = self.node.context
         with self._calling:
             if not self._seen:
-                if not self.client.service_is_ready():
+                if not self.wait_for_service(wait_s):
                     raise LaneUnavailableError(f'{self.srv_name} is not available')
                 self._seen = True
+            deadline = time.monotonic() + timeout
             handle = self.client.handle
             with handle:
                 sequences = {handle.send_request(request)}
