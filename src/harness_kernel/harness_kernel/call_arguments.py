@@ -69,6 +69,22 @@ def _checked(kind: str, value: Any, where: str) -> Any:
         return vector
     if kind == 'text':
         return str(value)
+    if kind == 'region':
+        try:
+            corners = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            corners = np.zeros(0)
+        if corners.shape != (2, 3):
+            raise ValueError(
+                f'{where}: must be ([xmin, ymin, zmin], [xmax, ymax, zmax]), not {_shown(value)}'
+            )
+        return value  # the skill checks its numbers (finite, min below max)
+    if kind == 'names':  # a name alone would be taken letter by letter
+        if not isinstance(value, list | tuple) or not all(isinstance(n, str) for n in value):
+            raise ValueError(
+                f"{where}: must be a list of names, e.g. ['cam_head'], not {_shown(value)}"
+            )
+        return list(value)
     return value  # points, images, rows: the handler checks them (a bad one is its SKILL_ERROR)
 
 

@@ -35,7 +35,7 @@ from harness_kernel.bounds import (
     bounded_record,
     program_text,
 )
-from harness_kernel.call_arguments import checked, finite, not_negative
+from harness_kernel.call_arguments import checked
 from harness_kernel.channel import ChannelClosedError, ChannelError
 from harness_kernel.contact import ContactSkills
 from harness_kernel.foresight import Foresight
@@ -380,12 +380,9 @@ class Kernel:
         except TypeError as exc:
             raise TypeError(f'{name}(): {exc}') from None
         bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        for key, value in arguments.items():  # (a skill's own checks take only its goal's)
-            if isinstance(value, float):
-                finite(value, f'{name}({key}=)')
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                not_negative(key, value, f'{name}({key}=)')
+        # Checked by kind as every name's are: a goal's fields are set from them, and a wrong
+        # type in a message's field aborts the process that converts it (rosidl's C assert).
+        arguments = checked(entry, dict(bound.arguments))
         if name == 'run_policy':  # the catalogue's entry goes with the goal
             arguments.update(
                 self.learned.policy_arguments(arguments['name'], arguments['instruction'])

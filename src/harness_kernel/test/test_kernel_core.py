@@ -164,6 +164,34 @@ def test_a_call_no_check_foresaw_is_answered_and_the_next_cell_runs(make_kernel)
     assert kernel.run_cell('print(1 + 1)').output.strip() == '2'
 
 
+def test_a_skill_servers_arguments_are_checked_by_kind_before_a_goal_is_made(make_kernel):
+    """A goal's fields are set from a skill call's arguments, and a wrong type in a message
+    field aborts the process that converts it: an arm that is not text, cameras given as one
+    name, a region that is not two corners are each refused by kind before anything moves."""
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell(
+        'for call in (lambda: move_joints([0] * 6, arm=["left"]), lambda: home(arm=3),\n'
+        '             lambda: open_gripper(arm={"a": 1}),\n'
+        '             lambda: run_controller(lambda o: None, cameras="cam_head"),\n'
+        '             lambda: run_controller(lambda o: None, cameras=[1]),\n'
+        '             lambda: move_eef([0.3, 0.1, 0.9], region=([0, 0, 0],))):\n'
+        '    try:\n'
+        '        call()\n'
+        '    except ValueError as e:\n'
+        '        print(e)\n'
+    )
+    assert r.status == 'ok', r.traceback
+    assert r.output.splitlines() == [
+        "move_joints(arm=): arm must be 'left', 'right' or '', got ['left']",
+        "home(): arm must be 'left', 'right' or '', got 3",
+        "open_gripper(): arm must be 'left', 'right' or '', got {'a': 1}",
+        "run_controller(cameras=): must be a list of names, e.g. ['cam_head'], not 'cam_head'",
+        "run_controller(cameras=): must be a list of names, e.g. ['cam_head'], not [1]",
+        'move_eef(region=): must be ([xmin, ymin, zmin], [xmax, ymax, zmax]), not [[0, 0, 0]]',
+    ]
+    assert not robot.calls
+
+
 def test_a_handler_that_fails_unforeseen_is_an_error_the_program_catches(make_kernel):
     """The last resort: whatever a handler raises (here an IndexError) reaches the program as
     a RuntimeError that names it, and the kernel and the channel go on."""

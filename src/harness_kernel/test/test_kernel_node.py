@@ -67,6 +67,22 @@ def test_a_guard_through_the_skill_server(kernel):
     assert run('clear_guards()\nprint("usable")').output.strip() == 'usable'
 
 
+def test_a_controllers_cameras_arrive_in_obs_images_and_an_unknown_one_is_refused(kernel):
+    run, *_ = kernel
+    r = run(
+        'seen = []\n'
+        'r = run_controller(lambda obs: seen.append(obs.images["cam_head"].rgb.shape),\n'
+        '                   until=lambda obs: len(seen) >= 2, cameras=["cam_head"])\n'
+        'print(r.event, seen[0])\n'
+        'on("SKILL_ERROR", lambda e: True)\n'
+        'print(run_controller(lambda obs: None, cameras=["cam_head", "cam_nope"]).detail)'
+    )
+    assert r.status == 'ok', r.traceback
+    first, refused = r.output.strip().splitlines()
+    assert first.startswith('PREDICATE_SATISFIED (') and first.endswith(', 3)')
+    assert refused == "no camera 'cam_nope'; cameras: cam_head, cam_left_wrist, cam_right_wrist"
+
+
 def test_the_program_has_no_ros_and_no_token(kernel):
     run, _, _, token, _ = kernel
     r = run('outcome("x")')

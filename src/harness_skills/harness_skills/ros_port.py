@@ -185,6 +185,8 @@ class RosReactivePort:
         if self.cameras and call_controller:
             if self._calls % self.camera_every == 0:
                 r = self.station.call('observe', Observe.Request(cameras=self.cameras, depth=True))
+                if not r.success:  # the controller would read obs.images without them
+                    return ReactiveResult(fault=f'worker/observe: {r.message}')
                 req.views = list(r.views)
             self._calls += 1
         try:

@@ -57,6 +57,7 @@ class SkillServer(Node):
         super().__init__(names.SKILL_SERVER, **kwargs)
         self.config = declare_section(self, SkillServerConfig)
         emb = load_embodiment()
+        self.cameras = tuple(emb.cameras)
         timeout = self.config.service_timeout_seconds
         self.station = RosStationPort(self, timeout)
         self.reactive_lane = LaneClient(
@@ -191,9 +192,16 @@ class SkillServer(Node):
         if region is not None:  # shown in rviz while the execution is bounded by it
             marker_id = next(self._region_ids)
             self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
-        if self._estop.is_set():
-            detail = 'the emergency stop is engaged: release it to move'
-            result.execution = trace_msg(skill_error(spec.name, getattr(goal, 'arm', ''), detail))
+        unknown = [c for c in getattr(goal, 'cameras', ()) if c not in self.cameras]
+        refused = (
+            'the emergency stop is engaged: release it to move'
+            if self._estop.is_set()
+            else f'no camera {", ".join(map(repr, unknown))}; cameras: {", ".join(self.cameras)}'
+            if unknown and spec.name == 'run_controller'
+            else ''
+        )
+        if refused:
+            result.execution = trace_msg(skill_error(spec.name, getattr(goal, 'arm', ''), refused))
             goal_handle.abort()
             return result
         run = dict(feedback=feedback, cancelled=lambda: self._cancelled(goal_handle))

@@ -205,7 +205,7 @@ SKILLS: dict[str, SkillSpec] = {
                 RunController,
                 a,
                 hz=float(a['hz']),
-                cameras=[str(c) for c in a['cameras']],
+                cameras=[str(c) for c in a['cameras'] or ()],
                 camera_hz=float(a['camera_hz']),
             ),
             lambda sk, g, o, run: sk.run_controller(g.hz, o, **run),
