@@ -11,6 +11,8 @@ still keeps what its program wrote, and leaves no folder behind.
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -74,7 +76,55 @@ def collect_program_workspace(workspace: Path) -> None:
     if is_program_folder(path):
         workspace.mkdir(parents=True, exist_ok=True)
         for entry in path.iterdir():
-            shutil.move(str(entry), str(workspace / entry.name))
+            _move(entry, workspace / entry.name)
         shutil.rmtree(path, ignore_errors=True)
     with contextlib.suppress(OSError):
         note.unlink()
+
+
+def _move(entry: Path, to: Path) -> None:
+    """`entry` renamed to `to`, or, on another filesystem, copied with the holes of its files
+    kept (shutil.move writes a sparse file's holes out as zeros: a program's 126 GB of holes
+    would have filled the disk) and links as links; what is neither a file, a folder nor a
+    link (a FIFO, a socket) is left behind."""
+    try:
+        os.rename(entry, to)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    if entry.is_symlink():
+        os.symlink(os.readlink(entry), to)
+    elif entry.is_dir():
+        to.mkdir(exist_ok=True)
+        for child in entry.iterdir():
+            _move(child, to / child.name)
+    elif entry.is_file():
+        _copy_sparse(entry, to)
+
+
+def _copy_sparse(source: Path, to: Path) -> None:
+    """Copy the data of `source`'s extents (SEEK_DATA / SEEK_HOLE) into `to`, of the same
+    size, its holes left unwritten; all of it where the filesystem cannot say."""
+    with open(source, 'rb') as src, open(to, 'wb') as dst:
+        fd, size, offset = src.fileno(), os.fstat(src.fileno()).st_size, 0
+        while offset < size:
+            try:
+                start = os.lseek(fd, offset, os.SEEK_DATA)
+                end = os.lseek(fd, start, os.SEEK_HOLE)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # no data past `offset`: a hole to the end
+                    break
+                start, end = offset, size  # no SEEK_DATA here: every byte is data
+            src.seek(start)
+            dst.seek(start)
+            left = end - start
+            while left > 0:
+                chunk = src.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                dst.write(chunk)
+                left -= len(chunk)
+            offset = end
+        dst.truncate(size)
+    shutil.copystat(source, to)

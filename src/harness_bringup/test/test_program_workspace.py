@@ -63,3 +63,42 @@ def test_a_symlink_in_place_of_the_folder_is_not_followed(tmp_path):
         assert (target / 'f').read_text() == 'x' and not (run / 'workspace').exists()
     finally:
         link.unlink()
+
+
+def test_onto_another_filesystem_holes_stay_holes_and_links_links(tmp_path, monkeypatch):
+    """A sparse file copied with shutil.move onto another filesystem had its holes written
+    out: a program's 504 MB of holes became 504 MB of zeros in the run folder (126 GB would
+    have filled the disk). Across filesystems (os.rename refusing, as it does there) its data
+    is copied and its holes left; a link stays a link; a FIFO is left behind."""
+    import errno
+    import os
+
+    import harness_bringup.program_workspace as program_workspace
+
+    workspace = tmp_path / 'run' / 'workspace'
+    program = new_program_workspace(workspace)
+    with open(program / 'sparse.bin', 'wb') as f:
+        f.truncate(256 << 20)
+        f.seek(1 << 20)
+        f.write(b'data' * 1024)
+    (program / 'sub').mkdir()
+    (program / 'sub' / 'plain.txt').write_text('kept')
+    (program / 'link').symlink_to('sub/plain.txt')
+    os.mkfifo(program / 'pipe')
+
+    def across(source, to):
+        raise OSError(errno.EXDEV, 'Invalid cross-device link')
+
+    monkeypatch.setattr(program_workspace.os, 'rename', across)
+    collect_program_workspace(workspace)
+    copied = (workspace / 'sparse.bin').stat()
+    assert copied.st_size == 256 << 20
+    assert copied.st_blocks * 512 < 4 << 20, copied.st_blocks  # the data's blocks, not 256 MB
+    with open(workspace / 'sparse.bin', 'rb') as f:
+        f.seek(1 << 20)
+        assert f.read(4096) == b'data' * 1024
+        assert f.read(4096) == bytes(4096)
+    assert (workspace / 'sub' / 'plain.txt').read_text() == 'kept'
+    assert os.readlink(workspace / 'link') == 'sub/plain.txt'
+    assert not (workspace / 'pipe').exists()
+    assert not program.exists()

@@ -171,6 +171,14 @@ class Kernel:
                 link.cell = None
             if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
                 traceback = link.interruption(cell)
+            elif not cell.interrupted_at and status != 'error':
+                # A cell that ends between two of the running checks is measured here.
+                over = link.workspace().over(self.bounds, since=cell.workspace_start)
+                if over:
+                    status = 'error'
+                    traceback = (
+                        f"WorkspaceFull: {over} at the cell's end. Delete files to write more"
+                    )
             # a known status: _program_done keeps only STATUSES, the kernel's stops are among them
             status, summary = self._trusted_status(cell, status, summary)
             if cell.unlogged:
@@ -198,14 +206,15 @@ class Kernel:
     def _trusted_status(self, cell: RunningCell, status: str, summary: str) -> tuple[str, str]:
         """What the kernel saw wins over what the program says: an escalation, the episode's
         end or finish() stop the cell whatever the program did after; a program that claims
-        one of these without the kernel having seen it ran an ordinary error."""
+        one of these without the kernel having seen it, or that was interrupted (its time ran
+        out, its workspace filled), ran an ordinary error."""
         stop = cell.stop
         if stop is not None:
             if stop.kind == 'handler_error':
                 return 'error', ''
             return stop.kind, stop.text if stop.kind == 'finished' else ''
-        if status in ('escalated', 'episode_ended', 'finished'):
-            return 'error', ''
+        if status in ('escalated', 'episode_ended', 'finished') or cell.interrupted_at:
+            return 'error', ''  # (an interrupted cell that caught it and returned did not end well)
         return status, ''
 
     def wrap_up(self) -> CellResult:
@@ -314,6 +323,8 @@ class Kernel:
         try:
             if cell.stop is not None:
                 raise cell.stop
+            if cell.interrupted_at:  # the grace after an interrupt is for stopping, not moving
+                raise _CallRefusedError(f'{name}() refused: {self.link.interruption(cell)}')
             if not allowed:
                 raise _CallRefusedError(
                     f'{name}() was called while another call or reactive code was running: '

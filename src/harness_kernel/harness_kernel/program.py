@@ -33,9 +33,14 @@ from harness_kernel.program_host import (
 from harness_kernel.sandbox import IsolationError, Limits, apply
 
 
-def _raise(exc_type):
+def _raise(exc_type, in_cell: list[bool]):
+    """A handler that raises `exc_type` while a cell runs (`in_cell[0]`) and does nothing
+    otherwise: an interrupt that lands as the cell ends (its done on the way, or the next
+    cell awaited) must not end the process."""
+
     def handler(_signum, _frame):
-        raise exc_type()
+        if in_cell[0]:
+            raise exc_type()
 
     return handler
 
@@ -61,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     # nothing of the workspace was importable before the sandbox (the spawner runs with -P).
     if sys.path[:1] != [os.getcwd()]:
         sys.path.insert(0, os.getcwd())
-    signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout))
-    signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout))
+    in_cell = [False]
+    signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout, in_cell))
+    signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout, in_cell))
     doc_values = dict(config.get('doc_values') or {})
     api = ProgramApi(
         channel,
@@ -90,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         if message.get('op') != 'cell':
             return 3
         try:
-            outcome = runner.run(str(message.get('code', '')))
+            try:
+                in_cell[0] = True
+                outcome = runner.run(str(message.get('code', '')))
+            finally:  # before the handler below: from here on an interrupt raises nothing
+                in_cell[0] = False
         except BaseException as exc:  # a timeout signal that landed outside the program
             outcome = CellOutcome('error', traceback=type(exc).__name__)
             with contextlib.suppress(BaseException):

@@ -300,6 +300,28 @@ def test_an_endless_cell_is_interrupted_then_killed(make_kernel):
     assert r.status == 'error' and any('variables' in note for note in r.notes)
 
 
+def test_a_program_that_swallows_its_timeout_cannot_move_in_the_grace(make_kernel):
+    """The grace after an interrupt is for stopping: a program that caught CellTimeout and
+    went on had its moves served (the simulator, faster than real time, spent the episode's
+    steps in it) and its cell said ok. Its calls are refused and the cell is an error."""
+    kernel, robot, _ = make_kernel(cell_timeout=1.0)
+    r = kernel.run_cell(
+        'import time\n'
+        'try:\n    time.sleep(30)\n'
+        'except BaseException as e:\n    print("caught", type(e).__name__)\n'
+        'try:\n    move_joints([1.0, 0, 0, 0, 0, 0], arm="left")\n'
+        'except RuntimeError as e:\n    print(e)\n'
+    )
+    assert r.status == 'error' and r.traceback.startswith('CellTimeout:'), r
+    assert r.output.splitlines() == [
+        'caught CellTimeout',
+        'move_joints() refused: CellTimeout: the cell ran longer than cell_timeout_seconds '
+        '(1 s) and was stopped',
+    ]
+    assert not robot.calls
+    assert kernel.run_cell('print(home().event)').output.strip() == 'COMPLETED'
+
+
 def test_verify_and_show_and_the_log(make_kernel):
     kernel, _, log = make_kernel()
     r = kernel.run_cell(

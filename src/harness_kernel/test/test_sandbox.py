@@ -612,3 +612,18 @@ def test_a_kernel_log_record_is_bounded_whatever_field_holds_the_programs_text()
         assert len(line) < LOG_RECORD_CHARS + 300, len(line)
     small = {'call': 'state', 'args': {}, 'result': 'ok'}
     assert bounded_record(small) is small
+
+
+def test_a_cell_that_fills_its_workspace_and_ends_at_once_is_caught_at_its_end(bounded):
+    """The running check looks every 0.1 s: a cell of sparse files that ended before it
+    looked reported ok with 504 MB against a 256 MB quota. The end of a cell is measured too."""
+    import shutil
+
+    kernel, _, workspace = bounded
+    r = kernel.run_cell('for i in range(3):\n    open(f"s{i}", "wb").truncate(1 << 20)')
+    assert r.status == 'error', r
+    # (said at the cell's end, or by the running check if its first look came first)
+    assert r.traceback.startswith('WorkspaceFull: the workspace holds 3 MB'), r.traceback
+    for leftover in workspace.iterdir():
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    assert kernel.run_cell('print(1)').status == 'ok'
