@@ -115,7 +115,7 @@ def _mcp(args: argparse.Namespace) -> int:
         )
 
         def say(message: str) -> None:
-            print(f'[harness] {message}', file=sys.stderr, flush=True)
+            _say(message, file=sys.stderr)
 
         return _with_policies(
             config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]

@@ -21,6 +21,7 @@ from harness_bringup.arguments import (
     _task_arguments,
 )
 from harness_bringup.console import fail as _fail
+from harness_bringup.console import quoted
 from harness_bringup.console import say as _say
 from harness_bringup.settings import _attachable, _load, _outcome_line, _with_policies
 
@@ -122,9 +123,9 @@ def _program(args: argparse.Namespace) -> int:
                 cell = graph.run_cell(code, wait)
                 run.event(cell_record(cell, 1, code))
                 if cell.output:
-                    print(cell.output.rstrip())
+                    print(quoted(cell.output.rstrip()))
                 if cell.traceback:
-                    print(cell.traceback.rstrip())
+                    print(quoted(cell.traceback.rstrip()))
                 if cell.stopped_by is not None:
                     _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
                 _say(f'cell {cell.status}: {len(cell.executions)} executions')
@@ -143,7 +144,7 @@ def _program(args: argparse.Namespace) -> int:
                 _say(_outcome_line(outcome.success, outcome.score, outcome.detail))
         except (GraphError, TimeoutError) as exc:
             summary['detail'] = str(exc)
-            print(f'[harness] error: {exc}', file=sys.stderr)
+            _say(f'error: {exc}', file=sys.stderr)
             return 1
         finally:
             summary['wall_seconds'] = round(time.monotonic() - started, 2)

@@ -37,6 +37,7 @@ from harness_recording.run_folder import update_summary
 from harness_types.process import end_group
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
+from harness_bringup.console import say
 from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.passes_folder import remove_noted_passes_folder
 from harness_bringup.processes import with_numerics_defaults
@@ -207,7 +208,7 @@ class StationRunner:
     def _finish(self, run: Path, parts: tuple[str, ...], log: Path) -> None:
         def say(line: str) -> None:  # the episode's log, closed by its thread by now
             with open(log, 'a') as out:
-                print(f'[harness] {line}', file=out)
+                say(line, file=out)
 
         seconds = finish_run(run, parts, say)
         with self._summaries:
@@ -219,7 +220,7 @@ class StationRunner:
             pending, self._finishing = self._finishing, []
         for future in wait(pending).done:
             if future.exception() is not None:  # a bug: said, and the other runs are made
-                print(f'[harness] a run folder was not finished: {future.exception()!r}')
+                say(f'a run folder was not finished: {future.exception()!r}')
 
     def _take(self, env: dict[str, str] | None) -> tuple[StationProcess, float]:
         """A free station (a new one when none is) and the seconds spent starting it now."""
@@ -269,10 +270,7 @@ class StationRunner:
         seen = interrupts if interrupts is not None else Interrupts()
         before = len(seen.times())
 
-        def say(line: str) -> None:
-            print(f'[harness] {line}', file=output, flush=True)
-
-        sweep(say)
+        sweep(lambda line: say(line, file=output))
         asked = time.time()
         station, starting = self._take(env)
         log = Path(getattr(output, 'name', None) or run.parent / 'harness.log')
@@ -330,7 +328,7 @@ class StationRunner:
             station.close()
         # what stations ended by a signal while they started left in /dev/shm (the sweep before
         # each episode finds them only in a later bench)
-        sweep(lambda line: print(f'[harness] {line}', flush=True))
+        sweep(say)
 
 
 def _summary(run: Path) -> dict:

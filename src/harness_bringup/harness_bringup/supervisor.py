@@ -32,6 +32,7 @@ from harness_types.process import (
     wrapper_time,
 )
 
+from harness_bringup.console import say
 from harness_bringup.episode_deadline import DEADLINE, EpisodeDeadline, hung
 from harness_bringup.processes import with_numerics_defaults
 from harness_bringup.program_workspace import collect_program_workspace
@@ -98,7 +99,7 @@ def supervised(
     previous = {s: signal.signal(s, record) for s in (signal.SIGINT, signal.SIGTERM)} if own else {}
     before = len(seen.times())  # a bench's interrupts from before this episode are not its
     try:
-        sweep(lambda line: print(f'[harness] {line}', file=output, flush=True))
+        sweep(lambda line: say(line, file=output))
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -133,7 +134,7 @@ def supervised(
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
                 if not killed_for and (killed_for := watch.overdue()):
-                    print(f'[harness] {hung(killed_for)}', file=output, flush=True)
+                    say(hung(killed_for), file=output)
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
                 time.sleep(0.05)
@@ -266,13 +267,13 @@ def _finish_killed(folder: Path, output: IO[str] | None) -> None:
     (it was making them: each is made whole again)."""
     from harness_bringup.run import finish_run, finishing_of
 
-    def say(line: str) -> None:
-        print(f'[harness] {line}', file=output, flush=True)
+    def said(line: str) -> None:
+        say(line, file=output)
 
     parts = finishing_of(folder)
     if parts:
-        say(f"making its run folder's {' and '.join(parts)} (again: it may have been cut short)")
-        finish_run(folder, parts, say)
+        said(f"making its run folder's {' and '.join(parts)} (again: it may have been cut short)")
+        finish_run(folder, parts, said)
 
 
 def _close(
@@ -295,7 +296,7 @@ def _close(
     try:
         collect_program_workspace(folder / WORKSPACE)
     except OSError as exc:
-        print(f"[harness] the program's files were not moved in: {exc}", file=output, flush=True)
+        say(f"the program's files were not moved in: {exc}", file=output)
     summary_path = folder / 'summary.json'
     if not summary_path.is_file():
         from harness_driver.budgets import usage_of_events
@@ -322,17 +323,11 @@ def _close(
         from harness_recording.run_folder import write_summary
 
         write_summary(folder, summary)
-        print(
-            f'[harness] {summary["detail"]}; the supervisor wrote {summary_path}',
-            file=output,
-            flush=True,
-        )
+        say(f'{summary["detail"]}; the supervisor wrote {summary_path}', file=output)
         if not _recorded_lean(folder):  # (a lean run's report: `harness report RUN`)
             from harness_bringup.run import write_report_safely
 
-            write_report_safely(
-                folder, lambda line: print(f'[harness] {line}', file=output, flush=True)
-            )
+            write_report_safely(folder, lambda line: say(line, file=output))
         return 130 if interrupted else 1
     if killed_for:  # after it wrote its summary: that says so
         from harness_recording.run_folder import update_summary

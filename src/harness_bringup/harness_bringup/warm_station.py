@@ -37,6 +37,7 @@ from harness_recording.recording_notes import RECORDER_OUTPUT, judge_recording, 
 from harness_types.config import DriverConfig, GraphConfig
 from harness_types.process import process_stopped
 
+from harness_bringup.console import one_line
 from harness_bringup.episode_graph import EpisodeGraph, recorder_subscriptions
 from harness_bringup.kernel_process import KernelProcess, KernelStartError
 from harness_bringup.passes_folder import note_passes_folder
@@ -312,6 +313,12 @@ class WarmGraph(EpisodeGraph):
 # The station process ------------------------------------------------------------------------
 
 
+def _said(line: str) -> None:
+    """An episode's progress line, into its output (one line, whatever a model or a program
+    wrote into it)."""
+    print(one_line(line), flush=True)
+
+
 def _output_to(path: Path | None, station_log: int) -> None:
     """This process's output (file descriptors 1 and 2) to `path` (None: the station's log)."""
     sys.stdout.flush()
@@ -383,7 +390,7 @@ class Station:
         started = time.monotonic() - starting  # 0 unless this episode waited for the graph
         finish = bool(request.get('finish', True))
         result = run_episode(
-            prepared, run_folder, print, GraphOptions(), graph, arrived + started, finish
+            prepared, run_folder, _said, GraphOptions(), graph, arrived + started, finish
         )
         if started > 0.01:  # this episode's wait for the station's graph, a phase of its own
             from harness_recording.run_folder import update_summary
