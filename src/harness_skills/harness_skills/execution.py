@@ -222,11 +222,20 @@ class Engine:
             why = outcome.reasons[0] if outcome.reasons else 'the episode ended'
             return self._end(run.result, outcome.observation, EPISODE_ENDED, why)
         reasons = tuple(outcome.reasons)
+        # The refused command is not applied; those before it were (the model had read "the
+        # arm did not move" after a motion that had taken the arm most of the way).
+        accepted = len(run.result.trace) - 1
+        where = (
+            'the arm did not move'
+            if accepted == 0
+            else f'it was not applied, and the arm holds where the {accepted} accepted '
+            f'tick{"s" if accepted > 1 else ""} before it took it'
+        )
         return self._end(
             run.result,
             outcome.observation,
             SHIELD_REJECTED,
-            'the shield rejected the command; the arm did not move: ' + '; '.join(reasons),
+            f'the shield rejected the command; {where}: ' + '; '.join(reasons),
             reasons,
         )
 

@@ -273,7 +273,34 @@ def test_controller_jump_is_shield_rejected_and_the_arm_did_not_move(graph):
     r = graph.run('run_controller', goal)
     assert r.event.name == 'SHIELD_REJECTED'
     assert any('left_joint1 jumps' in reason for reason in r.event.reasons)
+    assert r.event.detail.startswith('the shield rejected the command; the arm did not move: ')
     assert np.abs(np.array(graph.state().left.joints) - before).max() < 1e-3
+
+
+def test_a_rejection_after_accepted_ticks_says_the_arm_moved(graph):
+    """The model read "the arm did not move" when the shield refused the last command of a
+    motion that had taken the arm most of the way: the detail says the accepted ticks moved
+    it."""
+    graph.reset()
+    before = np.array(graph.state().left.joints)
+    ticks = []
+
+    def controller(obs):
+        ticks.append(obs.step)
+        jump = 0.5 if len(ticks) == 4 else 0.02
+        return {'left': obs.arms['left'].joints + [jump, 0, 0, 0, 0, 0]}
+
+    graph.stage.controller = controller
+    goal = RunController.Goal(hz=25.0)
+    goal.options.reactive = True
+    goal.options.max_seconds = 1.0
+    r = graph.run('run_controller', goal)
+    assert r.event.name == 'SHIELD_REJECTED'
+    assert r.event.detail.startswith(
+        'the shield rejected the command; it was not applied, and the arm holds where the 3 '
+        'accepted ticks before it took it: '
+    ), r.event.detail
+    assert np.array(graph.state().left.joints)[0] - before[0] > 0.03
 
 
 def test_episode_ended_at_the_step_limit(graph):
