@@ -196,8 +196,8 @@ class EpisodeGraph(StationGraph):
     def _kernel_gone(self) -> str:
         return self.kernel.death() if self.kernel is not None else 'no kernel is running'
 
-    def run_cell(self, code: str, timeout: float = 900.0) -> CellResult:
-        return self.driver.run_cell(code, timeout, self._kernel_gone)
+    def run_cell(self, code: str, timeout: float = 900.0, max_calls: int = 0) -> CellResult:
+        return self.driver.run_cell(code, timeout, self._kernel_gone, max_calls=max_calls)
 
     def wrap_up(self, timeout: float = 900.0) -> CellResult:
         return self.driver.run_cell('', timeout, self._kernel_gone, wrap_up=True)

@@ -160,6 +160,18 @@ def test_an_escalation_is_handled_by_the_next_program(tmp_path, monkeypatch):
     assert 'Cell status: escalated' in report and f'Stopped by event {first["event"]}' in report
 
 
+def test_the_skills_rung_serves_one_api_call_a_reply_however_it_is_written(tmp_path, monkeypatch):
+    """A <call> of one statement could still make several calls (exec, a comprehension):
+    the kernel serves the first and refuses the rest, and the task is not done in one reply."""
+    bypass = '<call>exec("c = locate(\'red cube\')[0]\\ng = pick(c, lift=0.15)")</call>'
+    with MessagesServer([bypass, FINISH]) as server:
+        code, summary, events, _ = episode(tmp_path, monkeypatch, server, '--interface', 'skills')
+    cell = of_type(events, 'cell')[0]
+    assert cell['status'] == 'error', cell
+    assert 'pick() refused: this cell may make 1 API call' in cell['traceback'], cell
+    assert not summary['outcome']['success'] and summary['model_calls'] == 2
+
+
 def test_the_call_budget_ends_the_episode(tmp_path, monkeypatch):
     with MessagesServer(["<python>\nprint('looking')\n</python>"]) as server:
         code, summary, events, _ = episode(tmp_path, monkeypatch, server, '--max-model-calls', '3')

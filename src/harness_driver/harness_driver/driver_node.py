@@ -170,10 +170,12 @@ class DriverNode(Node):
         alive: Callable[[], str],
         wrap_up: bool = False,
         policy_to_end: bool = False,
+        max_calls: int = 0,
     ) -> CellResult:
         """Run a cell (or the wrap-up, or the policy-to-end hook); `alive()` says why the
         kernel is gone ('' while it runs), checked while waiting so that a dead kernel is
-        noticed at once."""
+        noticed at once. `max_calls`: the most API calls the kernel serves the cell (0: no
+        bound)."""
 
         def check() -> None:
             why = alive()
@@ -183,7 +185,12 @@ class DriverNode(Node):
         try:
             handle = wait_future(
                 self.run_cell_client.send_goal_async(
-                    RunCell.Goal(code=code, wrap_up=wrap_up, policy_to_end=policy_to_end)
+                    RunCell.Goal(
+                        code=code,
+                        wrap_up=wrap_up,
+                        policy_to_end=policy_to_end,
+                        max_calls=max_calls,
+                    )
                 ),
                 30.0,
                 between=check,

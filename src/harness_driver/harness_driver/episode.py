@@ -375,7 +375,10 @@ class Episode:
         # A program's verify() must be answered before the kernel stops the cell.
         self.cell_deadline = since + self.cell_timeout - max(2.0, 0.1 * self.cell_timeout)
         try:
-            cell = self.station.run_cell(code, self.cell_wait)
+            # The skills rung's one call per reply, counted as it runs: a statement's text
+            # cannot tell (exec('...'), a comprehension, globals()['pick']).
+            max_calls = 1 if self.interface == 'skills' else 0
+            cell = self.station.run_cell(code, self.cell_wait, max_calls)
         finally:
             self.cell_deadline = None
             self.phases.add('cells', since)

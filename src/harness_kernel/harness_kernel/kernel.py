@@ -140,11 +140,12 @@ class Kernel:
 
     # Cells -----------------------------------------------------------------------------------
 
-    def run_cell(self, code: str) -> CellResult:
-        """Run `code` in the program's namespace; the result is the kernel's own account."""
+    def run_cell(self, code: str, max_calls: int = 0) -> CellResult:
+        """Run `code` in the program's namespace; the result is the kernel's own account.
+        `max_calls`: the most API calls served in the cell (0: no bound)."""
         with self._call_lock:
             link = self.link
-            cell = RunningCell(time.monotonic() + self.cell_timeout)
+            cell = RunningCell(time.monotonic() + self.cell_timeout, max_calls=max_calls)
             link.begin(cell)
             cell.workspace_start = link.workspace()
             status, traceback, summary, restored = 'error', '', '', []
@@ -325,6 +326,13 @@ class Kernel:
                 raise cell.stop
             if cell.interrupted_at:  # the grace after an interrupt is for stopping, not moving
                 raise _CallRefusedError(f'{name}() refused: {self.link.interruption(cell)}')
+            cell.calls += 1
+            if cell.max_calls and cell.calls > cell.max_calls:
+                raise _CallRefusedError(
+                    f'{name}() refused: this cell may make {cell.max_calls} API '
+                    f'call{"s" if cell.max_calls > 1 else ""} (one per reply on the skills '
+                    'interface)'
+                )
             if not allowed:
                 raise _CallRefusedError(
                     f'{name}() was called while another call or reactive code was running: '

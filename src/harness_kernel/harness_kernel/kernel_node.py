@@ -450,7 +450,7 @@ class KernelNode(Node):
             elif goal.policy_to_end:
                 cell = kernel.policy_to_end()
             else:
-                cell = kernel.run_cell(goal.code)
+                cell = kernel.run_cell(goal.code, goal.max_calls)
         # the message first: succeed() says the cell ended (a driver that has no result 2 s
         # later asks again) and starts the server's 10 s keeping of its result
         result = cell_result_msg(cell)

@@ -88,6 +88,8 @@ class RunningCell:
     # What the workspace held when the cell was interrupted: the grace is for stopping, and
     # a program that fills it past its quota after that is stopped at once.
     workspace_interrupted: WorkspaceUse | None = None
+    max_calls: int = 0  # the most API calls served in this cell (0: no bound)
+    calls: int = 0  # the API calls asked for in this cell
 
 
 class ProgramLink:

@@ -322,6 +322,15 @@ def test_a_program_that_swallows_its_timeout_cannot_move_in_the_grace(make_kerne
     assert kernel.run_cell('print(home().event)').output.strip() == 'COMPLETED'
 
 
+def test_a_cell_bounded_to_one_call_is_served_one_whatever_its_text(make_kernel):
+    kernel, robot, _ = make_kernel()
+    r = kernel.run_cell('exec("home()\\nhome()")', max_calls=1)
+    assert r.status == 'error' and 'home() refused: this cell may make 1 API call' in r.traceback
+    assert [c[0] for c in robot.calls] == ['home']
+    r = kernel.run_cell('[home() for _ in range(3)]')  # no bound
+    assert r.status == 'ok' and len(robot.calls) == 4
+
+
 def test_verify_and_show_and_the_log(make_kernel):
     kernel, _, log = make_kernel()
     r = kernel.run_cell(
