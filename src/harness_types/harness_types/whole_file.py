@@ -16,13 +16,10 @@ def write_whole(path: Path, data: bytes) -> None:
     (Not mkstemp's file: only its owner may read one.)"""
     path = Path(path)
     part = path.with_name(f'.{path.name}.{os.getpid()}.{secrets.token_hex(4)}')
-    with open(part, 'xb') as out:
-        try:
-            out.write(data)
-        except BaseException:
-            part.unlink(missing_ok=True)
-            raise
+    out = open(part, 'xb')  # noqa: SIM115 (closed below, where a full disk may say so)
     try:
+        with out:  # its close writes out the buffer: a full disk is raised there
+            out.write(data)
         os.replace(part, path)
     except BaseException:
         part.unlink(missing_ok=True)

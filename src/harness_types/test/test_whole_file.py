@@ -16,3 +16,30 @@ def test_a_file_is_replaced_whole_and_a_link_at_its_name_is_not_followed(tmp_pat
     assert victim.read_text() == 'untouched'
     assert not path.is_symlink() and path.read_bytes() == b'third'
     assert sorted(p.name for p in tmp_path.iterdir()) == ['summary.json', 'victim.txt']
+
+
+def test_a_full_disk_leaves_the_old_file_and_no_part_file(tmp_path, monkeypatch):
+    """The buffer goes to disk when the file closes: a full disk said so there, after the
+    part file's clean-up, which left `.summary.json.<pid>.<hex>` beside the summary."""
+    import errno
+    import io
+
+    import harness_types.whole_file as whole_file
+
+    path = tmp_path / 'summary.json'
+    write_whole(path, b'first')
+
+    class Full(io.FileIO):
+        def close(self):
+            super().close()
+            raise OSError(errno.ENOSPC, 'No space left on device')
+
+    monkeypatch.setattr(whole_file, 'open', lambda name, mode: Full(name, 'x'), raising=False)
+    try:
+        write_whole(path, b'second')
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    else:
+        raise AssertionError('a full disk was not said')
+    assert path.read_bytes() == b'first'
+    assert [p.name for p in tmp_path.iterdir()] == ['summary.json']
