@@ -5,6 +5,7 @@ own, `*_command`; `harness --help` lists them), the checks of where a command wr
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -116,6 +117,10 @@ def _remove_if_empty(folders: list[Path]) -> None:
             return
 
 
+# A path's errors that say the path given is unusable, whichever command met it first.
+UNUSABLE_PATH = frozenset((errno.ENAMETOOLONG, errno.ELOOP))
+
+
 def main(argv: list[str] | None = None) -> int:
     from harness_bringup.processes import use_wheels_ament_prefix
 
@@ -140,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
                 code = _fail(f'{flag} {value!r} {problem}')
                 return code
         code = args.func(args)
+        return code
+    except OSError as exc:
+        if exc.errno not in UNUSABLE_PATH:  # a path no command can use, said in one line
+            raise
+        code = _fail(f'{exc.filename!r}: {exc.strerror}')
         return code
     finally:
         if code != 0:
