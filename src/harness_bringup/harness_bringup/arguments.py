@@ -18,15 +18,12 @@ def _positive_float(text: str) -> float:
 
 def _perception(text: str) -> str:
     """A perception backend that exists (as kernel.perception is checked, said of the flag)."""
-    from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
+    from harness_types.plugins import plugin_problem
 
-    from harness_perception import BACKENDS
+    from harness_perception import BACKENDS, FACTORY
 
-    if not plugin_found(BACKENDS, text):
-        raise argparse.ArgumentTypeError(
-            f'no module {plugin_module(BACKENDS, text)} for {text!r} (built in: '
-            f'{", ".join(builtin_plugins(BACKENDS))}; or a dotted module path)'
-        )
+    if problem := plugin_problem(BACKENDS, text, FACTORY):
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

@@ -14,6 +14,16 @@ from harness_bringup.console import say as _say
 
 POOL_BASE = 20_000  # the seeds coverage draws from: apart from benches' and gates' usual bases
 POOL_SIZE = 300
+# Each seed of the pool is a layout sampled and kept per task: more than this would exhaust
+# memory (10^11 raised MemoryError) long before the plan was made.
+MAX_POOL_SIZE = 100_000
+
+
+def _pool_size(text: str) -> int:
+    size = _positive_int(text)
+    if size > MAX_POOL_SIZE:
+        raise argparse.ArgumentTypeError(f'at most {MAX_POOL_SIZE}, not {size}')
+    return size
 
 
 def add_parser(sub) -> None:
@@ -43,9 +53,9 @@ def add_parser(sub) -> None:
     )
     plan.add_argument(
         '--pool-size',
-        type=_positive_int,
+        type=_pool_size,
         default=POOL_SIZE,
-        help=f'seeds coverage may draw, per task (default {POOL_SIZE})',
+        help=f'seeds coverage may draw, per task (default {POOL_SIZE}, at most {MAX_POOL_SIZE})',
     )
     plan.set_defaults(func=run_plan)
 

@@ -33,7 +33,7 @@ from harness_policy.catalog import Catalog, load_catalog
 from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import BAG, RunFolder, update_summary
 from harness_types.config import ConfigError, GraphConfig
-from harness_types.plugins import builtin_plugins, plugin_found, plugin_module
+from harness_types.plugins import plugin_problem
 from harness_types.process import handle_as_before, interrupts_held, process_age_s
 
 if TYPE_CHECKING:
@@ -108,20 +108,18 @@ def check_station_settings(config: GraphConfig) -> None:
     """What the file's types cannot say and the graph would find only once it runs: the
     worker's and perception's backends exist, the driver's cameras are the station's."""
     from harness_worker.station import BACKENDS as WORKER_BACKENDS
+    from harness_worker.station import FACTORY as WORKER_FACTORY
 
     from harness_perception import BACKENDS as PERCEPTION_BACKENDS
+    from harness_perception import FACTORY as PERCEPTION_FACTORY
 
     where = f'{config.path}: ' if config.path else ''
-    for key, folder, name in (
-        ('worker.backend', WORKER_BACKENDS, config.worker.backend),
-        ('kernel.perception', PERCEPTION_BACKENDS, config.kernel.perception),
+    for key, folder, name, factory in (
+        ('worker.backend', WORKER_BACKENDS, config.worker.backend, WORKER_FACTORY),
+        ('kernel.perception', PERCEPTION_BACKENDS, config.kernel.perception, PERCEPTION_FACTORY),
     ):
-        if not plugin_found(folder, name):
-            builtin = ', '.join(builtin_plugins(folder))
-            raise UsageError(
-                f'{where}{key}: no module {plugin_module(folder, name)} for {name!r} (built in: '
-                f'{builtin}; or a dotted module path)'
-            )
+        if problem := plugin_problem(folder, name, factory):
+            raise UsageError(f'{where}{key}: {problem}')
     cameras = load_embodiment().cameras
     unknown = [c for c in config.driver.cameras if c not in cameras]
     if unknown:

@@ -135,6 +135,7 @@ def _bytes(array: np.ndarray) -> bytes:
 
 
 BACKENDS = 'harness_perception.backends'  # the folder of the built-in backends
+FACTORY = 'make_backend'  # what a backend's module defines (see make_perception)
 
 
 def make_perception(
@@ -149,7 +150,7 @@ def make_perception(
     harness_types.plugins): its module's `make_backend(emb, urdf, url, timeout_s)`; `urdf`
     None is the station's. `shared_passes`: the station's folder of shared passes (None: this
     perception's passes are its own). PluginError when there is no such backend."""
-    factory = load_plugin('perception backend', BACKENDS, backend, 'make_backend')
+    factory = load_plugin('perception backend', BACKENDS, backend, FACTORY)
     shared = SharedPasses(shared_passes) if shared_passes is not None else None
     return Perception(factory(emb, urdf, service_url, service_timeout_s), shared)
 

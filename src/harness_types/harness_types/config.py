@@ -86,8 +86,14 @@ INTERFACES = ('programs', 'skills', 'actions')
 RECORDINGS = ('full', 'lean')
 
 
-def _at_least(low: float, strict: bool = False) -> dict:
-    return {'min': low, 'strict': strict}
+def _at_least(low: float, strict: bool = False, most: float | None = None) -> dict:
+    return {'min': low, 'strict': strict, 'max': most}
+
+
+# The most a process limit may be set to: an RLIMIT in bytes is a 64-bit number (a larger one
+# stopped the kernel in setrlimit), and Linux opens at most 2^20 files a process by default.
+MAX_LIMIT_MB = 1 << 30
+MAX_OPEN_FILES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -122,9 +128,9 @@ class KernelConfig:
     cell_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
     reactive_budget_ms: float = field(default=20.0, metadata=_at_least(0, strict=True))
     api: str = 'all'  # program API names programs may call (comma-separated) or all
-    program_memory_mb: int = field(default=4096, metadata=_at_least(256))
-    program_file_size_mb: int = field(default=64, metadata=_at_least(1))
-    program_open_files: int = field(default=256, metadata=_at_least(16))
+    program_memory_mb: int = field(default=4096, metadata=_at_least(256, most=MAX_LIMIT_MB))
+    program_file_size_mb: int = field(default=64, metadata=_at_least(1, most=MAX_LIMIT_MB))
+    program_open_files: int = field(default=256, metadata=_at_least(16, most=MAX_OPEN_FILES))
     # What a program may make the trusted side hold (harness_kernel.bounds): its files in all,
     # images shown with show() (each cell, the episode, one image's height x width) and the
     # kernel.log records of one cell's calls. Reaching one is an error to the program.
@@ -347,6 +353,8 @@ def read_section(cls, values: dict, where: str, base: Path | None = None):
             if value < low or (strict and value == low):
                 relation = '>' if strict else '>='
                 raise ConfigError(f'{where}.{name} must be {relation} {low}, not {value}')
+        if meta.get('max') is not None and value > meta['max']:
+            raise ConfigError(f'{where}.{name} must be <= {meta["max"]}, not {value}')
         if 'choices' in meta and value not in meta['choices']:
             raise ConfigError(
                 f'{where}.{name} must be one of {", ".join(meta["choices"])}, not {shown(value)}'

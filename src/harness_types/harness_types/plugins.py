@@ -9,10 +9,12 @@ the program API's table and policies entries in the catalogue (configuration, no
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import pkgutil
 import re
+from pathlib import Path
 from typing import Any
 
 _MODULE_NAME = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*)*')
@@ -37,15 +39,54 @@ def builtin_plugins(folder: str) -> list[str]:
     )
 
 
-def plugin_found(folder: str, name: str) -> bool:
-    """Whether plugin `name` is a module that exists (without importing it: a configuration
-    is checked before the graph that loads it starts)."""
+def plugin_problem(folder: str, name: str, factory: str) -> str:
+    """Why plugin `name` could not be loaded, as far as can be told without importing it (a
+    configuration is checked before the graph that loads it starts): no such module, or one
+    whose source binds no `factory` at its top level. '' when none is seen."""
     if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
-        return False
+        return f'a plugin is named by a module (a name or a dotted path), not {name!r}'
+    module = plugin_module(folder, name)
     try:
-        return importlib.util.find_spec(plugin_module(folder, name)) is not None
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a parent package that does not exist
-        return False
+        spec = None
+    if spec is None:
+        return (
+            f'no module {module} for {name!r} (built in: {", ".join(builtin_plugins(folder))}; '
+            'or a dotted module path)'
+        )
+    origin = spec.origin or ''
+    if origin.endswith('.py') and not _may_bind(Path(origin), factory):
+        return f'module {module} has no {factory}'
+    return ''
+
+
+def _may_bind(source: Path, name: str) -> bool:
+    """Whether the module in `source` binds `name` at its top level (or might: a star import,
+    a module __getattr__, a file that cannot be read or parsed here)."""
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return True  # (importing it will say what is wrong)
+    for node in tree.body:
+        # A definition binds its name; any other statement whatever it names anywhere in it
+        # (a binding under if, try or with is taken as possible).
+        inner = [node] if isinstance(node, _DEFINITIONS) else ast.walk(node)
+        for n in inner:
+            if isinstance(n, _DEFINITIONS):
+                bound = {n.name}
+            elif isinstance(n, ast.Import | ast.ImportFrom):
+                bound = {(a.asname or a.name).split('.')[0] for a in n.names}
+            elif isinstance(n, ast.Name):
+                bound = {n.id}
+            else:
+                continue
+            if name in bound or '*' in bound or '__getattr__' in bound:
+                return True
+    return False
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def load_plugin(what: str, folder: str, name: str, factory: str) -> Any:

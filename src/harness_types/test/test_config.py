@@ -41,6 +41,11 @@ def test_the_project_config_loads_and_names_every_key():
         ('driver:\n  ros__parameters:\n    max_calls: 3\n', "driver has no parameter 'max_calls'"),
         ('driver:\n  ros__parameters:\n    keep_images: -1\n', 'keep_images must be >= 0'),
         ('driver:\n  ros__parameters:\n    max_wall_seconds: 0\n', 'max_wall_seconds must be > 0'),
+        # a process limit the kernel cannot set (it had stopped the kernel in setrlimit)
+        (
+            'kernel:\n  ros__parameters:\n    program_memory_mb: 99999999999999\n',
+            'kernel.program_memory_mb must be <= 1073741824, not 99999999999999',
+        ),
         ('driver:\n  ros__parameters:\n    cameras: cam_head\n', 'driver.cameras must be'),
         ('driver:\n  ros__parameters:\n    record_bag: 1\n', 'record_bag must be true or false'),
         ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: .nan\n', 'must be a finite'),

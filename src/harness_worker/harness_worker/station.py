@@ -78,6 +78,7 @@ class RobotNotAnswering(RuntimeError):  # noqa: N818 (the words a user reads)
 
 
 BACKENDS = 'harness_worker.backends'  # the folder of the built-in backends
+FACTORY = 'make_station'  # what a backend's module defines (see make_station)
 
 
 def backend_module(backend: str) -> str:
@@ -88,7 +89,7 @@ def backend_module(backend: str) -> str:
 def make_station(backend: str, emb: Embodiment, urdf: str, node=None) -> Station:
     """The station of the backend named `backend` (a plugin: harness_types.plugins), whose
     module defines `make_station(emb, urdf, node)`; PluginError when there is none."""
-    factory = load_plugin('worker backend', BACKENDS, backend, 'make_station')
+    factory = load_plugin('worker backend', BACKENDS, backend, FACTORY)
     if not callable(factory):
         raise PluginError(f'worker backend {backend!r}: make_station is not a function')
     return factory(emb, urdf, node)
