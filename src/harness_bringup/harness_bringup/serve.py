@@ -50,9 +50,14 @@ def unknown_overrides(
 
 
 def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) -> int:
-    """Serve until interrupted; 2 when a node cannot start (one line says why)."""
+    """Serve until interrupted; 2 when a node cannot start (one line says why). The parameter
+    file the nodes start from is there while they serve, and removed after."""
     use_discovery_profile()
-    params = config.write(Path(tempfile.mkdtemp(prefix='harness-serve-')) / 'params.yaml')
+    with tempfile.TemporaryDirectory(prefix='harness-serve-') as folder:
+        return _serve(config.write(Path(folder) / 'params.yaml'), ros_args, say)
+
+
+def _serve(params: Path, ros_args: list[str], say: Callable[[str], None]) -> int:
     try:
         rclpy.init(args=['harness', '--ros-args', '--params-file', str(params), *ros_args])
     except Exception as exc:  # rclpy's own errors (unknown ROS arguments, a bad domain id)

@@ -370,13 +370,14 @@ def test_serve_refuses_a_misspelt_parameter_before_it_serves(tmp_path):
             str(ROOT / 'config' / 'harness.yaml'),
         ]
         + ['serve', '--ros-args', '-p', 'worker:no_such_setting:=1'],
-        env=child_environment(claim.domain_id),
+        env={**child_environment(claim.domain_id), 'TMPDIR': str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == 'harness: -p no_such_setting: no such parameter of worker'
+    assert not list(tmp_path.glob('harness-serve-*'))  # its parameter file's folder is gone
 
 
 @pytest.mark.parametrize('domain', ['abc', '999'])
