@@ -67,8 +67,12 @@ def _replay(args: argparse.Namespace) -> int:
     from harness_recording.replay import ReplayError
     from harness_recording.replay_node import replay
 
-    from harness_bringup.domain import use_discovery_profile
+    from harness_bringup.domain import attached_domain_id, use_discovery_profile
 
+    try:
+        attached_domain_id()  # the domain its viewers are in: said here, not by rcl
+    except ValueError as exc:
+        return _fail(str(exc))
     use_discovery_profile()
     try:
         return replay(Path(args.run), args.rate, args.loop, args.delay, _say)

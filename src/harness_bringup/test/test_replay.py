@@ -3,6 +3,7 @@ every /joint_states message of the bag, in order, with /clock, and the latched d
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -83,3 +84,23 @@ def test_replay_delivers_every_joint_state_in_order_with_clock(tmp_path):
     assert descriptions and '<robot' in descriptions[0].data
     summary = json.loads((folder / 'summary.json').read_text())
     assert len(states) == summary['env_steps'] + 1
+
+    # Ctrl-C while it plays: exit 130, as its help says (rclpy's own handler had shut the
+    # context down under it: a traceback and exit 1).
+    elsewhere = claim_domain_id()
+    looping = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', 'replay', str(folder), '--loop']
+        + ['--delay', '0'],
+        env=child_environment(elsewhere.domain_id),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in looping.stdout:  # the first pass has ended: it is playing the second
+        if line.startswith('[harness] published'):
+            break
+    looping.send_signal(signal.SIGINT)
+    out, err = looping.communicate(timeout=60)
+    elsewhere.release()
+    assert looping.returncode == 130, out + err
+    assert 'Traceback' not in err, err

@@ -18,6 +18,7 @@ from harness_types.convert import stamp
 from harness_types.process import leave_graph
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 
@@ -70,7 +71,9 @@ def replay(
     bag = bag_of(run)
     recorded = topics(bag)
     total = sum(t.count for t in recorded)
-    rclpy.init(args=['replay'])
+    # No rclpy signal handlers: its SIGINT handler shut the context down, and the next publish
+    # raised (a traceback and exit 1) instead of Ctrl-C's KeyboardInterrupt (exit 130).
+    rclpy.init(args=['replay'], signal_handler_options=SignalHandlerOptions.NO)
     node = Replayer(recorded, say)
     say(
         f'replaying {bag}: {total} messages on {len(recorded)} topics at {rate:g}x'
