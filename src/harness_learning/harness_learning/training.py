@@ -260,7 +260,11 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
     if plan.policy not in POLICY_TYPES:
         raise TrainError(f'--policy must be one of {", ".join(POLICY_TYPES)}, not {plan.policy!r}')
     facts = check_dataset(plan.dataset, plan.cameras)
-    plan.out.mkdir(parents=True, exist_ok=True)
+    try:
+        plan.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file there (or above), no permission, a name too long
+        why = 'it is a file' if plan.out.is_file() else exc.strerror
+        raise TrainError(f'--out {plan.out} cannot be made a folder: {why}') from None
     resumed = (plan.out / CHECKPOINT / 'train_config.json').is_file()
     view = plan.out / 'dataset_view'
     if not resumed:

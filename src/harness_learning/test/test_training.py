@@ -14,6 +14,7 @@ from harness_learning.training import (
     TrainPlan,
     check_dataset,
     lerobot_arguments,
+    train,
     training_view,
 )
 from harness_recording.lerobot import write_datasets
@@ -32,6 +33,13 @@ def test_the_dataset_facts_name_the_query_each_task_was_located_with(dataset):
     assert facts.tasks == {'Pick up the red cube.': ['red cube']}
     assert facts.environment and facts.cameras == []
     assert check_dataset(dataset, ('cam_head',)).cameras == ['cam_head']
+
+
+def test_an_out_that_is_a_file_is_one_line(dataset, tmp_path):
+    """(FileExistsError from mkdir had been a traceback.)"""
+    (tmp_path / 'afile').write_text('')
+    with pytest.raises(TrainError, match='afile cannot be made a folder: it is a file'):
+        train(TrainPlan(dataset, tmp_path / 'afile', steps=1), 'python')
 
 
 def test_what_cannot_train_is_one_line(dataset, tmp_path):
