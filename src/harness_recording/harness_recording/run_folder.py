@@ -101,15 +101,16 @@ def _below(folder: Path, path: Path) -> list[Path]:
 
 def read_events(folder: Path) -> list[dict]:
     """The events of <folder>/events.jsonl ([] without one); a line cut short by a crash, or
-    one that is not a JSON object (no event of ours), is left out, the rest still reads."""
+    one that is not a JSON object in UTF-8 (no event of ours), is left out, the rest still
+    reads."""
     path = Path(folder) / 'events.jsonl'
     if not path.is_file():
         return []
     events = []
-    for line in path.read_text().splitlines():
+    for line in path.read_bytes().splitlines():
         try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):  # (nested past the parser)
+            event = json.loads(line.decode())
+        except (ValueError, RecursionError):  # (not UTF-8, not JSON; nested past the parser)
             continue
         if isinstance(event, dict):
             events.append(event)

@@ -63,5 +63,7 @@ def test_events_that_are_not_json_objects_are_left_out(tmp_path):
     """A line cut short, one nested past the parser, one that is JSON but no object: left
     out; the readers of events (the report, the export, the outcome model) get the rest."""
     lines = ['{"type": "episode"}', '{"type": "cell', '[' * 100000 + ']' * 100000, '[1]', '5']
-    (tmp_path / 'events.jsonl').write_text('\n'.join([*lines, '{"type": "end"}']) + '\n')
+    text = '\n'.join([*lines, '{"type": "end"}']) + '\n'
+    not_utf8 = b'{"type": "\xff\xfe"}\n'  # (export had stopped on it with a traceback)
+    (tmp_path / 'events.jsonl').write_bytes(not_utf8 + text.encode())
     assert read_events(tmp_path) == [{'type': 'episode'}, {'type': 'end'}]
