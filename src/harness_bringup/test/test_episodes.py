@@ -123,6 +123,24 @@ def test_finish_in_two_calls_and_the_turn_report(tmp_path, monkeypatch):
         if 'perception_passes' in e
     ]
     assert passes.get('shared', 0) >= 1, passes
+    # The images the model saw, in the bag stamped with the episode's time they were sent at
+    # (all had been stamped 0): the start's at 0, the turn report's after the cell's motion.
+    store = get_typestore(Stores.ROS2_KILTED)
+    with Reader(folder / 'bag') as bag:
+        images = [c for c in bag.connections if c.topic == '/harness/model_images']
+        stamps = {
+            store.deserialize_cdr(raw, c.msgtype).header.frame_id: seconds(
+                store.deserialize_cdr(raw, c.msgtype).header.stamp
+            )
+            for c, _, raw in bag.messages(connections=images)
+        }
+    first_sent, then_sent = (r['image_files'] for r in requests)
+    assert {stamps[f] for f in first_sent} == {0.0}
+    assert min(stamps[f] for f in then_sent) > 1.0, stamps
+
+
+def seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def test_format_error_then_a_valid_reply_cleans_the_history(tmp_path, monkeypatch):

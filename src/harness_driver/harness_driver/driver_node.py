@@ -251,8 +251,14 @@ class DriverNode(Node):
 
     def publish_model_image(self, name: str, png: bytes) -> None:
         """An image sent to the model on harness/model_images; `name` (its file's name in the
-        run folder) as frame_id: the recorder keeps which call and camera it was."""
-        self._model_images.publish(compressed_image_msg(png, 'png', 0.0, name))
+        run folder) as frame_id: the recorder keeps which call and camera it was. Stamped with
+        the episode's time as it is published (a viewer that places messages by their stamps
+        had put every one at 0); 0 when the station does not answer."""
+        try:
+            time = self.robot().time
+        except (RuntimeError, TimeoutError):  # (GraphError: the episode is ending anyway)
+            time = 0.0
+        self._model_images.publish(compressed_image_msg(png, 'png', time, name))
 
     def events_listeners(self) -> int:
         return self._events.get_subscription_count()
