@@ -7,6 +7,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 import rclpy
 from harness_skills.skill_server_node import SkillServer
@@ -21,32 +22,59 @@ from rclpy.utilities import get_default_context
 from harness_bringup.domain import use_discovery_profile
 
 
-def parameter_overrides(ros_args: list[str]) -> list[tuple[str | None, str]]:
-    """The (node, parameter) of each `-p [node:]name:=value` among ROS arguments; node is None
-    where the override names none or a wildcard (it applies to every node)."""
+def parameter_overrides(ros_args: list[str]) -> list[tuple[str | None, str, str]]:
+    """The (node, parameter, value) of each `-p [node:]name:=value` among ROS arguments; node
+    is None where the override names none or a wildcard (it applies to every node)."""
     found = []
     for flag, value in zip(ros_args, ros_args[1:], strict=False):
         if flag not in ('-p', '--param') or ':=' not in value:
             continue
-        target = value.split(':=', 1)[0]
+        target, text = value.split(':=', 1)
         node, _, name = target.rpartition(':')
         node = node.lstrip('/')
-        found.append((None if node in ('', '*', '**') else node, name))
+        found.append((None if node in ('', '*', '**') else node, name, text))
     return found
 
 
-def unknown_overrides(
-    ros_args: list[str], declares: Callable[[str, str], bool], nodes: Collection[str]
+UNDECLARED = object()  # value_of's answer for a parameter a node does not declare
+
+
+def override_problem(
+    ros_args: list[str], value_of: Callable[[str, str], Any], nodes: Collection[str]
 ) -> str | None:
-    """What is wrong with the first `-p` override that names no declared parameter of the
-    nodes it applies to (`declares(node, name)`), or None when every one names one."""
-    for node, name in parameter_overrides(ros_args):
+    """What is wrong with the first `-p` override, or None: it names no declared parameter of
+    the nodes it applies to (`value_of(node, name)` is UNDECLARED), or a node holds another
+    value than the number or truth value it gives (where a parameter file sets it too, rcl
+    keeps the file's number over a text override without a word)."""
+    for node, name, text in parameter_overrides(ros_args):
         if node is not None and node not in nodes:
             return f'-p {node}:{name}: no node {node!r} here (the station is {", ".join(nodes)})'
         targets = list(nodes) if node is None else [node]
-        if not any(declares(target, name) for target in targets):
+        held = {t: value_of(t, name) for t in targets}
+        held = {t: v for t, v in held.items() if v is not UNDECLARED}
+        if not held:
             return f'-p {name}: no such parameter of {" or ".join(targets)}'
+        for target, value in held.items():
+            if not _given(value, text):
+                kind = {bool: 'true or false', int: 'an integer', float: 'a number'}
+                return (
+                    f'-p {name}:={text}: {target}.{name} must be {kind[type(value)]}; it kept '
+                    f'{value!r}'
+                )
     return None
+
+
+def _given(held: Any, text: str) -> bool:
+    """Whether a parameter holding `held` holds the override `text` (its numbers and truth
+    values; text, lists and the rest are taken as given)."""
+    try:
+        if isinstance(held, bool):
+            return text.strip().lower() == str(held).lower()
+        if isinstance(held, int | float):
+            return float(text) == held
+    except ValueError:
+        return False
+    return True
 
 
 def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) -> int:
@@ -75,9 +103,15 @@ def _serve(params: Path, ros_args: list[str], say: Callable[[str], None]) -> int
         print(f'harness: {type(exc).__name__}: {" ".join(str(exc).split())}', file=sys.stderr)
         rclpy.try_shutdown()
         return 2
-    # rclpy keeps an override no node declares without a word: a misspelt -p would be ignored.
+    # rclpy keeps an override no node declares without a word (a misspelt -p would be ignored),
+    # and rcl one of another type than the parameter file's value.
     declared = {node.get_name(): node for node in (worker, skills)}
-    if problem := unknown_overrides(ros_args, lambda n, p: declared[n].has_parameter(p), declared):
+
+    def value_of(node: str, name: str) -> Any:
+        held = declared[node]
+        return held.get_parameter(name).value if held.has_parameter(name) else UNDECLARED
+
+    if problem := override_problem(ros_args, value_of, declared):
         print(f'harness: {problem}', file=sys.stderr)
         worker.worker.close()
         leave_graph([worker, skills], get_default_context())

@@ -334,21 +334,37 @@ def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys)
     assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
 
 
-def test_serve_names_a_parameter_override_no_node_declares():
-    from harness_bringup.serve import parameter_overrides, unknown_overrides
+def test_serve_names_a_parameter_override_no_node_declares_or_holds():
+    from harness_bringup.serve import UNDECLARED, override_problem, parameter_overrides
 
     args = ['-p', 'rate_hz:=25', '--param', '/**:x.y:=a:b', '-r', 'a:=b', '-p', 'skill_server:z:=1']
-    assert parameter_overrides(args) == [(None, 'rate_hz'), (None, 'x.y'), ('skill_server', 'z')]
-    declared = {'worker': {'rate_hz'}, 'skill_server': {'z'}}
-    known = lambda node, name: name in declared[node]  # noqa: E731
-    assert unknown_overrides(['-p', 'rate_hz:=1', '-p', 'z:=2'], known, declared) is None
-    assert unknown_overrides(['-p', 'worker:z:=2'], known, declared) == (
+    assert parameter_overrides(args) == [
+        (None, 'rate_hz', '25'),
+        (None, 'x.y', 'a:b'),
+        ('skill_server', 'z', '1'),
+    ]
+    held = {'worker': {'rate_hz': 25.0, 'live': True}, 'skill_server': {'z': 2, 'name': 'a'}}
+
+    def value_of(node, name):
+        return held[node].get(name, UNDECLARED)
+
+    assert (
+        override_problem(['-p', 'rate_hz:=25', '-p', 'z:=2', '-p', 'name:=a'], value_of, held)
+        is None
+    )
+    assert override_problem(['-p', 'live:=True', '-p', 'rate_hz:=2.5e1'], value_of, held) is None
+    assert override_problem(['-p', 'worker:z:=2'], value_of, held) == (
         '-p z: no such parameter of worker'
     )
-    assert 'no such parameter of worker or skill_server' in unknown_overrides(
-        ['-p', 'rate_hx:=25'], known, declared
+    assert 'no such parameter of worker or skill_server' in override_problem(
+        ['-p', 'rate_hx:=25'], value_of, held
     )
-    assert "no node 'kernel' here" in unknown_overrides(['-p', 'kernel:z:=1'], known, declared)
+    assert "no node 'kernel' here" in override_problem(['-p', 'kernel:z:=1'], value_of, held)
+    # rcl keeps the parameter file's number over a text override without a word
+    assert override_problem(['-p', 'rate_hz:=abc'], value_of, held) == (
+        '-p rate_hz:=abc: worker.rate_hz must be a number; it kept 25.0'
+    )
+    assert 'must be true or false' in override_problem(['-p', 'live:=1'], value_of, held)
 
 
 def test_serve_refuses_a_misspelt_parameter_before_it_serves(tmp_path):
