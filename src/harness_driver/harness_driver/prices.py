@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from harness_types.config import ConfigError
+from harness_types.config import ConfigError, load_yaml, yaml_problem
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,13 @@ def load_prices(path: str | Path) -> dict[str, Price]:
         return {}
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_yaml(path.read_text()) or {}
     except OSError as exc:
         raise ConfigError(f'price table {path} cannot be read: {exc.strerror}') from None
+    except UnicodeDecodeError:
+        raise ConfigError(f'{path}: not UTF-8 text') from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f'{path}: not valid YAML: {exc}') from None
+        raise ConfigError(f'{path}: not valid YAML: {yaml_problem(exc)}') from None
     table = doc.get('prices_usd_per_million_tokens') if isinstance(doc, dict) else None
     if not isinstance(table, dict):
         raise ConfigError(f'{path}: needs a prices_usd_per_million_tokens mapping')

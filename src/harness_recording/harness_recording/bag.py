@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness_types.config import check_yaml_nesting
+from harness_types.config import check_yaml
 from rosbags.interfaces import (
     Qos,
     QosDurability,
@@ -152,7 +152,7 @@ def reader_of(path: Path) -> Reader:
     """rosbags' Reader of the bag at `path` (not yet open), its metadata.yaml's nesting checked
     first: rosbags' YAML loader recurses, and a crafted metadata.yaml ended the process."""
     with contextlib.suppress(OSError, UnicodeDecodeError):  # (rosbags then says what is wrong)
-        check_yaml_nesting((Path(path) / 'metadata.yaml').read_text())
+        check_yaml((Path(path) / 'metadata.yaml').read_text())
     return Reader(path)
 
 

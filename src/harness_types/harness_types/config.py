@@ -39,17 +39,30 @@ def shown(value: object) -> str:
     return _SHOWN.repr(value)
 
 
-def check_yaml_nesting(text: str, limit: int = MAX_YAML_DEPTH) -> None:
-    """yaml.YAMLError when `text` nests collections deeper than `limit`: found on the parser's
-    events, which do not recurse, before a composer does."""
-    depth = 0
+def check_yaml(text: str, limit: int = MAX_YAML_DEPTH) -> None:
+    """yaml.YAMLError when `text` nests collections deeper than `limit`, or a mapping names a
+    key twice (YAML takes the last without a word: a setting written twice would be half
+    ignored): found on the parser's events, which do not recurse, before a composer does."""
+    frames: list[dict | None] = []  # per open collection: a mapping's keys so far, or None
     for event in yaml.parse(text, Loader=YAML_LOADER):
+        node = isinstance(event, (yaml.NodeEvent, yaml.CollectionStartEvent))
+        mapping = frames[-1] if frames else None
+        if node and mapping is not None:  # a key, then its value, in turn
+            if mapping['expect_key'] and isinstance(event, yaml.ScalarEvent):
+                if event.value in mapping['keys'] and event.value != '<<':
+                    raise yaml.MarkedYAMLError(
+                        problem=f'the key {event.value!r} is given twice in one mapping',
+                        problem_mark=event.start_mark,
+                    )
+                mapping['keys'].add(event.value)
+            mapping['expect_key'] = not mapping['expect_key']
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > limit:
+            opened = isinstance(event, yaml.MappingStartEvent)
+            frames.append({'keys': set(), 'expect_key': True} if opened else None)
+            if len(frames) > limit:
                 raise yaml.YAMLError(f'collections nested more than {limit} levels deep')
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
+            frames.pop()
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -65,8 +78,8 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def load_yaml(text: str) -> Any:
-    """A YAML document as plain values (YAML_LOADER), its nesting checked first."""
-    check_yaml_nesting(text)
+    """A YAML document as plain values (YAML_LOADER), its nesting and keys checked first."""
+    check_yaml(text)
     return yaml.load(text, Loader=YAML_LOADER)
 
 

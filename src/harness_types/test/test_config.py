@@ -51,6 +51,11 @@ def test_the_project_config_loads_and_names_every_key():
         ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: .nan\n', 'must be a finite'),
         ('drivers:\n  ros__parameters: {}\n', "no node of the graph is called 'drivers'"),
         ('driver: {ros__parameters: {', 'not valid YAML'),
+        # YAML keeps the last of a key given twice without a word: half the settings ignored
+        (
+            'driver:\n  ros__parameters:\n    max_model_calls: 5\n    max_model_calls: 50\n',
+            "the key 'max_model_calls' is given twice in one mapping at line 4, column 5",
+        ),
         ('driver:\n  ros__parameters:\n    max_model_calls: 9223372036854775808\n', '64-bit'),
         ('1: {}\nfoo: {}\n', "no node of the graph is called '1', 'foo'"),
         ('driver:\n  ros__parameters:\n    1: 2\n', 'driver has no parameter 1'),
