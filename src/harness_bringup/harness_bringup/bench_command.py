@@ -174,6 +174,10 @@ def _bench(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         if args.tasks:
             return _fail('--plan names its tasks: leave out --tasks')
+        flags = {a.split('=')[0] for a in getattr(args, 'argv', ())}
+        given = [f for f in ('--layouts', '--seed-base') if f in flags]
+        if given:
+            return _fail(f'--plan names its layouts and seeds: leave out {" and ".join(given)}')
         args.tasks = list(dict.fromkeys(t for t, _ in planned))
         unknown = [t for t in args.tasks if t not in TASKS]
         if unknown:

@@ -97,8 +97,12 @@ def _export(args: argparse.Namespace) -> int:
     from harness_recording.lerobot import export_runs
     from harness_recording.trial_data import ExportError
 
+    runs = [Path(r) for r in args.runs]
+    twice = sorted({str(r) for r in runs if [q.resolve() for q in runs].count(r.resolve()) > 1})
+    if twice:  # (its trials would be in the dataset twice)
+        return _fail(f'{", ".join(twice)}: named more than once')
     try:
-        summary = export_runs([Path(r) for r in args.runs], Path(args.lerobot), _say)
+        summary = export_runs(runs, Path(args.lerobot), _say)
     except ExportError as exc:
         return _fail(str(exc))
     _say(

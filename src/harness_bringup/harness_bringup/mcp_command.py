@@ -144,6 +144,10 @@ def _tickets(args: argparse.Namespace) -> int:
     path = Path(args.journal)
     if not path.is_file():
         return _fail(f'journal {path} {not_a_file(path)}')
+    if args.note and not args.resolve:
+        return _fail('--note goes with --resolve ID (the ticket it is about)')
+    if args.resolve is not None and not args.resolve.strip():
+        return _fail('--resolve needs a ticket id, e.g. T1')
     try:
         if args.resolve:
             ticket = resolve_ticket(path, args.resolve, args.note)

@@ -117,6 +117,8 @@ def prepare_run(args: argparse.Namespace, supervised: bool):
         strategy=args.strategy,
         recording=args.recording,
     )
+    if args.strategy and not config.kernel.policies:  # (it would be recorded, and do nothing)
+        raise UsageError('--strategy needs policies (--policies)')
     actions_from = Path(args.actions_from) if args.actions_from else None
     source_first = _source_first(config, args)
     if source_first and supervised:  # its supervisor runs the source and names it

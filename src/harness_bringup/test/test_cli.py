@@ -69,6 +69,10 @@ ROOT = Path(__file__).resolve().parents[3]
         # an address the MCP server could not serve: said before a station starts
         (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
         (['mcp', 'lift_cube', '--http', '8799', '--host', 'bad host'], 'cannot serve HTTP at'),
+        (['export', 'runs/a', 'runs/./a', '--lerobot', '/tmp/never'], 'named more than once'),
+        # options that would be taken and do nothing
+        (['tickets', __file__, '--note', 'fixed'], '--note goes with --resolve ID'),
+        (['run', 'lift_cube', '--strategy', 'A'], '--strategy needs policies (--policies)'),
         # a path too long for the filesystem, whichever command meets it
         (['export', f'/tmp/{"a" * 260}', '--lerobot', '/tmp/never-made'], 'File name too long'),
         (['program', 'lift_cube', f'/tmp/{"a" * 260}'], 'too long'),
