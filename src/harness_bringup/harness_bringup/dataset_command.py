@@ -25,11 +25,11 @@ def add_parser(sub) -> None:
     export = sub.add_parser(
         'export',
         help='convert run folders to a LeRobot v3 dataset',
-        description='Write the trials of RUN folders (episodes of harness run, program, bench '
-        'and mcp) as a LeRobot v3.0 dataset at DIR: parquet frames of state and action at the '
-        'control rate, MP4 videos of each camera recorded at every tick (worker.'
-        'compressed_every_ticks: 1; a camera recorded less often is left out and counted in '
-        'meta/info.json), meta/ with tasks, episodes (layout, executor, '
+        description='Write the trials of RUN folders (episodes of harness run, bench and mcp; '
+        'a harness program run records no ticks) as a LeRobot v3.0 dataset at DIR: parquet '
+        'frames of state and action at the control rate, MP4 videos of each camera recorded '
+        'at every tick (worker.compressed_every_ticks: 1; a camera recorded less often is '
+        'left out and counted in meta/info.json), meta/ with tasks, episodes (layout, executor, '
         'verdict, evidence, tier) and stats; DIR/demos holds the trials a tier 1-2 verifier '
         'judged satisfied.',
     )

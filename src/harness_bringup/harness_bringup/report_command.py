@@ -20,9 +20,10 @@ def add_parser(sub) -> None:
         'wall time by phase; the timeline of decision points (reason, request size, the reply, '
         "the cell's status, output and executions, the images the model saw); plots over "
         'ticks of the joints and grippers with executions, events and shield rejections '
-        'marked (from the bag); the wrap-up and the outcome. `harness run` and `harness '
-        'program` write it at the end of every episode, except at the lean recording level '
-        '(driver.recording), whose runs get theirs from this command.',
+        'marked (from the bag); the wrap-up and the outcome. `harness run` writes it at the end '
+        'of every episode, except at the lean recording level (driver.recording), whose runs '
+        'get theirs from this command; `harness program` writes one of its cell and outcome '
+        '(it records no bag).',
     )
     report.add_argument('runs', nargs='+', metavar='RUN', help='run folders')
     report.set_defaults(func=_report)

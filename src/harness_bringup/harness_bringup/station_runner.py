@@ -206,11 +206,11 @@ class StationRunner:
         return summary
 
     def _finish(self, run: Path, parts: tuple[str, ...], log: Path) -> None:
-        def say(line: str) -> None:  # the episode's log, closed by its thread by now
+        def said(line: str) -> None:  # the episode's log, closed by its thread by now
             with open(log, 'a') as out:
                 say(line, file=out)
 
-        seconds = finish_run(run, parts, say)
+        seconds = finish_run(run, parts, said)
         with self._summaries:
             update_summary(run, lambda s: s.update(finished_by_bench_seconds=seconds))
 

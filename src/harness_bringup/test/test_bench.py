@@ -195,6 +195,15 @@ def bench_once(tmp_path, name, station='warm'):
     card = json.loads((folder / 'report_card.json').read_text())['outcome_model']
     assert sum(card['card']['all'].values()) == 2 and card['left_out_trained_layouts'] == 0
     assert 'Outcome model (shadow mode)' in (folder / 'report_card.md').read_text()
+    # Each episode's report and dataset, made by the episode (cold) or by the bench once the
+    # station has served it (warm: its finisher, whose log line had failed every time)
+    episodes = sorted(p.parent for p in folder.glob('episodes/*/*/summary.json'))
+    assert len(episodes) == 2
+    for run in episodes:
+        assert (run / 'report.html').is_file() and (run / 'lerobot').is_dir(), run
+        finished = json.loads((run / 'summary.json').read_text()).get('finished_by_bench_seconds')
+        assert (finished is not None) == (station == 'warm'), finished
+        assert 'not finished' not in (run.parent / 'harness.log').read_text()
     return json.loads((folder / 'bench.json').read_text())
 
 

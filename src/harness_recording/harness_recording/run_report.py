@@ -250,7 +250,12 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
                     images,
                 )
             )
-        elif e.get('type') == 'cell' and decisions:
+        elif e.get('type') == 'cell':
+            if not decisions:  # a cell no model asked for: `harness program`'s file
+                code = str(e.get('code', ''))
+                decisions.append(
+                    Decision(int(e.get('call', 1)), 'program file', {}, '', '', code, [])
+                )
             decisions[-1].cell = e
         elif e.get('type') == 'wrap_up':
             wrap_up = e

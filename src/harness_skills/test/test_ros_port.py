@@ -31,9 +31,14 @@ class RecordingLane:
 
 
 class OneViewStation:
+    def __init__(self, success: bool = True) -> None:
+        self.success = success
+
     def call(self, service, request):
         assert service == 'observe' and list(request.cameras) == ['cam_head']
-        return type('Observed', (), {'views': [CameraView(name='cam_head')]})()
+        views = [CameraView(name='cam_head')] if self.success else []
+        message = '' if self.success else 'no renderer'
+        return type('Observed', (), {'views': views, 'success': self.success, 'message': message})()
 
 
 def state(step: int) -> RobotState:
@@ -59,6 +64,14 @@ def test_a_reused_request_sends_views_only_on_the_ticks_they_are_due():
     ]
 
 
+def test_views_that_cannot_be_rendered_are_a_fault_not_an_empty_obs_images():
+    lane = RecordingLane()
+    port = RosReactivePort(lane, OneViewStation(success=False), timeout=1.0)
+    port.use_cameras(['cam_head'], every=1)
+    assert port.step('e1', 'run_controller', state(1), True).fault == 'worker/observe: no renderer'
+    assert lane.sent == []  # the controller was not called without its views
+
+
 def spun(node: Node) -> MultiThreadedExecutor:
     executor = MultiThreadedExecutor(context=node.context)
     executor.add_node(node)
@@ -79,6 +92,7 @@ def test_the_port_calls_a_worker_of_another_participant_on_its_lanes():
     client = Node('port_test', context=contexts[1])
     client_executor = spun(client)
     port = RosStationPort(client, timeout=10.0)
+    destroyed = False
     try:
         worker.worker.reset('lift_cube', 0, 0)
         state = port.observe_state()
@@ -103,11 +117,15 @@ def test_the_port_calls_a_worker_of_another_participant_on_its_lanes():
 
         worker_executor.shutdown()
         worker.destroy_node()  # its lanes close with it
+        destroyed = True
         with pytest.raises(ServiceError, match='worker/tick'):
             port.tick(ticked.observation.measured)
     finally:
         port.close()
         client_executor.shutdown()
+        worker_executor.shutdown()
+        if not destroyed:
+            worker.destroy_node()
         worker.worker.close()
         for context in contexts:
             rclpy.try_shutdown(context=context)
