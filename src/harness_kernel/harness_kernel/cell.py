@@ -85,6 +85,9 @@ class CellRunner:
         # in `builtins`) would break the API's own code and the next cells, the operator's too.
         self.builtins = dict(vars(builtins))
         self.count = 0
+        # While the program's own code runs: a timeout signal raises only then (the runner's
+        # own work after it, restoring names and flushing, is not the program's to lose).
+        self.in_program = False
 
     def run(self, code: str) -> CellOutcome:
         self.count += 1
@@ -98,15 +101,21 @@ class CellRunner:
             text = ''.join(traceback.format_exception_only(type(exc), exc))
             return CellOutcome('error', traceback=text, restored=self.restore())
         ended: BaseException | None = None
+        restored: list[str] | None = None
         try:
             try:
+                self.in_program = True
                 exec(compiled, self.namespace)
             finally:
+                self.in_program = False
                 # first: what follows (the flush, the traceback) may use a built-in it broke
                 restored = self.restore()
                 self.flush()
         except BaseException as exc:
             ended = exc
+        if restored is None:  # an interrupt landed as the program's code ended, before that
+            self.in_program = False
+            restored = self.restore()
         result = _outcome(ended)
         result.restored = restored
         return result

@@ -170,16 +170,20 @@ class Kernel:
                 link.drain_output(cell)
                 self.host.freeze()
                 link.cell = None
-            if cell.interrupted_at and traceback.strip() in ('CellTimeout', 'ReactiveTimeout', ''):
+            own = traceback.strip()
+            if cell.interrupted_at and own in ('CellTimeout', 'ReactiveTimeout', ''):
                 traceback = link.interruption(cell)
-            elif not cell.interrupted_at and status != 'error':
-                # A cell that ends between two of the running checks is measured here.
+            elif cell.interrupted_at and not own.startswith(('CellTimeout:', 'WorkspaceFull:')):
+                # what the program raised as it was stopped, after why it was stopped
+                traceback = f'{link.interruption(cell)}\n{traceback}'
+            elif not cell.interrupted_at:
+                # A cell that ends between two of the running checks (returning or raising) is
+                # measured here: the next cell's start would take the overfull workspace as is.
                 over = link.workspace().over(self.bounds, since=cell.workspace_start)
                 if over:
                     status = 'error'
-                    traceback = (
-                        f"WorkspaceFull: {over} at the cell's end. Delete files to write more"
-                    )
+                    said = f"WorkspaceFull: {over} at the cell's end. Delete files to write more"
+                    traceback = f'{said}\n{traceback}' if traceback else said
             # a known status: _program_done keeps only STATUSES, the kernel's stops are among them
             status, summary = self._trusted_status(cell, status, summary)
             if cell.unlogged:

@@ -33,13 +33,14 @@ from harness_kernel.program_host import (
 from harness_kernel.sandbox import IsolationError, Limits, apply
 
 
-def _raise(exc_type, in_cell: list[bool]):
-    """A handler that raises `exc_type` while a cell runs (`in_cell[0]`) and does nothing
-    otherwise: an interrupt that lands as the cell ends (its done on the way, or the next
-    cell awaited) must not end the process."""
+def _raise(exc_type, runner: CellRunner):
+    """A handler that raises `exc_type` while the program's code runs (`runner.in_program`)
+    and does nothing otherwise: an interrupt that lands as a cell ends (the runner restoring
+    names, its done on the way, the next cell awaited) must not end the process or hide what
+    the cell did."""
 
     def handler(_signum, _frame):
-        if in_cell[0]:
+        if runner.in_program:
             raise exc_type()
 
     return handler
@@ -66,9 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     # nothing of the workspace was importable before the sandbox (the spawner runs with -P).
     if sys.path[:1] != [os.getcwd()]:
         sys.path.insert(0, os.getcwd())
-    in_cell = [False]
-    signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout, in_cell))
-    signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout, in_cell))
     doc_values = dict(config.get('doc_values') or {})
     api = ProgramApi(
         channel,
@@ -87,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)
 
     runner = CellRunner(api.functions(), flush)
+    signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout, runner))
+    signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout, runner))
     channel.send({'op': 'ready', 'sandbox': asdict(report)})
     while True:
         try:
@@ -96,11 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if message.get('op') != 'cell':
             return 3
         try:
-            try:
-                in_cell[0] = True
-                outcome = runner.run(str(message.get('code', '')))
-            finally:  # before the handler below: from here on an interrupt raises nothing
-                in_cell[0] = False
+            outcome = runner.run(str(message.get('code', '')))
         except BaseException as exc:  # a timeout signal that landed outside the program
             outcome = CellOutcome('error', traceback=type(exc).__name__)
             with contextlib.suppress(BaseException):

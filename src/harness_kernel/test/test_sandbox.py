@@ -623,7 +623,15 @@ def test_a_cell_that_fills_its_workspace_and_ends_at_once_is_caught_at_its_end(b
     r = kernel.run_cell('for i in range(3):\n    open(f"s{i}", "wb").truncate(1 << 20)')
     assert r.status == 'error', r
     # (said at the cell's end, or by the running check if its first look came first)
-    assert r.traceback.startswith('WorkspaceFull: the workspace holds 3 MB'), r.traceback
+    assert r.traceback.startswith('WorkspaceFull: the workspace holds '), r.traceback
+    for leftover in workspace.iterdir():
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    # ... and one that raises as it ends: each such cell had added to the overfull workspace
+    r = kernel.run_cell(
+        'for i in range(3):\n    open(f"r{i}", "wb").truncate(1 << 20)\nraise ValueError("x")'
+    )
+    assert r.status == 'error', r
+    assert r.traceback.startswith('WorkspaceFull: the workspace holds '), r.traceback
     for leftover in workspace.iterdir():
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     assert kernel.run_cell('print(1)').status == 'ok'
