@@ -102,3 +102,45 @@ def test_onto_another_filesystem_holes_stay_holes_and_links_links(tmp_path, monk
     assert os.readlink(workspace / 'link') == 'sub/plain.txt'
     assert not (workspace / 'pipe').exists()
     assert not program.exists()
+
+
+def test_onto_another_filesystem_deep_folders_and_links_left_at_the_target(tmp_path, monkeypatch):
+    """A program's folders nested 1100 deep (a recursive copy raised RecursionError, which no
+    caller caught); a second pass after an interrupted one finds a link where a folder goes
+    (a copy that followed it wrote outside the run folder): replaced, the outside untouched.
+    A setuid bit is not copied."""
+    import errno
+    import os
+    import stat
+
+    import harness_bringup.program_workspace as program_workspace
+
+    workspace = tmp_path / 'run' / 'workspace'
+    program = new_program_workspace(workspace)
+    deep = program / 'deep'
+    deep.mkdir()
+    for _ in range(1100):  # (os.makedirs recurses as deep)
+        deep = deep / 'd'
+        deep.mkdir()
+    (deep / 'bottom.txt').write_text('down here')
+    (program / 'sub').mkdir()
+    (program / 'sub' / 'kept.txt').write_text('kept')
+    os.chmod(program / 'sub' / 'kept.txt', 0o4755)
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    workspace.mkdir(parents=True)
+    (workspace / 'sub').symlink_to(outside)  # what an earlier pass left
+
+    def across(source, to):
+        raise OSError(errno.EXDEV, 'Invalid cross-device link')
+
+    monkeypatch.setattr(program_workspace.os, 'rename', across)
+    collect_program_workspace(workspace)
+    bottom = workspace / 'deep' / '/'.join(['d'] * 1100) / 'bottom.txt'
+    assert bottom.read_text() == 'down here'
+    assert not (workspace / 'sub').is_symlink()
+    assert (workspace / 'sub' / 'kept.txt').read_text() == 'kept'
+    assert list(outside.iterdir()) == []
+    assert stat.S_IMODE((workspace / 'sub' / 'kept.txt').stat().st_mode) == 0o755
+    program_workspace.remove_tree(workspace / 'deep')  # (pytest's own clean-up recurses)
+    assert not (workspace / 'deep').exists()
