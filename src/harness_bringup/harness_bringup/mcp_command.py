@@ -21,6 +21,7 @@ from harness_bringup.arguments import (
     _task_arguments,
 )
 from harness_bringup.console import fail as _fail
+from harness_bringup.console import one_line
 from harness_bringup.console import say as _say
 from harness_bringup.settings import _load, _with_policies
 
@@ -161,5 +162,5 @@ def _tickets(args: argparse.Namespace) -> int:
         print('no tickets')
     for t in tickets:
         note = f' -> {t.resolution!r}' if t.resolution else ''
-        print(f'{t.id} {t.status:8} {t.failure_class}: {t.reason}{note}')
+        print(one_line(f'{t.id} {t.status:8} {t.failure_class}: {t.reason}{note}'))
     return 0

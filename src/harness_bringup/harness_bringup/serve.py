@@ -113,7 +113,7 @@ def _serve(params: Path, ros_args: list[str], say: Callable[[str], None]) -> int
 
     if problem := override_problem(ros_args, value_of, declared):
         print(f'harness: {problem}', file=sys.stderr)
-        worker.worker.close()
+        worker.close()
         leave_graph([worker, skills], get_default_context())
         return 2
     executor = MultiThreadedExecutor(num_threads=6)
@@ -128,7 +128,7 @@ def _serve(params: Path, ros_args: list[str], say: Callable[[str], None]) -> int
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, SIGTERM
         pass
     finally:
-        worker.worker.close()
+        worker.close()
         executor.shutdown()
         leave_graph([worker, skills], get_default_context())
     return 0

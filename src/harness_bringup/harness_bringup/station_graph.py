@@ -136,7 +136,7 @@ class StationGraph:
         self._started = False
         worker = getattr(self, 'worker', None)
         if worker is not None:
-            worker.worker.close()
+            worker.close()
         nodes = list(self.executor.get_nodes())
         self.executor.shutdown()
         # The spin thread must be out of the executor before its nodes and context go: one

@@ -109,9 +109,6 @@ def test_onto_another_filesystem_deep_folders_and_links_left_at_the_target(tmp_p
     caller caught); a second pass after an interrupted one finds a link where a folder goes
     (a copy that followed it wrote outside the run folder): replaced, the outside untouched.
     A setuid bit is not copied."""
-    import errno
-    import os
-    import stat
 
     import harness_bringup.program_workspace as program_workspace
 
@@ -122,6 +119,20 @@ def test_onto_another_filesystem_deep_folders_and_links_left_at_the_target(tmp_p
     for _ in range(1100):  # (os.makedirs recurses as deep)
         deep = deep / 'd'
         deep.mkdir()
+    try:
+        moved_deep_and_no_link_followed(program, workspace, deep, tmp_path, monkeypatch)
+    finally:  # (pytest's own clean-up of old temporary folders recurses)
+        program_workspace.remove_tree(workspace / 'deep')
+        program_workspace.remove_tree(program)
+
+
+def moved_deep_and_no_link_followed(program, workspace, deep, tmp_path, monkeypatch):
+    import errno
+    import os
+    import stat
+
+    import harness_bringup.program_workspace as program_workspace
+
     (deep / 'bottom.txt').write_text('down here')
     (program / 'sub').mkdir()
     (program / 'sub' / 'kept.txt').write_text('kept')
@@ -142,5 +153,3 @@ def test_onto_another_filesystem_deep_folders_and_links_left_at_the_target(tmp_p
     assert (workspace / 'sub' / 'kept.txt').read_text() == 'kept'
     assert list(outside.iterdir()) == []
     assert stat.S_IMODE((workspace / 'sub' / 'kept.txt').stat().st_mode) == 0o755
-    program_workspace.remove_tree(workspace / 'deep')  # (pytest's own clean-up recurses)
-    assert not (workspace / 'deep').exists()

@@ -76,7 +76,7 @@ class RosStationPort:
             if name not in names.WORKER_LANES
         }
         # The worker's lanes, each made at its first call: a worker beside us needs none.
-        self._lanes: dict[str, LaneClient] = {}
+        self._lanes: dict[str, LaneClient] | None = {}  # None once closed
         self._making_lane = threading.Lock()
         self._beside: Any = None  # the worker node in this process, once use_local names it
 
@@ -93,6 +93,8 @@ class RosStationPort:
         if service not in names.WORKER_LANES:
             return call(self.clients[service], request, self.timeout)
         with self._making_lane:
+            if self._lanes is None:  # (a lane made now would outlive its node)
+                raise ServiceError(f'worker/{service}: the port is closed')
             lane = self._lanes.get(service)
             if lane is None:
                 lane = self._lanes[service] = LaneClient(
@@ -113,9 +115,9 @@ class RosStationPort:
     def close(self) -> None:
         """The worker's lanes leave the graph (the node's own clients go with the node)."""
         with self._making_lane:
-            for lane in self._lanes.values():
+            for lane in (self._lanes or {}).values():
                 lane.close()
-            self._lanes.clear()
+            self._lanes = None
 
     def tick(self, command: np.ndarray) -> TickOutcome:
         if self._beside is not None:

@@ -144,9 +144,9 @@ class SkillServer(Node):
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
-        self.station.close()
-        for lane in self.read_lanes:
+        for lane in self.read_lanes:  # (first: a read they serve is forwarded to the station)
             lane.close()
+        self.station.close()
         super().destroy_node()
 
     def _announce(self, record: dict) -> None:

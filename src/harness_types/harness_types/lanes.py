@@ -111,7 +111,8 @@ class LaneClient:
         each time that long passes without its answer (a request or its answer lost while a
         process was stopped past its DDS lease); the first answer to any of them is taken.
         `wait_s`: how long a service not seen yet (or seen to leave) is waited for before the
-        request is sent; a request sent before the service is discovered would be lost."""
+        request is sent; a request sent before the service is discovered would be lost. (The
+        `timeout` counts from then, after any call before this one on the lane.)"""
         context = self.node.context
         with self._calling:
             if not self._seen:

@@ -66,7 +66,7 @@ def _may_bind(source: Path, name: str) -> bool:
     a module __getattr__, a file that cannot be read or parsed here)."""
     try:
         tree = ast.parse(source.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # (importing it will say what is wrong)
     for node in tree.body:
         # A definition binds its name; any other statement whatever it names anywhere in it

@@ -189,9 +189,19 @@ class WorkerNode(Node):
                     kind, names.worker_service(name), serve, callback_group=services
                 )
 
-    def destroy_node(self) -> None:
-        for lane in self.lanes:
+    def close(self) -> None:
+        """Stop serving the lanes, then close the core (its simulator, renderers, backend): a
+        lane's request after that would reach a closed simulator."""
+        self._close_lanes()
+        self.worker.close()
+
+    def _close_lanes(self) -> None:
+        lanes, self.lanes = self.lanes, []
+        for lane in lanes:
             lane.close()
+
+    def destroy_node(self) -> None:
+        self._close_lanes()
         super().destroy_node()
 
     def _locked(self, handler, request, response):
@@ -532,7 +542,7 @@ def main(args: list[str] | None = None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, SIGTERM
         pass
     finally:
-        node.worker.close()
+        node.close()
         leave_graph([node], get_default_context())
     return 0
 
