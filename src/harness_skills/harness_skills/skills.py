@@ -62,7 +62,8 @@ class Skills:
             return skill_error(
                 'move_joints',
                 arm,
-                f'move_joints needs 6 finite joint targets, got {q.shape}',
+                'move_joints needs 6 finite joint targets, got '
+                + (f'{q.size} numbers' if q.shape != (6,) else np.array2string(q, precision=4)),
                 obs.step,
                 obs.time,
             )
