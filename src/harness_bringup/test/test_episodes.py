@@ -459,6 +459,11 @@ def test_an_outage_longer_than_the_budget_is_model_service_failed(tmp_path, monk
             Scripted('<python>\nx = 1\n' + 'y = 2\n' * 50, stop_reason='max_tokens'),
             'cut off at max_tokens (4096 tokens) after',
         ),
+        # a service whose reply no max_tokens limited (2.4 MB had run, and been resent)
+        (
+            Scripted('<python>\n' + 'y = 2\n' * 400000 + '</python>', 1000, 100),
+            'the reply holds 2400018 characters, more than a reply of max_tokens (4096 tokens)',
+        ),
     ],
 )
 def test_empty_and_cut_off_replies_are_format_errors(tmp_path, monkeypatch, bad, said):
@@ -470,6 +475,7 @@ def test_empty_and_cut_off_replies_are_format_errors(tmp_path, monkeypatch, bad,
     assert said in text_of(second)
     # No assistant message is empty: the real service refuses a request that holds one.
     assert all(m['content'] for m in second['messages'] if m['role'] == 'assistant')
+    assert len(json.dumps(second['messages'])) < 200_000  # what was said of it, clipped
 
 
 def test_a_malformed_answer_mid_run_is_retried(tmp_path, monkeypatch):

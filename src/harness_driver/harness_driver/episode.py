@@ -44,7 +44,12 @@ from harness_driver.models import (
     ModelRequest,
 )
 from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
-from harness_driver.requests import estimate_tokens, reply_problem, request_size
+from harness_driver.requests import (
+    MAX_CHARS_PER_TOKEN,
+    estimate_tokens,
+    reply_problem,
+    request_size,
+)
 from harness_driver.verifier_model import ask_verifier
 
 POLICY_TICK_WAIT_S = (
@@ -262,8 +267,10 @@ class Episode:
                     else ''
                 )
             except FormatError as exc:
+                most = self.config.max_tokens * MAX_CHARS_PER_TOKEN  # (resent with each request)
+                shown = text if len(text) <= most else f'{text[:most]}\n[{len(text) - most} more]'
                 self.history.bad_reply(
-                    text or '(an empty reply)',
+                    shown or '(an empty reply)',
                     self._noted(format_error_message(exc, format_help(self.interface))),
                 )
                 self.log(f'format error: {exc}')

@@ -44,8 +44,19 @@ def estimate_tokens(system: str, messages: list[dict]) -> int:
     return tokens + chars // CHARS_PER_TOKEN + 1
 
 
+# No tokenizer makes a token of more characters than this on average (English runs ~4): a reply
+# longer than max_tokens of them was not limited by max_tokens, whatever its usage says.
+MAX_CHARS_PER_TOKEN = 16
+
+
 def reply_problem(reply: ModelReply, max_tokens: int) -> str:
-    """Why a reply cannot be used at all (empty, no text, cut off), or ''."""
+    """Why a reply cannot be used at all (empty, no text, cut off, longer than max_tokens
+    allows), or ''."""
+    if len(reply.text) > max_tokens * MAX_CHARS_PER_TOKEN:
+        return (
+            f'the reply holds {len(reply.text)} characters, more than a reply of max_tokens '
+            f'({max_tokens} tokens) can'
+        )
     if reply.stop_reason == 'max_tokens':
         return (
             f'the reply was cut off at max_tokens ({max_tokens} tokens) after '
