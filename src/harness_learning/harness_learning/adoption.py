@@ -196,7 +196,11 @@ def training_record(candidate: Path) -> dict:
 
 
 def trained_layouts(record: dict) -> set[tuple[str, int]]:
-    """The (task, seed) sampled layouts the candidate's demonstrations came from."""
+    """The (task, seed) sampled layouts the candidate's demonstrations came from: as its
+    training recorded them when it began (the dataset's folder may hold other data since); a
+    record from before that, from its dataset."""
+    if record.get('layouts'):
+        return {(str(task), int(seed)) for task, seed in record['layouts']}
     root = Path(str(record.get('dataset') or ''))
     if not record.get('dataset') or not (root / 'meta' / 'info.json').is_file():
         raise AdoptionError(

@@ -13,11 +13,15 @@ dataset has none.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -28,6 +32,12 @@ RECORD = 'harness_training.json'
 LOSS_CURVE = 'loss.csv'
 LEROBOT_DIR = 'lerobot'  # LeRobot's output_dir inside the run's folder
 CHECKPOINT = f'{LEROBOT_DIR}/checkpoints/last/pretrained_model'
+# LeRobot's record of the step its last checkpoint was saved at
+CHECKPOINT_STEP = f'{LEROBOT_DIR}/checkpoints/last/training_state/training_step.json'
+LOCK = '.training.lock'  # held by the one process that trains in a run's folder
+# What a stopped run resumes with from its own saved configuration, whatever is asked again:
+# asked differently, the record would describe a training that did not happen.
+RESUMED_AS_SAVED = ('policy', 'batch_size', 'seed', 'cameras', 'save_every', 'log_every', 'width')
 STATE = 'observation.state'
 ENVIRONMENT = 'observation.environment_state'
 IMAGES = 'observation.images.'
@@ -89,6 +99,10 @@ class DatasetFacts:
     tasks: dict[str, list[str]] = field(default_factory=dict)  # instruction -> located queries
     cameras: list[str] = field(default_factory=list)
     environment: bool = False
+    # (task, seed) of its sampled layouts, [] when the dataset does not say: recorded when the
+    # training starts, so that the adoption gate's held-out check does not depend on what the
+    # dataset's folder holds by then
+    layouts: list[tuple[str, int]] = field(default_factory=list)
 
 
 def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
@@ -116,6 +130,19 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
         raise TrainError(
             f'{root} has no camera {", ".join(missing)}; cameras: {", ".join(have) or "none"}'
         )
+    for needed in ('meta/stats.json', 'meta/episodes'):
+        if not (root / needed).exists():
+            raise TrainError(f'{root} has no {needed}: not a whole LeRobot dataset')
+    try:
+        json.loads((root / 'meta/stats.json').read_text())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise TrainError(f'{root / "meta/stats.json"} cannot be read as JSON: {exc}') from None
+    if not any((root / 'meta/episodes').rglob('*.parquet')):
+        raise TrainError(f'{root}/meta/episodes holds no parquet file: its episodes are unknown')
+    for camera in cameras:
+        videos = root / 'videos' / (IMAGES + camera)
+        if not videos.is_dir() or not any(videos.rglob('*.mp4')):
+            raise TrainError(f'{root} has no videos of {camera} (in {videos})')
     environment = ENVIRONMENT in features
     if not environment and not cameras:
         raise TrainError(
@@ -129,7 +156,17 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
         tasks=_located_queries(root),
         cameras=list(cameras),
         environment=environment,
+        layouts=_layouts(root),
     )
+
+
+def _layouts(root: Path) -> list[tuple[str, int]]:
+    from harness_recording.trial_data import sampled_layouts
+
+    try:
+        return sorted(sampled_layouts(root))
+    except (OSError, ValueError, KeyError):  # (no harness columns: not a harness dataset)
+        return []
 
 
 def _located_queries(root: Path) -> dict[str, list[str]]:
@@ -265,7 +302,14 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
     except OSError as exc:  # a file there (or above), no permission, a name too long
         why = 'it is a file' if plan.out.is_file() else exc.strerror
         raise TrainError(f'--out {plan.out} cannot be made a folder: {why}') from None
+    with _holding(plan.out / LOCK), _stopped_by_sigterm():
+        return _train(plan, facts, python, say)
+
+
+def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str], None]) -> dict:
     resumed = (plan.out / CHECKPOINT / 'train_config.json').is_file()
+    if not resumed:  # (a record of an attempt that saved nothing describes no training)
+        (plan.out / RECORD).unlink(missing_ok=True)
     view = plan.out / 'dataset_view'
     if not resumed:
         training_view(plan.dataset, plan.cameras, view)
@@ -273,9 +317,14 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
     progress = Progress(plan)
     if resumed:
         record = _read_record(plan.out)
-        progress.step = progress.first_step = int(record.get('steps_done', 0))
-        progress.losses = [tuple(p) for p in record.get('loss_curve', [])]
-        say(f'resuming {plan.out} from step {progress.step}')
+        if why := _not_as_saved(record, plan):
+            raise TrainError(
+                f'{plan.out} holds a stopped run trained otherwise ({why}): resume it with the '
+                'same options (only --steps may change), or choose another --out'
+            )
+        progress.step = progress.first_step = checkpoint_step(plan.out)
+        progress.losses = [tuple(p) for p in record.get('loss_curve', []) if p[0] <= progress.step]
+        say(f'resuming {plan.out} from its checkpoint at step {progress.step}')
     env = {
         **os.environ,
         'PYTHONUNBUFFERED': '1',
@@ -308,9 +357,12 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
                 if sentence:
                     say(sentence)
                     _write_record(plan, facts, progress, started, 'training')
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (_stopped_by_sigterm)
             process.terminate()
             process.wait()
+            # what was trained past the last checkpoint is lost: the record says where it was
+            progress.step = checkpoint_step(plan.out)
+            progress.losses = [p for p in progress.losses if p[0] <= progress.step]
             _write_record(plan, facts, progress, started, 'stopped')
             raise
         code = process.wait()
@@ -322,6 +374,62 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
         raise TrainError(f'LeRobot training ended without a checkpoint in {plan.out / CHECKPOINT}')
     progress.step = plan.steps
     return _write_record(plan, facts, progress, started, 'done')
+
+
+def checkpoint_step(out: Path) -> int:
+    """The step of the last checkpoint LeRobot saved in a run's folder (0: none yet)."""
+    try:
+        return int(json.loads((Path(out) / CHECKPOINT_STEP).read_text())['step'])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def _not_as_saved(record: dict, plan: TrainPlan) -> str:
+    """How `plan` differs from the saved run's (dataset and RESUMED_AS_SAVED), or ''."""
+    saved = record.get('plan') or {}
+    dataset = str(Path(plan.dataset).resolve())
+    if record.get('dataset') not in (None, dataset):
+        return f'--dataset {record.get("dataset")}, not {dataset}'
+    asked = asdict(plan)
+    for key in RESUMED_AS_SAVED:
+        was, now = saved.get(key), asked[key]
+        now = list(now) if isinstance(now, tuple) else now
+        if key in saved and was != now:
+            return f'{key} {was!r}, not {now!r}'
+    return ''
+
+
+@contextlib.contextmanager
+def _holding(lock: Path):
+    """The run's folder held by this process alone (two trainings into one folder both ran,
+    resumed each other's checkpoints and wrote one record)."""
+    with open(lock, 'a') as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TrainError(
+                f'{lock.parent} is being trained by another process: wait for it, or choose '
+                'another --out'
+            ) from None
+        yield
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm():
+    """SIGTERM (a `timeout`, a scheduler) stops the training as Ctrl-C does: its record says
+    stopped, not training. (Only from the main thread, where signal handlers are set.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def weights_sha256(run: Path) -> str:
@@ -370,6 +478,8 @@ def _write_record(
         'loss_curve': [list(p) for p in progress.losses],
         'final_loss': progress.losses[-1][1] if progress.losses else None,
         'checkpoint': CHECKPOINT,
+        # the layouts its demonstrations came from, as they were when it began
+        'layouts': earlier.get('layouts', [list(layout) for layout in facts.layouts]),
     }
     if status != 'training':
         record['seconds_before'] = record['seconds']

@@ -7,12 +7,13 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
 from demos import demo
-from harness_learning.training import CHECKPOINT, RECORD, TrainPlan, train
+from harness_learning.training import CHECKPOINT, RECORD, TrainError, TrainPlan, train
 from harness_policy.client import PolicyClient, PolicyError
 from harness_policy.learning_env import learning_python
 from harness_policy.observation import observation, reply_of
@@ -55,7 +56,11 @@ def test_lerobot_trains_and_a_stopped_run_resumes(trained):
     pretrained = plan.out / CHECKPOINT
     for name in ('config.json', 'model.safetensors', 'train_config.json'):
         assert (pretrained / name).is_file(), name  # LeRobot's pretrained-model layout
-    more = train(TrainPlan(plan.dataset, plan.out, steps=6, batch_size=4, log_every=2), PYTHON)
+    # A resumption asked with other options would be LeRobot's saved ones under a record of
+    # these: refused. Only --steps may change.
+    with pytest.raises(TrainError, match='batch_size 4, not 8'):
+        train(replace(plan, steps=6, batch_size=8), PYTHON)
+    more = train(replace(plan, steps=6), PYTHON)
     assert more['steps_done'] == 6 and [s for s, _ in more['loss_curve']] == [2, 4, 6]
     assert '--resume=true' in (plan.out / 'train.log').read_text() or more['status'] == 'done'
 

@@ -42,6 +42,37 @@ def test_an_out_that_is_a_file_is_one_line(dataset, tmp_path):
         train(TrainPlan(dataset, tmp_path / 'afile', steps=1), 'python')
 
 
+def test_a_run_folder_another_process_trains_in_is_refused(dataset, tmp_path):
+    """Two trainings into one --out had both run, the second resuming the first's checkpoint,
+    and written one record."""
+    import fcntl
+
+    from harness_learning.training import LOCK
+
+    out = tmp_path / 'run'
+    out.mkdir()
+    with open(out / LOCK, 'a') as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(TrainError, match='is being trained by another process'):
+            train(TrainPlan(dataset, out, steps=1), 'python')
+
+
+def test_a_dataset_missing_a_part_is_one_line(dataset, tmp_path):
+    """(Each had been a traceback, or Hugging Face's offline error, from inside LeRobot.)"""
+    import shutil
+
+    for part, said in (
+        ('meta/stats.json', 'has no meta/stats.json'),
+        ('meta/episodes', 'has no meta/episodes'),
+    ):
+        broken = tmp_path / part.replace('/', '_')
+        shutil.copytree(dataset, broken)
+        target = broken / part
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        with pytest.raises(TrainError, match=said):
+            check_dataset(broken)
+
+
 def test_what_cannot_train_is_one_line(dataset, tmp_path):
     with pytest.raises(TrainError, match='is not a LeRobot dataset'):
         check_dataset(tmp_path)
