@@ -88,9 +88,16 @@ class LearnedModel:
                 f'{ACTION_SIZE} (a checkpoint of another robot?)'
             )
         self.config = config
-        self.policy = get_policy_class(config.type).from_pretrained(self.checkpoint, config=config)
+        try:
+            policy = get_policy_class(config.type).from_pretrained(self.checkpoint, config=config)
+            self.pre, self.post = make_pre_post_processors(
+                config, pretrained_path=str(self.checkpoint)
+            )
+        except Exception as exc:  # weights cut short or of another shape, processors missing
+            why = ' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]
+            raise CheckpointError(f'{self.checkpoint}: its weights do not load: {why}') from None
+        self.policy = policy
         self.policy.eval()
-        self.pre, self.post = make_pre_post_processors(config, pretrained_path=str(self.checkpoint))
         self.torch = torch
         self.cameras = [
             k.removeprefix('observation.images.')

@@ -131,3 +131,23 @@ def test_a_checkpoint_of_another_robot_is_one_line(trained, tmp_path):
     process, _ = _serve(other)
     assert process.wait(timeout=120) == 2
     assert 'is not a trained policy' in process.stderr.read()
+
+
+def test_weights_cut_short_are_one_line_and_exit_2(trained, tmp_path):
+    """(A truncated model.safetensors had been SafetensorError's traceback.)"""
+    import shutil
+
+    plan, _, _ = trained
+    copy = tmp_path / 'run'
+    shutil.copytree(plan.out, copy, symlinks=True)
+    weights = copy / CHECKPOINT / 'model.safetensors'
+    weights.unlink()  # (a link into the original's checkpoints: not written through)
+    weights.write_bytes((plan.out / CHECKPOINT / 'model.safetensors').read_bytes()[:1000])
+    done = subprocess.run(
+        [PYTHON, '-m', 'harness_learning.serve', str(copy), '--name', 'cut', '--port', '0'],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert 'its weights do not load' in done.stderr and 'Traceback' not in done.stderr
