@@ -160,7 +160,7 @@ def episode_exit_code(result, folder: Path) -> int:
             if s.get('model_requests_unanswered')
             else ''
         )
-        + f'), {s.get("env_steps")} env steps, {s.get("wall_seconds", 0)} s'
+        + f'), {s.get("env_steps") or 0} env steps, {s.get("wall_seconds", 0)} s'
     )
     _say(f'run folder: {folder}')
     if result.setup_error:
