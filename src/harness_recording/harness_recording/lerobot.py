@@ -460,6 +460,11 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
                 f'{out} exists and is not a LeRobot dataset: it is not replaced (remove it, or '
                 'choose another --lerobot)'
             )
+        if (out / 'collection.json').is_file():  # (trained runs and gates read it by its path)
+            raise ExportError(
+                f'{out} is the dataset of a demonstration collection (harness demos): it is not '
+                'replaced (choose another --lerobot)'
+            )
     trials: list[TrialData] = []
     for run in runs:
         if not Path(run).is_dir():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from harness_recording.bag import BagRecorder, typestore
 from harness_recording.lerobot import export_runs, write_run_dataset
-from harness_recording.trial_data import run_trials
+from harness_recording.trial_data import ExportError, run_trials
 from PIL import Image
 
 FPS = 25
@@ -90,13 +90,18 @@ def test_an_export_says_which_cameras_it_left_out_and_what_it_replaced(tmp_path)
     said.clear()
     export_runs([run], tmp_path / 'ds', said.append)
     assert f'{tmp_path / "ds"} held a LeRobot dataset: it is replaced' in said
+    # ... but never a demonstration collection's, which trained runs and gates read
+    (tmp_path / 'ds' / 'collection.json').write_text('{}')
+    with pytest.raises(ExportError, match='the dataset of a demonstration collection'):
+        export_runs([run], tmp_path / 'ds', said.append)
+    assert (tmp_path / 'ds' / 'collection.json').is_file()
 
 
 def test_the_bag_is_opened_once_for_the_dataset_and_the_report(tmp_path, monkeypatch):
     """Finishing a run folder reads its bag once (rosbags parses the metadata and each topic's
     QoS at every open); a bag that cannot be opened is said by each reader as before."""
     from harness_recording.bag import OpenedBag
-    from harness_recording.trial_data import ExportError, camera_frames
+    from harness_recording.trial_data import camera_frames
     from rosbags.rosbag2 import Reader
 
     from harness_recording import run_report
