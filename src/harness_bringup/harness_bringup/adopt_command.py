@@ -32,8 +32,8 @@ def add_parser(policy_sub) -> None:
         'sampled layouts of TASKs, none of which the candidate trained on. The candidate runs '
         'with the programs as fallback (strategy C: its run bounded to half the episode, then the '
         'programs finish what it left). It is adopted when it finishes at least '
-        '--min-finish of its runs on its own, at least as many as the incumbent, and the kit '
-        'succeeds on no fewer layouts: then the catalogue entry serves a copy of its weights, '
+        "--min-finish of its runs on its own, a share at least the incumbent's, and the kit's "
+        'success rate is no lower: then the catalogue entry serves a copy of its weights, '
         'its version one higher. Either way the decision, the seeds and the figures are '
         "appended to adoption_log.jsonl beside the catalogue; the two benches' run folders "
         'are under --out.',

@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
     demos.add_argument(
         '--plan',
         metavar='PLAN',
-        help='collect the layouts of a plan (`harness plan-collection`) as it is, in its order',
+        help='collect the layouts of a plan (`harness plan-collection`) as it is (run in its '
+        "order; the dataset's episodes come in the run folders' name order)",
     )
     demos.add_argument(
         '--include',
