@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from harness_types.config import INT64_MAX, INTERFACES
 
@@ -146,6 +147,18 @@ def _positive_int(text: str) -> int:
     if not 1 <= value <= INT64_MAX:
         raise argparse.ArgumentTypeError(f'must be in 1..{INT64_MAX}, not {value}')
     return value
+
+
+def _positive_int_at_most(most: int) -> Callable[[str], int]:
+    """A positive integer no larger than `most` (the argument's type)."""
+
+    def positive_int_at_most(text: str) -> int:
+        number = _positive_int(text)
+        if number > most:
+            raise argparse.ArgumentTypeError(f'at most {most}, not {number}')
+        return number
+
+    return positive_int_at_most
 
 
 def _number(text: str) -> float:

@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from harness_bringup.arguments import _positive_int, _seed, seeds_past_int64
+from harness_bringup.arguments import _positive_int, _positive_int_at_most, _seed, seeds_past_int64
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 
@@ -17,13 +17,6 @@ POOL_SIZE = 300
 # Each seed of the pool is a layout sampled and kept per task: more than this would exhaust
 # memory (10^11 raised MemoryError) long before the plan was made.
 MAX_POOL_SIZE = 100_000
-
-
-def _pool_size(text: str) -> int:
-    size = _positive_int(text)
-    if size > MAX_POOL_SIZE:
-        raise argparse.ArgumentTypeError(f'at most {MAX_POOL_SIZE}, not {size}')
-    return size
 
 
 def add_parser(sub) -> None:
@@ -53,7 +46,7 @@ def add_parser(sub) -> None:
     )
     plan.add_argument(
         '--pool-size',
-        type=_pool_size,
+        type=_positive_int_at_most(MAX_POOL_SIZE),
         default=POOL_SIZE,
         help=f'seeds coverage may draw, per task (default {POOL_SIZE}, at most {MAX_POOL_SIZE})',
     )

@@ -7,20 +7,19 @@ import argparse
 from pathlib import Path
 
 from harness_bringup import adopt_command
-from harness_bringup.arguments import DEFAULT_POLICIES, _port, _positive_int, _seed
+from harness_bringup.arguments import (
+    DEFAULT_POLICIES,
+    _port,
+    _positive_int,
+    _positive_int_at_most,
+    _seed,
+)
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 from harness_bringup.settings import _config_path, _load, _policies_path
 
 # A CPU trains ~10 steps a second: more than this would take longer than a year.
 MAX_STEPS = 100_000_000
-
-
-def _training_steps(text: str) -> int:
-    steps = _positive_int(text)
-    if steps > MAX_STEPS:
-        raise argparse.ArgumentTypeError(f'at most {MAX_STEPS}, not {steps}')
-    return steps
 
 
 def add_parser(sub) -> None:
@@ -67,7 +66,10 @@ def add_parser(sub) -> None:
     policy_train.add_argument('--out', required=True, metavar='OUT', help='the training folder')
     policy_train.add_argument('--policy', choices=('act', 'diffusion'), default='act')
     policy_train.add_argument(
-        '--steps', type=_training_steps, default=5000, help=f'default 5000, at most {MAX_STEPS}'
+        '--steps',
+        type=_positive_int_at_most(MAX_STEPS),
+        default=5000,
+        help=f'default 5000, at most {MAX_STEPS}',
     )
     policy_train.add_argument('--batch-size', type=_positive_int, default=32, help='default 32')
     policy_train.add_argument('--seed', type=_seed, default=0, help='default 0')
