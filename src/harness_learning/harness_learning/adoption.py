@@ -199,7 +199,7 @@ def trained_layouts(record: dict) -> set[tuple[str, int]]:
     """The (task, seed) sampled layouts the candidate's demonstrations came from: as its
     training recorded them when it began (the dataset's folder may hold other data since); a
     record from before that, from its dataset."""
-    if record.get('layouts'):
+    if record.get('layouts') is not None:  # ([]: its demonstrations were all of fixed layouts)
         return {(str(task), int(seed)) for task, seed in record['layouts']}
     root = Path(str(record.get('dataset') or ''))
     if not record.get('dataset') or not (root / 'meta' / 'info.json').is_file():

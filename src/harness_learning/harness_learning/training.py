@@ -24,7 +24,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 POLICY_TYPES = ('act', 'diffusion')
@@ -36,8 +36,10 @@ CHECKPOINT = f'{LEROBOT_DIR}/checkpoints/last/pretrained_model'
 CHECKPOINT_STEP = f'{LEROBOT_DIR}/checkpoints/last/training_state/training_step.json'
 LOCK = '.training.lock'  # held by the one process that trains in a run's folder
 # What a stopped run resumes with from its own saved configuration, whatever is asked again:
-# asked differently, the record would describe a training that did not happen.
-RESUMED_AS_SAVED = ('policy', 'batch_size', 'seed', 'cameras', 'save_every', 'log_every', 'width')
+# asked differently, the record would describe a training that did not happen. (How often it
+# saves and logs, which `harness policy train` derives from --steps, is taken from the saved
+# run too, and not asked.)
+RESUMED_AS_SAVED = ('policy', 'batch_size', 'seed', 'cameras', 'width')
 STATE = 'observation.state'
 ENVIRONMENT = 'observation.environment_state'
 IMAGES = 'observation.images.'
@@ -99,10 +101,10 @@ class DatasetFacts:
     tasks: dict[str, list[str]] = field(default_factory=dict)  # instruction -> located queries
     cameras: list[str] = field(default_factory=list)
     environment: bool = False
-    # (task, seed) of its sampled layouts, [] when the dataset does not say: recorded when the
+    # (task, seed) of its sampled layouts ([] when only fixed ones): recorded when the
     # training starts, so that the adoption gate's held-out check does not depend on what the
     # dataset's folder holds by then
-    layouts: list[tuple[str, int]] = field(default_factory=list)
+    layouts: list[tuple[str, int]] | None = None  # None: the dataset does not say
 
 
 def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
@@ -160,13 +162,13 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
     )
 
 
-def _layouts(root: Path) -> list[tuple[str, int]]:
+def _layouts(root: Path) -> list[tuple[str, int]] | None:
     from harness_recording.trial_data import sampled_layouts
 
     try:
         return sorted(sampled_layouts(root))
     except (OSError, ValueError, KeyError):  # (no harness columns: not a harness dataset)
-        return []
+        return None
 
 
 def _located_queries(root: Path) -> dict[str, list[str]]:
@@ -302,11 +304,13 @@ def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> d
     except OSError as exc:  # a file there (or above), no permission, a name too long
         why = 'it is a file' if plan.out.is_file() else exc.strerror
         raise TrainError(f'--out {plan.out} cannot be made a folder: {why}') from None
-    with _holding(plan.out / LOCK), _stopped_by_sigterm():
-        return _train(plan, facts, python, say)
+    with _holding(plan.out / LOCK) as lock_fd, _stopped_by_sigterm():
+        return _train(plan, facts, python, say, lock_fd)
 
 
-def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str], None]) -> dict:
+def _train(
+    plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str], None], lock_fd: int
+) -> dict:
     resumed = (plan.out / CHECKPOINT / 'train_config.json').is_file()
     if not resumed:  # (a record of an attempt that saved nothing describes no training)
         (plan.out / RECORD).unlink(missing_ok=True)
@@ -322,6 +326,13 @@ def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str
                 f'{plan.out} holds a stopped run trained otherwise ({why}): resume it with the '
                 'same options (only --steps may change), or choose another --out'
             )
+        saved = record.get('plan') or {}
+        plan = replace(
+            plan,
+            save_every=int(saved.get('save_every', plan.save_every)),
+            log_every=int(saved.get('log_every', plan.log_every)),
+        )
+        progress.plan = plan
         progress.step = progress.first_step = checkpoint_step(plan.out)
         progress.losses = [tuple(p) for p in record.get('loss_curve', []) if p[0] <= progress.step]
         say(f'resuming {plan.out} from its checkpoint at step {progress.step}')
@@ -349,6 +360,7 @@ def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str
             stderr=subprocess.STDOUT,
             text=True,
             env=env,
+            pass_fds=(lock_fd,),
         )
         try:
             for text in process.stdout:
@@ -357,9 +369,12 @@ def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str
                 if sentence:
                     say(sentence)
                     _write_record(plan, facts, progress, started, 'training')
-        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (_stopped_by_sigterm)
+        except BaseException:  # Ctrl-C, SIGTERM (_stopped_by_sigterm), a broken pipe, a full disk
             process.terminate()
-            process.wait()
+            with contextlib.suppress(BaseException):  # (a second Ctrl-C while it ends)
+                process.wait(timeout=30)
+            if process.poll() is None:
+                process.kill()
             # what was trained past the last checkpoint is lost: the record says where it was
             progress.step = checkpoint_step(plan.out)
             progress.losses = [p for p in progress.losses if p[0] <= progress.step]
@@ -367,6 +382,8 @@ def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str
             raise
         code = process.wait()
     if code != 0:
+        progress.step = checkpoint_step(plan.out)
+        progress.losses = [p for p in progress.losses if p[0] <= progress.step]
         _write_record(plan, facts, progress, started, 'failed')
         tail = log_path.read_text().strip().splitlines()[-1:] or ['']
         raise TrainError(f'LeRobot training exited with {code}: {tail[0][:300]} (log: {log_path})')
@@ -377,10 +394,15 @@ def _train(plan: TrainPlan, facts: DatasetFacts, python: str, say: Callable[[str
 
 
 def checkpoint_step(out: Path) -> int:
-    """The step of the last checkpoint LeRobot saved in a run's folder (0: none yet)."""
+    """The step of the last checkpoint LeRobot saved in a run's folder (its training_step.json,
+    else the name of the folder `last` links to; 0: none yet)."""
     try:
         return int(json.loads((Path(out) / CHECKPOINT_STEP).read_text())['step'])
     except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return int(os.readlink(Path(out) / LEROBOT_DIR / 'checkpoints' / 'last'))
+    except (OSError, ValueError):
         return 0
 
 
@@ -402,8 +424,14 @@ def _not_as_saved(record: dict, plan: TrainPlan) -> str:
 @contextlib.contextmanager
 def _holding(lock: Path):
     """The run's folder held by this process alone (two trainings into one folder both ran,
-    resumed each other's checkpoints and wrote one record)."""
-    with open(lock, 'a') as held:
+    resumed each other's checkpoints and wrote one record); yields the lock's descriptor, which
+    LeRobot's process inherits (pass_fds), so that it holds the folder for as long as it
+    trains, also past a harness killed under it."""
+    try:
+        held = open(lock, 'a')  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise TrainError(f'{lock.parent} cannot be trained in: {exc.strerror}') from None
+    with held:
         try:
             fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -411,7 +439,9 @@ def _holding(lock: Path):
                 f'{lock.parent} is being trained by another process: wait for it, or choose '
                 'another --out'
             ) from None
-        yield
+        except OSError as exc:  # a filesystem without locks
+            raise TrainError(f'{lock} cannot be locked: {exc.strerror}') from None
+        yield held.fileno()
 
 
 @contextlib.contextmanager
@@ -428,8 +458,8 @@ def _stopped_by_sigterm():
     before = signal.signal(signal.SIGTERM, stop)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    finally:  # (None: a handler set from C, which Python cannot put back)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
 def weights_sha256(run: Path) -> str:
@@ -478,8 +508,12 @@ def _write_record(
         'loss_curve': [list(p) for p in progress.losses],
         'final_loss': progress.losses[-1][1] if progress.losses else None,
         'checkpoint': CHECKPOINT,
-        # the layouts its demonstrations came from, as they were when it began
-        'layouts': earlier.get('layouts', [list(layout) for layout in facts.layouts]),
+        # the layouts its demonstrations came from, as they were when it began (None: unknown)
+        'layouts': earlier['layouts']
+        if 'layouts' in earlier
+        else None
+        if facts.layouts is None
+        else [list(layout) for layout in facts.layouts],
     }
     if status != 'training':
         record['seconds_before'] = record['seconds']

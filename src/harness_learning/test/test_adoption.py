@@ -144,6 +144,15 @@ def test_a_candidate_whose_dataset_is_gone_cannot_be_held_out(tmp_path):
         trained_layouts(record | {'dataset': str(tmp_path / 'gone')})
 
 
+def test_the_layouts_a_training_recorded_are_read_not_its_datasets_folder_now(tmp_path):
+    """The dataset's folder may hold other data by gate time (an export over it): what the
+    training recorded when it began is what it trained on; [] is all fixed layouts."""
+    record = training_record(trained_folder(tmp_path, [1]))
+    gone = {'dataset': str(tmp_path / 'gone')}
+    assert trained_layouts(record | gone | {'layouts': [['lift_cube', 7]]}) == {('lift_cube', 7)}
+    assert trained_layouts(record | gone | {'layouts': []}) == set()
+
+
 def test_a_candidate_must_be_a_finished_training(tmp_path):
     with pytest.raises(AdoptionError, match='not a `harness policy train` folder'):
         training_record(tmp_path)

@@ -60,7 +60,9 @@ def test_lerobot_trains_and_a_stopped_run_resumes(trained):
     # these: refused. Only --steps may change.
     with pytest.raises(TrainError, match='batch_size 4, not 8'):
         train(replace(plan, steps=6, batch_size=8), PYTHON)
-    more = train(replace(plan, steps=6), PYTHON)
+    # ... and `harness policy train` derives how often to save and log from --steps: those
+    # are the saved run's, as LeRobot resumes with them
+    more = train(replace(plan, steps=6, save_every=6, log_every=1), PYTHON)
     assert more['steps_done'] == 6 and [s for s, _ in more['loss_curve']] == [2, 4, 6]
     assert '--resume=true' in (plan.out / 'train.log').read_text() or more['status'] == 'done'
 
