@@ -17,6 +17,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from harness_types.folder_walk import remove_tree, walk
+
 PREFIX = 'harness-program-'
 # In a warm station's folder: the program folder it started for its next episode (removed by
 # whoever replaces a station that was killed).
@@ -67,7 +69,9 @@ def discard_program_folder(path: Path) -> None:
 def collect_program_workspace(workspace: Path) -> None:
     """Move the files of the program folder noted beside `workspace` into it, then remove that
     folder and the note. Nothing to do when there is no note; a note that names anything but a
-    program folder of the temporary directory is removed and the path left alone."""
+    program folder of the temporary directory is removed and the path left alone. What cannot
+    be moved (unreadable, nested past COPY_DEPTH across filesystems) is named in
+    NOT_COLLECTED inside `workspace`, and the rest moves on."""
     note = workspace.parent / NOTE
     try:
         path = Path(note.read_text().strip())
@@ -75,90 +79,116 @@ def collect_program_workspace(workspace: Path) -> None:
         return
     if is_program_folder(path):
         workspace.mkdir(parents=True, exist_ok=True)
-        for entry in path.iterdir():
-            _move(entry, workspace / entry.name)
+        left: list[str] = []
+        for entry in sorted(os.listdir(path)):
+            try:
+                _move(path, entry, workspace, left)
+            except OSError as exc:
+                left.append(f'{entry}: {exc.strerror or exc}')
+        if left:
+            (workspace / NOT_COLLECTED).write_text(
+                "The program's files that were not moved here, and why:\n"
+                + ''.join(f'{line}\n' for line in left)
+            )
         remove_tree(path)
     with contextlib.suppress(OSError):
         note.unlink()
 
 
-def _move(entry: Path, to: Path) -> None:
-    """`entry` renamed to `to`, or, on another filesystem, copied (`_copy_across`)."""
+NOT_COLLECTED = 'NOT_COLLECTED.txt'
+# Folders copied across filesystems to this depth (one descriptor each); a program's quota
+# allows MAX_WORKSPACE_DEPTH, what lies deeper was not allowed and is named, not copied.
+COPY_DEPTH = 256
+
+
+def _move(source: Path, name: str, workspace: Path, left: list[str]) -> None:
+    """Entry `name` of the program folder renamed into `workspace`, or, on another
+    filesystem, copied (`_copy_across`)."""
     try:
-        os.rename(entry, to)
+        os.rename(source / name, workspace / name)
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        _copy_across(entry, to)
+        _copy_across(source, name, workspace, left)
 
 
-def _copy_across(entry: Path, to: Path) -> None:
-    """`entry` copied to `to` on another filesystem: its files with their holes kept
-    (shutil.move writes a sparse file's holes out as zeros: a program's 126 GB of holes would
-    have filled the disk), links as links (never followed, in the source or at `to`: every
-    open is O_NOFOLLOW, and what an earlier, interrupted pass left at a name is replaced, not
-    written through), modes without setuid/setgid; what is neither a file, a folder nor a link
-    (a FIFO, a socket) is left behind. A walk with a stack: a program's folders may nest as
-    deep as its workspace's entries allow."""
-    stack = [(entry, to)]
-    while stack:
-        source, target = stack.pop()
+def _copy_across(source: Path, name: str, workspace: Path, left: list[str]) -> None:
+    """Entry `name` of `source` copied into `workspace` on another filesystem, walked by
+    descriptor (harness_types.folder_walk: no path too long, no link followed): files with
+    their holes kept (shutil.move writes a sparse file's holes out as zeros: a program's
+    126 GB of holes would have filled the disk), links as links, modes without setuid or
+    setgid; what an interrupted earlier pass left at a name is replaced, never written
+    through; what is neither a file, a folder nor a link (a FIFO, a socket) is left behind.
+    What cannot be copied is added to `left`."""
+    with _opened(source) as source_fd, _opened(workspace) as target_fd:
+        first = _copy_entry(source_fd, target_fd, name, left, name)
+        if first is None:
+            return
+        folders = {1: first}  # depth -> the target folder of the entries one level below
         try:
-            info = os.lstat(source)
-        except OSError:
-            continue  # gone meanwhile
-        kind = stat.S_IFMT(info.st_mode)
-        if kind == stat.S_IFDIR:
-            if not (target.is_dir() and not target.is_symlink()):
-                _clear(target)
-                os.mkdir(target, 0o700)
-            with os.scandir(source) as listing:
-                stack.extend((Path(e.path), target / e.name) for e in listing)
-        elif kind == stat.S_IFLNK:
-            _clear(target)
-            os.symlink(os.readlink(source), target)
-        elif kind == stat.S_IFREG:
-            _clear(target)
-            _copy_sparse(source, target, info)
+            for step in walk(source / name, COPY_DEPTH):
+                where = f'{name}/.../{step.name}'
+                if step.info is None:
+                    _close(folders.pop(step.depth + 1, None))
+                    continue
+                if step.depth > COPY_DEPTH and stat.S_ISDIR(step.info.st_mode):
+                    left.append(f'{where}: nested deeper than {COPY_DEPTH} folders')
+                target = folders.get(step.depth)
+                if target is None:
+                    continue  # (its folder could not be made)
+                made = _copy_entry(step.folder_fd, target, step.name, left, where)
+                if made is not None:
+                    _close(folders.pop(step.depth + 1, None))
+                    folders[step.depth + 1] = made
+        finally:
+            for fd in folders.values():
+                _close(fd)
 
 
-def _clear(target: Path) -> None:
-    """Nothing at `target` (inside the run folder: what an earlier pass put there)."""
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.exists():
-        remove_tree(target)
-
-
-def remove_tree(root: Path) -> None:
-    """`root` and everything in it removed, links not followed, as far as it can be; a walk
-    with a stack (shutil.rmtree recurses, and raised RecursionError on a program's folders
-    nested a thousand deep)."""
-    stack, folders = [Path(root)], []
-    while stack:
-        folder = stack.pop()
-        folders.append(folder)
-        try:
-            with os.scandir(folder) as listing:
-                for entry in listing:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
-                    else:
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry.path)
-        except OSError:
-            continue
-    for folder in reversed(folders):  # the deepest first
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
-def _copy_sparse(source: Path, to: Path, info: os.stat_result) -> None:
-    """Copy the data of `source`'s extents (SEEK_DATA / SEEK_HOLE) into a new file `to`, of the
-    same size, its holes left unwritten; all of it where the filesystem cannot say."""
-    src_fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+def _copy_entry(
+    source_fd: int, target_fd: int, name: str, left: list[str], where: str
+) -> int | None:
+    """Entry `name` of the folder open as `source_fd` copied into the one open as
+    `target_fd`; for a folder, the copy's descriptor (None otherwise, or when it failed)."""
     try:
-        dst_fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        info = os.stat(name, dir_fd=source_fd, follow_symlinks=False)
+        kind = stat.S_IFMT(info.st_mode)
+        if kind not in (stat.S_IFDIR, stat.S_IFLNK, stat.S_IFREG):
+            return None
+        _clear(target_fd, name, keep_folder=kind == stat.S_IFDIR)
+        if kind == stat.S_IFDIR:
+            with contextlib.suppress(FileExistsError):  # (a folder an earlier pass made)
+                os.mkdir(name, 0o700, dir_fd=target_fd)
+            return os.open(name, _FOLDER, dir_fd=target_fd)
+        if kind == stat.S_IFLNK:
+            os.symlink(os.readlink(name, dir_fd=source_fd), name, dir_fd=target_fd)
+            return None
+        _copy_sparse(source_fd, target_fd, name, info)
+    except OSError as exc:
+        left.append(f'{where}: {exc.strerror or exc}')
+    return None
+
+
+def _clear(folder_fd: int, name: str, keep_folder: bool) -> None:
+    """Nothing at `name` in the folder open as `folder_fd` (inside the run folder: what an
+    earlier pass put there), but a real folder where one is to be."""
+    try:
+        info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=folder_fd)
+    elif not keep_folder:
+        remove_tree(f'/proc/self/fd/{folder_fd}/{name}')
+
+
+def _copy_sparse(source_fd: int, target_fd: int, name: str, info: os.stat_result) -> None:
+    """Copy the data of the file's extents (SEEK_DATA / SEEK_HOLE) into a new file of the same
+    name and size, its holes left unwritten; all of it where the filesystem cannot say."""
+    src_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=source_fd)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        dst_fd = os.open(name, flags, 0o600, dir_fd=target_fd)
         with open(src_fd, 'rb', closefd=False) as src, open(dst_fd, 'wb') as dst:
             size, offset = os.fstat(src_fd).st_size, 0
             while offset < size:
@@ -185,3 +215,21 @@ def _copy_sparse(source: Path, to: Path, info: os.stat_result) -> None:
             os.utime(dst_fd, ns=(info.st_atime_ns, info.st_mtime_ns))
     finally:
         os.close(src_fd)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+@contextlib.contextmanager
+def _opened(folder: Path):
+    fd = os.open(folder, _FOLDER)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)

@@ -106,9 +106,9 @@ def test_onto_another_filesystem_holes_stay_holes_and_links_links(tmp_path, monk
 
 def test_onto_another_filesystem_deep_folders_and_links_left_at_the_target(tmp_path, monkeypatch):
     """A program's folders nested 1100 deep (a recursive copy raised RecursionError, which no
-    caller caught); a second pass after an interrupted one finds a link where a folder goes
-    (a copy that followed it wrote outside the run folder): replaced, the outside untouched.
-    A setuid bit is not copied."""
+    caller caught, and lost the summary); a second pass after an interrupted one finds a link
+    where a folder goes (a copy that followed it wrote outside the run folder): replaced, the
+    outside untouched. A setuid bit is not copied."""
 
     import harness_bringup.program_workspace as program_workspace
 
@@ -147,8 +147,12 @@ def moved_deep_and_no_link_followed(program, workspace, deep, tmp_path, monkeypa
 
     monkeypatch.setattr(program_workspace.os, 'rename', across)
     collect_program_workspace(workspace)
-    bottom = workspace / 'deep' / '/'.join(['d'] * 1100) / 'bottom.txt'
-    assert bottom.read_text() == 'down here'
+    # copied to COPY_DEPTH folders down (walked by descriptor: the paths pass PATH_MAX's 4096
+    # bytes at ~2000 levels), what lies deeper named as not collected
+    reached = workspace / 'deep' / '/'.join(['d'] * (program_workspace.COPY_DEPTH - 1))
+    assert reached.is_dir() and not (workspace / 'deep' / '/'.join(['d'] * 1100)).exists()
+    said = (workspace / program_workspace.NOT_COLLECTED).read_text()
+    assert f'nested deeper than {program_workspace.COPY_DEPTH} folders' in said
     assert not (workspace / 'sub').is_symlink()
     assert (workspace / 'sub' / 'kept.txt').read_text() == 'kept'
     assert list(outside.iterdir()) == []

@@ -11,6 +11,7 @@ import stat
 from dataclasses import dataclass
 
 from harness_types.config import KernelConfig
+from harness_types.folder_walk import walk
 
 OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
 LOG_RECORD_CHARS = 2000  # one kernel.log record (a call's arguments and result), at most
@@ -41,18 +42,27 @@ class ProgramBounds:
         )
 
 
+# Folders a workspace may nest: deeper ones are not walked (a program has no use for them,
+# and a walk by path had stopped at PATH_MAX, leaving what lay deeper unmeasured).
+MAX_WORKSPACE_DEPTH = 64
+
+
 @dataclass(frozen=True)
 class WorkspaceUse:
     """What the workspace holds: bytes (the larger of size and allocation) and entries,
-    counted until `files` passes its bound."""
+    counted until `files` passes its bound, and the depth of its deepest folder (walked to
+    MAX_WORKSPACE_DEPTH, one past it seen)."""
 
     bytes: int
     entries: int
+    depth: int = 0
 
     def over(self, bounds: ProgramBounds, since: WorkspaceUse | None = None) -> str:
         """Why this is over `bounds` ('' when it is not); with `since`, only a measure that
         grew since then counts (a cell that deletes from an overfull workspace goes on)."""
-        since = since or WorkspaceUse(-1, -1)
+        since = since or WorkspaceUse(-1, -1, -1)
+        if self.depth > MAX_WORKSPACE_DEPTH and self.depth > since.depth:
+            return f'the workspace nests folders more than {MAX_WORKSPACE_DEPTH} deep'
         if self.entries > bounds.workspace_files and self.entries > since.entries:
             return (
                 f'the workspace holds more than {bounds.workspace_files} files and folders '
@@ -72,22 +82,17 @@ def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
     the files it holds that have no name any more (deleted, or made with O_TMPFILE) count too:
     they fill the disk as much as named ones. It holds them open, or mapped (a mapping keeps a
     file after its descriptor is closed)."""
-    total, entries, stack = _unnamed_bytes(pid, root), 0, [root]
-    while stack and entries <= max_entries:
-        try:
-            with os.scandir(stack.pop()) as listing:
-                for entry in listing:
-                    entries += 1
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue  # removed while measured
-                    total += _disk_bytes(info)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-        except OSError:
-            continue  # a folder removed while measured, or closed to the kernel
-    return WorkspaceUse(total, entries)
+    total, entries, depth = _unnamed_bytes(pid, root), 0, 0
+    for step in walk(root, MAX_WORKSPACE_DEPTH):  # (by descriptor: no path is too long)
+        if step.info is None:
+            continue
+        entries += 1
+        total += _disk_bytes(step.info)
+        if stat.S_ISDIR(step.info.st_mode):
+            depth = max(depth, step.depth)
+        if entries > max_entries:
+            break
+    return WorkspaceUse(total, entries, depth)
 
 
 def _unnamed_bytes(pid: int, root: str) -> int:

@@ -635,3 +635,24 @@ def test_a_cell_that_fills_its_workspace_and_ends_at_once_is_caught_at_its_end(b
     for leftover in workspace.iterdir():
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     assert kernel.run_cell('print(1)').status == 'ok'
+
+
+def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
+    """A walk by path stopped at PATH_MAX: 1500 nested folders with 50 MB at the bottom measured
+    as 4 MB. Folders are walked by descriptor, and nested past MAX_WORKSPACE_DEPTH are over."""
+    from harness_kernel.bounds import MAX_WORKSPACE_DEPTH
+    from harness_types.folder_walk import remove_tree
+
+    kernel, _, _ = make_kernel()
+    workspace = kernel.host.workspace
+    r = kernel.run_cell(
+        'import os\n'
+        f'for _ in range({MAX_WORKSPACE_DEPTH + 5}):\n'
+        '    os.mkdir("n")\n    os.chdir("n")\n'
+        f'os.chdir("/".join([".."] * {MAX_WORKSPACE_DEPTH + 5}))\n'
+    )
+    assert r.status == 'error', r
+    assert f'nests folders more than {MAX_WORKSPACE_DEPTH} deep' in r.traceback, r.traceback
+    for leftover in workspace.iterdir():
+        remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
+    assert kernel.run_cell('print(1)').status == 'ok'

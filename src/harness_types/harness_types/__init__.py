@@ -12,6 +12,7 @@
 - `wait`: waiting on a future that another thread's executor completes
 - `lanes`: a service with a node and a thread of its own at each end, waited on directly (the
   worker's tick and reads, reactive_step, the skill server's reads)
+- `folder_walk`: a folder tree walked by descriptor (no path too long, no link followed)
 
 Nothing here imports rclpy but `lanes`.
 """
