@@ -149,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if exc.errno not in UNUSABLE_PATH:  # a path no command can use, said in one line
             raise
-        code = _fail(f'{exc.filename!r}: {exc.strerror}')
+        code = _fail(f'{exc.filename!r}: {exc.strerror}' if exc.filename else str(exc))
+        return code
+    except RuntimeError as exc:  # Path.resolve's own word for a link loop (Python 3.11)
+        if not str(exc).startswith('Symlink loop'):
+            raise
+        code = _fail(str(exc))
         return code
     finally:
         if code != 0:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from collections import Counter
 from pathlib import Path
 
 from harness_bringup.arguments import (
@@ -99,7 +101,8 @@ def _export(args: argparse.Namespace) -> int:
     from harness_recording.trial_data import ExportError
 
     runs = [Path(r) for r in args.runs]
-    twice = sorted({str(r) for r in runs if [q.resolve() for q in runs].count(r.resolve()) > 1})
+    real = Counter(os.path.realpath(r) for r in runs)
+    twice = sorted({str(r) for r in runs if real[os.path.realpath(r)] > 1})
     if twice:  # (its trials would be in the dataset twice)
         return _fail(f'{", ".join(twice)}: named more than once')
     try:

@@ -70,6 +70,7 @@ ROOT = Path(__file__).resolve().parents[3]
         (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
         (['mcp', 'lift_cube', '--http', '8799', '--host', 'bad host'], 'cannot serve HTTP at'),
         (['export', 'runs/a', 'runs/./a', '--lerobot', '/tmp/never'], 'named more than once'),
+        (['export', '/tmp/harness-test-loop/a', '--lerobot', '/tmp/never'], 'Symlink loop'),
         # options that would be taken and do nothing
         (['tickets', __file__, '--note', 'fixed'], '--note goes with --resolve ID'),
         (['run', 'lift_cube', '--strategy', 'A'], '--strategy needs policies (--policies)'),
@@ -81,6 +82,11 @@ ROOT = Path(__file__).resolve().parents[3]
 )
 def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
     monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
+    loop = Path('/tmp/harness-test-loop')  # a link loop: a is b, b is a
+    loop.mkdir(exist_ok=True)
+    for name, to in (('a', 'b'), ('b', 'a')):
+        if not (loop / name).is_symlink():
+            (loop / name).symlink_to(loop / to)
     if argv[0] in ('run', 'bench', 'mcp'):
         monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
     assert main(argv) == 2
