@@ -40,29 +40,41 @@ def shown(value: object) -> str:
 
 
 def check_yaml(text: str, limit: int = MAX_YAML_DEPTH) -> None:
-    """yaml.YAMLError when `text` nests collections deeper than `limit`, or a mapping names a
-    key twice (YAML takes the last without a word: a setting written twice would be half
-    ignored): found on the parser's events, which do not recurse, before a composer does."""
-    frames: list[dict | None] = []  # per open collection: a mapping's keys so far, or None
+    """yaml.YAMLError when `text` nests collections deeper than `limit`: found on the parser's
+    events, which do not recurse, before a composer does."""
+    depth = 0
     for event in yaml.parse(text, Loader=YAML_LOADER):
-        node = isinstance(event, (yaml.NodeEvent, yaml.CollectionStartEvent))
-        mapping = frames[-1] if frames else None
-        if node and mapping is not None:  # a key, then its value, in turn
-            if mapping['expect_key'] and isinstance(event, yaml.ScalarEvent):
-                if event.value in mapping['keys'] and event.value != '<<':
-                    raise yaml.MarkedYAMLError(
-                        problem=f'the key {event.value!r} is given twice in one mapping',
-                        problem_mark=event.start_mark,
-                    )
-                mapping['keys'].add(event.value)
-            mapping['expect_key'] = not mapping['expect_key']
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            opened = isinstance(event, yaml.MappingStartEvent)
-            frames.append({'keys': set(), 'expect_key': True} if opened else None)
-            if len(frames) > limit:
+            depth += 1
+            if depth > limit:
                 raise yaml.YAMLError(f'collections nested more than {limit} levels deep')
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            frames.pop()
+            depth -= 1
+
+
+class _OneKeyOnceLoader(YAML_LOADER):
+    """YAML_LOADER refusing a mapping that gives a key twice (YAML keeps the last without a
+    word: a setting written twice was half ignored). Keys are compared as built (`1` and
+    `1.0` are one key, `1` and `'1'` two); a merge (`<<`) may be overridden."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: set = set()
+            for key_node, _ in node.value:
+                if key_node.tag == 'tag:yaml.org,2002:merge':
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    again = key in seen
+                    seen.add(key)
+                except TypeError:  # (an unhashable key: the constructor says so itself)
+                    continue
+                if again:
+                    raise yaml.constructor.ConstructorError(
+                        problem=f'the key {key!r} is given twice in one mapping',
+                        problem_mark=key_node.start_mark,
+                    )
+        return super().construct_mapping(node, deep)
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -78,9 +90,10 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def load_yaml(text: str) -> Any:
-    """A YAML document as plain values (YAML_LOADER), its nesting and keys checked first."""
+    """A YAML document as plain values (YAML_LOADER), its nesting checked first and no key
+    given twice in a mapping."""
     check_yaml(text)
-    return yaml.load(text, Loader=YAML_LOADER)
+    return yaml.load(text, Loader=_OneKeyOnceLoader)
 
 
 class ConfigError(ValueError):
