@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+import yaml
 from harness_skills.skill_server_node import SkillServer
 from harness_types.config import GraphConfig
 from harness_types.plugins import PluginError
@@ -65,16 +66,23 @@ def override_problem(
 
 
 def _given(held: Any, text: str) -> bool:
-    """Whether a parameter holding `held` holds the override `text` (its numbers and truth
-    values; text, lists and the rest are taken as given)."""
+    """Whether a parameter holding `held` holds the override `text`, read as rcl reads it (a
+    YAML value: `yes` is true, `0x10` is 16); for numbers and truth values, text and lists
+    and the rest are taken as given."""
+    if not isinstance(held, bool | int | float):
+        return True
     try:
-        if isinstance(held, bool):
-            return text.strip().lower() == str(held).lower()
-        if isinstance(held, int | float):
-            return float(text) == held
-    except ValueError:
+        given = yaml.safe_load(text)
+    except yaml.YAMLError:
         return False
-    return True
+    if isinstance(held, bool) or isinstance(given, bool):
+        return type(given) is type(held) and given == held
+    if isinstance(given, str):  # (YAML 1.1 reads 2.5e1 as text; rcl as a number)
+        try:
+            given = float(given)
+        except ValueError:
+            return False
+    return isinstance(given, int | float) and given == held
 
 
 def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) -> int:

@@ -375,6 +375,8 @@ def test_serve_names_a_parameter_override_no_node_declares_or_holds():
         '-p rate_hz:=abc: worker.rate_hz must be a number; it kept 25.0'
     )
     assert 'must be true or false' in override_problem(['-p', 'live:=1'], value_of, held)
+    # read as rcl reads a value (YAML): yes is true, 0x2 is 2
+    assert override_problem(['-p', 'live:=yes', '-p', 'z:=0x2'], value_of, held) is None
 
 
 def test_serve_refuses_a_misspelt_parameter_before_it_serves(tmp_path):
