@@ -29,6 +29,8 @@ from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
 from harness_bringup.settings import _config_path, _load, _with_policies
 
+DEFAULT_LAYOUTS = (3, False)  # --layouts: the first 3 fixed layouts of each task
+
 
 def add_parser(sub) -> None:
     bench = sub.add_parser(
@@ -52,7 +54,7 @@ def add_parser(sub) -> None:
     bench.add_argument(
         '--layouts',
         type=_layouts,
-        default=(3, False),
+        default=DEFAULT_LAYOUTS,
         metavar='N|random:N',
         help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
         'layouts sampled from seeds --seed-base, --seed-base + 1, ... (every one feasible: the '
@@ -174,8 +176,15 @@ def _bench(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         if args.tasks:
             return _fail('--plan names its tasks: leave out --tasks')
-        flags = {a.split('=')[0] for a in getattr(args, 'argv', ())}
-        given = [f for f in ('--layouts', '--seed-base') if f in flags]
+        # (told by value, not by the flags written: argparse takes --lay for --layouts)
+        given = [
+            flag
+            for flag, value, default in (
+                ('--layouts', args.layouts, DEFAULT_LAYOUTS),
+                ('--seed-base', args.seed_base, 0),
+            )
+            if value != default
+        ]
         if given:
             return _fail(f'--plan names its layouts and seeds: leave out {" and ".join(given)}')
         args.tasks = list(dict.fromkeys(t for t, _ in planned))
