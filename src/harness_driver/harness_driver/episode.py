@@ -83,6 +83,10 @@ AGENT = {
 }
 
 
+# characters of a reply longer than max_tokens allows kept in the history the model is sent
+SHOWN_OF_OVERLONG_REPLY = 4000
+
+
 class Episode:
     """Run with `Episode(...).run(spec)`; the run folder is complete whatever happens."""
 
@@ -267,8 +271,10 @@ class Episode:
                     else ''
                 )
             except FormatError as exc:
-                most = self.config.max_tokens * MAX_CHARS_PER_TOKEN  # (resent with each request)
-                shown = text if len(text) <= most else f'{text[:most]}\n[{len(text) - most} more]'
+                # resent with each request: a reply past what max_tokens allows, its start only
+                most = self.config.max_tokens * MAX_CHARS_PER_TOKEN
+                kept = SHOWN_OF_OVERLONG_REPLY
+                shown = text if len(text) <= most else f'{text[:kept]}\n[{len(text) - kept} more]'
                 self.history.bad_reply(
                     shown or '(an empty reply)',
                     self._noted(format_error_message(exc, format_help(self.interface))),

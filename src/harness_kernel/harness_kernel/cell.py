@@ -116,6 +116,7 @@ class CellRunner:
         if restored is None:  # an interrupt landed as the program's code ended, before that
             self.in_program = False
             restored = self.restore()
+            self.flush()
         result = _outcome(ended)
         result.restored = restored
         return result

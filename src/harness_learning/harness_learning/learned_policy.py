@@ -95,7 +95,9 @@ class LearnedModel:
             )
         except Exception as exc:  # weights cut short or of another shape, processors missing
             why = ' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]
-            raise CheckpointError(f'{self.checkpoint}: its weights do not load: {why}') from None
+            raise CheckpointError(
+                f'{self.checkpoint}: the checkpoint does not load: {why}'
+            ) from None
         self.policy = policy
         self.policy.eval()
         self.torch = torch

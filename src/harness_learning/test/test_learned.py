@@ -152,4 +152,4 @@ def test_weights_cut_short_are_one_line_and_exit_2(trained, tmp_path):
         timeout=300,
     )
     assert done.returncode == 2, done.stderr
-    assert 'its weights do not load' in done.stderr and 'Traceback' not in done.stderr
+    assert 'the checkpoint does not load' in done.stderr and 'Traceback' not in done.stderr
