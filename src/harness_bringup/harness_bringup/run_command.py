@@ -160,6 +160,11 @@ def episode_exit_code(result, folder: Path) -> int:
             if s.get('model_requests_unanswered')
             else ''
         )
+        + (
+            f'; {s["verifier_requests_unanswered"]} verifier requests not answered'
+            if s.get('verifier_requests_unanswered')
+            else ''
+        )
         + f'), {s.get("env_steps") or 0} env steps, {s.get("wall_seconds", 0)} s'
     )
     _say(f'run folder: {folder}')

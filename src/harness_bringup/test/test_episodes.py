@@ -313,6 +313,9 @@ def test_a_failing_verifier_is_bounded_by_its_own_time(tmp_path, monkeypatch):
     assert not check['answered'], check
     assert "the verifier's bound (driver.verifier_timeout_seconds)" in check['sentence'], check
     assert 'The verifier could not answer' in text_of(server.requests[1])
+    # asked and not answered: counted (the summary had said 0 verifier calls and nothing else)
+    assert check['asked'] and summary['verifier_requests_unanswered'] == 1, summary
+    assert summary['verifier_calls'] == 0
 
 
 def test_the_verifier_can_be_switched_off(tmp_path, monkeypatch):

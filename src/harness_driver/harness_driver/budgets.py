@@ -38,9 +38,12 @@ def usage_of_events(events: list[dict]) -> dict:
     it wrote its own. A request still out when it died (a `model_request_sent` with no
     `model_request` of its call) is counted as asked and never answered; what it cost is not
     known."""
-    usage, unanswered, characters = Usage(), 0, 0
+    usage, unanswered, verifier_unanswered, characters = Usage(), 0, 0, 0
     decisions = dict.fromkeys(REASONS, 0)
     for e in requests_in_place(events):
+        if e.get('type') == 'verify' and e.get('asked') and 'input_tokens' not in e:
+            verifier_unanswered += 1
+            continue
         if e.get('type') == 'model_request':
             if e.get('reason') in decisions:
                 decisions[e['reason']] += 1
@@ -52,16 +55,24 @@ def usage_of_events(events: list[dict]) -> dict:
             continue
         tokens = int(e.get('input_tokens') or 0), int(e.get('output_tokens') or 0)
         add_call(usage, e['type'] == 'verify', tokens, e.get('cost_usd'))
-    return usage_fields(usage, unanswered, decisions, characters)
+    return usage_fields(usage, unanswered, decisions, characters, verifier_unanswered)
 
 
-def usage_fields(usage: Usage, unanswered: int, decisions: dict[str, int], characters: int) -> dict:
+def usage_fields(
+    usage: Usage,
+    unanswered: int,
+    decisions: dict[str, int],
+    characters: int,
+    verifier_unanswered: int = 0,
+) -> dict:
     """The summary's fields of what the calls used: `unanswered` requests (asked, never
-    answered), the `decisions` that asked by reason, the `characters` sent."""
+    answered), the `decisions` that asked by reason, the `characters` sent, the verifier's
+    requests asked and never answered."""
     return {
         'model_calls': usage.model_calls,
         'model_requests_unanswered': unanswered,
         'verifier_calls': usage.verifier_calls,
+        'verifier_requests_unanswered': verifier_unanswered,
         'decisions': {r: decisions.get(r, 0) for r in REASONS},
         'tokens': {'input': usage.input_tokens, 'output': usage.output_tokens},
         'request_characters': characters,

@@ -129,6 +129,7 @@ class Episode:
         self.decisions: Counter[str] = Counter()
         self.request_characters = 0  # of every model request's text (tokens need a model)
         self.unanswered = 0  # model requests made (a decision counted) that got no answer
+        self.verifier_unanswered = 0  # verifier requests made that got no answer
         self.phases = Phases()
         self.objects: list[LocatedObject] = []
         self.events_handled = 0
@@ -423,6 +424,7 @@ class Episode:
         since = time.monotonic()
         verdict, tokens = self._verdict(claim, source)
         self.phases.add('verify', since)
+        self.verifier_unanswered += bool(tokens.get('asked'))
         self.folder.event(
             {
                 'type': 'verify',
@@ -644,7 +646,11 @@ class Episode:
             'detail': detail,
             'finish_summary': finish_summary,
             **usage_fields(
-                self.budgets.usage, self.unanswered, self.decisions, self.request_characters
+                self.budgets.usage,
+                self.unanswered,
+                self.decisions,
+                self.request_characters,
+                self.verifier_unanswered,
             ),
             'events_handled': self.events_handled,
             'events_escalated': self.events_escalated,

@@ -55,8 +55,8 @@ def ask_verifier(
     )
     try:
         reply = verifier.complete(request)
-    except ModelError as exc:
-        return ClaimAnswer(False, False, str(exc)), {}
+    except ModelError as exc:  # asked, and not answered (its event says so: `asked`)
+        return ClaimAnswer(False, False, str(exc)), {'asked': True}
     cost = budgets.add(verifier.name, reply.input_tokens, reply.output_tokens, True)
     tokens = {
         'input_tokens': reply.input_tokens,

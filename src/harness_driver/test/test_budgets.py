@@ -55,6 +55,7 @@ def test_the_usage_counted_from_events_is_the_drivers_own():
         cost = b.add('m', *tokens, verifier=False)
         events.append(_request(call, reason, cost, tokens))
     events.append({'type': 'verify', 'claim': 'x', 'answered': False})  # no verifier asked
+    events.append({'type': 'verify', 'claim': 'y', 'answered': False, 'asked': True})  # no answer
     cost = b.add('m', 500, 5, verifier=True)
     events.append({'type': 'verify', 'answered': True, 'input_tokens': 500, 'output_tokens': 5,
                    'cost_usd': cost})  # fmt: skip
@@ -62,8 +63,9 @@ def test_the_usage_counted_from_events_is_the_drivers_own():
     events.append({'type': 'cell', 'output': 'x'})
     counted = usage_of_events(events)
     decisions = {'start': 1, 'error': 1, 'program_end': 1}
-    assert counted == usage_fields(b.usage, 1, decisions, 3000)
+    assert counted == usage_fields(b.usage, 1, decisions, 3000, verifier_unanswered=1)
     assert counted['model_calls'] == 2 and counted['verifier_calls'] == 1
+    assert counted['verifier_requests_unanswered'] == 1
     assert counted['model_requests_unanswered'] == 1
     assert counted['cost_usd'] == pytest.approx((3500 * 2 + 135 * 10) / 1e6)
 
