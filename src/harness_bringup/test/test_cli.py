@@ -251,6 +251,12 @@ def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
         ('policies:\n  p: {description: d, endpoint: "ws://h:99999"}', 'from 0 to 65535'),
         (b'policies: \xff\xfe\n', 'not UTF-8 text'),
         ('policies: ' + '[' * 50000 + ']' * 50000, 'nested more than 64 levels deep'),
+        (
+            'policies:\n'
+            '  p: {description: d, endpoint: "ws://127.0.0.1:7011", serve: scripted_expert}\n'
+            '  q: {description: d, endpoint: "ws://127.0.0.1:7011", serve: scripted_expert}\n',
+            'q.endpoint: p is served at ws://127.0.0.1:7011 too',
+        ),
     ],
 )
 def test_a_bad_policy_catalogue_is_one_clear_line(tmp_path, capsys, catalogue, message):

@@ -278,6 +278,16 @@ def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
         raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
     specs = {str(n): _spec(str(n), e, str(path), emb) for n, e in doc['policies'].items()}
+    serving: dict[str, str] = {}  # a fixed local endpoint -> the entry served there
+    for name, spec in specs.items():
+        if spec.serve and not chosen_at_start(spec.endpoint):
+            at = spec.endpoint.rstrip('/')
+            if at in serving:  # (`harness up` would find the port taken by the first)
+                raise ConfigError(
+                    f'{path}: {name}.endpoint: {serving[at]} is served at {at} too; two local '
+                    'servers cannot share a port (port 0: chosen at start)'
+                )
+            serving[at] = name
     started = started_endpoints()
     for name, spec in specs.items():
         if chosen_at_start(spec.endpoint) and name in started:
