@@ -105,6 +105,9 @@ def _up(args: argparse.Namespace) -> int:
             else:
                 state = 'external, ' + ('answering' if answers(spec.endpoint) else 'NOT answering')
             _say(f'policy {spec.name} at {spec.endpoint}: {state}')
+        if not started:  # (a second `up`: it would wait, holding nothing)
+            _say('every local server was already answering: none started here, nothing to hold')
+            return 0
         _say('serving; Ctrl-C stops the servers started here')
         try:
             while True:

@@ -374,6 +374,15 @@ def test_harness_up_keeps_the_local_servers_up_until_it_is_stopped(tmp_path):
 
         with PolicyBroker(load_catalog(file), log=lambda m: None) as broker:
             assert broker.ensure() == []
+        # A second `up` starts none and holds nothing: it says so and ends.
+        again = subprocess.run(
+            [sys.executable, '-m', 'harness_bringup.cli', '--config', CONFIG, 'up']
+            + ['--policies', file],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert again.returncode == 0 and 'none started here' in again.stdout, again.stdout
     finally:
         up.send_signal(signal.SIGTERM)
         rest = up.communicate(timeout=60)[0]
