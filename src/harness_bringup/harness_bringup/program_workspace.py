@@ -17,13 +17,25 @@ import stat
 import tempfile
 from pathlib import Path
 
+from harness_types.config import KernelConfig, load_config
 from harness_types.folder_walk import remove_tree, walk
+from harness_types.whole_file import write_whole
 
 PREFIX = 'harness-program-'
 # In a warm station's folder: the program folder it started for its next episode (removed by
 # whoever replaces a station that was killed).
 NEXT_PROGRAM_FOLDER = 'next_program_folder'
 NOTE = '.program_workspace'  # in the run folder, beside workspace/, until the files moved in
+
+
+def _quota(run: Path) -> int:
+    """The workspace quota in bytes of the run folder `run` (its params.yaml; the default one
+    where it cannot be read)."""
+    try:
+        megabytes = load_config(run / 'params.yaml').kernel.program_workspace_mb
+    except Exception:  # (no parameters to read: the default quota)
+        megabytes = KernelConfig().program_workspace_mb
+    return megabytes * 1024 * 1024
 
 
 def new_program_workspace(workspace: Path | None) -> Path:
@@ -66,68 +78,80 @@ def discard_program_folder(path: Path) -> None:
         remove_tree(path)
 
 
-def collect_program_workspace(workspace: Path) -> None:
+def collect_program_workspace(workspace: Path, copy_budget: int | None = None) -> None:
     """Move the files of the program folder noted beside `workspace` into it, then remove that
     folder and the note. Nothing to do when there is no note; a note that names anything but a
-    program folder of the temporary directory is removed and the path left alone. What cannot
-    be moved (unreadable, nested past COPY_DEPTH across filesystems) is named in
-    NOT_COLLECTED inside `workspace`, and the rest moves on."""
+    program folder of the temporary directory is removed and the path left alone. Across
+    filesystems at most `copy_budget` bytes are written (default: the workspace's quota in the
+    run folder's params.yaml; what a program wrote past it stays out of the run folder). What
+    is not moved (past the budget, unreadable, nested past COPY_DEPTH) is named in
+    NOT_COLLECTED beside `workspace` (not in it, where the program's own entries are), and the
+    rest moves on; the program folder always goes."""
     note = workspace.parent / NOTE
     try:
         path = Path(note.read_text().strip())
     except OSError:
         return
     if is_program_folder(path):
-        workspace.mkdir(parents=True, exist_ok=True)
         left: list[str] = []
-        for entry in sorted(os.listdir(path)):
-            try:
-                _move(path, entry, workspace, left)
-            except OSError as exc:
-                left.append(f'{entry}: {exc.strerror or exc}')
+        try:
+            workspace.mkdir(parents=True, exist_ok=True)
+            budget = [copy_budget if copy_budget is not None else _quota(workspace.parent)]
+            for entry in sorted(os.listdir(path)):
+                try:
+                    _move(path, entry, workspace, left, budget)
+                except Exception as exc:  # one entry: the others still move
+                    left.append(f'{entry!r}: {exc}')
+        except OSError as exc:
+            left.append(f'{workspace}: {exc.strerror or exc}')
         if left:
-            (workspace / NOT_COLLECTED).write_text(
-                "The program's files that were not moved here, and why:\n"
-                + ''.join(f'{line}\n' for line in left)
+            write_whole(
+                workspace.parent / NOT_COLLECTED,
+                (
+                    "The program's files that were not moved into workspace/, and why:\n"
+                    + ''.join(f'{line}\n' for line in left)
+                ).encode('utf-8', 'backslashreplace'),
             )
         remove_tree(path)
     with contextlib.suppress(OSError):
         note.unlink()
 
 
-NOT_COLLECTED = 'NOT_COLLECTED.txt'
+NOT_COLLECTED = 'workspace_not_collected.txt'  # in the run folder, beside workspace/
 # Folders copied across filesystems to this depth (one descriptor each); a program's quota
 # allows MAX_WORKSPACE_DEPTH, what lies deeper was not allowed and is named, not copied.
 COPY_DEPTH = 256
 
 
-def _move(source: Path, name: str, workspace: Path, left: list[str]) -> None:
+def _move(source: Path, name: str, workspace: Path, left: list[str], budget: list[int]) -> None:
     """Entry `name` of the program folder renamed into `workspace`, or, on another
-    filesystem, copied (`_copy_across`)."""
+    filesystem, copied (`_copy_across`) within `budget` (bytes left to write, updated)."""
     try:
         os.rename(source / name, workspace / name)
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        _copy_across(source, name, workspace, left)
+        _copy_across(source, name, workspace, left, budget)
 
 
-def _copy_across(source: Path, name: str, workspace: Path, left: list[str]) -> None:
+def _copy_across(
+    source: Path, name: str, workspace: Path, left: list[str], budget: list[int]
+) -> None:
     """Entry `name` of `source` copied into `workspace` on another filesystem, walked by
     descriptor (harness_types.folder_walk: no path too long, no link followed): files with
     their holes kept (shutil.move writes a sparse file's holes out as zeros: a program's
     126 GB of holes would have filled the disk), links as links, modes without setuid or
     setgid; what an interrupted earlier pass left at a name is replaced, never written
     through; what is neither a file, a folder nor a link (a FIFO, a socket) is left behind.
-    What cannot be copied is added to `left`."""
+    What cannot be copied is added to `left`; a file that would pass `budget` is not copied."""
     with _opened(source) as source_fd, _opened(workspace) as target_fd:
-        first = _copy_entry(source_fd, target_fd, name, left, name)
+        first = _copy_entry(source_fd, target_fd, name, left, repr(name), budget)
         if first is None:
             return
         folders = {1: first}  # depth -> the target folder of the entries one level below
         try:
             for step in walk(source / name, COPY_DEPTH):
-                where = f'{name}/.../{step.name}'
+                where = f'{name!r}/.../{step.name!r}'
                 if step.info is None:
                     _close(folders.pop(step.depth + 1, None))
                     continue
@@ -136,7 +160,7 @@ def _copy_across(source: Path, name: str, workspace: Path, left: list[str]) -> N
                 target = folders.get(step.depth)
                 if target is None:
                     continue  # (its folder could not be made)
-                made = _copy_entry(step.folder_fd, target, step.name, left, where)
+                made = _copy_entry(step.folder_fd, target, step.name, left, where, budget)
                 if made is not None:
                     _close(folders.pop(step.depth + 1, None))
                     folders[step.depth + 1] = made
@@ -146,7 +170,7 @@ def _copy_across(source: Path, name: str, workspace: Path, left: list[str]) -> N
 
 
 def _copy_entry(
-    source_fd: int, target_fd: int, name: str, left: list[str], where: str
+    source_fd: int, target_fd: int, name: str, left: list[str], where: str, budget: list[int]
 ) -> int | None:
     """Entry `name` of the folder open as `source_fd` copied into the one open as
     `target_fd`; for a folder, the copy's descriptor (None otherwise, or when it failed)."""
@@ -155,6 +179,12 @@ def _copy_entry(
         kind = stat.S_IFMT(info.st_mode)
         if kind not in (stat.S_IFDIR, stat.S_IFLNK, stat.S_IFREG):
             return None
+        if kind == stat.S_IFREG:
+            cost = max(info.st_size, info.st_blocks * 512)  # (the quota's own measure)
+            if cost > budget[0]:
+                left.append(f'{where}: past the workspace quota (kernel.program_workspace_mb)')
+                return None
+            budget[0] -= cost
         _clear(target_fd, name, keep_folder=kind == stat.S_IFDIR)
         if kind == stat.S_IFDIR:
             with contextlib.suppress(FileExistsError):  # (a folder an earlier pass made)

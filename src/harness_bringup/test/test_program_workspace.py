@@ -78,7 +78,7 @@ def test_onto_another_filesystem_holes_stay_holes_and_links_links(tmp_path, monk
     workspace = tmp_path / 'run' / 'workspace'
     program = new_program_workspace(workspace)
     with open(program / 'sparse.bin', 'wb') as f:
-        f.truncate(256 << 20)
+        f.truncate(64 << 20)
         f.seek(1 << 20)
         f.write(b'data' * 1024)
     (program / 'sub').mkdir()
@@ -92,7 +92,7 @@ def test_onto_another_filesystem_holes_stay_holes_and_links_links(tmp_path, monk
     monkeypatch.setattr(program_workspace.os, 'rename', across)
     collect_program_workspace(workspace)
     copied = (workspace / 'sparse.bin').stat()
-    assert copied.st_size == 256 << 20
+    assert copied.st_size == 64 << 20
     assert copied.st_blocks * 512 < 4 << 20, copied.st_blocks  # the data's blocks, not 256 MB
     with open(workspace / 'sparse.bin', 'rb') as f:
         f.seek(1 << 20)
@@ -151,9 +151,42 @@ def moved_deep_and_no_link_followed(program, workspace, deep, tmp_path, monkeypa
     # bytes at ~2000 levels), what lies deeper named as not collected
     reached = workspace / 'deep' / '/'.join(['d'] * (program_workspace.COPY_DEPTH - 1))
     assert reached.is_dir() and not (workspace / 'deep' / '/'.join(['d'] * 1100)).exists()
-    said = (workspace / program_workspace.NOT_COLLECTED).read_text()
+    said = (workspace.parent / program_workspace.NOT_COLLECTED).read_text()
     assert f'nested deeper than {program_workspace.COPY_DEPTH} folders' in said
     assert not (workspace / 'sub').is_symlink()
     assert (workspace / 'sub' / 'kept.txt').read_text() == 'kept'
     assert list(outside.iterdir()) == []
     assert stat.S_IMODE((workspace / 'sub' / 'kept.txt').stat().st_mode) == 0o755
+
+
+def test_what_was_not_collected_is_named_beside_the_workspace_never_through_a_link(
+    tmp_path, monkeypatch
+):
+    """The note of what was not moved had been written into workspace/ by its name: a program's
+    link of that name made the harness write through it, anywhere root can. It is written
+    beside workspace/ now, names escaped (one that is not UTF-8 had stopped the collection);
+    a file past the quota is not copied, and the program folder always goes."""
+    import errno
+    import os
+
+    import harness_bringup.program_workspace as program_workspace
+
+    victim = tmp_path / 'victim'
+    victim.write_text('untouched')
+    workspace = tmp_path / 'run' / 'workspace'
+    program = new_program_workspace(workspace)
+    os.symlink(victim, program / 'workspace_not_collected.txt')
+    (program / os.fsdecode(b'bad\xff')).write_bytes(b'x' * 9000)  # past the budget below
+    (program / 'small').write_bytes(b'y' * 100)
+
+    def across(source, to):
+        raise OSError(errno.EXDEV, 'Invalid cross-device link')
+
+    monkeypatch.setattr(program_workspace.os, 'rename', across)
+    collect_program_workspace(workspace, copy_budget=8000)
+    assert victim.read_text() == 'untouched'
+    said = (workspace.parent / program_workspace.NOT_COLLECTED).read_text()
+    assert "'bad\\udcff': past the workspace quota" in said, said
+    assert (workspace / 'small').read_bytes() == b'y' * 100
+    assert (workspace / 'workspace_not_collected.txt').is_symlink()  # the program's, as it was
+    assert not program.exists()

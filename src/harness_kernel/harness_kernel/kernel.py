@@ -171,12 +171,17 @@ class Kernel:
                 self.host.freeze()
                 link.cell = None
             own = traceback.strip()
-            if cell.interrupted_at and own in ('CellTimeout', 'ReactiveTimeout', ''):
-                traceback = link.interruption(cell)
-            elif cell.interrupted_at and not own.startswith(('CellTimeout:', 'WorkspaceFull:')):
-                # what the program raised as it was stopped, after why it was stopped
-                traceback = f'{link.interruption(cell)}\n{traceback}'
-            elif not cell.interrupted_at:
+            if cell.interrupted_at:
+                # Measured at its end too: what a cell wrote in its grace after the last look
+                # (fallocate writes GBs in milliseconds) is said, not kept unseen.
+                grown = link.workspace().over(self.bounds, since=cell.workspace_interrupted)
+                said = link.interruption(cell, written_on=grown)
+                if own in ('CellTimeout', 'ReactiveTimeout', ''):
+                    traceback = said
+                elif not own.startswith(('CellTimeout:', 'WorkspaceFull:')) or grown:
+                    # why it was stopped, then what the program raised as it was
+                    traceback = f'{said}\n{traceback}'
+            else:
                 # A cell that ends between two of the running checks (returning or raising) is
                 # measured here: the next cell's start would take the overfull workspace as is.
                 over = link.workspace().over(self.bounds, since=cell.workspace_start)

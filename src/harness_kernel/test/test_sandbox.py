@@ -656,3 +656,24 @@ def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
     for leftover in workspace.iterdir():
         remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
     assert kernel.run_cell('print(1)').status == 'ok'
+
+
+def test_what_a_cell_writes_in_its_grace_is_measured_at_its_end(bounded):
+    """A program that caught its timeout and fallocated GBs in milliseconds answered before the
+    grace's next look: the cell said CellTimeout alone, and the bytes stayed unseen."""
+    from harness_types.folder_walk import remove_tree
+
+    kernel, _, workspace = bounded
+    r = kernel.run_cell(
+        'import os, time\n'
+        'try:\n    while True:\n        time.sleep(0.01)\n'
+        'except BaseException:\n'
+        '    fd = os.open("g", os.O_WRONLY | os.O_CREAT, 0o600)\n'
+        '    os.posix_fallocate(fd, 0, 4 << 20)\n'
+        '    os.close(fd)\n'
+    )
+    assert r.status == 'error', r
+    assert r.traceback.startswith('WorkspaceFull: the workspace holds 4 MB'), r.traceback
+    assert 'filled after the cell was interrupted (its time ran out)' in r.traceback
+    for leftover in workspace.iterdir():
+        remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
