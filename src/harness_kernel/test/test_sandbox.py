@@ -438,6 +438,14 @@ def test_an_open_gripper_fraction_out_of_range_is_refused_not_clamped(sandboxed)
     assert not [c for c in robot.calls if c[0] == 'open_gripper']
 
 
+def emptied(workspace) -> None:
+    """What a test left in a shared kernel's workspace removed (by descriptor: it may nest)."""
+    from harness_types.folder_walk import remove_tree
+
+    for leftover in workspace.iterdir():
+        remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
+
+
 @pytest.fixture(scope='module')
 def bounded(tmp_path_factory):
     """A kernel with tight bounds on what its program may make it hold."""
@@ -524,7 +532,6 @@ ctypes.memset(at, 120, 2000000)"""
 def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     """16 x 60 MB files landed in one cell (the per-file limit held, no total): now the
     workspace has a total, in bytes and in files, and the cell that passes it is stopped."""
-    import shutil
 
     kernel, _, workspace = bounded
     r = kernel.run_cell(f'{flood}\nimport time\nwhile True:\n    time.sleep(0.01)')
@@ -539,15 +546,13 @@ def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
         'print(len(os.listdir(".")))'
     )
     assert r.status == 'ok' and r.output.strip() == '0', (r.output, r.traceback)
-    for leftover in workspace.iterdir():  # the next parameter starts empty
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)  # the next parameter starts empty
 
 
 def test_a_cell_that_writes_on_after_it_was_interrupted_is_stopped_at_once(bounded):
     """The grace after an interruption is for stopping: a program that swallowed the
     interruption and went on writing filled GBs in it, then as much again in each later cell.
     Passing the quota after the interruption ends the cell at once."""
-    import shutil
 
     kernel, _, workspace = bounded
     r = kernel.run_cell(
@@ -566,8 +571,7 @@ def test_a_cell_that_writes_on_after_it_was_interrupted_is_stopped_at_once(bound
     assert r.traceback.startswith('WorkspaceFull: the workspace holds'), r.traceback
     assert 'filled after the cell was interrupted (its workspace was full)' in r.traceback
     assert 'the cell was stopped at once' in r.traceback
-    for leftover in workspace.iterdir():
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)
     r = kernel.run_cell('print("next")')  # a new program process serves the next cell
     assert r.status == 'ok' and r.output.strip() == 'next', r
 
@@ -617,23 +621,20 @@ def test_a_kernel_log_record_is_bounded_whatever_field_holds_the_programs_text()
 def test_a_cell_that_fills_its_workspace_and_ends_at_once_is_caught_at_its_end(bounded):
     """The running check looks every 0.1 s: a cell of sparse files that ended before it
     looked reported ok with 504 MB against a 256 MB quota. The end of a cell is measured too."""
-    import shutil
 
     kernel, _, workspace = bounded
     r = kernel.run_cell('for i in range(3):\n    open(f"s{i}", "wb").truncate(1 << 20)')
     assert r.status == 'error', r
     # (said at the cell's end, or by the running check if its first look came first)
     assert r.traceback.startswith('WorkspaceFull: the workspace holds '), r.traceback
-    for leftover in workspace.iterdir():
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)
     # ... and one that raises as it ends: each such cell had added to the overfull workspace
     r = kernel.run_cell(
         'for i in range(3):\n    open(f"r{i}", "wb").truncate(1 << 20)\nraise ValueError("x")'
     )
     assert r.status == 'error', r
     assert r.traceback.startswith('WorkspaceFull: the workspace holds '), r.traceback
-    for leftover in workspace.iterdir():
-        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)
     assert kernel.run_cell('print(1)').status == 'ok'
 
 
@@ -641,7 +642,6 @@ def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
     """A walk by path stopped at PATH_MAX: 1500 nested folders with 50 MB at the bottom measured
     as 4 MB. Folders are walked by descriptor, and nested past MAX_WORKSPACE_DEPTH are over."""
     from harness_kernel.bounds import MAX_WORKSPACE_DEPTH
-    from harness_types.folder_walk import remove_tree
 
     kernel, _, _ = make_kernel()
     workspace = kernel.host.workspace
@@ -653,15 +653,13 @@ def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
     )
     assert r.status == 'error', r
     assert f'nests folders more than {MAX_WORKSPACE_DEPTH} deep' in r.traceback, r.traceback
-    for leftover in workspace.iterdir():
-        remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)
     assert kernel.run_cell('print(1)').status == 'ok'
 
 
 def test_what_a_cell_writes_in_its_grace_is_measured_at_its_end(bounded):
     """A program that caught its timeout and fallocated GBs in milliseconds answered before the
     grace's next look: the cell said CellTimeout alone, and the bytes stayed unseen."""
-    from harness_types.folder_walk import remove_tree
 
     kernel, _, workspace = bounded
     r = kernel.run_cell(
@@ -675,5 +673,4 @@ def test_what_a_cell_writes_in_its_grace_is_measured_at_its_end(bounded):
     assert r.status == 'error', r
     assert r.traceback.startswith('WorkspaceFull: the workspace holds 4 MB'), r.traceback
     assert 'filled after the cell was interrupted (its time ran out)' in r.traceback
-    for leftover in workspace.iterdir():
-        remove_tree(leftover) if leftover.is_dir() else leftover.unlink()
+    emptied(workspace)
