@@ -10,7 +10,6 @@ per wall second without cameras. Prints JSON.
 """
 
 import argparse
-import os
 import subprocess
 import threading
 import time
@@ -22,7 +21,7 @@ from _record import Target, add_save_argument, report
 from ament_index_python.packages import get_package_prefix
 from arx_x5_description.embodiment import load_embodiment
 from geometry_msgs.msg import TransformStamped
-from harness_bringup.domain import claim_domain_id, participant_profile_env
+from harness_bringup.domain import claim_domain_id
 from harness_bringup.processes import child_environment, use_wheels_ament_prefix, wait_or_kill
 from harness_skills.ros_port import RosStationPort
 from harness_types.convert import stamp
@@ -74,13 +73,12 @@ def through_ros(n: int, rounds: int) -> dict:
     skill server's port (RosStationPort, on a node its multi-threaded executor spins) calling
     worker/tick from this one."""
     claim = claim_domain_id()
-    env = {**child_environment(claim.domain_id), **participant_profile_env()}
+    # (the claim chose the harness's Fast DDS profile for this process and the worker's)
     worker = subprocess.Popen(
         [str(Path(get_package_prefix('harness_worker')) / 'lib' / 'harness_worker' / 'worker')],
-        env=env,
+        env=child_environment(claim.domain_id),
         stdout=subprocess.DEVNULL,
     )
-    os.environ.update(participant_profile_env())
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=claim.domain_id)
     node = Node('bench_client', context=context)

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from harness_types.config import KernelConfig, load_config
-from harness_types.folder_walk import remove_tree, walk
+from harness_types.folder_walk import open_folder, remove_tree, walk
 from harness_types.whole_file import write_whole
 
 PREFIX = 'harness-program-'
@@ -189,7 +189,7 @@ def _copy_entry(
         if kind == stat.S_IFDIR:
             with contextlib.suppress(FileExistsError):  # (a folder an earlier pass made)
                 os.mkdir(name, 0o700, dir_fd=target_fd)
-            return os.open(name, _FOLDER, dir_fd=target_fd)
+            return open_folder(name, target_fd)
         if kind == stat.S_IFLNK:
             os.symlink(os.readlink(name, dir_fd=source_fd), name, dir_fd=target_fd)
             return None
@@ -247,12 +247,9 @@ def _copy_sparse(source_fd: int, target_fd: int, name: str, info: os.stat_result
         os.close(src_fd)
 
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-
-
 @contextlib.contextmanager
 def _opened(folder: Path):
-    fd = os.open(folder, _FOLDER)
+    fd = open_folder(folder)
     try:
         yield fd
     finally:

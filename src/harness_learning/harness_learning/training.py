@@ -276,6 +276,12 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     losses: list[tuple[int, float]] = field(default_factory=list)
 
+    def back_to_checkpoint(self) -> None:
+        """Back to the step of the run's last checkpoint: what was trained past it is lost
+        (the run resumes from it), so the record says where it was."""
+        self.step = checkpoint_step(self.plan.out)
+        self.losses = [p for p in self.losses if p[0] <= self.step]
+
     def line(self, text: str) -> str | None:
         """A progress sentence for one of LeRobot's log lines with a loss, else None."""
         found = _LOSS.search(text)
@@ -333,8 +339,9 @@ def _train(
             log_every=int(saved.get('log_every', plan.log_every)),
         )
         progress.plan = plan
-        progress.step = progress.first_step = checkpoint_step(plan.out)
-        progress.losses = [tuple(p) for p in record.get('loss_curve', []) if p[0] <= progress.step]
+        progress.losses = [tuple(p) for p in record.get('loss_curve', [])]
+        progress.back_to_checkpoint()
+        progress.first_step = progress.step
         say(f'resuming {plan.out} from its checkpoint at step {progress.step}')
     env = {
         **os.environ,
@@ -375,15 +382,12 @@ def _train(
                 process.wait(timeout=30)
             if process.poll() is None:
                 process.kill()
-            # what was trained past the last checkpoint is lost: the record says where it was
-            progress.step = checkpoint_step(plan.out)
-            progress.losses = [p for p in progress.losses if p[0] <= progress.step]
+            progress.back_to_checkpoint()
             _write_record(plan, facts, progress, started, 'stopped')
             raise
         code = process.wait()
     if code != 0:
-        progress.step = checkpoint_step(plan.out)
-        progress.losses = [p for p in progress.losses if p[0] <= progress.step]
+        progress.back_to_checkpoint()
         _write_record(plan, facts, progress, started, 'failed')
         tail = log_path.read_text().strip().splitlines()[-1:] or ['']
         raise TrainError(f'LeRobot training exited with {code}: {tail[0][:300]} (log: {log_path})')

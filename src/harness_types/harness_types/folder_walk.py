@@ -15,6 +15,12 @@ from dataclasses import dataclass
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
+def open_folder(name: str | os.PathLike, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder `name` (relative to the folder open as `dir_fd`), never
+    through a link."""
+    return os.open(name, _FOLDER, dir_fd=dir_fd)
+
+
 @dataclass(frozen=True)
 class Step:
     """An entry of the tree (`info` its lstat) in the folder open as `folder_fd`, `depth`
@@ -34,7 +40,7 @@ def walk(root: str | os.PathLike, max_depth: int) -> Iterator[Step]:
     listed (gone meanwhile, closed to this user) is stepped on and left; an entry that cannot
     be stat-ed (gone) is not stepped on."""
     try:
-        top = os.open(root, _FOLDER)
+        top = open_folder(root)
     except OSError:
         return
     frames = [(top, _listing(top), '')]  # (folder's descriptor, its entries' names, its name)
@@ -56,7 +62,7 @@ def walk(root: str | os.PathLike, max_depth: int) -> Iterator[Step]:
             yield Step(fd, child, info, depth)
             if stat.S_ISDIR(info.st_mode) and depth <= max_depth:
                 try:
-                    opened = os.open(child, _FOLDER, dir_fd=fd)
+                    opened = open_folder(child, fd)
                 except OSError:
                     continue
                 frames.append((opened, _listing(opened), child))
