@@ -312,7 +312,7 @@ class KernelNode(Node):
         self._ahead: tuple[ProgramHost, Future] | None = None
         self._hosts = 0
         # Served on a node of its own: called every tick of an execution with program code
-        # (reactive_lane.py says why).
+        # (harness_types/lanes.py says why).
         self.reactive_lane = LaneService(
             names.KERNEL_REACTIVE, self, ReactiveStep, names.REACTIVE_STEP, self._reactive_step
         )

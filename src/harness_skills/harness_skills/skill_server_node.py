@@ -4,9 +4,10 @@ skills/observe, skills/ik), served from the worker's services. Programs reach th
 through these.
 
 Every execution ticks the worker through worker/tick; while the goal asks for reactive code
-it calls kernel/reactive_step once per tick (from a node of its own: reactive_lane.py). Each
-result is one ExecutionTrace: the event and every tick. Each execution's start and end go out
-on skills/executions (JSON); one bounded by a region shows it on harness/markers while it runs.
+it calls kernel/reactive_step once per tick (from a node of its own: harness_types/lanes.py).
+Each result is one ExecutionTrace: the event and every tick. Each execution's start and end go
+out on skills/executions (JSON); one bounded by a region shows it on harness/markers while it
+runs.
 Parameters: harness_types.config.SkillServerConfig.
 """
 
@@ -92,7 +93,7 @@ class SkillServer(Node):
         self.executing = InFlight()  # executions running now
         self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         # Each read service on a lane of its own, not the executor: a skills/ik round trip
-        # (pick asks a dozen or more) took ~7 ms through it, ~2 ms here (reactive_lane.py).
+        # (pick asks a dozen or more) took ~7 ms through it, ~2 ms here (harness_types/lanes.py).
         self.read_lanes = [
             LaneService(
                 names.lane_node(names.SKILL_SERVER, worker_service),
