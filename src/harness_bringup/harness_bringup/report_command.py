@@ -35,7 +35,9 @@ def add_parser(sub) -> None:
         "at the recording's pace, each topic with its recorded QoS (the description, "
         "/tf_static, the events and the model's images latched), with the episode's /clock. "
         'Where a ROS installation is present, `ros2 bag play RUN/bag --clock` plays the same '
-        'bag. Exits 0 at the end of the bag, 130 when interrupted.',
+        'bag. Exits 0 at the end of the bag, 130 when interrupted, 1 when a damaged bag ended '
+        'before all its messages were published (it says how many were), 2 when it cannot be '
+        'read at all.',
     )
     replay.add_argument('run', help='a run folder (or its bag/ folder)')
     replay.add_argument(

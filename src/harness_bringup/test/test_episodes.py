@@ -389,9 +389,13 @@ def bag_tf_tree_and_latched_description(path, store):
     and /tf_static are offered transient-local, so `ros2 bag play` republishes them latched."""
     with Reader(path) as bag:
         by_topic = {c.topic: c for c in bag.connections}
-        for topic in ('/robot_description', '/tf_static'):
+        for topic in ('/robot_description', '/tf_static', '/harness/events'):
             (qos,) = by_topic[topic].ext.offered_qos_profiles
             assert qos.durability.name == 'TRANSIENT_LOCAL', topic
+        for topic in ('/harness/events', '/harness/model_images'):  # every one, as live
+            if topic in by_topic:
+                (qos,) = by_topic[topic].ext.offered_qos_profiles
+                assert (qos.durability.name, qos.history.name) == ('TRANSIENT_LOCAL', 'KEEP_ALL')
         assert by_topic['/tf'].ext.offered_qos_profiles[0].durability.name == 'VOLATILE'
         edges, urdf = {}, None
         for c, _, raw in bag.messages():

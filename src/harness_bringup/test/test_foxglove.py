@@ -18,8 +18,9 @@ from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / 'config' / 'harness.yaml')
-# The SDK's server speaks the Foxglove WebSocket protocol as `foxglove.sdk.v1` (this version)
-# or `foxglove.websocket.v1`; a client offers both, as the Foxglove app does.
+# The SDK's server (foxglove-sdk 0.30) speaks the Foxglove WebSocket protocol as
+# `foxglove.sdk.v1` alone: a client that offers only `foxglove.websocket.v1` is refused (HTTP
+# 400). This client offers both, as the Foxglove app does.
 SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1']
 MESSAGE_DATA = 0x01  # binary opcode: subscription id (u32), receive time (u64), payload
 

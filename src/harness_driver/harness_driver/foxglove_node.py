@@ -17,11 +17,9 @@ import threading
 import time
 
 import foxglove
-from harness_recording.bag import episode_topics, is_latched, message_class, typestore
+from harness_recording.bag import KEPT, episode_topics, is_latched, message_class, typestore
 from harness_recording.recorder_node import subscription_qos
 from rclpy.node import Node
-
-from harness_types import names
 
 DEFAULT_PORT = 8765
 LATCHED_KEPT = 64  # messages kept per latched topic (each /tf_static publisher sends its own)
@@ -55,7 +53,7 @@ class FoxgloveBridge(Node):
         for name, msgtype in topics.items():
             topic = self.resolve_topic_name(name)
             definition, _ = store.generate_msgdef(msgtype, ros_version=2)
-            if is_latched(topic) and name != names.EVENTS:  # events: each one once
+            if is_latched(topic) and name not in KEPT:  # events and images: each one once
                 self._latched[topic] = []
             self.channels[topic] = foxglove.Channel(
                 topic,

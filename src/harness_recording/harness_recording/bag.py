@@ -85,22 +85,30 @@ def typestore():
     return store
 
 
-# Topics whose publishers are latched (transient local): the bag says so, so that `ros2 bag
-# play` republishes them latched and a late subscriber (rviz) still gets them.
-LATCHED = (names.ROBOT_DESCRIPTION, names.EVENTS, names.TF_STATIC)
 # Topics whose every message is kept for a late subscriber (an episode has dozens at most).
 KEPT = (names.EVENTS, names.MODEL_IMAGES)
+# Topics whose publishers are latched (transient local): the bag says so, so that `ros2 bag
+# play` republishes them latched and a late subscriber (rviz) still gets them.
+LATCHED = (names.ROBOT_DESCRIPTION, names.TF_STATIC, *KEPT)
+
+
+def _named(topic: str, of: tuple[str, ...]) -> bool:
+    """`topic` (fully qualified, in any namespace) is one of `of`."""
+    return any(topic == n or topic.endswith('/' + n.lstrip('/')) for n in of)
 
 
 def is_latched(topic: str) -> bool:
     """`topic` (fully qualified, in any namespace) is one of LATCHED."""
-    return any(topic == n or topic.endswith('/' + n.lstrip('/')) for n in LATCHED)
+    return _named(topic, LATCHED)
 
 
-def offered_qos(latched: bool) -> Qos:
+def offered_qos(topic: str) -> Qos:
+    """The QoS `topic`'s publishers offer in the live graph, as the bag records it: latched
+    ones transient local, keeping every message of KEPT topics and the last of the others."""
+    latched, kept = is_latched(topic), _named(topic, KEPT)
     return Qos(
-        QosHistory.KEEP_LAST,
-        1 if latched else 100,
+        QosHistory.KEEP_ALL if kept else QosHistory.KEEP_LAST,
+        0 if kept else 1 if latched else 100,
         QosReliability.RELIABLE,
         QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
         QosTime(0x7FFFFFFF, 0xFFFFFFFF),
@@ -127,7 +135,7 @@ class BagRecorder:
                 topic,
                 msgtype,
                 typestore=store,
-                offered_qos_profiles=[offered_qos(is_latched(topic))],
+                offered_qos_profiles=[offered_qos(topic)],
             )
             for topic, msgtype in self.topics.items()
         }
@@ -154,6 +162,28 @@ def reader_of(path: Path) -> Reader:
     with contextlib.suppress(OSError, UnicodeDecodeError):  # (rosbags then says what is wrong)
         check_yaml((Path(path) / 'metadata.yaml').read_text())
     return Reader(path)
+
+
+def unclosed_note(bag: Path) -> str:
+    """What a run's `bag` folder without its metadata.yaml is: a recording that did not close
+    (its process ended first: the MCAP file is there), or no bag at all."""
+    if any(Path(bag).glob('*.mcap')):
+        return (
+            f'{bag} has its MCAP file but no metadata.yaml: the recording did not close (its '
+            'process ended first)'
+        )
+    return 'no bag in this run folder'
+
+
+def shortfall(read: int, held: int) -> str:
+    """'' when `read` messages are all the `held` that the bag's metadata counts, else what is
+    missing: rosbags and the MCAP reader stop without a word at a damaged record."""
+    if read >= held:
+        return ''
+    return (
+        f'the bag is damaged: {read} of its {held} messages could be read (the file ends or is '
+        'corrupt after them)'
+    )
 
 
 class OpenedBag:

@@ -5,8 +5,10 @@ Each trial of a run (a `trial` line of events.jsonl: the episode of `harness run
 `harness mcp`) is one dataset episode, its frames at the control rate, in LeRobot's convention:
 frame t holds what was observed at tick t and the action commanded after it. From the trial's
 ticks (harness_recording.trials: each the command of a tick and the state measured after it),
-frame t is `observation.state` = the 14 joints and grippers measured after tick t, `action` =
-the 14 commanded at tick t + 1 (the command layout); a trial of N ticks gives N - 1 frames.
+frame 0 is the trial's start state (measured before its first tick) with the first tick's
+command, frame t `observation.state` = the 14 joints and grippers measured after tick t and
+`action` = the 14 commanded at tick t + 1 (the command layout): a trial of N ticks gives N
+frames (N - 1 when it was recorded without its start state: then frame 0 is its first tick's).
 `observation.environment_state`, where every trial has one, is the positions (x, y, z, in m) of
 the objects the trial's program located (the harness's pixel perception, `locate`: the first
 result of each distinct query, in the order first asked, up to three, zeros after; never the
@@ -28,6 +30,8 @@ episode), videos/observation.images.CAM/chunk-CCC/file-FFF.mp4 (one file per epi
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -449,6 +453,8 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
     """`harness export RUNS --lerobot OUT`: every trial of every run folder. OUT is replaced
     only when it is a LeRobot dataset already (or empty), and never one that holds a RUN."""
     out = Path(out)
+    if out.is_symlink():  # (replacing it would replace the link, or what it points to)
+        raise ExportError(f'{out} is a symbolic link: name the folder itself as --lerobot')
     if out.exists():
         resolved = out.resolve()
         if any(
@@ -484,12 +490,37 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
             f'{len(missing)} trials have no camera frames (no bag, or a lean recording, whose bag '
             'holds none): the dataset has no videos of them'
         )
-    if out.exists() and (out / 'meta' / 'info.json').is_file():
+    summary = _write_beside(out, lambda folder: write_datasets(folder, trials, say))
+    if summary['replaced']:
         say(f'{out} held a LeRobot dataset: it is replaced')
-    summary = write_datasets(Path(out), trials, say)
     for camera, why in summary['cameras_left_out'].items():
         say(f'{camera} is left out of the dataset: {why}')
     return summary
+
+
+def _write_beside(out: Path, write: Callable[[Path], dict]) -> dict:
+    """`write(folder)` into a new folder beside `out`, which then takes the place of `out`:
+    an export that fails (a trial refused half-way, a full disk, a Ctrl-C) leaves `out` as it
+    was and nothing beside it. The summary says whether a dataset was `replaced`."""
+    out = Path(os.path.abspath(out))  # ('.' or 'x/..' has no name to write beside)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # (named, not mkdtemp's: the dataset keeps the modes a folder made here gets)
+    partial = out.parent / f'.{out.name}.writing-{secrets.token_hex(6)}'
+    partial.mkdir()
+    try:
+        summary = write(partial)
+        replaced = out.exists()
+        if replaced:
+            old = out.parent / f'.{out.name}.replaced-{secrets.token_hex(6)}'
+            out.rename(old)
+            partial.rename(out)
+            shutil.rmtree(old)
+        else:
+            partial.rename(out)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return summary | {'replaced': replaced}
 
 
 def write_demos(

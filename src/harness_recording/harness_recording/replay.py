@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rosbags.interfaces import QosDurability
 
-from harness_recording.bag import reader_of
+from harness_recording.bag import reader_of, unclosed_note
 
 
 class ReplayError(ValueError):
@@ -33,6 +33,9 @@ def bag_of(run: Path) -> Path:
     for candidate in (run / 'bag', run):
         if (candidate / 'metadata.yaml').is_file():
             return candidate
+    for candidate in (run / 'bag', run):
+        if candidate.is_dir() and any(candidate.glob('*.mcap')):
+            raise ReplayError(unclosed_note(candidate))
     raise ReplayError(f'{run} is neither a run folder with a bag/ nor a bag folder')
 
 

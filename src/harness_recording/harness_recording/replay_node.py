@@ -22,8 +22,8 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 
-from harness_recording.bag import message_class
-from harness_recording.replay import RecordedTopic, bag_of, due, messages, topics
+from harness_recording.bag import message_class, shortfall
+from harness_recording.replay import RecordedTopic, ReplayError, bag_of, due, messages, topics
 from harness_types import names
 
 PROGRESS_EVERY_S = 5.0
@@ -67,10 +67,13 @@ def replay(
     delay: float = 0.0,
     say: Callable[[str], None] = print,
 ) -> int:
-    """Publish the bag (ReplayError if unreadable); 0 at its end, 130 when interrupted."""
+    """Publish the bag (ReplayError if unreadable); 0 at its end, 130 when interrupted, 1
+    when a damaged bag ends before all its messages (said; `loop` stops there)."""
     bag = bag_of(run)
     recorded = topics(bag)
     total = sum(t.count for t in recorded)
+    if not total:
+        raise ReplayError(f'{bag} holds no messages: nothing to replay')
     # No rclpy signal handlers: its SIGINT handler shut the context down, and the next publish
     # raised (a traceback and exit 1) instead of Ctrl-C's KeyboardInterrupt (exit 130).
     rclpy.init(args=['replay'], signal_handler_options=SignalHandlerOptions.NO)
@@ -83,9 +86,10 @@ def replay(
     try:
         time.sleep(max(0.0, delay))  # let subscribers match first
         while True:
-            published, started, first = 0, time.monotonic(), None
+            published, read, started, first = 0, 0, time.monotonic(), None
             last_said = started
             for stamp_ns, topic, raw in messages(bag):
+                read += 1
                 first = stamp_ns if first is None else first
                 wait = started + due(stamp_ns, first, rate) - time.monotonic()
                 if wait > 0:
@@ -95,6 +99,10 @@ def replay(
                     last_said = time.monotonic()
                     say(f'{published}/{total} messages, {(stamp_ns - first) / 1e9:.1f} s in')
             say(f'published {published} messages')
+            damaged = shortfall(read, total)
+            if damaged:
+                say(damaged)
+                return 1
             if not loop:
                 return 0
     except KeyboardInterrupt:

@@ -62,7 +62,7 @@ class Series:
     grippers: dict[str, np.ndarray] = field(default_factory=dict)
     executions: list[dict] = field(default_factory=list)
     rejections: list[dict] = field(default_factory=list)
-    note: str = ''  # why there is nothing to plot, if so
+    note: str = ''  # why there is nothing to plot, or what the plots lack
 
 
 @dataclass
@@ -135,9 +135,10 @@ def read_series(
     """The plotted series from a run's bag (an empty Series with a note when there is none).
     `gripper_joint`: the embodiment's finger joint name, without the arm's prefix; `opened`:
     the bag, opened once for whoever reads it (harness_recording.bag.OpenedBag)."""
+    from harness_recording.bag import bag_reader, shortfall, typestore, unclosed_note
+
     if not (bag / 'metadata.yaml').is_file():
-        return Series(note='no bag in this run folder')
-    from harness_recording.bag import bag_reader, typestore
+        return Series(note=unclosed_note(bag))
 
     store = typestore()
     times, rows, names = [], [], None
@@ -151,7 +152,9 @@ def read_series(
                 for c in reader.connections
                 if c.topic.endswith(('/joint_states', '/skills/executions', '/shield_rejections'))
             ]
+            read = 0
             for c, _, raw in reader.messages(connections=wanted):
+                read += 1
                 if c.topic.endswith('/joint_states'):
                     msg = store.deserialize_cdr(raw, c.msgtype)
                     names = names or list(msg.name)
@@ -166,13 +169,17 @@ def read_series(
                 elif c.topic.endswith('/shield_rejections'):
                     msg = store.deserialize_cdr(raw, c.msgtype)
                     rejections.append({'step': int(msg.step), 'reasons': list(msg.reasons)})
+            damaged = shortfall(read, sum(c.msgcount for c in wanted))
     except Exception as exc:  # a damaged bag still gets a report, without plots
         return Series(note=f'the bag cannot be read: {exc}')
     if not rows:
-        return Series(note='the bag holds no joint states')
+        return Series(note=damaged or 'the bag holds no joint states')
     positions = np.vstack(rows)
     series = Series(
-        ticks=np.round(np.asarray(times) * control_hz), executions=executions, rejections=rejections
+        ticks=np.round(np.asarray(times) * control_hz),
+        executions=executions,
+        rejections=rejections,
+        note=damaged,
     )
     for arm in ('left', 'right'):
         index = [names.index(f'{arm}_joint{j}') for j in range(1, 7) if f'{arm}_joint{j}' in names]
@@ -262,6 +269,25 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
     return decisions, wrap_up
 
 
+def events_note(folder: Path, events: list[dict]) -> str:
+    """What the report cannot show of <folder>/events.jsonl ('' when it read every line): a
+    file that is missing or not a file, lines cut short or not JSON (read_events leaves them
+    out)."""
+    path = Path(folder) / 'events.jsonl'
+    if not path.is_file():
+        return 'events.jsonl is missing or not a file: the decision points cannot be shown'
+    try:
+        lines = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    except OSError as exc:
+        return f'events.jsonl cannot be read ({exc.strerror}): the decision points are not shown'
+    if lines > len(events):
+        return (
+            f'{lines - len(events)} of the {lines} lines of events.jsonl are not events (cut short '
+            'or not JSON) and are left out: the decision points may be incomplete'
+        )
+    return ''
+
+
 def render(folder: Path, opened: OpenedBag | None = None) -> str:
     """The report of a run folder as one HTML page (`opened`: its bag, as read_series takes
     it)."""
@@ -290,6 +316,7 @@ def render(folder: Path, opened: OpenedBag | None = None) -> str:
             end=end,
             plots=plots(series),
             series=series,
+            events_note=events_note(folder, events),
             nominal=NOMINAL,
             ended_in_success=ended_in_success,
         )

@@ -67,7 +67,7 @@ def camera_frames(
     bag = run / 'bag'
     if not (bag / 'metadata.yaml').is_file():
         return {}
-    from harness_recording.bag import bag_reader, typestore
+    from harness_recording.bag import bag_reader, shortfall, typestore
 
     store = typestore()
     out: dict[str, list] = {}
@@ -77,13 +77,18 @@ def camera_frames(
             wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
             if not wanted:  # (no connections named would read every message)
                 return {}
+            read = 0
             for c, _, raw in reader.messages(connections=wanted):
                 msg = store.deserialize_cdr(raw, c.msgtype)
                 cam = c.topic.strip('/').split('/')[-3]
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
                 out.setdefault(cam, []).append((t, bytes(msg.data)))
+                read += 1
+            damaged = shortfall(read, sum(c.msgcount for c in wanted))
     except Exception as exc:  # rosbags raises several kinds for a damaged bag
         raise ExportError(f'the bag of {run} cannot be read: {exc}') from None
+    if damaged:  # (its cameras would be left out for a reason that is not theirs)
+        raise ExportError(f'the camera frames of {run}: {damaged}')
     for frames in out.values():
         frames.sort(key=lambda f: f[0])
     return out
@@ -140,8 +145,11 @@ def trial_of(
         time = np.concatenate([[observed_span(event, ticks)[0]], times[:-1]])
     else:  # from the first tick's state on
         state, action, time = measured[:-1], command[1:], times[:-1]
+    task = event.get('dataset_task') or event.get('instruction') or episode.get('task', '')
+    if not isinstance(task, str):
+        raise TypeError(f'its dataset task is {task!r:.80}, not a text')
     return TrialData(
-        task=event.get('dataset_task') or event.get('instruction') or episode.get('task', ''),
+        task=task,
         state=state.astype(np.float32),
         action=action.astype(np.float32),
         time=time,
@@ -238,7 +246,7 @@ def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
         except (ValueError, OSError, KeyError, TypeError, IndexError) as exc:
             # a run folder edited or broken by hand
             key = t.get('key', '?')
-            raise ExportError(f'the ticks of trial {key!r:.100} in {run}: {exc}') from None
+            raise ExportError(f'trial {key!r:.100} in {run}: {exc}') from None
         within = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
         shown = {cam: fs for cam, fs in within.items() if fs}  # (a camera with none: not one)
         stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}

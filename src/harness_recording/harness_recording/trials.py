@@ -14,6 +14,7 @@ from harness_types.execution import Execution
 from harness_recording.run_folder import file_inside
 
 TICKS = 'ticks'
+WIDTH = 14  # joints and grippers of a tick's measured and commanded rows (the command layout)
 
 
 def ticks_of(executions: Iterable[Execution]) -> dict[str, np.ndarray]:
@@ -21,8 +22,8 @@ def ticks_of(executions: Iterable[Execution]) -> dict[str, np.ndarray]:
     rows = [t for e in executions for t in e.trace]
     return {
         'time': np.array([t.time for t in rows], dtype=np.float64),
-        'measured': np.array([t.measured for t in rows], dtype=np.float32).reshape(-1, 14),
-        'command': np.array([t.command for t in rows], dtype=np.float32).reshape(-1, 14),
+        'measured': np.array([t.measured for t in rows], dtype=np.float32).reshape(-1, WIDTH),
+        'command': np.array([t.command for t in rows], dtype=np.float32).reshape(-1, WIDTH),
     }
 
 
@@ -66,11 +67,14 @@ def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndar
             part[k].ndim != 2 or len(part[k]) != rows for k in ('measured', 'command')
         ):
             raise ValueError(f'{rel}: not one time, measured and command row per tick')
+        if any(part[k].shape[1] != WIDTH for k in ('measured', 'command')):
+            widths = f'{part["measured"].shape[1]} and {part["command"].shape[1]}'
+            raise ValueError(f'{rel}: rows of {widths} values, not {WIDTH} (joints and grippers)')
         loaded.append(part)
     if not loaded:
         return {
             'time': np.zeros(0),
-            'measured': np.zeros((0, 14), np.float32),
-            'command': np.zeros((0, 14), np.float32),
+            'measured': np.zeros((0, WIDTH), np.float32),
+            'command': np.zeros((0, WIDTH), np.float32),
         }
     return {k: np.concatenate([d[k] for d in loaded]) for k in ('time', 'measured', 'command')}

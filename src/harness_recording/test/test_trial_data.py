@@ -131,6 +131,7 @@ def test_the_bag_is_opened_once_for_the_dataset_and_the_report(tmp_path, monkeyp
         (['ticks/missing.npz'], 'is not a file inside the run folder'),
         (['ticks/no_keys.npz'], 'has no time, measured, command'),
         (['ticks/bad_shape.npz'], 'not one time, measured and command row per tick'),
+        (['ticks/narrow.npz'], 'rows of 13 and 14 values, not 14'),
     ],
 )
 def test_ticks_broken_by_hand_are_one_clear_error(tmp_path, ticks, said):
@@ -144,5 +145,72 @@ def test_ticks_broken_by_hand_are_one_clear_error(tmp_path, ticks, said):
         measured=np.zeros((4, 14)),
         command=np.zeros((3, 14)),
     )
+    np.savez(
+        tmp_path / 'ticks' / 'narrow.npz',
+        time=np.zeros(4),
+        measured=np.zeros((4, 13)),
+        command=np.zeros((4, 14)),
+    )
     with pytest.raises(ValueError, match=said):
         load_ticks(tmp_path, ticks)
+
+
+def test_an_export_that_fails_leaves_the_dataset_it_would_replace_as_it_was(tmp_path):
+    """A trial refused half-way through an export (here the second run's, a dataset task that
+    is no text) is one clear error, and the dataset at --lerobot is the one there before."""
+    run = run_folder(tmp_path, 12)
+    export_runs([run], tmp_path / 'ds', print)
+    before = (tmp_path / 'ds' / 'meta' / 'info.json').read_text()
+    other = run_folder(tmp_path / 'other', 8)
+    events = (
+        (other / 'events.jsonl').read_text().replace('"instruction": "lift"', '"dataset_task": 7')
+    )
+    (other / 'events.jsonl').write_text(events)
+    with pytest.raises(ExportError, match='its dataset task is 7, not a text'):
+        export_runs([run, other], tmp_path / 'ds', print)
+    assert (tmp_path / 'ds' / 'meta' / 'info.json').read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['ds', 'other', 'run']  # none beside
+
+
+def test_an_export_to_a_symbolic_link_is_refused(tmp_path):
+    run = run_folder(tmp_path, 12)
+    (tmp_path / 'elsewhere').mkdir()
+    (tmp_path / 'link').symlink_to(tmp_path / 'elsewhere')
+    with pytest.raises(ExportError, match='is a symbolic link: name the folder itself'):
+        export_runs([run], tmp_path / 'link', print)
+    assert list((tmp_path / 'elsewhere').iterdir()) == []
+
+
+def test_a_bag_damaged_in_the_middle_is_said_not_read_short(tmp_path):
+    """rosbags stops without a word at a damaged record: the readers count what they read
+    against the bag's metadata and say what is missing (here 300 bytes zeroed mid-file)."""
+    from harness_recording.bag import shortfall
+
+    run = run_folder(tmp_path, 30)
+    (mcap,) = (run / 'bag').glob('*.mcap')
+    data = bytearray(mcap.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 300] = bytes(300)
+    mcap.write_bytes(bytes(data))
+    with pytest.raises(ExportError, match=r'the bag is damaged: \d+ of its 36 messages could be'):
+        run_trials(run)
+    assert shortfall(36, 36) == '' and shortfall(5, 36).startswith('the bag is damaged: 5 of')
+
+
+def test_a_bag_that_did_not_close_or_holds_nothing_is_said_by_replay_and_report(tmp_path):
+    from harness_recording.replay import ReplayError, bag_of
+    from harness_recording.replay_node import replay
+
+    from harness_recording import run_report
+
+    run = run_folder(tmp_path, 4)
+    (run / 'bag' / 'metadata.yaml').unlink()  # as when the episode's process was killed
+    with pytest.raises(ReplayError, match='has its MCAP file but no metadata.yaml: the recording'):
+        bag_of(run)
+    with pytest.raises(ReplayError, match='has its MCAP file but no metadata.yaml'):
+        bag_of(run / 'bag')  # named directly
+    assert 'the recording did not close' in run_report.read_series(run / 'bag').note
+    empty = BagRecorder(tmp_path / 'empty', {'/chatter': 'std_msgs/msg/String'})
+    empty.close()
+    with pytest.raises(ReplayError, match='holds no messages: nothing to replay'):
+        replay(tmp_path / 'empty', loop=True)  # (it spun, saying "published 0 messages")
