@@ -7,6 +7,7 @@ the trials as a LeRobot dataset and report.html."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import struct
@@ -81,10 +82,6 @@ def journal_path(options: McpOptions) -> Path:
     return options.out / name
 
 
-def _interrupt(*_) -> None:
-    raise KeyboardInterrupt  # SIGTERM (an MCP client closing the server) ends it as Ctrl-C does
-
-
 def serve_mcp(
     config: GraphConfig,
     options: McpOptions,
@@ -109,18 +106,25 @@ def serve_mcp(
         return fail(str(exc))
     sweep(say)  # what killed processes of earlier runs left in /dev/shm (as supervisor.py)
     path = journal_path(options)
-    if options.new and path.exists():
-        kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
-        path.rename(kept)
-        say(f'the old journal is kept as {kept}')
     try:
+        # Claimed before --new renames it: a live server's journal is not moved under it.
+        claim = Journal.claim(path)
+        if options.new and path.exists():
+            kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
+            path.rename(kept)
+            say(f'the old journal is kept as {kept}')
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
         journal.check_goal(options.spec().goal)
-        journal.hold()
+        journal.hold(claim)
     except JournalError as exc:
         return fail(str(exc))
     close_abandoned_runs(options.out, path, say)  # (this server holds the journal now)
     run = RunFolder(run_folder_path(options.out, options.task, options.layout, options.seed, 'mcp'))
+    # The agent says when it is done (finish): the simulator ending the episode at success
+    # would stop every motion after it and tell the agent the ground truth.
+    config = dataclasses.replace(
+        config, worker=dataclasses.replace(config.worker, end_on_success=False)
+    )
     params = config.write(run.path / 'params.yaml')
     run.event(
         {'type': 'episode', 'task': options.task, 'layout': options.layout}
@@ -168,15 +172,21 @@ def serve_mcp(
     server = build_server(holder, policies=bool(config.kernel.policies))
     say(f'journal: {path}; run folder: {run.path}')
     started = time.monotonic()
-    signal.signal(signal.SIGTERM, _interrupt)
+
+    def interrupted() -> None:  # (the servers end a tool call under way only once it returns)
+        stop_motion(opened, say, 'interrupted')
+
     try:
-        if options.http_port is None:
-            # The SDK's stdio server notices the client's end only once the call under way
-            # returns: a program of many motions would go on moving the robot for minutes.
-            with ClientWatch(os.dup(0), lambda: client_left(opened, say)), serving():
-                server.run()
-        else:
-            serve_http(server, options, say)
+        with interrupts_stop(interrupted):
+            if options.http_port is None:
+                # The SDK's stdio server notices the client's end only once the call under way
+                # returns: a program of many motions would go on moving the robot for minutes.
+                watch = ClientWatch(os.dup(0), lambda: stop_motion(opened, say, 'the client left'))
+                with watch, serving():
+                    server.run()
+            else:
+                # (uvicorn handles the signals while it serves, then raises them again here)
+                serve_http(server, options, say, interrupted)
     except KeyboardInterrupt:
         pass
     finally:
@@ -266,10 +276,11 @@ class ClientWatch:
             return 0
 
 
-def client_left(opened: dict, say: Callable[[str], None]) -> None:
-    """The client's end of the pipe closed: engage the emergency stop at once, so that a call
-    still running moves nothing more (its cell ends at its next motion, refused); a session
-    not open yet is not opened (its first call was the client's last)."""
+def stop_motion(opened: dict, say: Callable[[str], None], why: str) -> None:
+    """The session is ending (`why`: the client's end of the pipe closed, an interrupt):
+    engage the emergency stop at once, so that a call still running moves nothing more (its
+    cell ends at its next motion, refused); a session not open yet is not opened (its first
+    call was the client's last)."""
     opened['client_left'] = True
     session, graph = opened.get('session'), opened.get('graph')
     if session is not None:
@@ -278,9 +289,28 @@ def client_left(opened: dict, say: Callable[[str], None]) -> None:
         try:
             graph.estop(True)
         except Exception as exc:  # the station is going anyway: say so, close the run
-            say(f'the client left; the emergency stop could not be engaged: {exc}')
+            say(f'{why}; the emergency stop could not be engaged: {exc}')
             return
-        say('the client left: the emergency stop is engaged')
+        say(f'{why}: the emergency stop is engaged')
+
+
+@contextlib.contextmanager
+def interrupts_stop(stop: Callable[[], None]) -> Iterator[None]:
+    """Within the block a Ctrl-C or SIGTERM (an MCP client closing the server) calls `stop()`
+    on a thread of its own at once (the signal may come while this thread holds a lock the
+    stop needs), then ends the block as a Ctrl-C does. Asyncio keeps a handler of the process's
+    own: its handler would only cancel the main task, which waits for the tool call."""
+
+    def handle(*_) -> None:
+        threading.Thread(target=stop, name='interrupt-stop', daemon=True).start()
+        raise KeyboardInterrupt
+
+    saved = {n: signal.signal(n, handle) for n in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
 
 
 def _warm_up(config: GraphConfig, params: Path, folder: Path, opened: dict) -> None:
@@ -300,9 +330,13 @@ def token_path(options: McpOptions) -> Path:
     return options.out / f'mcp-{options.http_port}.token'
 
 
-def serve_http(server, options: McpOptions, say: Callable[[str], None]) -> None:
+def serve_http(
+    server, options: McpOptions, say: Callable[[str], None], interrupted: Callable[[], None]
+) -> None:
     """Streamable HTTP at http://host:port/mcp behind a bearer token made now: printed once
-    and written to token_path(options); a request without it is answered 401."""
+    and written to token_path(options); a request without it is answered 401. A Ctrl-C or
+    SIGTERM calls `interrupted()` at once, then shuts the server down (uvicorn's shutdown
+    waits for the tool calls under way)."""
     import anyio
     import uvicorn
     from harness_operator.bearer import BearerToken, new_token, write_token
@@ -314,9 +348,15 @@ def serve_http(server, options: McpOptions, say: Callable[[str], None]) -> None:
     url = f'http://{options.host}:{options.http_port}/mcp'
     say(f'serving MCP over streamable HTTP at {url}')
     say(f'bearer token (send "Authorization: Bearer <token>"): {token} (also in {path})')
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            threading.Thread(target=interrupted, name='interrupt-stop', daemon=True).start()
+            super().handle_exit(sig, frame)
+
     config = uvicorn.Config(app, host=options.host, port=options.http_port, log_level='warning')
     try:
-        anyio.run(uvicorn.Server(config).serve)
+        anyio.run(Server(config).serve)
     finally:
         path.unlink(missing_ok=True)  # the token dies with the server
 
@@ -352,7 +392,9 @@ def close_run(
     session). `goal`: the session's task, layout and seed."""
     from harness_bringup.run import write_report_safely
 
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the run folder first; SIGKILL still ends it
+    # The run folder first: a second Ctrl-C or SIGTERM waits; SIGKILL still ends it.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
     graph, session = opened.get('graph'), opened.get('session')
     never_started = graph is None and not holder.error  # the client called no tool
     summary: dict = {

@@ -4,7 +4,9 @@ owner's tickets."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 from pathlib import Path
 
 from harness_operator.tool_names import POLICY_TOOLS, TOOLS
@@ -118,9 +120,18 @@ def _mcp(args: argparse.Namespace) -> int:
         def say(message: str) -> None:
             _say(message, file=sys.stderr)
 
-        return _with_policies(
+        code = _with_policies(
             config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
         )
+    # An interrupt leaves the stdio transport's reader of standard input (a thread of the SDK)
+    # blocked in its read: the process would live on, its pending call unanswered, until the
+    # client wrote again. Everything is closed by now: the process ends here.
+    main = threading.main_thread()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _unservable(host: str, port: int) -> str:

@@ -33,11 +33,12 @@ def test_a_session_without_a_tool_call_writes_its_summary_before_waiting_for_its
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    previous = signal.getsignal(signal.SIGTERM)
+    previous = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
     try:
         close_run(run, {'warming': warming}, SimpleNamespace(error=None), 0.0, print, GOAL)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         starting.set()
         watcher.join()
     assert seen == [True]

@@ -492,6 +492,20 @@ def _place_spoken(a: dict) -> str:
     return f'put what you hold down at {a["position"]}'
 
 
+def _arm_words(a: dict) -> str:
+    """'the left arm' / 'the right arm', or 'an arm' where the action leaves it open."""
+    return f'the {a["arm"]} arm' if a.get('arm') else 'an arm'
+
+
+def _move_eef_spoken(a: dict) -> str:
+    return f'move {_arm_words(a)} to {a["position"]}'
+
+
+def _transfer_spoken(a: dict) -> str:
+    to = f'the {a["to_arm"]} arm' if a.get('to_arm') else 'the other arm'
+    return f'hand what you hold over to {to}'
+
+
 def _press_spoken(a: dict) -> str:
     target = a['target']
     return f'press {target}' if isinstance(target, list) else f'press the {_named(target)}'
@@ -503,7 +517,13 @@ API: dict[str, ApiName] = {
     e.name: e
     for e in (
         ApiName(move_joints, 'skill_server'),
-        ApiName(move_eef, 'skill_server', operator=True, effect=_move_eef_effect),
+        ApiName(
+            move_eef,
+            'skill_server',
+            operator=True,
+            effect=_move_eef_effect,
+            spoken=_move_eef_spoken,
+        ),
         ApiName(open_gripper, 'skill_server'),
         ApiName(close_gripper, 'skill_server'),
         ApiName(
@@ -535,7 +555,13 @@ API: dict[str, ApiName] = {
             spoken=lambda a: f'pick up the {_named(a["obj"])}',
         ),
         ApiName(place, 'contact', operator=True, effect=_place_effect, spoken=_place_spoken),
-        ApiName(release, 'contact', operator=True, effect=_place_effect),
+        ApiName(
+            release,
+            'contact',
+            operator=True,
+            effect=_place_effect,
+            spoken=lambda a: f'let go of what {_arm_words(a)} holds',
+        ),
         ApiName(scene, 'kernel'),
         ApiName(verify, 'kernel'),
         ApiName(
@@ -548,7 +574,13 @@ API: dict[str, ApiName] = {
             ),
         ),
         ApiName(press, 'contact', operator=True, effect=_press_effect, spoken=_press_spoken),
-        ApiName(transfer, 'contact', operator=True, effect=_transfer_effect),
+        ApiName(
+            transfer,
+            'contact',
+            operator=True,
+            effect=_transfer_effect,
+            spoken=_transfer_spoken,
+        ),
         ApiName(list_policies, 'learned', learned=True),
         ApiName(start, 'learned', learned=True),
         ApiName(run_policy, 'skill_server', learned=True, program_callbacks={'until': 'until'}),

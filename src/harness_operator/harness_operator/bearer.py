@@ -39,7 +39,7 @@ class BearerToken:
         if not token:
             raise ValueError('a bearer token must not be empty')
         self.app = app
-        self.expected = f'Bearer {token}'.encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope['type'] in ('http', 'websocket'):
@@ -47,7 +47,10 @@ class BearerToken:
             for name, value in scope.get('headers', ()):
                 if name.lower() == b'authorization':
                     given = value
-            if not hmac.compare_digest(given, self.expected):
+            # The scheme's name is case-insensitive (RFC 7235); the token is not.
+            scheme, _, credentials = given.strip().partition(b' ')
+            bearer = scheme.lower() == b'bearer'
+            if not hmac.compare_digest(credentials.strip() if bearer else b'', self.expected):
                 if scope['type'] == 'websocket':
                     await send({'type': 'websocket.close', 'code': 1008})
                 else:

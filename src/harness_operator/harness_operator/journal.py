@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from harness_operator.budgets import OperatorBudgets, Ticket
 from harness_operator.trial import TrialRecord
@@ -152,18 +153,27 @@ class Journal:
                 fcntl.flock(f, fcntl.LOCK_UN)
         self.refresh()
 
-    def hold(self) -> None:
-        """Claim the journal for this server's lifetime (JournalError when another holds it):
-        two servers on one journal would give out the same trial ids and tickets."""
-        self._holder = open(self.path.with_name(self.path.name + '.lock'), 'w')  # noqa: SIM115
+    def hold(self, claim: IO | None = None) -> None:
+        """Hold the journal for this server's lifetime (`claim`: Journal.claim's, made now
+        when None)."""
+        self._holder = claim if claim is not None else self.claim(self.path)
+
+    @staticmethod
+    def claim(path: Path) -> IO:
+        """The claim on the journal at `path` (its lock file, held while open; JournalError
+        when another holds it): two servers on one journal would give out the same trial ids
+        and tickets, and a server's `--new` would move the journal of one that runs."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        holder = open(path.with_name(path.name + '.lock'), 'w')  # noqa: SIM115
         try:
-            fcntl.flock(self._holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            self._holder.close()
+            holder.close()
             raise JournalError(
-                f'another harness mcp serves the journal {self.path}: stop it, or use another '
-                '--journal'
+                f'another harness mcp serves the journal {path}: stop it, or use another --journal'
             ) from None
+        return holder
 
     def check_goal(self, goal: dict) -> None:
         """JournalError unless the journal is new or for the same task, layout, seed and scene

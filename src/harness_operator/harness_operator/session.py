@@ -35,6 +35,7 @@ from harness_recording.trial_data import decoded, observed_span, trial_of
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import shown
+from harness_types.execution import STOPPED_FROM_OUTSIDE
 
 from harness_operator.actions import (
     OBJECT_ARGS,
@@ -186,7 +187,15 @@ class OperatorSession:
                 mismatches.append(f'replay stopped by the emergency stop before {record.trial_id}')
                 break
             action = parse_action(record.action)
-            cell = self._execute(action, record.executor)
+            stopped = _stopped_short(record)
+            if stopped:  # (by the emergency stop, or the cell's timeout): ended there again
+                self.station.estop_at(record.end_step)
+            try:
+                cell = self._execute(action, record.executor)
+            finally:
+                if stopped:
+                    self.station.estop_at(None)
+                    self.station.estop(False)
             self.sight.settle()
             status, _ = executor_status(cell)
             arm = _moved_arm(e.arm for e in cell.executions)
@@ -464,6 +473,10 @@ class OperatorSession:
         undo's own, but a journal's trial under one (made before they were) is still its."""
         if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY + len(UNDO) * undo:
             raise OperatorError(f'key must be a non-empty string (at most {MAX_KEY} characters)')
+        if not key.isprintable():  # (it is shown in messages, logs and the journal)
+            raise OperatorError(
+                f'key must be printable text (no control or format characters), not {shown(key)}'
+            )
         if key.startswith(UNDO) != undo and key not in self.journal.state.trials:
             raise OperatorError(f"keys that begin with {UNDO!r} are the undo's own")
 
@@ -488,8 +501,8 @@ class OperatorSession:
         if known is not None:
             if not same_action(known.action, action):
                 raise OperatorError(
-                    f'the key {shown(key)} was used for another action ({known.task}): a key '
-                    'names one step'
+                    f'the key {shown(key)} was used for another action ({_described(known)}): '
+                    'a key names one step'
                 )
             return known  # the same key: the same trial, nothing moves
         self._refuse_if_done()
@@ -512,7 +525,8 @@ class OperatorSession:
             verdict = Verdict(AMBIGUOUS, 0, [f'the verifier failed: {type(exc).__name__}: {exc}'])
         self._track(action, arm, verdict.verdict)
         self._trials_this_session += 1
-        if self.station.robot().step == start_step:  # no tick ran: there is nothing to undo
+        moved = self.station.robot().step != start_step
+        if not moved:  # no tick ran: there is nothing to undo (nor a dataset episode)
             inverse, no_inverse = None, 'nothing moved (no control tick ran)'
         else:
             inverse, no_inverse = inverse_of(action, arm, verdict.verdict, before, robot)
@@ -548,7 +562,8 @@ class OperatorSession:
             | {'start_state': start_state}
         )
         self.journal.write({'type': 'trial', 'record': record.as_dict()})
-        self._add_to_dataset(event, ticks)
+        if moved:
+            self._add_to_dataset(event, ticks)
         self.run.summary(self.summary())
         self.run.event(event)
         return record
@@ -654,6 +669,20 @@ class OperatorSession:
             'steps_left': self.steps_left(),
             'open_tickets': [t.id for t in self.budgets.tickets if t.status == 'open'],
         }
+
+
+def _stopped_short(record: TrialRecord) -> bool:
+    """A stop from outside the program ended the trial (a client that left, an emergency
+    stop, a timeout): its motion is not all its program would have made."""
+    return any(str(e.get('detail', '')).startswith(STOPPED_FROM_OUTSIDE) for e in record.executions)
+
+
+def _described(record: TrialRecord) -> str:
+    """The action of a journaled trial in one short line."""
+    try:
+        return parse_action(record.action).describe()
+    except ActionError:  # (a journal from an earlier version's actions)
+        return shown(record.action)
 
 
 def _moved_arm(arms) -> str:

@@ -144,3 +144,13 @@ def test_one_server_holds_a_journal(tmp_path):
     first.hold()
     with pytest.raises(JournalError, match='another harness mcp serves'):
         Journal(tmp_path / 'j.jsonl', OperatorBudgets({})).hold()
+    # ... and is claimed by its path before it exists (harness mcp --new claims, then renames
+    # the old journal): a second server cannot move the journal of one that runs
+    with pytest.raises(JournalError, match='another harness mcp serves'):
+        Journal.claim(tmp_path / 'j.jsonl')
+    claim = Journal.claim(tmp_path / 'fresh.jsonl')
+    assert not (tmp_path / 'fresh.jsonl').exists()
+    fresh = Journal(tmp_path / 'fresh.jsonl', OperatorBudgets({}))
+    fresh.hold(claim)
+    with pytest.raises(JournalError, match='another harness mcp serves'):
+        Journal.claim(tmp_path / 'fresh.jsonl')

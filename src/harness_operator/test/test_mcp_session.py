@@ -326,10 +326,14 @@ def test_the_http_server_refuses_a_client_without_its_token(tmp_path):
             r = httpx2.post(url, json=hello, headers={**accept, **headers}, timeout=10)
             assert r.status_code == 401, (headers, r.status_code, r.text)
             assert r.headers['www-authenticate'].startswith('Bearer')
-        ok = httpx2.post(
-            url, json=hello, headers={**accept, 'Authorization': f'Bearer {token}'}, timeout=10
-        )
-        assert ok.status_code == 200, ok.text
+        for scheme in ('Bearer', 'bearer'):  # (a scheme's name is case-insensitive)
+            ok = httpx2.post(
+                url,
+                json=hello,
+                headers={**accept, 'Authorization': f'{scheme} {token}'},
+                timeout=10,
+            )
+            assert ok.status_code == 200, ok.text
     (run,) = (tmp_path / 'runs').glob('*-mcp')
     summary = json.loads((run / 'summary.json').read_text())
     assert summary['status'] == 'session_ended' and 'called no tool' in summary['detail']
@@ -346,10 +350,16 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     journal = tmp_path / 'runs' / 'term.journal.jsonl'
     with http_server(tmp_path, journal, signal.SIGTERM) as (url, proc, token):
 
+        def dispatched() -> bool:
+            return journal.is_file() and '"key": "long"' in journal.read_text()
+
         async def act_then_terminate() -> None:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(long_action, url, token)
-                await anyio.sleep(2.0)
+                deadline = time.monotonic() + 120
+                while not dispatched() and time.monotonic() < deadline:  # (it moves now)
+                    await anyio.sleep(0.1)
+                await anyio.sleep(0.5)
                 proc.send_signal(signal.SIGTERM)
 
         anyio.run(act_then_terminate)
@@ -361,12 +371,18 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     assert events[-1] == 'end'
     records = [json.loads(x) for x in journal.read_text().splitlines()]
     assert any(r['type'] == 'dispatch' and r['key'] == 'long' for r in records)
+    # the robot stopped at the signal, not once the call ended (uvicorn waits for it)
+    log = (tmp_path / 'server.log').read_text()
+    assert 'interrupted: the emergency stop is engaged' in log, log
 
 
-def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path):
+@pytest.mark.parametrize('end', ['client_dies', 'interrupt'])
+def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     """The client is killed while a program of many motions runs (its end of the pipe
-    closes): the emergency stop is engaged at once, so the program's next motion is refused
-    and the server ends, rather than running every motion of the program first."""
+    closes), or the server gets a Ctrl-C: the emergency stop is engaged at once, so the
+    program's next motion is refused and the server ends (its pending call unanswered, not
+    waiting for the client to write again), rather than running every motion of the program
+    first."""
     from mcp_types import LATEST_PROTOCOL_VERSION
 
     params = server(tmp_path, tmp_path / 'runs' / 'j.jsonl')
@@ -413,7 +429,10 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path):
         while moves() < 1:
             assert proc.poll() is None and time.monotonic() < deadline, 'no motion began'
             time.sleep(0.05)
-        proc.stdin.close()  # the client is gone
+        if end == 'client_dies':
+            proc.stdin.close()  # the client is gone
+        else:
+            proc.send_signal(signal.SIGINT)  # (the client's end stays open)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
@@ -422,7 +441,8 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path):
     (run,) = (tmp_path / 'runs').glob('*-mcp')
     summary = json.loads((run / 'summary.json').read_text())
     assert summary['status'] == 'session_ended', summary
-    assert 'the client left: the emergency stop is engaged' in (tmp_path / 'server.log').read_text()
+    said = 'the client left' if end == 'client_dies' else 'interrupted'
+    assert f'{said}: the emergency stop is engaged' in (tmp_path / 'server.log').read_text()
 
 
 def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path):

@@ -35,6 +35,8 @@ class FakeStation:
         self.next_event = COMPLETED
         self.holding = False
         self.estops: list[bool] = []
+        self.next_detail = 'it went so'
+        self.estop_ats: list[int | None] = []
 
     def reset(self, task, layout, seed, randomize=()):
         self.randomize = randomize
@@ -57,7 +59,7 @@ class FakeStation:
         if 'run_controller' in code or 'start(' in code:
             return CellResult('ok')
         self.step += 10
-        e = Execution('pick', 'left', self.next_event, 'it went so', start_step=self.step - 10)
+        e = Execution('pick', 'left', self.next_event, self.next_detail, start_step=self.step - 10)
         e.end_step = self.step
         if self.next_event == COMPLETED and 'pick(' in code:
             self.holding = True
@@ -69,6 +71,9 @@ class FakeStation:
 
     def estop(self, engage):
         self.estops.append(engage)
+
+    def estop_at(self, step):
+        self.estop_ats.append(step)
 
     def camera_frames(self, start, end):
         return {}
@@ -176,6 +181,12 @@ def test_the_emergency_stop_refuses_actions_until_released(session):
 def test_malformed_calls_are_refused_with_what_is_wrong(session):
     with pytest.raises(OperatorError, match='key must be a non-empty string'):
         session.do_action(PICK, 'auto', '')
+    for key in ('a\x00b', 'line\nbreak', 'turn\u202eback'):
+        with pytest.raises(OperatorError, match='key must be printable text'):
+            session.do_action(PICK, 'auto', key)
+    session.do_action({'program': 'print(1)'}, 'auto', 'p')
+    with pytest.raises(OperatorError, match=r'used for another action \(program: print\(1\)\)'):
+        session.do_action(PICK, 'auto', 'p')  # (the action it named, not the task)
     with pytest.raises(OperatorError, match="pick has no argument 'speed'"):
         session.do_action({**PICK, 'speed': 1}, 'auto', 'k')
     with pytest.raises(OperatorError, match='no policy'):
@@ -218,6 +229,26 @@ def test_a_new_session_resumes_the_journal(session, tmp_path):
     assert any('pick(' in c for c in station.cells)  # the journal's action ran again
     assert again.do_action(PICK, 'auto', 'k1').trial_id == 'trial-001'
     assert again.held == {'left': 'green block'}
+
+
+def test_a_trial_an_emergency_stop_cut_short_is_replayed_to_where_it_ended(session, tmp_path):
+    """A client that left mid-action: the e-stop ended its trial early. The next session's
+    replay stops that trial at the same step (the program would have run on to its end), then
+    releases the stop; a trial that ended by itself is replayed without one."""
+    from harness_types.execution import ESTOP_STOPPED
+
+    session.do_action(PICK, 'auto', 'whole')
+    session.station.next_event, session.station.next_detail = SKILL_ERROR, ESTOP_STOPPED
+    cut = session.do_action({'skill': 'home'}, 'auto', 'cut')
+    station = FakeStation()
+    again = OperatorSession(
+        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
+        TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
+        RunFolder(tmp_path / 'run2'), lambda _m: None, policies=('expert',),
+    )  # fmt: skip
+    again.start()
+    assert station.estop_ats == [cut.end_step, None]  # for the cut trial alone
+    assert station.estops == [False]  # released after it
 
 
 def test_a_randomised_session_resets_its_scene_and_keeps_its_own_journal(tmp_path):

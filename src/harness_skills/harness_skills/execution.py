@@ -15,6 +15,7 @@ import numpy as np
 from harness_reactive.guards import Watch
 from harness_reactive.stage import ReactiveResult
 from harness_types.execution import (
+    CLIENT_CANCELLED,
     COMPLETED,
     EPISODE_ENDED,
     FORCE_LIMIT,
@@ -151,9 +152,11 @@ class Engine:
         motion: Motion,
         options: Options,
         feedback: Callable[[int, RobotState], None] | None = None,
-        cancelled: Callable[[], bool | str] | None = None,
+        cancelled: Callable[[int], bool | str] | None = None,
     ) -> Execution:
-        """One execution: tick by tick until an ending; exactly one event."""
+        """One execution: tick by tick until an ending; exactly one event. `cancelled(step)`,
+        asked before each tick with the step measured last: why the execution stops there
+        ('' or False: it goes on)."""
         obs = self.port.observe_state()
         result = Execution(skill, motion.arm, COMPLETED, start_step=obs.step, end_step=obs.step)
         if options.reactive and self.reactive is None:
@@ -163,10 +166,10 @@ class Engine:
         motion.start(obs, run.command)
         limit_s = options.max_seconds if options.max_seconds > 0 else motion.default_seconds
         for tick in range(max(1, int(round(limit_s * self.control_hz)))):
-            why = cancelled() if cancelled is not None else ''
+            why = cancelled(run.obs.step) if cancelled is not None else ''
             if why:
                 self._stop(run.obs, run.command)
-                detail = why if isinstance(why, str) else 'cancelled by the client'
+                detail = why if isinstance(why, str) else CLIENT_CANCELLED
                 return self._end(result, run.obs, SKILL_ERROR, f'{detail}; the arm holds its pose')
             ended = (
                 self._before_tick(run, skill, tick)

@@ -24,7 +24,7 @@ from arx_x5_description.embodiment import load_embodiment
 from harness_policy.client import PolicyClient
 from harness_types.config import SkillServerConfig, declare_section
 from harness_types.convert import marker_array_msg, trace_msg
-from harness_types.execution import skill_error
+from harness_types.execution import CLIENT_CANCELLED, ESTOP_REFUSED, ESTOP_STOPPED, skill_error
 from harness_types.lanes import LaneClient, LaneService
 from harness_types.markers import region_mark
 from harness_types.process import leave_graph
@@ -90,6 +90,7 @@ class SkillServer(Node):
                 result_timeout=self.config.result_timeout_seconds,
             )
         self._estop = threading.Event()
+        self._estop_at: int | None = None  # (estop_at)
         self.executing = InFlight()  # executions running now
         self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         # Each read service on a lane of its own, not the executor: a skills/ik round trip
@@ -112,6 +113,13 @@ class SkillServer(Node):
         else:
             self._estop.clear()
         self.get_logger().warning('emergency stop ' + ('engaged' if engage else 'released'))
+
+    def estop_at(self, step: int | None) -> None:
+        """Engage the emergency stop as an execution reaches `step` (None: no such step): a
+        resumed operator session replays a trial that an emergency stop cut short so that it
+        ends where it ended. The stop takes one tick (the arm holds its pose), so it is
+        engaged a tick before."""
+        self._estop_at = step
 
     def end_executions(self) -> None:
         """An episode is over: every execution still running ends at its next tick, and none
@@ -138,10 +146,12 @@ class SkillServer(Node):
         response.message = 'engaged: no execution runs' if response.engaged else 'released'
         return response
 
-    def _cancelled(self, goal_handle) -> str:
+    def _cancelled(self, goal_handle, step: int) -> str:
+        if self._estop_at is not None and step + 1 >= self._estop_at:
+            self._estop.set()
         if self._estop.is_set():
-            return 'stopped by the emergency stop'
-        return 'cancelled by the client' if goal_handle.is_cancel_requested else ''
+            return ESTOP_STOPPED
+        return CLIENT_CANCELLED if goal_handle.is_cancel_requested else ''
 
     def destroy_node(self) -> None:
         self.reactive_lane.close()
@@ -195,7 +205,7 @@ class SkillServer(Node):
             self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
         unknown = [c for c in getattr(goal, 'cameras', ()) if c not in self.cameras]
         refused = (
-            'the emergency stop is engaged: release it to move'
+            ESTOP_REFUSED
             if self._estop.is_set()
             else f'no camera {", ".join(map(repr, unknown))}; cameras: {", ".join(self.cameras)}'
             if unknown and spec.name == 'run_controller'
@@ -205,7 +215,7 @@ class SkillServer(Node):
             result.execution = trace_msg(skill_error(spec.name, getattr(goal, 'arm', ''), refused))
             goal_handle.abort()
             return result
-        run = dict(feedback=feedback, cancelled=lambda: self._cancelled(goal_handle))
+        run = dict(feedback=feedback, cancelled=lambda step: self._cancelled(goal_handle, step))
         if spec.name == 'run_controller':
             hz = goal.camera_hz if goal.camera_hz > 0 else (goal.hz or self.skills.control_hz)
             camera_every = max(1, round((goal.hz or self.skills.control_hz) / hz))

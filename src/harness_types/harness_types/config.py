@@ -134,6 +134,10 @@ class WorkerConfig:
     compressed_every_ticks: int = field(default=25, metadata=_at_least(0))
     # ROS's own: follow /clock (Gazebo, the ros2_control stand-in) instead of the wall clock.
     use_sim_time: bool = False
+    # The episode ends at the tick the simulator judges the task done (the bench's rule). An
+    # agent operator (harness mcp) says itself when it is done: its station does not end it,
+    # which would tell it the ground truth.
+    end_on_success: bool = True
 
 
 @dataclass(frozen=True)

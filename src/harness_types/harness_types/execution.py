@@ -34,6 +34,13 @@ NOMINAL = (COMPLETED, PREDICATE_SATISFIED)
 # The one sentence the worker ends an episode with when the task succeeded (the other is the
 # step limit's): what tells an EPISODE_ENDED that is a success from one that is not.
 TASK_SUCCEEDED = 'episode ended: the task succeeded'
+# How the skill server words a stop from outside the program, at the start of an execution's
+# detail: the emergency stop, a cancel (the client's: the cell's timeout), an execution
+# refused while the emergency stop is engaged.
+ESTOP_STOPPED = 'stopped by the emergency stop'
+CLIENT_CANCELLED = 'cancelled by the client'
+ESTOP_REFUSED = 'the emergency stop is engaged: release it to move'
+STOPPED_FROM_OUTSIDE = (ESTOP_STOPPED, CLIENT_CANCELLED, ESTOP_REFUSED)
 
 
 def ended_in_success(event: str, detail: str) -> bool:

@@ -88,6 +88,9 @@ class Worker:
             emb.gripper.open_above, emb.home_tolerance_m, emb.home_tolerance_rad
         )
         self.task: Task | None = None
+        # Whether an episode ends at the tick the simulator judges its task done (the bench's
+        # rule; WorkerConfig.end_on_success)
+        self.end_on_success = True
         self.variation = NO_VARIATION
         self.step = 0
         self._token: str | None = None
@@ -172,7 +175,7 @@ class Worker:
     @property
     def episode_ended(self) -> bool:
         """The step limit was reached, or the task succeeded (the bench's rule, unless the
-        task is judged after the wrap-up)."""
+        task is judged after the wrap-up or `end_on_success` is off)."""
         return self.task is not None and (self.step >= self.task.step_limit or self.succeeded)
 
     def _end_reason(self) -> str:
@@ -192,7 +195,7 @@ class Worker:
         with _answering():
             self.station.apply(np.asarray(command, dtype=float))
         self.step += 1
-        if not task.judged_after_wrap_up and self.station.simulated:
+        if self.end_on_success and not task.judged_after_wrap_up and self.station.simulated:
             self.succeeded = task.check(self.station.snapshot(self.step)).success
         ended = self.episode_ended
         return TickResult(True, [self._end_reason()] if ended else [], self.state(), ended)

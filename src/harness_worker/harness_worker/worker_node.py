@@ -113,6 +113,7 @@ class WorkerNode(Node):
             urdf = station_urdf(config=emb.path)
             worker = Worker(emb, urdf, make_station(self.config.backend, emb, urdf, self))
         self.worker = worker
+        worker.end_on_success = self.config.end_on_success
         # (endpoint, timeout) -> a connection: the reply timeout bounds the connect too
         self.world_model = SimulatedFuture(worker, lambda url, t: PolicyClient(url, t, t))
         emb, urdf = worker.emb, worker.urdf

@@ -72,6 +72,18 @@ def test_lift_cube_succeeds_with_the_token(emb, worker):
     assert worker.station.snapshot(worker.step).grasped == frozenset({'cube'})
 
 
+def test_an_episode_that_does_not_end_on_success_goes_on_after_it(worker):
+    """An agent operator's station (harness mcp: worker end_on_success false): the task
+    succeeding ends nothing, and the ticks say nothing of it (the ground truth is hidden)."""
+    worker.end_on_success = False
+    reset = worker.reset('lift_cube', 0, 0)
+    lift(worker)
+    assert worker.outcome(reset.token).success  # (the ground truth, for the run's summary)
+    assert not worker.succeeded and not worker.episode_ended
+    after = worker.tick(worker.measured())
+    assert after.accepted and after.reasons == [] and not after.episode_ended
+
+
 def test_tokens_guard_reset_and_outcome(worker):
     with pytest.raises(WorkerError, match='no episode'):
         worker.tick(np.zeros(14))
