@@ -61,6 +61,11 @@ def _layout(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+# The most sampled layouts of each task one bench takes: its episodes are planned up front
+# (a typo's 10^8 took all of a machine's memory before the first one ran).
+MAX_SAMPLED_LAYOUTS = 100_000
+
+
 def _layouts(text: str) -> tuple[int, bool]:
     """--layouts: N (the first N fixed layouts) or random:N (N sampled ones)."""
     sampled = text.strip().lower().startswith('random:')
@@ -71,6 +76,10 @@ def _layouts(text: str) -> tuple[int, bool]:
         raise argparse.ArgumentTypeError(f'expected N or random:N, not {text!r}') from None
     if value < 1:
         raise argparse.ArgumentTypeError(f'expected at least 1 layout, not {value}')
+    if sampled and value > MAX_SAMPLED_LAYOUTS:
+        raise argparse.ArgumentTypeError(
+            f'expected at most {MAX_SAMPLED_LAYOUTS:,} sampled layouts a task, not {value:,}'
+        )
     return value, sampled
 
 

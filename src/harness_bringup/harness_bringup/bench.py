@@ -25,6 +25,7 @@ from harness_recording.report_card import markdown as report_card_markdown
 from harness_recording.report_card import report_card
 from harness_recording.run_report import write_bench_page
 from harness_types.process import interrupts_held
+from harness_types.whole_file import write_whole
 
 from harness_bringup.supervisor import Interrupts, supervised
 
@@ -442,9 +443,9 @@ def _write_tables(
             tables['stopped'] = {**ended, 'why': stopped.detail}
         else:
             tables['interrupted'] = ended
-    (out / 'bench.json').write_text(json.dumps(tables, indent=2) + '\n')
+    write_whole(out / 'bench.json', (json.dumps(tables, indent=2) + '\n').encode())
     # a reply's text may reach a detail: a lone surrogate is written as '?', not an error
-    (out / 'bench.md').write_bytes(markdown(tables).encode('utf-8', 'replace'))
+    write_whole(out / 'bench.md', markdown(tables).encode('utf-8', 'replace'))
     card = report_card(ordered)
     text = report_card_markdown(card)
     shadow = shadow_card(ordered)
@@ -455,7 +456,7 @@ def _write_tables(
             'Outcome model (shadow mode), on the layouts it did not train on '
             f'({shadow["left_out_trained_layouts"]} episodes on its training layouts left out)',
         )
-    (out / 'report_card.json').write_text(json.dumps(card, indent=2) + '\n')
-    (out / 'report_card.md').write_bytes(text.encode('utf-8', 'replace'))
+    write_whole(out / 'report_card.json', (json.dumps(card, indent=2) + '\n').encode())
+    write_whole(out / 'report_card.md', text.encode('utf-8', 'replace'))
     write_bench_page(out, tables, [s.get('run_folder') for s in ordered])
     return tables

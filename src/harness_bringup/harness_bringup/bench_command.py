@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -54,20 +55,14 @@ def add_parser(sub) -> None:
     bench.add_argument(
         '--layouts',
         type=_layouts,
-        default=DEFAULT_LAYOUTS,
         metavar='N|random:N',
         help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
         'layouts sampled from seeds --seed-base, --seed-base + 1, ... (every one feasible: the '
         'task checks reach and view before it accepts a sample)',
     )
+    bench.add_argument('--seed', type=_seed, help='seed of every fixed-layout episode (default 0)')
     bench.add_argument(
-        '--seed', type=_seed, default=0, help='seed of every fixed-layout episode (default 0)'
-    )
-    bench.add_argument(
-        '--seed-base',
-        type=_seed,
-        default=0,
-        help='the first seed of the random:N layouts (default 0)',
+        '--seed-base', type=_seed, help='the first seed of the random:N layouts (default 0)'
     )
     bench.add_argument(
         '--randomize', type=_randomize, default=(), metavar='AXES', help=RANDOMIZE_HELP
@@ -163,7 +158,13 @@ def _bench(args: argparse.Namespace) -> int:
         run_bench,
         run_episode_process,
     )
-    from harness_bringup.run import UsageError, prepare, replays_source
+    from harness_bringup.run import (
+        UsageError,
+        claim_folder,
+        folder_word,
+        prepare,
+        replays_source,
+    )
     from harness_bringup.run_command import probe_models
 
     planned = None
@@ -176,22 +177,26 @@ def _bench(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         if args.tasks:
             return _fail('--plan names its tasks: leave out --tasks')
-        # (told by value, not by the flags written: argparse takes --lay for --layouts)
+        # (their defaults are None until here: argparse takes --lay for --layouts)
         given = [
             flag
-            for flag, value, default in (
-                ('--layouts', args.layouts, DEFAULT_LAYOUTS),
-                ('--seed-base', args.seed_base, 0),
+            for flag, value in (
+                ('--layouts', args.layouts),
+                ('--seed', args.seed),
+                ('--seed-base', args.seed_base),
             )
-            if value != default
+            if value is not None
         ]
         if given:
-            return _fail(f'--plan names its layouts and seeds: leave out {" and ".join(given)}')
+            return _fail(f'--plan names its layouts and seeds: leave out {", ".join(given)}')
         args.tasks = list(dict.fromkeys(t for t, _ in planned))
         unknown = [t for t in args.tasks if t not in TASKS]
         if unknown:
             return _fail(f'plan {args.plan}: no task {", ".join(unknown)}')
         args.layouts = (1, True)
+    args.layouts = args.layouts or DEFAULT_LAYOUTS
+    args.seed = 0 if args.seed is None else args.seed
+    args.seed_base = 0 if args.seed_base is None else args.seed_base
     tasks = args.tasks or list(TASKS)
     twice = sorted({t for t in tasks if tasks.count(t) > 1})
     if twice:  # one folder per episode: the second would write over the first
@@ -265,7 +270,9 @@ def _bench(args: argparse.Namespace) -> int:
         what += f' x the interfaces {", ".join(rungs)}'
     jobs = args.jobs or default_jobs(not args.ray and getattr(args, 'station', 'warm') == 'warm')
     model = config.driver.model
-    out = Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{model}'
+    out = claim_folder(
+        Path(args.out) / f'{time.strftime("%Y%m%d-%H%M%S")}-bench-{folder_word(model)}'
+    )
     _say(
         f'{len(episodes)} episodes ({len(tasks)} tasks x {what}), model '
         f'{model}, {jobs} at a time; '
@@ -288,6 +295,7 @@ def _bench(args: argparse.Namespace) -> int:
         try:
             runner = ray_runner(args.ray)
         except RayUnavailableError as exc:
+            out.rmdir()  # (claimed above, and empty)
             return _fail(str(exc))
         _say(f'each episode a Ray task on the cluster at {args.ray}')
     elif getattr(args, 'station', 'warm') == 'warm':
@@ -347,10 +355,17 @@ def _bench(args: argparse.Namespace) -> int:
             f'{exc.detail} (the bench stopped: the episodes that ran are under {out}'
             f'{_tables_of(out)})'
         )
+    except OSError as exc:  # a full disk, the folder taken away: what was written stays
+        return _fail(
+            f'the bench could not write under {out}: {exc.strerror or exc}'
+            f'{f" ({exc.filename})" if exc.filename else ""}; the episodes that ran are there'
+        )
     finally:
         if stations is not None:
             stations.close()
     if status:
+        with contextlib.suppress(OSError):  # a bench that did not start leaves no folder
+            out.rmdir()
         return status
     from harness_recording.bench_table import markdown
 

@@ -68,11 +68,23 @@ OUTPUTS = {
 }
 
 
+# The longest output path taken: the run folders and files below it (a bench's episodes, a
+# bag's files) add up to ~300 characters, within the system's 4096 of a whole path.
+MAX_OUTPUT_PATH = 3500
+
+
 def _output_problem(text: str, names_file: bool, made: list[Path]) -> str:
     """Why `text` cannot be written to (its folder made), or ''. The folders it made are
     appended to `made` (_make_folder)."""
     if not text.strip():
         return 'names no folder' if not names_file else 'names no file'
+    if any(c in text for c in '\n\r'):  # (rosbag2 and the logs cannot name such a path)
+        return 'has a line break: the recordings below it cannot be named'
+    if len(os.path.abspath(text)) > MAX_OUTPUT_PATH:
+        return (
+            f'is {len(os.path.abspath(text))} characters long as an absolute path: at most '
+            f'{MAX_OUTPUT_PATH} leave room for the run folders below it'
+        )
     path = Path(text)
     folder = path.parent if names_file else path
     if names_file and path.is_dir():

@@ -222,18 +222,35 @@ def _source_field(actions_from: Path | None, folder: Path) -> dict:
         return {'actions_from': str(source)}
 
 
+def folder_word(text: str) -> str:
+    """The user's `text` (a model's name) as part of a folder's name: only letters, digits and
+    . _ - reach it (a '/' would put the folder elsewhere)."""
+    return re.sub(r'[^A-Za-z0-9._-]', '_', text).lstrip('.') or '_'
+
+
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
     """A new folder under `out`, named by time, task, layout, seed and model."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
-    # A model's name is the user's text: only letters, digits and . _ - reach the folder's name
-    # (a '/' would put the folder elsewhere).
-    model = re.sub(r'[^A-Za-z0-9._-]', '_', model).lstrip('.') or '_'
-    base = out / f'{stamp}-{task}-l{layout_name(layout)}-s{seed}-{model}'
+    base = out / f'{stamp}-{task}-l{layout_name(layout)}-s{seed}-{folder_word(model)}'
     path, n = base, 1
     while path.exists():
         n += 1
         path = Path(f'{base}-{n}')
     return path
+
+
+def claim_folder(base: Path) -> Path:
+    """`base`, or `base`-2, -3, ...: the first that did not exist, made now (two commands
+    started in one second each get a folder of their own)."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    path, n = base, 1
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+            path = Path(f'{base}-{n}')
 
 
 @dataclass(frozen=True)

@@ -195,8 +195,13 @@ class StationRunner:
             # fresh station, in a run folder of its own.
             again = functools.partial(self._supervise, retry=True)
             summary = run_episode_process(job, folder, interrupts, again)
-            # what its first run's calls used (the results count the retry alone)
-            note = {'retry_of': str(failed), 'retry_of_usage': _usage(Path(failed))}
+            # what its first run's calls used (the results count the retry alone), and its
+            # part of the bench's wall time
+            note = {
+                'retry_of': str(failed),
+                'retry_of_usage': _usage(Path(failed)),
+                'retry_of_command_seconds': _summary(Path(failed)).get('command_seconds'),
+            }
             if summary.get('run_folder'):
                 retry = Path(summary['run_folder'])
                 note['retry_of'] = os.path.relpath(failed, retry)
@@ -294,8 +299,7 @@ class StationRunner:
             # refused before it ran (bad arguments), or interrupted while the graph started:
             # the run folder says so, as the supervisor of harness run writes it
             _close(run, base, code, interrupted, output)
-        with self._summaries:
-            _account(run, asked, starting, answered, station)
+        which = (station.folder.name, station.episodes)  # (before another takes it)
         if left:
             with self._lock:
                 self._finishing.append(self._finisher.submit(self._finish, run, left, log))
@@ -315,6 +319,8 @@ class StationRunner:
                     )
         else:
             self._give_back(station)
+        with self._summaries:  # (after a broken station's close, which the episode waited for)
+            _account(run, asked, starting, answered, *which)
         if interrupted:
             return 130 if code == 0 else code
         return code
@@ -347,15 +353,16 @@ def _usage(run: Path) -> dict:
 
 
 def _account(
-    run: Path, asked: float, starting: float, answered: float, station: StationProcess
+    run: Path, asked: float, starting: float, answered: float, station: str, episodes: int
 ) -> None:
     """The episode's part of the bench's wall time in summary.json (`command_seconds`), in the
     phases a supervised episode has: the station's start (`starting`: until the station read
     the request; a new station's process start and imports, ~0 on a warm one), the episode in
     the station (`episode_process`: from then to its answer; its own phases are in
     `episode_process_seconds`, a new station's graph start among them, and what they leave is
-    `episode_process_exit`) and after it; `started_at` and `ended_at` place it in the bench's
-    wall time."""
+    `episode_process_exit`) and after it (a broken station's close among it); `started_at` and
+    `ended_at` (the station's answer) place it in the bench's wall time. `station`: the
+    station's name, `episodes`: how many it had served with this one."""
     now = time.time()
 
     def add(summary: dict) -> None:
@@ -369,8 +376,8 @@ def _account(
             'total': round(now - asked, 3),
             'started_at': round(asked, 3),
             'ended_at': round(answered, 3),
-            'station': station.folder.name,
-            'station_episode': station.episodes,
+            'station': station,
+            'station_episode': episodes,
         }
 
     update_summary(run, add)

@@ -53,6 +53,8 @@ ROOT = Path(__file__).resolve().parents[3]
         (['run', 'lift_cube', '--out', ''], "--out '' names no folder"),
         (['program', 'lift_cube', __file__, '--out', __file__], 'is a file, not a folder'),
         (['bench', '--tasks', 'lift_cube', '--out', __file__], 'is a file, not a folder'),
+        (['bench', '--tasks', 'lift_cube', '--out', '/tmp/a\nb'], 'has a line break'),
+        (['run', 'lift_cube', '--out', '/tmp/' + 'x/' * 1800], 'leave room for the run folders'),
         (['mcp', 'lift_cube', '--journal', f'{__file__}/j.jsonl'], 'is inside'),
         (['export', '--lerobot', f'{__file__}/data', 'run'], 'is inside'),
         (['bench', '--tasks', 'lift_cube', 'lift_cube'], 'names lift_cube more than once'),
@@ -146,6 +148,7 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['replay', 'run', '--delay', '1e12'],
         ['bench', '--layouts', 'random:0'],
         ['bench', '--layouts', 'random:many'],
+        ['bench', '--layouts', 'random:100000001'],  # (every episode is planned up front)
         ['bench', '--seed-base', '-2'],
         ['bench', '--interface', 'programs,tools'],
         ['run', 'lift_cube', '--interface', 'prose'],
@@ -512,6 +515,7 @@ def test_a_workspace_path_with_a_space_is_refused_before_set_up(tmp_path):
         (['demos', 'lift_cube', '--plan', 'p.json'], 'name the TASKs to collect or a --plan'),
         (['demos'], 'name the TASKs to collect or a --plan'),
         (['bench', '--plan', 'nope.json'], 'plan nope.json does not exist'),
+        (['bench', '--plan', f'{__file__}/p.json'], 'cannot be read: Not a directory'),
         (['demos', 'lift_cube', '--include', '.'], 'is not a `harness demos` folder'),
     ],
 )
@@ -590,3 +594,21 @@ def test_a_candidate_adopted_over_a_stand_in_goes_before_it_and_the_stand_in_sta
     assert spec.version == 1 and spec.learned == ('press',) and spec.finishes == ('press',)
     instruction = next(iter(record['tasks']))
     assert load_catalog(catalogue).for_kind('press', instruction).name == 'act_press_new'
+
+
+def test_a_plan_refuses_the_layout_flags_it_would_leave_unused(tmp_path, capsys):
+    plan = tmp_path / 'plan.json'
+    plan.write_text(json.dumps({'layouts': [{'task': 'lift_cube', 'seed': 4}]}))
+    for flags in (['--layouts', '3'], ['--seed', '9'], ['--seed-base', '0']):
+        argv = ['bench', '--plan', str(plan), *flags, '--out', str(tmp_path / 'out')]
+        assert main(argv) == 2
+        assert f'leave out {flags[0]}' in capsys.readouterr().err
+
+
+def test_two_benches_started_in_one_second_get_folders_of_their_own(tmp_path):
+    from harness_bringup.run import claim_folder, folder_word
+
+    base = tmp_path / f'20261207-181040-bench-{folder_word("x/../../escape")}'
+    first, second = claim_folder(base), claim_folder(base)
+    assert first == base and second.name == base.name + '-2' and second.is_dir()
+    assert first.parent == tmp_path and first.name.endswith('-bench-x_.._.._escape')

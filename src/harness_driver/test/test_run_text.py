@@ -116,6 +116,14 @@ def test_a_bench_accounts_for_its_wall_outside_every_episode():
     assert levels['episode']['cells'] == 3.0
     assert levels['command']['episode_process'] == 20.0
     assert levels['finished_by_bench'] == {}
+    # A retried episode: its failed first run counts, and a command's whole span (a broken
+    # station's close after its answer among it)
+    retried = episode(115.0, 118.0)
+    retried['command_seconds']['total'] = 4.0  # to 119
+    retried['retry_of_command_seconds'] = {'started_at': 112.5, 'ended_at': 114.0, 'total': 2.0}
+    a = wall_accounting([*summaries[:2], retried], 20.0)
+    assert a['within_episode_processes_seconds'] == 18.0  # 100-112, 112.5-114.5, 115-119
+    assert a['summed_by_phase_seconds']['retried'] == {'first_runs': 2.0}
 
 
 def test_an_escalation_shows_the_ticks_around_its_event_with_the_tcp():

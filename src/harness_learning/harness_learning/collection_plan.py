@@ -200,7 +200,11 @@ def read_plan(path: Path) -> list[Layout]:
         doc = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise PlanError(f'plan {path} does not exist') from None
-    except (ValueError, IsADirectoryError, RecursionError) as exc:  # (nested past the parser)
+    except IsADirectoryError:
+        raise PlanError(f'plan {path} is a folder, not a plan file') from None
+    except OSError as exc:  # a file on the way, a loop, a name too long, no permission
+        raise PlanError(f'plan {path} cannot be read: {exc.strerror or exc}') from None
+    except (ValueError, RecursionError) as exc:  # (nested past the parser)
         raise PlanError(f'plan {path} is not JSON: {type(exc).__name__}: {exc}') from None
     layouts = doc.get('layouts') if isinstance(doc, dict) else None
     if not isinstance(layouts, list) or not layouts:

@@ -250,8 +250,9 @@ def _run_name(summary: dict) -> str:
 
 
 def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
-    """Where a bench's wall time went, and the bench's wall outside every episode process
-    (their [started_at, ended_at] intervals joined: starting episodes, the tables).
+    """Where a bench's wall time went, and the bench's wall outside every episode's command
+    (each [started_at, started_at + total] joined, a retried episode's first run's too:
+    starting episodes, the tables).
 
     `summed_by_phase_seconds`: each part summed over the episodes, by level; within a level
     the parts add up to the part of the level above that they name, never across levels:
@@ -262,12 +263,14 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
       episode, the dataset and report it made, a new station's graph start) and `rest`, what
       they leave of it (its exit, or a station's answer);
     - `episode`: the episode's phases (`phases_seconds`, within `graph_and_episode`);
-    - `finished_by_bench`: the dataset and report the bench made beside the next episodes."""
+    - `finished_by_bench`: the dataset and report the bench made beside the next episodes;
+    - `retried`: the commands of the first runs of retried episodes (their station failed)."""
     levels: dict[str, dict[str, float]] = {
         'command': {},
         'episode_process': {},
         'episode': {},
         'finished_by_bench': {},
+        'retried': {},
     }
     intervals = []
 
@@ -286,8 +289,15 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
             add('episode', part, seconds)
         for part, seconds in (s.get('finished_by_bench_seconds') or {}).items():
             add('finished_by_bench', part, seconds)
-        if command.get('started_at') is not None and command.get('ended_at') is not None:
-            intervals.append((float(command['started_at']), float(command['ended_at'])))
+        first = s.get('retry_of_command_seconds') or {}
+        add('retried', 'first_runs', first.get('total'))
+        for spent in (command, first):
+            start, total = spent.get('started_at'), spent.get('total')
+            if start is None:
+                continue
+            end = spent.get('ended_at') if total is None else float(start) + float(total)
+            if end is not None:
+                intervals.append((float(start), float(end)))
     covered, end = 0.0, None
     for a, b in sorted(intervals):
         if end is None or a > end:
