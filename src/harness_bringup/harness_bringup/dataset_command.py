@@ -65,14 +65,11 @@ def add_parser(sub) -> None:
     demos.add_argument(
         '--layouts',
         type=_layouts,
-        default=(10, True),
         metavar='N|random:N',
         help='layouts per task (default random:10): random:N samples N layouts from seeds '
         '--seed-base.., N the first N fixed ones',
     )
-    demos.add_argument(
-        '--seed-base', type=_seed, default=1000, help='the first sampled seed (default 1000)'
-    )
+    demos.add_argument('--seed-base', type=_seed, help='the first sampled seed (default 1000)')
     demos.add_argument(
         '--randomize',
         type=_randomize,
@@ -116,6 +113,10 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+DEMO_LAYOUTS = (10, True)  # the default --layouts of harness demos: random:10
+DEMO_SEED_BASE = 1000  # the default --seed-base of harness demos
+
+
 def _demos(args: argparse.Namespace) -> int:
     """The demonstration collector: the reference programs (the scripted agent) on sampled
     layouts as a bench whose cameras are recorded at every tick, then one LeRobot dataset of
@@ -149,13 +150,11 @@ def _demos(args: argparse.Namespace) -> int:
     args.config = str(recorded.write(out / 'collection.yaml'))
     args.strategies = None
     args.each_axis = args.expert_check = False  # every demonstration the verifier satisfies is kept
-    args.model, args.interface, args.perception, args.policies, args.seed = (
-        'scripted',
-        None,
-        None,
-        None,
-        0,
-    )
+    args.model, args.interface, args.perception, args.policies = 'scripted', None, None, None
+    args.seed = None  # (the bench's fixed-layout seed: 0; a --plan names its own seeds)
+    if not args.plan:  # (a --plan refuses the flags it would leave unused: unset until here)
+        args.layouts = args.layouts or DEMO_LAYOUTS
+        args.seed_base = DEMO_SEED_BASE if args.seed_base is None else args.seed_base
     args.out = str(out / 'bench')
     args.tasks = args.tasks or None
     status = 1  # (also when the bench dies of an exception: the same folder may come again)

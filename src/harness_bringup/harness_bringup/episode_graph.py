@@ -143,12 +143,12 @@ class EpisodeGraph(StationGraph):
     def camera_frames(self, start: float, end: float) -> dict[str, list[tuple[float, bytes]]]:
         return self.driver.camera_frames(start, end)
 
-    def estop_at(self, step: int | None) -> None:
-        """The skill server engages its emergency stop as an execution reaches `step` (None:
+    def estop_at(self, step: int | None, cut: bool = False) -> None:
+        """The skill server's emergency stop engaged so that the motion ends at `step` (None:
         not): SkillServer.estop_at. In this process's station only."""
         if self.attach:
             raise GraphError('the emergency stop at a step needs the station of this process')
-        self.skills.estop_at(step)
+        self.skills.estop_at(step, cut)
 
     def estop(self, engage: bool) -> None:
         """Engage or release the skill server's emergency stop (over skills/estop when the

@@ -605,6 +605,18 @@ def test_a_plan_refuses_the_layout_flags_it_would_leave_unused(tmp_path, capsys)
         assert f'leave out {flags[0]}' in capsys.readouterr().err
 
 
+def test_demos_from_a_plan_get_past_the_flags_a_plan_refuses(tmp_path, capsys):
+    """harness demos --plan: the collector's own defaults are not flags the user gave (the
+    plan's unknown task is the next thing said)."""
+    plan = tmp_path / 'plan.json'
+    plan.write_text(json.dumps({'layouts': [{'task': 'nope', 'seed': 4}]}))
+    assert main(['demos', '--plan', str(plan), '--out', str(tmp_path / 'd')]) == 2
+    assert f'plan {plan}: no task nope' in capsys.readouterr().err
+    argv = ['demos', '--plan', str(plan), '--seed-base', '5', '--out', str(tmp_path / 'e')]
+    assert main(argv) == 2
+    assert 'leave out --seed-base' in capsys.readouterr().err
+
+
 def test_two_benches_started_in_one_second_get_folders_of_their_own(tmp_path):
     from harness_bringup.run import claim_folder, folder_word
 

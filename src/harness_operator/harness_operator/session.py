@@ -35,7 +35,7 @@ from harness_recording.trial_data import decoded, observed_span, trial_of
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import shown
-from harness_types.execution import STOPPED_FROM_OUTSIDE
+from harness_types.execution import CLIENT_CANCELLED, ESTOP_STOPPED, STOPPED_FROM_OUTSIDE
 
 from harness_operator.actions import (
     OBJECT_ARGS,
@@ -189,13 +189,14 @@ class OperatorSession:
             action = parse_action(record.action)
             stopped = _stopped_short(record)
             if stopped:  # (by the emergency stop, or the cell's timeout): ended there again
-                self.station.estop_at(record.end_step)
+                self.station.estop_at(record.end_step, _cut(record))
             try:
                 cell = self._execute(action, record.executor)
             finally:
                 if stopped:
                     self.station.estop_at(None)
-                    self.station.estop(False)
+                    if not self.estopped:  # (engaged meanwhile: it stays)
+                        self.station.estop(False)
             self.sight.settle()
             status, _ = executor_status(cell)
             arm = _moved_arm(e.arm for e in cell.executions)
@@ -675,6 +676,12 @@ def _stopped_short(record: TrialRecord) -> bool:
     """A stop from outside the program ended the trial (a client that left, an emergency
     stop, a timeout): its motion is not all its program would have made."""
     return any(str(e.get('detail', '')).startswith(STOPPED_FROM_OUTSIDE) for e in record.executions)
+
+
+def _cut(record: TrialRecord) -> bool:
+    """The stop from outside came during an execution (it was cut), not between two."""
+    cuts = (ESTOP_STOPPED, CLIENT_CANCELLED)
+    return any(str(e.get('detail', '')).startswith(cuts) for e in record.executions)
 
 
 def _described(record: TrialRecord) -> str:

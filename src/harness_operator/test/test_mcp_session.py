@@ -18,6 +18,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from harness_types.execution import STOPPED_FROM_OUTSIDE
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -340,7 +341,12 @@ def test_the_http_server_refuses_a_client_without_its_token(tmp_path):
 
 
 async def long_action(url: str, token: str) -> None:
-    action = {'program': 'run_controller(lambda obs: {}, max_seconds=60.0)'}
+    # Many motions with waits between them: only a stop from outside ends it within a minute
+    program = (
+        'import time\nfor i in range(60):\n'
+        "    move_eef([0.3, -0.2 + 0.05 * (i % 2), 1.0], arm='right')\n    time.sleep(0.5)\n"
+    )
+    action = {'program': program}
     with contextlib.suppress(Exception):  # the server goes away under the call
         async with Client(authorised(url, token)) as c:
             await c.call_tool('do_action', {'action': action, 'key': 'long'})
@@ -374,6 +380,8 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     # the robot stopped at the signal, not once the call ended (uvicorn waits for it)
     log = (tmp_path / 'server.log').read_text()
     assert 'interrupted: the emergency stop is engaged' in log, log
+    (trial,) = [r['record'] for r in records if r['type'] == 'trial']
+    assert trial['executions'][-1]['detail'].startswith(STOPPED_FROM_OUTSIDE), trial
 
 
 @pytest.mark.parametrize('end', ['client_dies', 'interrupt'])
@@ -443,6 +451,15 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     assert summary['status'] == 'session_ended', summary
     said = 'the client left' if end == 'client_dies' else 'interrupted'
     assert f'{said}: the emergency stop is engaged' in (tmp_path / 'server.log').read_text()
+
+    # The next session replays the stopped trial to the step it ended at, not to the end of
+    # its program (which then ran on to the step limit: a session that could do nothing)
+    async def resume() -> dict:
+        async with Client(server(tmp_path, tmp_path / 'runs' / 'j.jsonl')) as c:
+            return structured(await c.call_tool('journal'))['this_session']
+
+    resumed = anyio.run(resume)
+    assert resumed == {'resumed_trials': 1}, resumed  # (and no resume_mismatches)
 
 
 def test_a_session_without_a_tool_call_leaves_a_run_folder_that_says_so(tmp_path):

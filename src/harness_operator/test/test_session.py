@@ -72,8 +72,8 @@ class FakeStation:
     def estop(self, engage):
         self.estops.append(engage)
 
-    def estop_at(self, step):
-        self.estop_ats.append(step)
+    def estop_at(self, step, cut=False):
+        self.estop_ats.append((step, cut) if step is not None else None)
 
     def camera_frames(self, start, end):
         return {}
@@ -247,7 +247,7 @@ def test_a_trial_an_emergency_stop_cut_short_is_replayed_to_where_it_ended(sessi
         RunFolder(tmp_path / 'run2'), lambda _m: None, policies=('expert',),
     )  # fmt: skip
     again.start()
-    assert station.estop_ats == [cut.end_step, None]  # for the cut trial alone
+    assert station.estop_ats == [(cut.end_step, True), None]  # for the cut trial alone
     assert station.estops == [False]  # released after it
 
 

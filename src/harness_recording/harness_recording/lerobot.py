@@ -452,23 +452,26 @@ def write_run_dataset(run: Path, opened: OpenedBag | None = None) -> Path | None
 def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print) -> dict:
     """`harness export RUNS --lerobot OUT`: every trial of every run folder. OUT is replaced
     only when it is a LeRobot dataset already (or empty), and never one that holds a RUN."""
-    out = Path(out)
-    if out.is_symlink():  # (replacing it would replace the link, or what it points to)
+    if Path(out).is_symlink():  # (replacing it would replace the link, or what it points to)
         raise ExportError(f'{out} is a symbolic link: name the folder itself as --lerobot')
+    # The folder checked is the folder replaced: the path as the filesystem resolves it (a
+    # link on the way, 'x/..'), not as its text reads.
+    given, out = out, Path(os.path.realpath(out))
+    if out == Path.cwd() or out in Path.cwd().parents or out == out.parent:
+        raise ExportError(f'{given} is the working folder or above it: choose another --lerobot')
     if out.exists():
-        resolved = out.resolve()
-        if any(
-            resolved == Path(r).resolve() or resolved in Path(r).resolve().parents for r in runs
-        ):
-            raise ExportError(f'{out} holds a run folder being exported: choose another --lerobot')
+        if any(out == Path(r).resolve() or out in Path(r).resolve().parents for r in runs):
+            raise ExportError(
+                f'{given} holds a run folder being exported: choose another --lerobot'
+            )
         if out.is_file() or (any(out.iterdir()) and not (out / 'meta' / 'info.json').is_file()):
             raise ExportError(
-                f'{out} exists and is not a LeRobot dataset: it is not replaced (remove it, or '
+                f'{given} exists and is not a LeRobot dataset: it is not replaced (remove it, or '
                 'choose another --lerobot)'
             )
         if (out / 'collection.json').is_file():  # (trained runs and gates read it by its path)
             raise ExportError(
-                f'{out} is the dataset of a demonstration collection (harness demos): it is not '
+                f'{given} is the dataset of a demonstration collection (harness demos): it is not '
                 'replaced (choose another --lerobot)'
             )
     trials: list[TrialData] = []
@@ -490,37 +493,46 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
             f'{len(missing)} trials have no camera frames (no bag, or a lean recording, whose bag '
             'holds none): the dataset has no videos of them'
         )
+    held = (out / 'meta' / 'info.json').is_file()
     summary = _write_beside(out, lambda folder: write_datasets(folder, trials, say))
-    if summary['replaced']:
-        say(f'{out} held a LeRobot dataset: it is replaced')
+    if held:
+        say(f'{given} held a LeRobot dataset: it is replaced')
     for camera, why in summary['cameras_left_out'].items():
         say(f'{camera} is left out of the dataset: {why}')
     return summary
 
 
 def _write_beside(out: Path, write: Callable[[Path], dict]) -> dict:
-    """`write(folder)` into a new folder beside `out`, which then takes the place of `out`:
-    an export that fails (a trial refused half-way, a full disk, a Ctrl-C) leaves `out` as it
-    was and nothing beside it. The summary says whether a dataset was `replaced`."""
-    out = Path(os.path.abspath(out))  # ('.' or 'x/..' has no name to write beside)
+    """`write(folder)` into a new folder beside `out` (a resolved path), which then takes the
+    place of `out`: an export that fails (a trial refused half-way, a full disk, a Ctrl-C)
+    leaves `out` as it was and nothing beside it."""
     out.parent.mkdir(parents=True, exist_ok=True)
     # (named, not mkdtemp's: the dataset keeps the modes a folder made here gets)
     partial = out.parent / f'.{out.name}.writing-{secrets.token_hex(6)}'
     partial.mkdir()
+    old = None
     try:
         summary = write(partial)
-        replaced = out.exists()
-        if replaced:
+        if out.exists():
             old = out.parent / f'.{out.name}.replaced-{secrets.token_hex(6)}'
-            out.rename(old)
-            partial.rename(out)
-            shutil.rmtree(old)
-        else:
-            partial.rename(out)
+            try:
+                out.rename(old)
+            except OSError as exc:  # (a mount point, a folder of another's)
+                old = None
+                raise ExportError(
+                    f'{out} cannot be replaced: {exc.strerror or exc} (remove it, or choose '
+                    'another --lerobot)'
+                ) from None
+        partial.rename(out)
     except BaseException:
+        if old is not None and not out.exists():  # (the old one back where it was)
+            old.rename(out)
+            old = None
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    return summary | {'replaced': replaced}
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return summary
 
 
 def write_demos(

@@ -3,6 +3,7 @@ every few ticks: the second is left out of a dataset, so its frames are counted,
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,6 +171,24 @@ def test_an_export_that_fails_leaves_the_dataset_it_would_replace_as_it_was(tmp_
         export_runs([run, other], tmp_path / 'ds', print)
     assert (tmp_path / 'ds' / 'meta' / 'info.json').read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ['ds', 'other', 'run']  # none beside
+
+
+def test_an_export_replaces_the_folder_it_checked(tmp_path, monkeypatch):
+    """The folder checked is the folder replaced: 'link/..' is the dataset the link's target
+    is in, not the folder the text names; the working folder is never replaced; a first
+    export says it replaced nothing."""
+    run = run_folder(tmp_path, 12)
+    said: list[str] = []
+    export_runs([run], tmp_path / 'ds', said.append)
+    assert not any('replaced' in line for line in said)
+    (tmp_path / 'work').mkdir()
+    (tmp_path / 'work' / 'precious.txt').write_text('mine')
+    monkeypatch.chdir(tmp_path / 'work')
+    (tmp_path / 'work' / 'link').symlink_to(tmp_path / 'ds' / 'meta')
+    export_runs([run], Path('link/..'), said.append)  # the dataset at ds, replaced
+    assert (tmp_path / 'work' / 'precious.txt').read_text() == 'mine'
+    with pytest.raises(ExportError, match='is the working folder or above it'):
+        export_runs([run], Path('.'), said.append)
 
 
 def test_an_export_to_a_symbolic_link_is_refused(tmp_path):

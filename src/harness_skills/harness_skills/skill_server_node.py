@@ -90,7 +90,7 @@ class SkillServer(Node):
                 result_timeout=self.config.result_timeout_seconds,
             )
         self._estop = threading.Event()
-        self._estop_at: int | None = None  # (estop_at)
+        self._estop_at: tuple[int, bool] | None = None  # (estop_at)
         self.executing = InFlight()  # executions running now
         self.create_service(Estop, names.SKILL_ESTOP, self._serve_estop, callback_group=group)
         # Each read service on a lane of its own, not the executor: a skills/ik round trip
@@ -114,12 +114,14 @@ class SkillServer(Node):
             self._estop.clear()
         self.get_logger().warning('emergency stop ' + ('engaged' if engage else 'released'))
 
-    def estop_at(self, step: int | None) -> None:
-        """Engage the emergency stop as an execution reaches `step` (None: no such step): a
-        resumed operator session replays a trial that an emergency stop cut short so that it
-        ends where it ended. The stop takes one tick (the arm holds its pose), so it is
-        engaged a tick before."""
-        self._estop_at = step
+    def estop_at(self, step: int | None, cut: bool = False) -> None:
+        """Engage the emergency stop so that the motion ends at `step` (None: no such step):
+        a resumed operator session replays a trial that a stop from outside ended early so
+        that it ends where it ended. `cut`: that stop came during an execution, whose stop
+        took the last tick (the arm held its pose): engaged as an execution is a tick before
+        `step`; else it came between executions: an execution that would start at `step` or
+        after is refused."""
+        self._estop_at = None if step is None else (step, cut)
 
     def end_executions(self) -> None:
         """An episode is over: every execution still running ends at its next tick, and none
@@ -146,9 +148,18 @@ class SkillServer(Node):
         response.message = 'engaged: no execution runs' if response.engaged else 'released'
         return response
 
-    def _cancelled(self, goal_handle, step: int) -> str:
-        if self._estop_at is not None and step + 1 >= self._estop_at:
+    def _replay_stop(self, step: int, starting: bool) -> None:
+        """Engage the emergency stop where estop_at asks, at `step`: an execution under way
+        a tick before its step (cut), one `starting` at it or after (not cut)."""
+        target, cut = self._estop_at or (0, False)
+        if self._estop_at is not None and (
+            (cut and not starting and step + 1 >= target)
+            or (not cut and starting and step >= target)
+        ):
             self._estop.set()
+
+    def _cancelled(self, goal_handle, step: int) -> str:
+        self._replay_stop(step, starting=False)
         if self._estop.is_set():
             return ESTOP_STOPPED
         return CLIENT_CANCELLED if goal_handle.is_cancel_requested else ''
@@ -203,6 +214,8 @@ class SkillServer(Node):
         if region is not None:  # shown in rviz while the execution is bounded by it
             marker_id = next(self._region_ids)
             self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
+        if self._estop_at is not None:  # (a replay's: at most once an execution)
+            self._replay_stop(self.station.observe_state().step, starting=True)
         unknown = [c for c in getattr(goal, 'cameras', ()) if c not in self.cameras]
         refused = (
             ESTOP_REFUSED
