@@ -13,6 +13,7 @@ from harness_types.config import RECORDINGS
 from harness_bringup.arguments import (
     DEFAULT_POLICIES,
     INTERFACE_HELP,
+    MAX_SAMPLED_LAYOUTS,
     PERCEPTION_HELP,
     POLICIES_HELP,
     RANDOMIZE_HELP,
@@ -57,8 +58,9 @@ def add_parser(sub) -> None:
         type=_layouts,
         metavar='N|random:N',
         help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
-        'layouts sampled from seeds --seed-base, --seed-base + 1, ... (every one feasible: the '
-        'task checks reach and view before it accepts a sample)',
+        f'(at most {MAX_SAMPLED_LAYOUTS:,}) layouts sampled from seeds --seed-base, '
+        '--seed-base + 1, ... (every '
+        'one feasible: the task checks reach and view before it accepts a sample)',
     )
     bench.add_argument('--seed', type=_seed, help='seed of every fixed-layout episode (default 0)')
     bench.add_argument(
@@ -129,7 +131,7 @@ def add_parser(sub) -> None:
         '--plan',
         metavar='PLAN',
         help='run the sampled layouts of a collection plan (`harness plan-collection`) instead '
-        'of --tasks and --layouts',
+        'of --tasks, --layouts, --seed and --seed-base (it names its tasks and seeds)',
     )
     bench.set_defaults(func=_bench)
 
@@ -357,8 +359,9 @@ def _bench(args: argparse.Namespace) -> int:
         )
     except OSError as exc:  # a full disk, the folder taken away: what was written stays
         return _fail(
-            f'the bench could not write under {out}: {exc.strerror or exc}'
-            f'{f" ({exc.filename})" if exc.filename else ""}; the episodes that ran are there'
+            f'the bench stopped: {exc.strerror or exc}'
+            f'{f" ({exc.filename})" if exc.filename else ""}; the episodes that ran are under '
+            f'{out}'
         )
     finally:
         if stations is not None:

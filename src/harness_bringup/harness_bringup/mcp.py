@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import signal
 import struct
@@ -88,8 +89,8 @@ def serve_mcp(
     say: Callable[[str], None],
     serving: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
 ) -> int:
-    """Serve until the client leaves (stdio) or an interrupt (HTTP); 0, or 2 on bad input.
-    `serving()` is the block in which standard output is the protocol's."""
+    """Serve until the client leaves (stdio) or a Ctrl-C or SIGTERM (either); 0, or 2 on bad
+    input. `serving()` is the block in which standard output is the protocol's."""
     from harness_operator.budgets import OperatorBudgets
     from harness_operator.journal import Journal, JournalError
     from harness_operator.mcp_server import SessionHolder, build_server
@@ -106,17 +107,24 @@ def serve_mcp(
         return fail(str(exc))
     sweep(say)  # what killed processes of earlier runs left in /dev/shm (as supervisor.py)
     path = journal_path(options)
+    claim = None
     try:
         # Claimed before --new renames it: a live server's journal is not moved under it.
         claim = Journal.claim(path)
         if options.new and path.exists():
             kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
+            for n in itertools.count(2):  # (two --new in one second: the first one kept too)
+                if not kept.exists():
+                    break
+                kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}-{n}')
             path.rename(kept)
             say(f'the old journal is kept as {kept}')
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
         journal.check_goal(options.spec().goal)
         journal.hold(claim)
     except JournalError as exc:
+        if claim is not None:
+            claim.close()
         return fail(str(exc))
     close_abandoned_runs(options.out, path, say)  # (this server holds the journal now)
     run = RunFolder(run_folder_path(options.out, options.task, options.layout, options.seed, 'mcp'))
@@ -143,8 +151,11 @@ def serve_mcp(
     def open_session() -> OperatorSession:
         bag = run.bag_path if config.driver.record_bag else None
         warming.join()
-        if opened.get('client_left'):
-            raise OperatorError('the client left before the station started: nothing is run')
+        if opened.get('ending'):
+            raise OperatorError(
+                'the session is ending (the client left, or the server was interrupted) before '
+                'the station started: nothing is run'
+            )
         if 'warm_error' in opened:
             raise opened.pop('warm_error')
         graph = opened['graph'] = opened.pop('warm')
@@ -173,11 +184,9 @@ def serve_mcp(
     say(f'journal: {path}; run folder: {run.path}')
     started = time.monotonic()
 
-    def interrupted() -> None:  # (the servers end a tool call under way only once it returns)
-        stop_motion(opened, say, 'interrupted')
-
     try:
-        with interrupts_stop(interrupted):
+        # (the servers end a tool call under way only once it returns)
+        with interrupts_stop(lambda: stop_motion(opened, say, 'interrupted')) as interrupted:
             if options.http_port is None:
                 # The SDK's stdio server notices the client's end only once the call under way
                 # returns: a program of many motions would go on moving the robot for minutes.
@@ -281,7 +290,7 @@ def stop_motion(opened: dict, say: Callable[[str], None], why: str) -> None:
     engage the emergency stop at once, so that a call still running moves nothing more (its
     cell ends at its next motion, refused); a session not open yet is not opened (its first
     call was the client's last)."""
-    opened['client_left'] = True
+    opened['ending'] = True
     session, graph = opened.get('session'), opened.get('graph')
     if session is not None:
         session.estopped = True
@@ -295,22 +304,39 @@ def stop_motion(opened: dict, say: Callable[[str], None], why: str) -> None:
 
 
 @contextlib.contextmanager
-def interrupts_stop(stop: Callable[[], None]) -> Iterator[None]:
-    """Within the block a Ctrl-C or SIGTERM (an MCP client closing the server) calls `stop()`
-    on a thread of its own at once (the signal may come while this thread holds a lock the
-    stop needs), then ends the block as a Ctrl-C does. Asyncio keeps a handler of the process's
-    own: its handler would only cancel the main task, which waits for the tool call."""
+def interrupts_stop(stop: Callable[[], None]) -> Iterator[Callable[[], None]]:
+    """Within the block a Ctrl-C or SIGTERM (an MCP client closing the server) has `stop()`
+    called at once, then ends the block as a Ctrl-C does. (Asyncio leaves a handler set here
+    in place; its own would only cancel the main task, which waits for the tool call.) The
+    block gets `interrupted()`, which asks for the same stop from another signal handler
+    (uvicorn's). `stop()` runs once, on a thread started before: a signal handler may
+    interrupt code that holds a lock it would need (starting a thread takes one)."""
+    asked = threading.Event()
+    why: list[str] = []  # (a list's append takes no lock a handler could wait on)
+
+    def stopper() -> None:
+        asked.wait()
+        if why:
+            stop()
+
+    thread = threading.Thread(target=stopper, name='interrupt-stop', daemon=True)
+    thread.start()
+
+    def interrupted() -> None:
+        why.append('interrupted')
+        asked.set()
 
     def handle(*_) -> None:
-        threading.Thread(target=stop, name='interrupt-stop', daemon=True).start()
+        interrupted()
         raise KeyboardInterrupt
 
     saved = {n: signal.signal(n, handle) for n in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield interrupted
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
+        asked.set()  # (the stopper ends: after an interrupt, once its stop is done)
 
 
 def _warm_up(config: GraphConfig, params: Path, folder: Path, opened: dict) -> None:
@@ -335,8 +361,8 @@ def serve_http(
 ) -> None:
     """Streamable HTTP at http://host:port/mcp behind a bearer token made now: printed once
     and written to token_path(options); a request without it is answered 401. A Ctrl-C or
-    SIGTERM calls `interrupted()` at once, then shuts the server down (uvicorn's shutdown
-    waits for the tool calls under way)."""
+    SIGTERM calls `interrupted()` (interrupts_stop's: safe in a signal handler) at once, then
+    shuts the server down (uvicorn's shutdown waits for the tool calls under way)."""
     import anyio
     import uvicorn
     from harness_operator.bearer import BearerToken, new_token, write_token
@@ -351,7 +377,7 @@ def serve_http(
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig, frame) -> None:
-            threading.Thread(target=interrupted, name='interrupt-stop', daemon=True).start()
+            interrupted()
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(app, host=options.host, port=options.http_port, log_level='warning')

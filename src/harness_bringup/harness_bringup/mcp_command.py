@@ -125,9 +125,13 @@ def _mcp(args: argparse.Namespace) -> int:
         )
     # An interrupt leaves the stdio transport's reader of standard input (a thread of the SDK)
     # blocked in its read: the process would live on, its pending call unanswered, until the
-    # client wrote again. Everything is closed by now: the process ends here.
+    # client wrote again. The run folder is closed by now: what is left gets a moment to end
+    # (a tool call that outlived the close), then the process ends here.
     main = threading.main_thread()
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main):
+    left = [t for t in threading.enumerate() if t is not main and not t.daemon]
+    for thread in left if args.http is None else ():
+        thread.join(timeout=max(0.0, 2.0 / len(left)))
+    if args.http is None and any(t.is_alive() for t in left):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -300,9 +300,6 @@ class StationRunner:
             # the run folder says so, as the supervisor of harness run writes it
             _close(run, base, code, interrupted, output)
         which = (station.folder.name, station.episodes)  # (before another takes it)
-        if left:
-            with self._lock:
-                self._finishing.append(self._finisher.submit(self._finish, run, left, log))
         if broken == 'interrupted' and not interrupted:
             # Signalled from outside the bench (a SIGTERM or SIGINT to the station alone): the
             # station failed under the episode, which the user did not interrupt.
@@ -321,6 +318,9 @@ class StationRunner:
             self._give_back(station)
         with self._summaries:  # (after a broken station's close, which the episode waited for)
             _account(run, asked, starting, answered, *which)
+        if left:  # (its report shows the accounting)
+            with self._lock:
+                self._finishing.append(self._finisher.submit(self._finish, run, left, log))
         if interrupted:
             return 130 if code == 0 else code
         return code

@@ -393,9 +393,8 @@ def bag_tf_tree_and_latched_description(path, store):
             (qos,) = by_topic[topic].ext.offered_qos_profiles
             assert qos.durability.name == 'TRANSIENT_LOCAL', topic
         for topic in ('/harness/events', '/harness/model_images'):  # every one, as live
-            if topic in by_topic:
-                (qos,) = by_topic[topic].ext.offered_qos_profiles
-                assert (qos.durability.name, qos.history.name) == ('TRANSIENT_LOCAL', 'KEEP_ALL')
+            (qos,) = by_topic[topic].ext.offered_qos_profiles
+            assert (qos.durability.name, qos.history.name) == ('TRANSIENT_LOCAL', 'KEEP_ALL')
         assert by_topic['/tf'].ext.offered_qos_profiles[0].durability.name == 'VOLATILE'
         edges, urdf = {}, None
         for c, _, raw in bag.messages():

@@ -109,8 +109,8 @@ def test_a_bench_accounts_for_its_wall_outside_every_episode():
         episode(115.0, 118.0, report=0.25),
     ]
     a = wall_accounting(summaries, 20.0)
-    assert a['within_episode_processes_seconds'] == 15.0  # 100-112 and 115-118
-    assert a['outside_every_episode_process_seconds'] == 5.0
+    assert a['within_episode_commands_seconds'] == 15.0  # 100-112 and 115-118
+    assert a['outside_every_episode_command_seconds'] == 5.0
     levels = a['summed_by_phase_seconds']
     assert levels['episode_process']['dataset'] == 1.5
     assert levels['episode']['cells'] == 3.0
@@ -122,7 +122,7 @@ def test_a_bench_accounts_for_its_wall_outside_every_episode():
     retried['command_seconds']['total'] = 4.0  # to 119
     retried['retry_of_command_seconds'] = {'started_at': 112.5, 'ended_at': 114.0, 'total': 2.0}
     a = wall_accounting([*summaries[:2], retried], 20.0)
-    assert a['within_episode_processes_seconds'] == 18.0  # 100-112, 112.5-114.5, 115-119
+    assert a['within_episode_commands_seconds'] == 18.0  # 100-112, 112.5-114.5, 115-119
     assert a['summed_by_phase_seconds']['retried'] == {'first_runs': 2.0}
 
 

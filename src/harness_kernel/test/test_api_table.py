@@ -12,6 +12,7 @@ from harness_kernel.api_table import (
     API,
     HANDLERS,
     LEARNED_NAMES,
+    OPERATOR_NAMES,
     effect_claims,
     markdown,
 )
@@ -84,6 +85,16 @@ def test_skill_effects_name_what_was_picked():
     place = effect_claims('place', {'into': 'blue bowl'}, {'left': 'green block'})
     assert Inside('green block', 'blue bowl') in place and Released('') in place
     assert effect_claims('locate', {'query': 'cube'}, {}) == ()
+
+
+def test_every_operator_action_has_words_of_its_own():
+    """A trial's dataset task: each action in its own words, never the whole task's (a move
+    labelled "pick up the red cube and hold it" would teach a policy the wrong thing)."""
+    move = {'position': [0.3, -0.2, 1.0], 'arm': 'right'}
+    assert API['move_eef'].spoken(move) == 'move the right arm to [0.3, -0.2, 1.0]'
+    assert API['release'].spoken({'arm': 'left'}) == 'let go of what the left arm holds'
+    assert API['transfer'].spoken({}) == 'hand what you hold over to the other arm'
+    assert all(API[n].spoken is not None for n in OPERATOR_NAMES)
 
 
 def test_the_prompt_reads_every_enabled_stub_without_kinds():

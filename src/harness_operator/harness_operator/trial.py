@@ -17,19 +17,18 @@ from harness_types.execution import (
     REGION_EXIT,
     SHIELD_REJECTED,
     TIMEOUT,
-    ended_in_success,
 )
 
 EXECUTOR_STATUSES = ('done', 'timeout', 'clamped', 'error')
 # Events that stop a motion short of its goal without a fault: it was held back (by the world,
 # a guard, its region, the shield, its force, or the station ending the episode at its step
-# limit). The episode's end because the task succeeded is no motion held back: done.
+# limit; an operator's station never ends it at the task's success: worker.end_on_success).
 CLAMPED = (BLOCKED, GUARD_TRIGGERED, REGION_EXIT, SHIELD_REJECTED, FORCE_LIMIT, EPISODE_ENDED)
 
 
 def executor_status(cell: CellResult) -> tuple[str, str]:
     """(status, detail) of a finished cell: `done` when the cell ran to its end and every
-    execution ended nominally, or the episode ended because the task succeeded; `timeout` and
+    execution ended nominally; `timeout` and
     `clamped` (CLAMPED: held back, or the episode ended at its step limit) from the event that
     stopped it; `error` for a program error, a skill error or a fault."""
     stopped = cell.stopped_by
@@ -37,8 +36,6 @@ def executor_status(cell: CellResult) -> tuple[str, str]:
     if cell.status == 'error':
         detail = cell.traceback.strip().splitlines()[-1] if cell.traceback else cell.output
         return 'error', (detail or 'the cell failed')[-500:]
-    if last is not None and ended_in_success(last.event, last.detail):
-        return 'done', last.detail
     if last is not None and last.event == TIMEOUT:
         return 'timeout', last.detail
     if last is not None and last.event in CLAMPED:

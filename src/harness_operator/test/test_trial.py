@@ -2,18 +2,12 @@
 
 from harness_operator.trial import executor_status
 from harness_types.cell import CellResult
-from harness_types.execution import TASK_SUCCEEDED, Execution
+from harness_types.execution import Execution
 
 
 def _ended(detail: str) -> CellResult:
     e = Execution('pick', 'left', 'EPISODE_ENDED', detail)
     return CellResult('episode_ended', stopped_by=e, executions=[e])
-
-
-def test_a_pick_that_completed_the_task_is_done_not_clamped():
-    """The episode ending because the task succeeded is no motion held back (MCP returned
-    executor_status: clamped, ok: false for it)."""
-    assert executor_status(_ended(TASK_SUCCEEDED)) == ('done', TASK_SUCCEEDED)
 
 
 def test_the_step_limit_still_holds_a_motion_back():

@@ -308,8 +308,8 @@ def wall_accounting(summaries: list[dict], bench_wall_s: float) -> dict:
             end = b
     return {
         'bench_wall_seconds': round(bench_wall_s, 2),
-        'within_episode_processes_seconds': round(covered, 2),
-        'outside_every_episode_process_seconds': round(max(0.0, bench_wall_s - covered), 2),
+        'within_episode_commands_seconds': round(covered, 2),
+        'outside_every_episode_command_seconds': round(max(0.0, bench_wall_s - covered), 2),
         'summed_by_phase_seconds': {
             level: {k: round(v, 2) for k, v in sorted(parts.items())}
             for level, parts in levels.items()

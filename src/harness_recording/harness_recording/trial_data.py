@@ -64,10 +64,13 @@ def camera_frames(
     """Each camera's JPEG frames in the run's bag: (episode time s, JPEG bytes), in order (a
     trial decodes only the frames it shows). `opened`: the bag, opened once for whoever reads
     it (harness_recording.bag.OpenedBag)."""
+    from harness_recording.bag import bag_reader, shortfall, typestore, unclosed_note
+
     bag = run / 'bag'
     if not (bag / 'metadata.yaml').is_file():
+        if bag.is_dir() and any(bag.glob('*.mcap')):  # (its frames are there, unreadable)
+            raise ExportError(f'the camera frames of {run}: {unclosed_note(bag)}')
         return {}
-    from harness_recording.bag import bag_reader, shortfall, typestore
 
     store = typestore()
     out: dict[str, list] = {}
