@@ -52,6 +52,7 @@ def _program(args: argparse.Namespace) -> int:
     from harness_bench.layout import layout_name
     from harness_bench.randomization import axes_name
     from harness_driver.models import INSTRUCTION
+    from harness_policy.stream import failed_service
     from harness_types.config import ConfigError
 
     from harness_bringup.run import (
@@ -131,8 +132,12 @@ def _program(args: argparse.Namespace) -> int:
                 _say(f'cell {cell.status}: {len(cell.executions)} executions')
                 graph.stop_kernel()
                 outcome = graph.outcome()
+                # a policy run's server that failed: not run, as harness run has it
+                failed = failed_service(cell.executions)
+                if failed:
+                    summary['detail'] = failed
                 summary.update(
-                    status=cell.status,
+                    status='policy_service_failed' if failed else cell.status,
                     env_steps=graph.robot().step,
                     outcome=asdict(outcome),
                     strategy={

@@ -255,6 +255,10 @@ def _run(args: argparse.Namespace) -> int:
         _say(f'now its motions, one action per reply ({replay})')
         return supervised(replay, base, [*argv, '--actions-from', str(source)], since=time.time())
 
+    def interrupted_starting() -> int:  # (the run folder holds the servers' logs by now)
+        _not_started(folder, base, 'interrupted while the policy servers started', 'interrupted')
+        return 130
+
     try:
         work = source_then_replay if source_first else lambda: supervised(folder, base, argv)
         code = _with_policies(
@@ -263,6 +267,7 @@ def _run(args: argparse.Namespace) -> int:
             folder,
             lambda problem: _not_started(folder, base, problem, 'policy_service_failed'),
             [args.task],
+            interrupted_starting,
         )
     except KeyboardInterrupt:  # between two supervised episodes, whose run folders are whole
         code = 130

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from harness_types.config import not_a_file
@@ -28,8 +29,9 @@ def _attachable() -> None:
 
 def _not_started(folder: Path, base: dict, problem: str, status: str) -> int:
     """An episode that could not start (its model server or policy servers do not answer:
-    `status` model_service_failed or policy_service_failed): its run folder still says why
-    (events, summary, report), and the command fails in one line."""
+    `status` model_service_failed or policy_service_failed; a Ctrl-C while they started:
+    interrupted): its run folder still says why (events, summary, report), and the command
+    fails in one line."""
     from harness_driver.budgets import Usage, usage_fields
     from harness_recording.run_folder import RunFolder
 
@@ -104,11 +106,17 @@ def _broker(config, logs: Path | None = None):
 
 
 def _with_policies(
-    config, work, logs: Path | None = None, failed=_fail, tasks: list[str] | None = None
+    config,
+    work,
+    logs: Path | None = None,
+    failed=_fail,
+    tasks: list[str] | None = None,
+    interrupted: Callable[[], int] | None = None,
 ) -> int:
     """`work()` with the catalogue's local policy servers answering (started here when they
     do not, stopped after: those of policies that learned the kind of one of `tasks`);
-    `failed(problem)` (default: one line, exit 2) when they cannot be. An episode of `harness
+    `failed(problem)` (default: one line, exit 2) when they cannot be; `interrupted()` (default:
+    exit 130) at a Ctrl-C while they start. An episode of `harness
     bench` starts none: the bench's own broker owns them (BROKERED)."""
     from harness_bringup.policy_broker import BROKERED, BrokerError
     from harness_bringup.run import UsageError
@@ -130,5 +138,5 @@ def _with_policies(
         except BrokerError as exc:
             return failed(str(exc))
         except KeyboardInterrupt:
-            return 130
+            return interrupted() if interrupted is not None else 130
         return work()

@@ -248,6 +248,20 @@ def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
             'policies:\n  p: {description: d, endpoint: "ws://h:1", cameras: [cam_top]}',
             'no camera cam_top',
         ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", learned: [lfit]}',
+            "p.learned: no task kind 'lfit'; kinds: ",
+        ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://127.0.0.1:0", serve: lerobot,'
+            ' checkpoint: /nonexistent/ckpt}',
+            'p.checkpoint: /nonexistent/ckpt is not a folder',
+        ),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", observation_keys:'
+            ' {observation/images/cam_head: observation/state}}',
+            'p.observation_keys renames onto observation/state, which the harness sends',
+        ),
         ('policies:\n  p: {description: d, endpoint: "ws://h:1", gpu: 1}', "no field 'gpu'"),
         ('policies:\n  p: {description: d, endpoint: "ws://h:1", 1: a, b: c}', "no field '1'"),
         ('policies:\n  p: {description: d, endpoint: "ws://[::1"}', 'p.endpoint must be a ws://'),

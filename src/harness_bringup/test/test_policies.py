@@ -326,6 +326,17 @@ def test_an_unreachable_policy_server_makes_the_episode_not_run(tmp_path):
     from harness_recording.bench_table import bench_tables
 
     assert bench_tables([summary])['overall']['not_run'] == 1
+    # ... and so does harness program's run of it (it said the cell's status)
+    program = tmp_path / 'prog.py'
+    program.write_text(
+        "on('*', lambda e: None)\nstart('C', 'lift')\nrun_policy('gone', 'lift the red cube')\n"
+    )
+    config = str(Path(__file__).resolve().parents[3] / 'config' / 'harness.yaml')
+    argv = ['--config', config, 'program', 'lift_cube', str(program), '--policies', str(file)]
+    main([*argv, '--out', str(tmp_path / 'programs')])
+    (run,) = (tmp_path / 'programs').iterdir()
+    summary = json.loads((run / 'summary.json').read_text())
+    assert summary['status'] == 'policy_service_failed', summary
 
 
 def test_strategy_c_the_expert_first_then_the_reference_program_finishes(tmp_path):

@@ -13,12 +13,11 @@ from harness_bench.randomization import axes_name
 from harness_bench.task import Outcome
 from harness_bench.verifier import Judgement
 from harness_perception.images import outlined, png
-from harness_policy.stream import SERVICE_FAILED
+from harness_policy.stream import failed_service
 from harness_recording.run_folder import RunFolder, cell_record, policy_run_records
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import DriverConfig
-from harness_types.execution import SKILL_ERROR
 from harness_types.process import interrupts_held
 from harness_types.reply import FormatError, format_error_message, parse_reply
 from harness_types.scene import ClaimAnswer, LocatedObject
@@ -523,9 +522,7 @@ class Episode:
     def _policy_events(self, cell: CellResult, call: int) -> None:
         """One events.jsonl line per policy run of a cell; a policy server that failed makes
         the episode not run (not the task's failure)."""
-        for e in cell.executions:
-            if e.event == SKILL_ERROR and e.detail.startswith(SERVICE_FAILED):
-                self.policy_service_failed = e.detail
+        self.policy_service_failed = failed_service(cell.executions) or self.policy_service_failed
         for record in policy_run_records(cell, call):
             self.folder.event(record)
 

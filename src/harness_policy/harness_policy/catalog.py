@@ -16,6 +16,15 @@ import yaml
 from arx_x5_description.embodiment import Embodiment, load_embodiment
 from harness_types.config import ConfigError, load_yaml, shown, yaml_problem
 
+from harness_policy.observation import (
+    PROMPT,
+    STATE,
+    TIME,
+    depth_key,
+    extrinsics_key,
+    image_key,
+    intrinsics_key,
+)
 from harness_policy.stream import hold_ticks
 
 # What a policy's `actions` rows are: 14 absolute targets in the command layout.
@@ -225,7 +234,35 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     stray = [k for k in spec.finishes if k not in spec.learned]
     if stray:
         raise ConfigError(f'{where}: {name}.finishes names kinds it did not learn: {stray}')
+    from harness_bench.tasks import TASKS
+
+    kinds = sorted({task.kind for task in TASKS.values()})
+    unknown_kinds = [k for k in spec.learned if k not in kinds]
+    if unknown_kinds:
+        raise ConfigError(
+            f'{where}: {name}.learned: no task kind {", ".join(map(repr, unknown_kinds))}; '
+            f'kinds: {", ".join(kinds)}'
+        )
+    if spec.serve == 'lerobot' and not Path(spec.checkpoint).is_dir():
+        raise ConfigError(
+            f'{where}: {name}.checkpoint: {spec.checkpoint} is not a folder (the one `harness '
+            'policy train` wrote)'
+        )
+    renames = dict(spec.observation_keys)
+    kept = [k for k in sent_keys(spec.cameras) if k not in renames]
+    clash = sorted(v for v in renames.values() if v in kept)
+    if clash:
+        raise ConfigError(
+            f'{where}: {name}.observation_keys renames onto {", ".join(clash)}, which the '
+            'harness sends under that name itself: one would overwrite the other'
+        )
     return spec
+
+
+def sent_keys(cameras: tuple[str, ...]) -> list[str]:
+    """Every key an observation of a policy sent `cameras` may hold (observation.py)."""
+    per_camera = (image_key, depth_key, intrinsics_key, extrinsics_key)
+    return [STATE, TIME, PROMPT, *(key(c) for c in cameras for key in per_camera)]
 
 
 # The endpoints the broker chose at start for local servers whose catalogue port is 0 (JSON

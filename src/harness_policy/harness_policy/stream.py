@@ -10,11 +10,12 @@ naming the policy and its endpoint; the connection's own errors (PolicyError) pa
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from harness_types.execution import SKILL_ERROR, Execution
 
 from harness_policy.observation import ObservationError, reply_of
 
@@ -22,6 +23,13 @@ from harness_policy.observation import ObservationError, reply_of
 # not be reached, is another server than the catalogue's, or answered out of protocol): the
 # episode is then not run (`policy_service_failed`), never a task failure in the tables.
 SERVICE_FAILED = 'the policy service failed'
+
+
+def failed_service(executions: Iterable[Execution]) -> str:
+    """The detail of the last of `executions` that a policy server's failure ended ('' for
+    none): its episode is not run."""
+    failed = [e.detail for e in executions if e.event == SKILL_ERROR]
+    return next((d for d in reversed(failed) if d.startswith(SERVICE_FAILED)), '')
 
 
 def service_failure(problem: str) -> str:
