@@ -216,14 +216,20 @@ def test_finish_judges_the_goal_and_ends_the_run(session):
         session.do_action(PICK, 'auto', 'late')
 
 
-def test_a_new_session_resumes_the_journal(session, tmp_path):
-    session.do_action(PICK, 'auto', 'k1')
+def resumed_session(tmp_path) -> tuple[OperatorSession, FakeStation]:
+    """A second session on the `session` fixture's journal, on a station of its own."""
     station = FakeStation()
     again = OperatorSession(
         station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
         TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
         RunFolder(tmp_path / 'run2'), lambda _m: None, policies=('expert',),
     )  # fmt: skip
+    return again, station
+
+
+def test_a_new_session_resumes_the_journal(session, tmp_path):
+    session.do_action(PICK, 'auto', 'k1')
+    again, station = resumed_session(tmp_path)
     info = again.start()
     assert info['resumed_trials'] == 1
     assert any('pick(' in c for c in station.cells)  # the journal's action ran again
@@ -240,12 +246,7 @@ def test_a_trial_an_emergency_stop_cut_short_is_replayed_to_where_it_ended(sessi
     session.do_action(PICK, 'auto', 'whole')
     session.station.next_event, session.station.next_detail = SKILL_ERROR, ESTOP_STOPPED
     cut = session.do_action({'skill': 'home'}, 'auto', 'cut')
-    station = FakeStation()
-    again = OperatorSession(
-        station, FakeEyes(station), Journal(tmp_path / 'j.jsonl', OperatorBudgets({})),
-        TASKS['place_in_bowl'](), SessionSpec('place_in_bowl', 0, 0),
-        RunFolder(tmp_path / 'run2'), lambda _m: None, policies=('expert',),
-    )  # fmt: skip
+    again, station = resumed_session(tmp_path)
     again.start()
     assert station.estop_ats == [(cut.end_step, True), None]  # for the cut trial alone
     assert station.estops == [False]  # released after it
