@@ -174,7 +174,8 @@ def turn_text(
         if not scene.objects:
             lines.append('  (no located object is visible now)')
     grips = [
-        f'{arm} holds {obj}' if obj else f'{arm} holds nothing' for arm, obj in scene.held.items()
+        f'{arm} holds {inline(obj)}' if obj else f'{arm} holds nothing'
+        for arm, obj in scene.held.items()
     ]
     if grips:
         lines.append('Grips: ' + '; '.join(grips) + '.')

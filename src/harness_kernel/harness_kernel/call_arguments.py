@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,13 @@ def _checked(kind: str, value: Any, where: str) -> Any:
             raise ValueError(f'{where}: must be [dx, dy]')
         return vector
     if kind == 'text':
-        return str(value)
+        text = str(value)
+        # (it goes on in a ROS string: a NUL would end it, a lone surrogate cannot be sent)
+        if UNSENDABLE.search(text):
+            raise ValueError(
+                f'{where}: text without NUL characters or lone surrogates, not {_shown(value)}'
+            )
+        return text
     if kind == 'region':
         try:
             corners = np.asarray(value, dtype=float)
@@ -84,8 +91,20 @@ def _checked(kind: str, value: Any, where: str) -> Any:
             raise ValueError(
                 f"{where}: must be a list of names, e.g. ['cam_head'], not {_shown(value)}"
             )
+        # (each name is served for each of its places: a camera named 300 times was rendered
+        # 300 times a tick, and held in memory as often)
+        twice = sorted({n for n in value if value.count(n) > 1})
+        if twice or len(value) > MAX_NAMES:
+            said = f'names {_shown(twice)} more than once' if twice else 'names too many'
+            raise ValueError(f'{where}: {said}: at most {MAX_NAMES} distinct names')
+        if not all(n.isprintable() for n in value):
+            raise ValueError(f'{where}: a name is printable text, not {_shown(value)}')
         return list(value)
     return value  # points, images, rows: the handler checks them (a bad one is its SKILL_ERROR)
+
+
+MAX_NAMES = 16  # names in one list argument (a station has a few cameras)
+UNSENDABLE = re.compile('[\x00\ud800-\udfff]')  # what no ROS string can hold
 
 
 def finite(number: float, where: str) -> float:
@@ -108,9 +127,12 @@ def located(obj: Any, where: str) -> LocatedObject:
         position = size = np.zeros(0)
     if position.shape != (3,) or size.shape != (3,) or not np.all(np.isfinite(position)):
         raise ValueError(f'{where}: the object has no valid position, size, top and cameras')
-    return LocatedObject(
-        program_text(obj.id, 100), program_text(obj.label, 200), position, size, top, cameras
+    # (an id or label is one line of the model's report: a line break in one wrote lines of
+    # the report's own there)
+    ident, label = (
+        ' '.join(program_text(t, n).split()) for t, n in ((obj.id, 100), (obj.label, 200))
     )
+    return LocatedObject(ident, label, position, size, top, cameras)
 
 
 def _shown(value: Any) -> str:

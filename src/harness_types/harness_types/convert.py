@@ -236,9 +236,19 @@ def camera_view_of(msg: hm.CameraView) -> CameraView:
 # Executions ----------------------------------------------------------------------------------
 
 
+def ros_text(text: str) -> str:
+    """`text` for a ROS string field, which ends at a NUL: each NUL written as \\x00 (what a
+    program printed after one, and the kernel's notes after that, were lost)."""
+    return text.replace('\x00', '\\x00')
+
+
 def event_msg(e: Execution) -> hm.Event:
     return hm.Event(
-        name=e.event, detail=e.detail, reasons=list(e.reasons), skill=e.skill, time=float(e.time)
+        name=e.event,
+        detail=ros_text(e.detail),  # (a guard's or handler's words may be the program's)
+        reasons=[ros_text(r) for r in e.reasons],
+        skill=e.skill,
+        time=float(e.time),
     )
 
 
@@ -347,10 +357,10 @@ def claim_answer_of(response) -> ClaimAnswer:
 def cell_result_msg(cell: CellResult) -> RunCell.Result:
     msg = RunCell.Result(
         status=cell.status,
-        output=cell.output,
-        notes=list(cell.notes),
-        traceback=cell.traceback,
-        summary=cell.summary,
+        output=ros_text(cell.output),
+        notes=[ros_text(n) for n in cell.notes],
+        traceback=ros_text(cell.traceback),
+        summary=ros_text(cell.summary),
         restored=list(cell.restored),
         events_handled=int(cell.events_handled),
         report=scene_report_msg(cell.scene),
@@ -361,7 +371,7 @@ def cell_result_msg(cell: CellResult) -> RunCell.Result:
         msg.stopped_by = [trace_msg(cell.stopped_by)]
     msg.executions = [trace_msg(e) for e in cell.executions]
     msg.images = [rgb_image_msg(i.rgb) for i in cell.images]
-    msg.image_captions = [i.caption for i in cell.images]
+    msg.image_captions = [ros_text(i.caption) for i in cell.images]
     return msg
 
 

@@ -191,3 +191,14 @@ def test_every_stamp_is_normalised():
         sec, nanosec = stamp_parts(t)
         assert 0 <= nanosec < 1_000_000_000, (t, sec, nanosec)
         assert abs(sec + nanosec * 1e-9 - t) < 1e-6
+
+
+def test_a_programs_nul_does_not_end_what_it_sends():
+    """A ROS string ends at a NUL: what a program printed after one, the kernel's clip note
+    and the rest of a traceback were lost. Each NUL is written as \\x00 instead."""
+    from harness_types.cell import CellResult
+    from harness_types.convert import cell_result_msg, cell_result_of
+
+    sent = CellResult('error', output='first\x00hidden', traceback='ValueError: tail\x00 after')
+    back = cell_result_of(cell_result_msg(sent))
+    assert back.output == 'first\\x00hidden' and back.traceback.endswith('tail\\x00 after')
