@@ -153,8 +153,10 @@ RANDOMIZE_HELP = (
 
 def _positive_int(text: str) -> int:
     value = _integer(text)
-    if not 1 <= value <= INT64_MAX:
-        raise argparse.ArgumentTypeError(f'must be in 1..{INT64_MAX}, not {value}')
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be at least 1, not {value}')
+    if value > INT64_MAX:  # (a ROS int64 parameter)
+        raise argparse.ArgumentTypeError(f'must be at most {INT64_MAX}, not {value}')
     return value
 
 
@@ -200,7 +202,8 @@ DEFAULT_POLICIES = '(beside the config)'
 POLICIES_HELP = (
     'enable the learned half with a policy catalogue (overrides kernel.policies; default '
     'FILE: policies.yaml beside the config file): start(strategy, kind) first, list_policies, '
-    "run_policy; the catalogue's local servers are started when they do not answer"
+    "run_policy; the catalogue's local servers are started when they do not answer (a "
+    'trained one the first time installs the learning extra, LeRobot and torch: ~8 GB, once)'
 )
 
 

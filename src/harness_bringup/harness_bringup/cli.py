@@ -25,8 +25,17 @@ from harness_bringup import (
 from harness_bringup.console import fail as _fail
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose refusal of the command line is one line, as every other bad
+    input's is (argparse printed its usage block first); its subcommands' parsers are of this
+    kind too (add_subparsers makes them of the parent's class)."""
+
+    def error(self, message: str):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog='harness',
         description='Run the dual-arm ARX X5 harness: episodes with a model, programs without '
         'one, the worker alone, a set-up check.',

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness_bringup.arguments import (
+    MAX_SAMPLED_LAYOUTS,
     RANDOMIZE_HELP,
     _image_size,
     _layouts,
@@ -53,7 +54,8 @@ def add_parser(sub) -> None:
         '--plan',
         metavar='PLAN',
         help='collect the layouts of a plan (`harness plan-collection`) as it is (run in its '
-        "order; the dataset's episodes come in the run folders' name order)",
+        "order; the dataset's episodes come in the run folders' name order), instead of TASKs, "
+        '--layouts and --seed-base (it names its tasks and seeds)',
     )
     demos.add_argument(
         '--include',
@@ -66,8 +68,8 @@ def add_parser(sub) -> None:
         '--layouts',
         type=_layouts,
         metavar='N|random:N',
-        help='layouts per task (default random:10): random:N samples N layouts from seeds '
-        '--seed-base.., N the first N fixed ones',
+        help='layouts per task (default random:10): random:N samples N (at most '
+        f'{MAX_SAMPLED_LAYOUTS:,}) layouts from seeds --seed-base.., N the first N fixed ones',
     )
     demos.add_argument('--seed-base', type=_seed, help='the first sampled seed (default 1000)')
     demos.add_argument(
@@ -129,7 +131,10 @@ def _demos(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError, load_config
 
     if bool(args.tasks) == bool(args.plan):
-        return _fail('name the TASKs to collect or a --plan (`harness plan-collection`), not both')
+        given = 'both' if args.tasks else 'neither'
+        return _fail(
+            f'name the TASKs to collect or a --plan (`harness plan-collection`): {given} given'
+        )
     unknown = [t for t in args.tasks if t not in TASKS]
     if unknown:
         return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')

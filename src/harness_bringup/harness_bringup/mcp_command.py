@@ -130,7 +130,7 @@ def _mcp(args: argparse.Namespace) -> int:
     main = threading.main_thread()
     left = [t for t in threading.enumerate() if t is not main and not t.daemon]
     for thread in left if args.http is None else ():
-        thread.join(timeout=max(0.0, 2.0 / len(left)))
+        thread.join(timeout=2.0 / len(left))
     if args.http is None and any(t.is_alive() for t in left):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -29,6 +29,7 @@ from harness_policy.catalog import (
     ENDPOINTS_ENV,
     Catalog,
     PolicySpec,
+    checkpoint_problem,
     chosen_at_start,
     started_endpoints,
 )
@@ -169,6 +170,8 @@ class PolicyBroker:
                 if problem:
                     raise BrokerError(problem)
                 continue
+            if problem := checkpoint_problem(self.catalog.path, spec):
+                raise BrokerError(problem)
             if spec.serve == 'lerobot':  # a trained policy: torch and LeRobot first (once)
                 from harness_policy.learning_env import LearningEnvError, ensure_learning_python
 

@@ -27,9 +27,10 @@ def add_parser(sub) -> None:
         'policy',
         help='policies: `harness policy train` (LeRobot, CPU), `harness policy adopt RUN` '
         '(the adoption gate) and `harness policy serve NAME`',
-        description='Train a policy on a harness dataset with LeRobot (`train`), or serve one '
-        'of the catalogue (`serve`). Policy servers speak the websocket + msgpack protocol of '
-        'openpi policy servers (docs/POLICY_PROTOCOL.md).',
+        description='Train a policy on a harness dataset with LeRobot (`train`), put a trained '
+        'one through the adoption gate into the catalogue (`adopt`), or serve one of the '
+        'catalogue (`serve`). Policy servers speak the websocket + msgpack protocol of openpi '
+        'policy servers (docs/POLICY_PROTOCOL.md).',
     )
     policy_sub = policy.add_subparsers(dest='policy_command', required=True, metavar='COMMAND')
     policy_serve = policy_sub.add_parser(
@@ -64,7 +65,12 @@ def add_parser(sub) -> None:
         '--dataset', required=True, metavar='DIR', help='a LeRobot v3.0 dataset'
     )
     policy_train.add_argument('--out', required=True, metavar='OUT', help='the training folder')
-    policy_train.add_argument('--policy', choices=('act', 'diffusion'), default='act')
+    policy_train.add_argument(
+        '--policy',
+        choices=('act', 'diffusion'),
+        default='act',
+        help="LeRobot's policy (default act)",
+    )
     policy_train.add_argument(
         '--steps',
         type=_positive_int_at_most(MAX_STEPS),
@@ -77,7 +83,10 @@ def add_parser(sub) -> None:
         '--cameras', nargs='*', metavar='CAM', help='cameras the policy sees (default: none)'
     )
     policy_train.add_argument(
-        '--save-every', type=_positive_int, default=1000, help='checkpoint every N steps'
+        '--save-every',
+        type=_positive_int,
+        default=1000,
+        help='checkpoint every N steps (default 1000)',
     )
     policy_train.add_argument(
         '--threads',
@@ -98,7 +107,7 @@ def add_parser(sub) -> None:
 
 
 def _policy_serve(args: argparse.Namespace) -> int:
-    from harness_policy.catalog import load_catalog
+    from harness_policy.catalog import checkpoint_problem, load_catalog
     from harness_types.config import ConfigError
 
     from harness_bringup.policy_broker import BrokerError, host_port
@@ -117,6 +126,8 @@ def _policy_serve(args: argparse.Namespace) -> int:
         return _fail(f'policy {spec.name} is external (no `serve` in its catalogue entry)')
     host = args.host or host
     port = port if args.port is None else args.port
+    if problem := checkpoint_problem(Path(path), spec):
+        return _fail(problem)
     if spec.serve == LEROBOT:  # a trained checkpoint: served where torch and LeRobot are
         return serve_trained(spec.name, spec.checkpoint, host, port, _say)
     if spec.serve not in SERVABLE:

@@ -32,7 +32,10 @@ def add_parser(sub) -> None:
         help='run a program file on a task without a model',
         description='Start the node graph, reset TASK, run FILE as one program cell in an '
         'isolated kernel, read the outcome. Writes a run folder (summary.json, events.jsonl, '
-        'kernel.log). Exits 0 when the episode ran, whatever its success.',
+        "kernel.log and the kernel's output, params.yaml, images/, the program's workspace/ "
+        'and report.html; no bag, ticks or dataset: harness run records those). Exits 0 when '
+        'the episode ran, whatever its success; 1 when a policy server failed under it '
+        '(policy_service_failed) or the graph did not start.',
     )
     _task_arguments(program, 'lift_cube')
     program.add_argument(
@@ -157,6 +160,6 @@ def _program(args: argparse.Namespace) -> int:
             run.close()
             write_report_safely(run.path, _say)
             _say(f'run folder: {run.path}')
-        return 0
+        return 1 if summary['status'] == 'policy_service_failed' else 0  # (as harness run)
 
     return _with_policies(config, episode, tasks=[args.task])

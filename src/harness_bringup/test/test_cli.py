@@ -253,11 +253,6 @@ def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
             "p.learned: no task kind 'lfit'; kinds: ",
         ),
         (
-            'policies:\n  p: {description: d, endpoint: "ws://127.0.0.1:0", serve: lerobot,'
-            ' checkpoint: /nonexistent/ckpt}',
-            'p.checkpoint: /nonexistent/ckpt is not a folder',
-        ),
-        (
             'policies:\n  p: {description: d, endpoint: "ws://h:1", observation_keys:'
             ' {observation/images/cam_head: observation/state}}',
             'p.observation_keys renames onto observation/state, which the harness sends',
@@ -288,6 +283,29 @@ def test_a_bad_policy_catalogue_is_one_clear_line(tmp_path, capsys, catalogue, m
         assert main(['--config', config, *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, (argv, err)
+
+
+def test_a_trained_policy_without_its_checkpoint_is_said_before_its_server_starts(tmp_path, capsys):
+    """Where its server is to start (a task of its kind, `policy serve`), naming the
+    catalogue and the key, before the learning extra is checked; a catalogue whose entry no
+    command of the moment serves still loads."""
+    path = tmp_path / 'policies.yaml'
+    path.write_text(
+        'policies:\n  p: {description: d, endpoint: "ws://127.0.0.1:0", serve: lerobot,'
+        ' checkpoint: /nonexistent/ckpt, learned: [press]}\n'
+    )
+    said = f'{path}: p.checkpoint: /nonexistent/ckpt is not a folder'
+    config = str(ROOT / 'config' / 'harness.yaml')
+    assert main(['--config', config, 'policy', 'serve', 'p', '--policies', str(path)]) == 2
+    assert said in capsys.readouterr().err
+    argv = ['--config', config, 'run', 'press_button', '--policies', str(path)]
+    assert main([*argv, '--out', str(tmp_path / 'runs')]) == 2
+    assert said in capsys.readouterr().err
+    (run,) = (tmp_path / 'runs').iterdir()  # the episode that could not start says why
+    assert json.loads((run / 'summary.json').read_text())['status'] == 'policy_service_failed'
+    from harness_policy.catalog import load_catalog
+
+    assert load_catalog(path).get('p').checkpoint == '/nonexistent/ckpt'
 
 
 def test_policy_flags_say_what_is_wrong(tmp_path, capsys):

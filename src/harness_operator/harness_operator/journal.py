@@ -57,7 +57,8 @@ class Journal:
         self._offset = 0
         self._lock = threading.RLock()  # the MCP tools run in threads of their own
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.touch(exist_ok=True)
+        if not self.path.exists():  # (made, not touched: listing tickets changes nothing)
+            self.path.touch()
         self.refresh()
 
     def refresh(self) -> list[dict]:

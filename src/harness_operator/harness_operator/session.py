@@ -35,7 +35,7 @@ from harness_recording.trial_data import decoded, observed_span, trial_of
 from harness_recording.trials import save_ticks, ticks_of
 from harness_types.cell import CellResult
 from harness_types.config import shown
-from harness_types.execution import CLIENT_CANCELLED, ESTOP_STOPPED, STOPPED_FROM_OUTSIDE
+from harness_types.execution import CUT_FROM_OUTSIDE, STOPPED_FROM_OUTSIDE
 
 from harness_operator.actions import (
     OBJECT_ARGS,
@@ -680,8 +680,7 @@ def _stopped_short(record: TrialRecord) -> bool:
 
 def _cut(record: TrialRecord) -> bool:
     """The stop from outside came during an execution (it was cut), not between two."""
-    cuts = (ESTOP_STOPPED, CLIENT_CANCELLED)
-    return any(str(e.get('detail', '')).startswith(cuts) for e in record.executions)
+    return any(str(e.get('detail', '')).startswith(CUT_FROM_OUTSIDE) for e in record.executions)
 
 
 def _described(record: TrialRecord) -> str:

@@ -252,6 +252,20 @@ def test_a_trial_an_emergency_stop_cut_short_is_replayed_to_where_it_ended(sessi
     assert station.estops == [False]  # released after it
 
 
+def test_a_trial_whose_next_motion_the_emergency_stop_refused_is_replayed_without_a_cut(
+    session, tmp_path
+):
+    """The stop came between two motions (the second was refused): the replay refuses the
+    motion that would start at the trial's end step, and cuts none short."""
+    from harness_types.execution import ESTOP_REFUSED
+
+    session.station.next_event, session.station.next_detail = SKILL_ERROR, ESTOP_REFUSED
+    refused = session.do_action({'skill': 'home'}, 'auto', 'refused')
+    again, station = resumed_session(tmp_path)
+    again.start()
+    assert station.estop_ats == [(refused.end_step, False), None]
+
+
 def test_a_randomised_session_resets_its_scene_and_keeps_its_own_journal(tmp_path):
     station = FakeStation()
     spec = SessionSpec('place_in_bowl', 0, 3, randomize=('clutter', 'camera'))

@@ -243,11 +243,6 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
             f'{where}: {name}.learned: no task kind {", ".join(map(repr, unknown_kinds))}; '
             f'kinds: {", ".join(kinds)}'
         )
-    if spec.serve == 'lerobot' and not Path(spec.checkpoint).is_dir():
-        raise ConfigError(
-            f'{where}: {name}.checkpoint: {spec.checkpoint} is not a folder (the one `harness '
-            'policy train` wrote)'
-        )
     renames = dict(spec.observation_keys)
     kept = [k for k in sent_keys(spec.cameras) if k not in renames]
     clash = sorted(v for v in renames.values() if v in kept)
@@ -257,6 +252,20 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
             'harness sends under that name itself: one would overwrite the other'
         )
     return spec
+
+
+def checkpoint_problem(catalog_path: Path | None, spec: PolicySpec) -> str:
+    """Why a trained policy's server cannot start from its `checkpoint` ('' when it can),
+    naming the catalogue and the key: asked before its server starts (and before the learning
+    extra is checked for it), not when the catalogue loads (an entry that no command of the
+    moment serves may name weights that are not here)."""
+    if spec.serve != 'lerobot' or Path(spec.checkpoint).is_dir():
+        return ''
+    where = catalog_path or 'the policy catalogue'
+    return (
+        f'{where}: {spec.name}.checkpoint: {spec.checkpoint} is not a folder (the one `harness '
+        'policy train` wrote)'
+    )
 
 
 def sent_keys(cameras: tuple[str, ...]) -> list[str]:

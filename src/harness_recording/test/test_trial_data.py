@@ -233,3 +233,12 @@ def test_a_bag_that_did_not_close_or_holds_nothing_is_said_by_replay_and_report(
     empty.close()
     with pytest.raises(ReplayError, match='holds no messages: nothing to replay'):
         replay(tmp_path / 'empty', loop=True)  # (it spun, saying "published 0 messages")
+
+
+def test_an_export_of_a_run_whose_bag_did_not_close_keeps_its_trials_without_video(tmp_path):
+    run = run_folder(tmp_path, 12)
+    (run / 'bag' / 'metadata.yaml').unlink()  # (its server was killed: the bag never closed)
+    said: list[str] = []
+    summary = export_runs([run], tmp_path / 'ds', said.append)
+    assert summary['episodes'] == 1 and summary['cameras'] == []
+    assert any('the recording did not close' in line and 'without video' in line for line in said)

@@ -13,6 +13,7 @@ Parameters: harness_types.config.SkillServerConfig.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sys
@@ -151,10 +152,10 @@ class SkillServer(Node):
     def _replay_stop(self, step: int, starting: bool) -> None:
         """Engage the emergency stop where estop_at asks, at `step`: an execution under way
         a tick before its step (cut), one `starting` at it or after (not cut)."""
-        target, cut = self._estop_at or (0, False)
-        if self._estop_at is not None and (
-            (cut and not starting and step + 1 >= target)
-            or (not cut and starting and step >= target)
+        at = self._estop_at
+        if at is not None and (
+            (at[1] and not starting and step + 1 >= at[0])
+            or (not at[1] and starting and step >= at[0])
         ):
             self._estop.set()
 
@@ -215,7 +216,8 @@ class SkillServer(Node):
             marker_id = next(self._region_ids)
             self.markers.publish(marker_array_msg([region_mark(marker_id, *region)]))
         if self._estop_at is not None:  # (a replay's: at most once an execution)
-            self._replay_stop(self.station.observe_state().step, starting=True)
+            with contextlib.suppress(ServiceError):  # (unread: the execution meets it itself)
+                self._replay_stop(self.station.observe_state().step, starting=True)
         unknown = [c for c in getattr(goal, 'cameras', ()) if c not in self.cameras]
         refused = (
             ESTOP_REFUSED

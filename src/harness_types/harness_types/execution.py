@@ -40,7 +40,8 @@ TASK_SUCCEEDED = 'episode ended: the task succeeded'
 ESTOP_STOPPED = 'stopped by the emergency stop'
 CLIENT_CANCELLED = 'cancelled by the client'
 ESTOP_REFUSED = 'the emergency stop is engaged: release it to move'
-STOPPED_FROM_OUTSIDE = (ESTOP_STOPPED, CLIENT_CANCELLED, ESTOP_REFUSED)
+CUT_FROM_OUTSIDE = (ESTOP_STOPPED, CLIENT_CANCELLED)  # (during an execution)
+STOPPED_FROM_OUTSIDE = (*CUT_FROM_OUTSIDE, ESTOP_REFUSED)
 
 
 def ended_in_success(event: str, detail: str) -> bool:
