@@ -23,6 +23,7 @@ from harness_bringup import (
     serve_command,
 )
 from harness_bringup.console import fail as _fail
+from harness_bringup.console import one_line
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -31,7 +32,9 @@ class OneLineParser(argparse.ArgumentParser):
     kind too (add_subparsers makes them of the parent's class)."""
 
     def error(self, message: str):
-        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+        # (the root parser also refuses a subcommand's unknown flags)
+        see = 'harness COMMAND --help' if self.prog == 'harness' else f'{self.prog} --help'
+        self.exit(2, f'{self.prog}: error: {one_line(message)} (see {see})\n')
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -165,13 +165,13 @@ class PolicyBroker:
                 endpoint = f'ws://{host}:{free_port(host)}'
                 spec = replace(spec, endpoint=endpoint)
                 self._publish(spec.name, endpoint)
+            if problem := checkpoint_problem(self.catalog.path, spec):
+                raise BrokerError(problem)  # (also where one answers: its weights are not here)
             if healthy(spec.endpoint):  # one answers already: it must be this one
                 problem = identity_problem(spec)
                 if problem:
                     raise BrokerError(problem)
                 continue
-            if problem := checkpoint_problem(self.catalog.path, spec):
-                raise BrokerError(problem)
             if spec.serve == 'lerobot':  # a trained policy: torch and LeRobot first (once)
                 from harness_policy.learning_env import LearningEnvError, ensure_learning_python
 

@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
         "kernel.log and the kernel's output, params.yaml, images/, the program's workspace/ "
         'and report.html; no bag, ticks or dataset: harness run records those). Exits 0 when '
         'the episode ran, whatever its success; 1 when a policy server failed under it '
-        '(policy_service_failed) or the graph did not start.',
+        '(policy_service_failed) or the graph did not start; 2 for bad input or a policy '
+        'server that cannot start.',
     )
     _task_arguments(program, 'lift_cube')
     program.add_argument(

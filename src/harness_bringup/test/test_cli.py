@@ -154,13 +154,15 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
         ['run', 'lift_cube', '--interface', 'prose'],
         ['run', 'lift_cube', '--randomize', 'lighting,fog'],
         ['run', 'lift_cube', '--randomize', 'camera,camera'],
+        ['run', 'lift_cube', 'extra\nline'],  # (said on one line)
     ],
 )
 def test_bad_flags_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
-    assert 'harness' in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert 'harness' in err and len(err.strip().splitlines()) == 1, err  # (no usage block)
 
 
 def test_a_bad_config_file_is_one_clear_line(tmp_path, capsys):

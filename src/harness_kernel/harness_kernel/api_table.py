@@ -41,7 +41,8 @@ Point3OrNone = Annotated[Sequence[float] | None, 'point3?']
 Vector2 = Annotated[Sequence[float], 'vector2']
 QuatOrNone = Annotated[Sequence[float] | None, 'quat?']
 Joints = Annotated[Sequence[float], 'joints']
-Text = Annotated[str, 'text']
+Text = Annotated[str, 'text']  # sent on: a query, a name, a claim (no NUL, no lone surrogate)
+Prose = Annotated[str, 'prose']  # shown to people only, cleaned where shown: any text
 Function = Annotated[Callable, 'function']  # a function of obs: stays in the program
 FunctionOrNone = Annotated[Callable | None, 'function?']
 Region = Annotated[tuple | None, 'region?']
@@ -265,7 +266,7 @@ def look(camera: Text = 'cam_head'):
     world: z forward, x right, y down), .project(points) and .back_project(mask)."""
 
 
-def show(image_or_camera: Image = 'cam_head', caption: Text = ''):
+def show(image_or_camera: Image = 'cam_head', caption: Prose = ''):
     """Attach an image (an array, a CameraView, or a camera name for a fresh view) to this
     turn's report for the model."""
 
@@ -412,7 +413,7 @@ def predict_future(
     not)."""
 
 
-def finish(summary: Text = ''):
+def finish(summary: Prose = ''):
     """End the episode: the task is done (or cannot be done). The harness then opens idle
     grippers, returns the arms home and reads the outcome."""
 

@@ -7,6 +7,7 @@ name."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import re
@@ -68,6 +69,8 @@ def _checked(kind: str, value: Any, where: str) -> Any:
         if vector.shape not in ((2,), (3,)):
             raise ValueError(f'{where}: must be [dx, dy]')
         return vector
+    if kind == 'prose':  # (the kernel cleans it where it shows it: program_text)
+        return str(value)
     if kind == 'text':
         text = str(value)
         # (it goes on in a ROS string: a NUL would end it, a lone surrogate cannot be sent)
@@ -93,10 +96,13 @@ def _checked(kind: str, value: Any, where: str) -> Any:
             )
         # (each name is served for each of its places: a camera named 300 times was rendered
         # 300 times a tick, and held in memory as often)
-        twice = sorted({n for n in value if value.count(n) > 1})
-        if twice or len(value) > MAX_NAMES:
-            said = f'names {_shown(twice)} more than once' if twice else 'names too many'
-            raise ValueError(f'{where}: {said}: at most {MAX_NAMES} distinct names')
+        if len(value) > MAX_NAMES:  # (first: the count below is as long as the list)
+            raise ValueError(f'{where}: {len(value)} names: at most {MAX_NAMES} distinct names')
+        twice = sorted(n for n, k in collections.Counter(value).items() if k > 1)
+        if twice:
+            raise ValueError(
+                f'{where}: names {_shown(twice)} more than once: at most {MAX_NAMES} distinct names'
+            )
         if not all(n.isprintable() for n in value):
             raise ValueError(f'{where}: a name is printable text, not {_shown(value)}')
         return list(value)
@@ -129,10 +135,13 @@ def located(obj: Any, where: str) -> LocatedObject:
         raise ValueError(f'{where}: the object has no valid position, size, top and cameras')
     # (an id or label is one line of the model's report: a line break in one wrote lines of
     # the report's own there)
-    ident, label = (
-        ' '.join(program_text(t, n).split()) for t, n in ((obj.id, 100), (obj.label, 200))
-    )
+    ident, label = (_one_line(program_text(t, n)) for t, n in ((obj.id, 100), (obj.label, 200)))
     return LocatedObject(ident, label, position, size, top, cameras)
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line of printable characters (any other becomes '?')."""
+    return ''.join(c if c.isprintable() else '?' for c in ' '.join(text.split()))
 
 
 def _shown(value: Any) -> str:

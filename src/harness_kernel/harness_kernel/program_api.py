@@ -245,7 +245,7 @@ def _to_send(argument, value: Any, where: str) -> Any:
         return None
     if kind == 'object' and not isinstance(value, LocatedObject):
         raise TypeError(f'{where} needs an object from locate()')
-    if kind == 'text':
+    if kind in ('text', 'prose'):
         return str(value)
     if kind == 'image':
         image = getattr(value, 'rgb', value)

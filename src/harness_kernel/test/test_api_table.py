@@ -24,7 +24,7 @@ from harness_kernel.program_api import ProgramApi, api_reference
 from harness_skills.skill_table import SKILLS
 
 KINDS = {
-    'object', 'target', 'arm', 'number', 'point3', 'vector2', 'quat', 'joints', 'text',
+    'object', 'target', 'arm', 'number', 'point3', 'vector2', 'quat', 'joints', 'text', 'prose',
     'function', 'region', 'names', 'image', 'array', 'any',
 }  # fmt: skip
 GUIDE = Path(__file__).resolve().parents[3] / 'docs' / 'USER_GUIDE.md'

@@ -175,6 +175,7 @@ def test_a_skill_servers_arguments_are_checked_by_kind_before_a_goal_is_made(mak
         '             lambda: run_controller(lambda o: None, cameras="cam_head"),\n'
         '             lambda: run_controller(lambda o: None, cameras=[1]),\n'
         "             lambda: run_controller(lambda o: None, cameras=['cam_head'] * 300),\n"
+        "             lambda: run_controller(lambda o: None, cameras=['cam_head'] * 2),\n"
         "             lambda: run_controller(lambda o: None, cameras=['cam_head\\x00']),\n"
         "             lambda: locate('red\\x00cube'), lambda: verify('\\ud800'),\n"
         '             lambda: move_eef([0.3, 0.1, 0.9], region=([0, 0, 0],))):\n'
@@ -190,6 +191,7 @@ def test_a_skill_servers_arguments_are_checked_by_kind_before_a_goal_is_made(mak
         "open_gripper(): arm must be 'left', 'right' or '', got {'a': 1}",
         "run_controller(cameras=): must be a list of names, e.g. ['cam_head'], not 'cam_head'",
         "run_controller(cameras=): must be a list of names, e.g. ['cam_head'], not [1]",
+        'run_controller(cameras=): 300 names: at most 16 distinct names',
         "run_controller(cameras=): names ['cam_head'] more than once: at most 16 distinct names",
         "run_controller(cameras=): a name is printable text, not ['cam_head\\x00']",
         "locate(): text without NUL characters or lone surrogates, not 'red\\x00cube'",

@@ -164,10 +164,16 @@ def reader_of(path: Path) -> Reader:
     return Reader(path)
 
 
+def unclosed(bag: Path) -> bool:
+    """`bag` is a recording that did not close: its MCAP file without metadata.yaml."""
+    bag = Path(bag)
+    return not (bag / 'metadata.yaml').is_file() and bag.is_dir() and any(bag.glob('*.mcap'))
+
+
 def unclosed_note(bag: Path) -> str:
     """What a run's `bag` folder without its metadata.yaml is: a recording that did not close
     (its process ended first: the MCAP file is there), or no bag at all."""
-    if any(Path(bag).glob('*.mcap')):
+    if unclosed(bag):
         return (
             f'{bag} has its MCAP file but no metadata.yaml: the recording did not close (its '
             'process ended first)'

@@ -474,15 +474,14 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
                 f'{given} is the dataset of a demonstration collection (harness demos): it is not '
                 'replaced (choose another --lerobot)'
             )
-    from harness_recording.bag import unclosed_note
+    from harness_recording.bag import unclosed, unclosed_note
 
     trials: list[TrialData] = []
     for run in runs:
         if not Path(run).is_dir():
             raise ExportError(f'{run} is not a folder')
-        bag = Path(run) / 'bag'
-        if not (bag / 'metadata.yaml').is_file() and any(bag.glob('*.mcap')):
-            say(f'{run}: {unclosed_note(bag)}; its trials go in without video')
+        if unclosed(Path(run) / 'bag'):
+            say(f'{run}: {unclosed_note(Path(run) / "bag")}; its trials go in without video')
         found = run_trials(Path(run))
         if not found:
             say(

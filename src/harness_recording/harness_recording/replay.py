@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rosbags.interfaces import QosDurability
 
-from harness_recording.bag import reader_of, unclosed_note
+from harness_recording.bag import reader_of, unclosed, unclosed_note
 
 
 class ReplayError(ValueError):
@@ -34,7 +34,7 @@ def bag_of(run: Path) -> Path:
         if (candidate / 'metadata.yaml').is_file():
             return candidate
     for candidate in (run / 'bag', run):
-        if candidate.is_dir() and any(candidate.glob('*.mcap')):
+        if unclosed(candidate):
             raise ReplayError(unclosed_note(candidate))
     raise ReplayError(f'{run} is neither a run folder with a bag/ nor a bag folder')
 
