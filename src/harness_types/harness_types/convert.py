@@ -270,7 +270,7 @@ def trace_msg(e: Execution) -> hm.ExecutionTrace:
             time=float(t.time),
             measured=[float(v) for v in t.measured],
             command=[float(v) for v in t.command],
-            guards=list(t.guards),
+            guards=[ros_text(g) for g in t.guards],  # (names a program gave)
         )
         for t in e.trace
     ]

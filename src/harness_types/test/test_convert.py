@@ -196,9 +196,12 @@ def test_every_stamp_is_normalised():
 def test_a_programs_nul_does_not_end_what_it_sends():
     """A ROS string ends at a NUL: what a program printed after one, the kernel's clip note
     and the rest of a traceback were lost. Each NUL is written as \\x00 instead."""
-    from harness_types.cell import CellResult
-    from harness_types.convert import cell_result_msg, cell_result_of
+    from harness_types.convert import execution_of, trace_msg
 
     sent = CellResult('error', output='first\x00hidden', traceback='ValueError: tail\x00 after')
     back = cell_result_of(cell_result_msg(sent))
     assert back.output == 'first\\x00hidden' and back.traceback.endswith('tail\\x00 after')
+    # ... and a guard's name, which the program gives (when(name=...))
+    tick = TraceTick(0.04, [0.0] * 14, [0.0] * 14, ('mine\x00 and more',))
+    moved = Execution('move_eef', 'left', 'COMPLETED', 'done', trace=[tick])
+    assert execution_of(trace_msg(moved)).trace[0].guards == ('mine\\x00 and more',)
