@@ -492,10 +492,18 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
     if not trials:
         raise ExportError('none of the run folders holds a trial with recorded ticks')
     missing = [t.meta['run'] for t in trials if not t.images and not t.stale]
+    filmed = sum(1 for t in trials if t.images)  # (a camera at every frame: a video)
+    if missing and filmed:  # (a dataset's cameras are the first episode's, at every frame)
+        raise ExportError(
+            f'{len(missing)} of the {len(trials)} trials have no camera frames (no bag, a lean '
+            f'recording, or one that did not close: {", ".join(sorted(set(missing))[:3])}'
+            f'{", ..." if len(set(missing)) > 3 else ""}), and {filmed} have videos: a dataset '
+            'holds its cameras at every frame of every episode; export the two kinds apart'
+        )
     if missing:
         say(
             f'{len(missing)} trials have no camera frames (no bag, or a lean recording, whose bag '
-            'holds none): the dataset has no videos of them'
+            'holds none): the dataset has no videos'
         )
     held = (out / 'meta' / 'info.json').is_file()
     summary = _write_beside(out, lambda folder: write_datasets(folder, trials, say))

@@ -242,3 +242,9 @@ def test_an_export_of_a_run_whose_bag_did_not_close_keeps_its_trials_without_vid
     summary = export_runs([run], tmp_path / 'ds', said.append)
     assert summary['episodes'] == 1 and summary['cameras'] == []
     assert any('the recording did not close' in line and 'without video' in line for line in said)
+    # ... but not beside runs with video, whichever comes first (a dataset's first episode
+    # chose its cameras: the others' videos were dropped without a word)
+    other = run_folder(tmp_path / 'other', 12)
+    for runs in ([run, other], [other, run]):
+        with pytest.raises(ExportError, match='1 of the 2 trials have no camera frames'):
+            export_runs(runs, tmp_path / 'mixed', said.append)
