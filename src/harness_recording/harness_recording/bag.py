@@ -8,7 +8,7 @@ import contextlib
 import functools
 import importlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from harness_types.config import check_yaml
@@ -190,6 +190,28 @@ def shortfall(read: int, held: int) -> str:
         f'the bag is damaged: {read} of its {held} messages could be read (the file ends or is '
         'corrupt after them)'
     )
+
+
+class CountedMessages:
+    """The messages of `connections` (rosbags' Connection objects of `reader`, one bag),
+    counted against what the bag's metadata says they hold: after the last, `shortfall()`
+    says what a damaged record hid (rosbags and the MCAP reader stop at one without a word).
+    No connections: no messages (rosbags' reader would give every message of the bag)."""
+
+    def __init__(self, reader: Reader, connections: list) -> None:
+        self._reader = reader
+        self._connections = list(connections)
+        self.read = 0
+
+    def __iter__(self) -> Iterator[tuple]:
+        if not self._connections:
+            return
+        for message in self._reader.messages(connections=self._connections):
+            self.read += 1
+            yield message
+
+    def shortfall(self) -> str:
+        return shortfall(self.read, sum(c.msgcount for c in self._connections))
 
 
 class OpenedBag:

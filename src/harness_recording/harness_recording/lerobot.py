@@ -480,8 +480,9 @@ def export_runs(runs: list[Path], out: Path, say: Callable[[str], None] = print)
     for run in runs:
         if not Path(run).is_dir():
             raise ExportError(f'{run} is not a folder')
-        if unclosed(Path(run) / 'bag'):
-            say(f'{run}: {unclosed_note(Path(run) / "bag")}; its trials go in without video')
+        bag = Path(run) / 'bag'
+        if unclosed(bag):
+            say(f'{run}: {unclosed_note(bag)}; its trials go in without video')
         found = run_trials(Path(run))
         if not found:
             say(

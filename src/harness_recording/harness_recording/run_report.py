@@ -135,7 +135,7 @@ def read_series(
     """The plotted series from a run's bag (an empty Series with a note when there is none).
     `gripper_joint`: the embodiment's finger joint name, without the arm's prefix; `opened`:
     the bag, opened once for whoever reads it (harness_recording.bag.OpenedBag)."""
-    from harness_recording.bag import bag_reader, shortfall, typestore, unclosed_note
+    from harness_recording.bag import CountedMessages, bag_reader, typestore, unclosed_note
 
     if not (bag / 'metadata.yaml').is_file():
         return Series(note=unclosed_note(bag))
@@ -152,9 +152,8 @@ def read_series(
                 for c in reader.connections
                 if c.topic.endswith(('/joint_states', '/skills/executions', '/shield_rejections'))
             ]
-            read = 0
-            for c, _, raw in reader.messages(connections=wanted):
-                read += 1
+            messages = CountedMessages(reader, wanted)
+            for c, _, raw in messages:
                 if c.topic.endswith('/joint_states'):
                     msg = store.deserialize_cdr(raw, c.msgtype)
                     names = names or list(msg.name)
@@ -169,7 +168,7 @@ def read_series(
                 elif c.topic.endswith('/shield_rejections'):
                     msg = store.deserialize_cdr(raw, c.msgtype)
                     rejections.append({'step': int(msg.step), 'reasons': list(msg.reasons)})
-            damaged = shortfall(read, sum(c.msgcount for c in wanted))
+            damaged = messages.shortfall()
     except Exception as exc:  # a damaged bag still gets a report, without plots
         return Series(note=f'the bag cannot be read: {exc}')
     if not rows:

@@ -16,7 +16,7 @@ import numpy as np
 from arx_x5_description.embodiment import load_embodiment
 
 from harness_recording.run_folder import read_events
-from harness_recording.trials import load_ticks
+from harness_recording.trials import WIDTH, load_ticks
 
 if TYPE_CHECKING:
     from harness_recording.bag import OpenedBag
@@ -64,7 +64,7 @@ def camera_frames(
     """Each camera's JPEG frames in the run's bag: (episode time s, JPEG bytes), in order (a
     trial decodes only the frames it shows). `opened`: the bag, opened once for whoever reads
     it (harness_recording.bag.OpenedBag)."""
-    from harness_recording.bag import bag_reader, shortfall, typestore
+    from harness_recording.bag import CountedMessages, bag_reader, typestore
 
     bag = run / 'bag'
     if not (bag / 'metadata.yaml').is_file():  # (none, or one that did not close: unclosed_note)
@@ -76,16 +76,13 @@ def camera_frames(
         with contextlib.ExitStack() as stack:
             reader = bag_reader(bag, opened, stack)
             wanted = [c for c in reader.connections if c.topic.endswith('/image_raw/compressed')]
-            if not wanted:  # (no connections named would read every message)
-                return {}
-            read = 0
-            for c, _, raw in reader.messages(connections=wanted):
+            messages = CountedMessages(reader, wanted)
+            for c, _, raw in messages:
                 msg = store.deserialize_cdr(raw, c.msgtype)
                 cam = c.topic.strip('/').split('/')[-3]
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
                 out.setdefault(cam, []).append((t, bytes(msg.data)))
-                read += 1
-            damaged = shortfall(read, sum(c.msgcount for c in wanted))
+            damaged = messages.shortfall()
     except Exception as exc:  # rosbags raises several kinds for a damaged bag
         raise ExportError(f'the bag of {run} cannot be read: {exc}') from None
     if damaged:  # (its cameras would be left out for a reason that is not theirs)
@@ -213,7 +210,7 @@ def observed_span(event: dict, ticks: dict[str, np.ndarray]) -> tuple[float, flo
 
 def start_state_of(value: object) -> np.ndarray | None:
     """A trial's `start_state`: 14 finite numbers, else None."""
-    if not isinstance(value, list) or len(value) != 14:
+    if not isinstance(value, list) or len(value) != WIDTH:
         return None
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
         return None
