@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import os
 import signal
 import struct
@@ -112,11 +111,11 @@ def serve_mcp(
         # Claimed before --new renames it: a live server's journal is not moved under it.
         claim = Journal.claim(path)
         if options.new and path.exists():
-            kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
-            for n in itertools.count(2):  # (two --new in one second: the first one kept too)
-                if not kept.exists():
-                    break
-                kept = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}-{n}')
+            stamp = time.strftime('%Y%m%d-%H%M%S')
+            kept, n = path.with_name(f'{path.name}.{stamp}'), 1
+            while kept.exists():  # (two --new in one second: the first one kept too)
+                n += 1
+                kept = path.with_name(f'{path.name}.{stamp}-{n}')
             path.rename(kept)
             say(f'the old journal is kept as {kept}')
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))
@@ -311,32 +310,29 @@ def interrupts_stop(stop: Callable[[], None]) -> Iterator[Callable[[], None]]:
     block gets `interrupted()`, which asks for the same stop from another signal handler
     (uvicorn's). `stop()` runs once, on a thread started before: a signal handler may
     interrupt code that holds a lock it would need (starting a thread takes one)."""
-    asked = threading.Event()
-    why: list[str] = []  # (a list's append takes no lock a handler could wait on)
+    asked, over = threading.Event(), threading.Event()  # (an interrupt; the block's end)
 
     def stopper() -> None:
         asked.wait()
-        if why:
+        if not over.is_set():
             stop()
 
     thread = threading.Thread(target=stopper, name='interrupt-stop', daemon=True)
     thread.start()
 
-    def interrupted() -> None:
-        why.append('interrupted')
-        asked.set()
-
     def handle(*_) -> None:
-        interrupted()
+        asked.set()
         raise KeyboardInterrupt
 
     saved = {n: signal.signal(n, handle) for n in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield interrupted
+        yield asked.set
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
-        asked.set()  # (the stopper ends: after an interrupt, once its stop is done)
+        if not asked.is_set():  # (the stopper ends without a stop; after an interrupt, with it)
+            over.set()
+            asked.set()
 
 
 def _warm_up(config: GraphConfig, params: Path, folder: Path, opened: dict) -> None:

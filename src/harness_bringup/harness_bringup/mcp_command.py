@@ -127,14 +127,15 @@ def _mcp(args: argparse.Namespace) -> int:
     # blocked in its read: the process would live on, its pending call unanswered, until the
     # client wrote again. The run folder is closed by now: what is left gets a moment to end
     # (a tool call that outlived the close), then the process ends here.
-    main = threading.main_thread()
-    left = [t for t in threading.enumerate() if t is not main and not t.daemon]
-    for thread in left if args.http is None else ():
-        thread.join(timeout=2.0 / len(left))
-    if args.http is None and any(t.is_alive() for t in left):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    if args.http is None:
+        main = threading.main_thread()
+        left = [t for t in threading.enumerate() if t is not main and not t.daemon]
+        for thread in left:
+            thread.join(timeout=2.0 / len(left))
+        if any(t.is_alive() for t in left):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     return code
 
 

@@ -187,9 +187,9 @@ class OperatorSession:
                 mismatches.append(f'replay stopped by the emergency stop before {record.trial_id}')
                 break
             action = parse_action(record.action)
-            stopped = _stopped_short(record)
+            stopped = _ended_by(record, STOPPED_FROM_OUTSIDE)
             if stopped:  # (by the emergency stop, or the cell's timeout): ended there again
-                self.station.estop_at(record.end_step, _cut(record))
+                self.station.estop_at(record.end_step, _ended_by(record, CUT_FROM_OUTSIDE))
             try:
                 cell = self._execute(action, record.executor)
             finally:
@@ -672,15 +672,12 @@ class OperatorSession:
         }
 
 
-def _stopped_short(record: TrialRecord) -> bool:
-    """A stop from outside the program ended the trial (a client that left, an emergency
-    stop, a timeout): its motion is not all its program would have made."""
-    return any(str(e.get('detail', '')).startswith(STOPPED_FROM_OUTSIDE) for e in record.executions)
-
-
-def _cut(record: TrialRecord) -> bool:
-    """The stop from outside came during an execution (it was cut), not between two."""
-    return any(str(e.get('detail', '')).startswith(CUT_FROM_OUTSIDE) for e in record.executions)
+def _ended_by(record: TrialRecord, words: tuple[str, ...]) -> bool:
+    """An execution of the trial ended with a detail that begins with one of `words`: with
+    STOPPED_FROM_OUTSIDE, a stop from outside the program ended it (a client that left, an
+    emergency stop, a timeout) and its motion is not all its program would have made; with
+    CUT_FROM_OUTSIDE, that stop came during an execution, not between two."""
+    return any(str(e.get('detail', '')).startswith(words) for e in record.executions)
 
 
 def _described(record: TrialRecord) -> str:
