@@ -59,8 +59,8 @@ def add_parser(sub) -> None:
         metavar='N|random:N',
         help='layouts per task: N runs the first N fixed layouts (default 3), random:N runs N '
         f'(at most {MAX_SAMPLED_LAYOUTS:,}) layouts sampled from seeds --seed-base, '
-        '--seed-base + 1, ... (every '
-        'one feasible: the task checks reach and view before it accepts a sample)',
+        '--seed-base + 1, ... (every one feasible: the task checks reach and view before it '
+        'accepts a sample)',
     )
     bench.add_argument('--seed', type=_seed, help='seed of every fixed-layout episode (default 0)')
     bench.add_argument(

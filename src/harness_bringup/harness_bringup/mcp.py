@@ -97,7 +97,13 @@ def serve_mcp(
     from harness_recording.run_folder import RunFolder
 
     from harness_bringup.console import fail
-    from harness_bringup.run import UsageError, check_task, run_folder_path, verifier_eyes
+    from harness_bringup.run import (
+        UsageError,
+        check_task,
+        numbered,
+        run_folder_path,
+        verifier_eyes,
+    )
     from harness_bringup.shared_memory import sweep
 
     try:
@@ -111,11 +117,9 @@ def serve_mcp(
         # Claimed before --new renames it: a live server's journal is not moved under it.
         claim = Journal.claim(path)
         if options.new and path.exists():
-            stamp = time.strftime('%Y%m%d-%H%M%S')
-            kept, n = path.with_name(f'{path.name}.{stamp}'), 1
-            while kept.exists():  # (two --new in one second: the first one kept too)
-                n += 1
-                kept = path.with_name(f'{path.name}.{stamp}-{n}')
+            # (two --new in one second: the first one is kept too)
+            stamped = path.with_name(f'{path.name}.{time.strftime("%Y%m%d-%H%M%S")}')
+            kept = next(name for name in numbered(stamped) if not name.exists())
             path.rename(kept)
             say(f'the old journal is kept as {kept}')
         journal = Journal(path, OperatorBudgets(config.operator.budget_limits()))

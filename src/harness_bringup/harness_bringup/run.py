@@ -5,6 +5,7 @@ parameters, start the graph, run the model loop, leave the run folder. Shared by
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -228,29 +229,31 @@ def folder_word(text: str) -> str:
     return re.sub(r'[^A-Za-z0-9._-]', '_', text).lstrip('.') or '_'
 
 
+def numbered(base: Path) -> Iterator[Path]:
+    """`base`, then `base`-2, -3, ...: the names that things named in one second (by a time
+    stamp) take in turn."""
+    yield base
+    for n in itertools.count(2):
+        yield Path(f'{base}-{n}')
+
+
 def run_folder_path(out: Path, task: str, layout: int, seed: int, model: str) -> Path:
     """A new folder under `out`, named by time, task, layout, seed and model."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
     base = out / f'{stamp}-{task}-l{layout_name(layout)}-s{seed}-{folder_word(model)}'
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = Path(f'{base}-{n}')
-    return path
+    return next(path for path in numbered(base) if not path.exists())
 
 
 def claim_folder(base: Path) -> Path:
-    """`base`, or `base`-2, -3, ...: the first that did not exist, made now (two commands
-    started in one second each get a folder of their own)."""
+    """The first of numbered(base) that did not exist, made now (two commands started in one
+    second each get a folder of their own)."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    path, n = base, 1
-    while True:
+    for path in numbered(base):  # (endless: one is free)
         try:
             path.mkdir()
-            return path
         except FileExistsError:
-            n += 1
-            path = Path(f'{base}-{n}')
+            continue
+        return path
 
 
 @dataclass(frozen=True)
