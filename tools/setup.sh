@@ -24,6 +24,26 @@ for arg in "$@"; do
   esac
 done
 say() { printf '[setup] %s\n' "$*" >&2; }
+# need_disk DIR TMP DIR_GB TMP_GB WHAT: exit 2, saying so, when DIR's filesystem has less than
+# DIR_GB GB free, or TMP's less than TMP_GB (the sum, where both are one filesystem).
+need_disk() {
+  local dir="$1" tmp="$2" dir_gb="$3" tmp_gb="$4" what="$5" free_kb tmp_kb
+  free_kb="$(df -Pk "$dir" | awk 'NR == 2 {print $4}')"
+  tmp_kb="$(df -Pk "$tmp" 2>/dev/null | awk 'NR == 2 {print $4}')"
+  if [[ "$(stat -c %d "$dir")" == "$(stat -c %d "$tmp" 2>/dev/null)" ]]; then
+    dir_gb=$((dir_gb + tmp_gb)); tmp_gb=0
+  fi
+  if ((free_kb < dir_gb * 1024 * 1024)); then
+    say "error: $what needs about $dir_gb GB free on the disk of $dir while it installs; it has"
+    say "$((free_kb / 1024 / 1024)) GB ('df -h $dir' tells). Free some and run this again."
+    exit 2
+  fi
+  if ((tmp_gb > 0 && ${tmp_kb:-0} < tmp_gb * 1024 * 1024)); then
+    say "error: $what downloads about $tmp_gb GB into $tmp (TMPDIR) while it installs; that disk"
+    say "has $((${tmp_kb:-0} / 1024 / 1024)) GB free. Free some, or point TMPDIR elsewhere."
+    exit 2
+  fi
+}
 
 # colcon's setup scripts run the Python path unquoted, and the scripts it installs start with a
 # #! line, which cannot hold a space: a path with one fails later, obscurely. Said now.
@@ -103,10 +123,18 @@ if [[ $learning == 1 ]]; then
   lvenv="$root/.venv-learning"
   lhash="$(sha256sum requirements-learning.txt | cut -c1-16)"
   if [[ $force == 1 || ! -x "$lvenv/bin/python" || "$(cat "$lvenv/.harness-requirements" 2>/dev/null)" != "$lhash" ]]; then
+    # A first install downloads ~4.8 GB of wheels (PyPI's torch and its CUDA libraries) and
+    # unpacks them to ~8.7 GB; the downloads stay in the temporary folder until the install
+    # ends. A full disk midway leaves pip's traceback and a half-made venv, so it is said first.
+    if ! compgen -G "$lvenv/lib/python3*/site-packages/torch" >/dev/null; then
+      need_disk "$(dirname "$lvenv")" "${TMPDIR:-/tmp}" 9 5 "the learning extra"
+    fi
     [[ -x "$lvenv/bin/python" ]] || { say "creating $lvenv"; "$python" -m venv "$lvenv"; }
     say "installing the learning extra (requirements-learning.txt: LeRobot, torch; ~8 GB)"
     "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check pip==25.3
-    "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-learning.txt
+    # No cache: it would keep a second copy of the 4.8 GB of wheels after the install.
+    "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+      -r requirements-learning.txt
     echo "$lhash" > "$lvenv/.harness-requirements"
   fi
 fi
