@@ -70,7 +70,7 @@ def metadata_problem(metadata: object, run: PolicyRun) -> str:
     said = metadata['action_hz']
     if isinstance(said, bool) or not isinstance(said, int | float):
         return f'policy {run.name} at {run.endpoint} says its action_hz is {said!r}, not a number'
-    if abs(float(said) - run.action_hz) > 1e-6:
+    if not abs(float(said) - run.action_hz) <= 1e-6:  # NaN differs from every rate
         return (
             f'policy {run.name} at {run.endpoint} acts at {float(said):g} Hz, but the '
             f'catalogue says {run.action_hz:g} Hz'
