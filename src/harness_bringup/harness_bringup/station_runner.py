@@ -307,7 +307,7 @@ class StationRunner:
             died = True
         if broken:
             if not interrupted:  # (an interrupted bench starts no next episode)
-                say(f'{broken}: a new station serves the next episode')
+                say(f'{broken}: the station is retired (a later episode starts a new one)')
             self._retire(station)
             if station_failed(_summary(run).get('status'), broken, retry, interrupted, died):
                 with self._summaries:

@@ -482,13 +482,25 @@ def test_empty_and_cut_off_replies_are_format_errors(tmp_path, monkeypatch, bad,
     # No assistant message is empty: the real service refuses a request that holds one.
     assert all(m['content'] for m in second['messages'] if m['role'] == 'assistant')
     assert len(json.dumps(second['messages'])) < 200_000  # what was said of it, clipped
+    # the run folder keeps no more of a reply than max_tokens allows (events, report, bag)
+    kept = [e['reply'] for e in of_type(events, 'model_request') if 'reply' in e]
+    assert len(kept) == 3 and max(map(len, kept)) < 4096 * 16 + 50, [len(r) for r in kept]
 
 
-def test_a_malformed_answer_mid_run_is_retried(tmp_path, monkeypatch):
-    replies = [PICK, Scripted(raw=b'{"id": "x", "content": [oops'), FINISH]
-    with MessagesServer(replies) as server:
+@pytest.mark.parametrize(
+    'bad',
+    [
+        Scripted(raw=b'{"id": "x", "content": [oops'),
+        # JSON's \\ud800 escape: text that no request could resend, nor the kernel run
+        Scripted("<python>\nprint('\ud800')\n</python>"),
+    ],
+    ids=['cut JSON', 'a lone surrogate'],
+)
+def test_a_malformed_answer_mid_run_is_retried(tmp_path, monkeypatch, bad):
+    with MessagesServer([PICK, bad, FINISH]) as server:
         code, summary, _, _ = episode(tmp_path, monkeypatch, server)
     assert code == 0 and summary['status'] == 'finished', summary
+    assert len(server.requests) == 3 and summary['decisions'] == decisions(start=1, program_end=1)
 
 
 def test_verifier_calls_count_against_the_budget(tmp_path, monkeypatch):

@@ -13,12 +13,16 @@ from harness_driver import models
 GOOD = Scripted('<finish>done</finish>')
 
 
-def ask(server, monkeypatch, timeout=30.0, deadline_s=None, deadline_for=None, hard=False):
+def ask(
+    server, monkeypatch, timeout=30.0, deadline_s=None, deadline_for=None, cut_s=None, cut_for=''
+):
     monkeypatch.setenv('ANTHROPIC_API_KEY', 'test-key')
     monkeypatch.setenv('ANTHROPIC_BASE_URL', server.url)
     said: list[str] = []
     model = AnthropicModel('claude-sonnet-5-5', timeout, said.append)
-    extra = {'deadline_for': deadline_for, 'hard_deadline': hard} if deadline_for else {}
+    extra = {'deadline_for': deadline_for} if deadline_for else {}
+    if cut_s is not None:
+        extra |= {'cut': time.monotonic() + cut_s, 'cut_for': cut_for}
     deadline = time.monotonic() + deadline_s if deadline_s is not None else None
     request = ModelRequest(
         'system', [{'role': 'user', 'content': 'go'}], 64, Decision('start', 1), deadline, **extra
@@ -76,15 +80,60 @@ def test_a_request_ends_at_its_timeout_however_slowly_the_bytes_come(monkeypatch
     assert 'the request took longer than 1 s' in said[0], said
 
 
-def test_a_request_ends_at_a_hard_deadline(monkeypatch):
+def test_a_request_ends_at_its_cut(monkeypatch):
     slow = Scripted('x' * 400, trickle=0.2)
+    cell = "the program cell's time"
     with MessagesServer([slow]) as server:
         model, request, _ = ask(
-            server, monkeypatch, deadline_s=1.0, deadline_for="the program cell's time", hard=True
+            server, monkeypatch, deadline_s=1.0, deadline_for=cell, cut_s=1.0, cut_for=cell
         )
         with pytest.raises(ModelError, match="the program cell's time leaves no time") as exc:
             model.complete(request)
     assert exc.value.service and len(server.requests) == 1
+    assert "all that the program cell's time left" in str(exc.value), exc.value
+
+
+def test_a_soft_deadline_before_the_cut_does_not_lift_the_cut(monkeypatch):
+    """A verify() late in the episode: the wall budget (no new attempt after it) comes first,
+    and the verifier's own bound still cuts the request in flight, not the client's timeout."""
+    slow = Scripted('x' * 400, trickle=0.2)  # ~100 s for the whole body
+    bound = "the verifier's bound"
+    with MessagesServer([slow]) as server:
+        model, request, _ = ask(
+            server, monkeypatch, 30.0, 0.5, 'the budget', cut_s=1.5, cut_for=bound
+        )
+        with pytest.raises(ModelError, match='the budget leaves no time') as exc:
+            model.complete(request)
+    assert "longer than 1 s, all that the verifier's bound left" in str(exc.value), exc.value
+
+
+def test_an_answer_that_no_byte_begins_is_said_with_its_time(monkeypatch, quick_backoff):
+    with MessagesServer([Scripted('late', delay=5.0), GOOD]) as server:
+        model, request, said = ask(server, monkeypatch, timeout=1.0)
+        reply = model.complete(request)
+    assert reply.text == '<finish>done</finish>'
+    assert said[0].startswith('the model service gave no answer (the request took longer than 1 s)')
+
+
+def test_an_answer_with_a_lone_surrogate_is_malformed_and_retried(monkeypatch, quick_backoff):
+    """JSON's \\ud800 escape decodes to text that no later request could carry (the reply is
+    resent in the history): the service's malformed answer, not the harness's error."""
+    with MessagesServer([Scripted('one \ud800 two'), GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        reply = model.complete(request)
+    assert reply.text == '<finish>done</finish>' and len(server.requests) == 2
+    assert "a lone surrogate '\\ud800' at character 4" in said[0], said
+
+
+def test_a_request_that_cannot_be_encoded_is_not_blamed_on_the_service(monkeypatch):
+    with MessagesServer([GOOD]) as server:
+        model, request, said = ask(server, monkeypatch)
+        bad = ModelRequest(
+            'system', [{'role': 'user', 'content': 'a \ud800'}], 64, request.decision
+        )
+        with pytest.raises(ModelError, match='the request could not be sent') as exc:
+            model.complete(bad)
+    assert not exc.value.service and not server.requests and not said
 
 
 def test_a_refused_key_after_answers_is_not_a_setup_error(monkeypatch):

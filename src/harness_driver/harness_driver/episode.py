@@ -46,6 +46,7 @@ from harness_driver.report import TcpOf, start_text, turn_text, verdict_text
 from harness_driver.requests import (
     MAX_CHARS_PER_TOKEN,
     estimate_tokens,
+    recorded_reply,
     reply_problem,
     request_size,
 )
@@ -377,7 +378,7 @@ class Episode:
                 'stop_reason': reply.stop_reason,
                 'cost_usd': cost,
                 'wall_s': round(time.monotonic() - since, 3),
-                'reply': reply.text,
+                'reply': recorded_reply(reply.text, request.max_tokens),
             }
         )
         return reply

@@ -51,9 +51,11 @@ class ModelRequest:
     decision: Decision
     deadline: float | None = None  # time.monotonic() after which no attempt starts
     deadline_for: str = "the episode's wall budget"  # what sets the deadline, for its error
-    # The deadline also cuts a request in flight (a program waits for the answer); otherwise a
-    # request that started runs to its answer or the client's timeout.
-    hard_deadline: bool = False
+    # time.monotonic() at which a request in flight is given up (a program waits for the
+    # answer; a verdict has its own bound); without one, a request that started runs to its
+    # answer or the client's timeout. Never before `deadline`.
+    cut: float | None = None
+    cut_for: str = ''  # what sets the cut, for its error
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class ModelClient(Protocol):
 FIRST_WAIT_S = 1.0
 LONGEST_WAIT_S = 30.0
 # How much longer than its time a request is waited for before it is given up (the SDK's own
-# timeout may end it first, with its own error); none past a hard deadline.
+# timeout may end it first, with its own error); none past its cut.
 REQUEST_GRACE_S = 1.0
 # Besides 429 and 5xx, the statuses retried (as the SDK's own retries do): the request timed
 # out at the server (408), or it met another one in flight (409).
@@ -99,7 +101,7 @@ class AnthropicModel:
     the request's deadline (the episode's wall budget, or a program cell's time) allows; each
     wait is said through `log`. One request takes at most `timeout` seconds in all (the SDK's
     timeout bounds each read, so a server that sends a byte a second would hold it forever),
-    and never runs past a hard deadline.
+    and never runs past its cut.
     """
 
     def __init__(
@@ -181,14 +183,16 @@ class AnthropicModel:
                 raise ModelError(
                     f'the model server answered {exc.status_code}: {_message(exc)}'
                 ) from None
-            except a.APIConnectionError as exc:
+            except (a.APIConnectionError, RequestTimeoutError) as exc:
                 if not self.answered and not self.reached and attempt == 1:
                     self.probe()  # nothing listens: a set-up problem, said in one line
-                self._wait(request, attempt, f'no answer ({type(exc).__name__}: {exc})', None)
+                said = (
+                    exc if isinstance(exc, RequestTimeoutError) else f'{type(exc).__name__}: {exc}'
+                )
+                self._wait(request, attempt, f'no answer ({said})', None)
                 continue
-            except RequestTimeoutError as exc:
-                self._wait(request, attempt, f'no answer ({exc})', None)
-                continue
+            except UnicodeEncodeError as exc:  # the request itself: never sent
+                raise ModelError(f'the request could not be sent ({_short(str(exc))})') from None
             except (a.APIError, ValueError, UnicodeError) as exc:  # a malformed answer
                 self._wait(request, attempt, f'a malformed answer ({_short(str(exc))})', None)
                 continue
@@ -198,19 +202,21 @@ class AnthropicModel:
 
     def _create(self, request: ModelRequest, attempt: int):
         """One request, on a thread of its own so that it can be given up: after `timeout`
-        seconds in all, or when a hard deadline comes (RequestTimeoutError, without a grace
+        seconds in all, or at the request's cut (RequestTimeoutError, without a grace
         then). The next attempt gets a new client; the one given up on is closed by the last
         request that used it, once its read ends (each read is bounded by the timeout)."""
-        limit = self.timeout
-        if request.deadline is not None and request.hard_deadline:
-            left = request.deadline - time.monotonic()
+        limit, cut_by = self.timeout, ''
+        if request.cut is not None:
+            left = request.cut - time.monotonic()
             if left <= 0:
                 raise ModelError(
-                    f'the model service failed: {request.deadline_for} was spent before '
+                    f'the model service failed: {request.cut_for} was spent before '
                     f'attempt {attempt}',
                     service=True,
                 )
-            limit = min(limit, left)
+            if left < limit:
+                limit, cut_by = left, f', all that {request.cut_for} left'
+        took_too_long = f'the request took longer than {limit:.0f} s{cut_by}'
         with self._clients_lock:
             client = self.client
             self._in_use[id(client)] = self._in_use.get(id(client), 0) + 1
@@ -233,7 +239,7 @@ class AnthropicModel:
                 self._release(client)
 
         threading.Thread(target=ask, name='model-request', daemon=True).start()
-        grace = 0.0 if request.hard_deadline else REQUEST_GRACE_S
+        grace = 0.0 if request.cut is not None else REQUEST_GRACE_S
         if not done.wait(limit + grace):
             with self._clients_lock:
                 retire = self.client is client
@@ -243,7 +249,9 @@ class AnthropicModel:
                     self._in_use[id(client)] += 1  # released below: closed now if unused
             if retire:
                 self._release(client)
-            raise RequestTimeoutError(f'the request took longer than {limit:.0f} s')
+            raise RequestTimeoutError(took_too_long)
+        if isinstance(outcome.get('error'), self._anthropic.APITimeoutError):
+            raise RequestTimeoutError(took_too_long)  # (the SDK's words give no time)
         if 'error' in outcome:
             raise outcome['error']
         return outcome['response']
@@ -270,7 +278,7 @@ class AnthropicModel:
         if wait >= left - 1.0:
             asked = f' (the server asked to wait {after:g} s)' if after and after >= wait else ''
             failed = (
-                f'the model service failed: {what}; {attempt} attempts, and '
+                f'the model service failed: {what}; {attempt} attempt{"s" * (attempt != 1)}, and '
                 f'{request.deadline_for} leaves no time for another{asked}'
             )
             self.note(failed)
@@ -297,6 +305,13 @@ class AnthropicModel:
             raise MalformedAnswerError(f'a message without its text or usage ({exc})') from None
         if min(tokens) < 0:  # a negative cost would give the cost budget back
             raise MalformedAnswerError(f'a message with negative token counts {tokens}')
+        try:  # JSON's \ud800 escapes decode to lone surrogates, which no request can resend
+            text.encode('utf-8')
+        except UnicodeEncodeError as exc:
+            raise MalformedAnswerError(
+                f'text that is not Unicode: a lone surrogate {text[exc.start]!r} at character '
+                f'{exc.start}'
+            ) from None
         others = tuple(getattr(b, 'type', '?') for b in blocks if getattr(b, 'type', '') != 'text')
         return ModelReply(text, *tokens, str(getattr(response, 'stop_reason', '') or ''), others)
 

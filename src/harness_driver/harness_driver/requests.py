@@ -49,6 +49,16 @@ def estimate_tokens(system: str, messages: list[dict]) -> int:
 MAX_CHARS_PER_TOKEN = 16
 
 
+def recorded_reply(text: str, max_tokens: int) -> str:
+    """A reply's text as the run folder keeps it: whole, unless it is longer than a reply of
+    `max_tokens` can be (refused, reply_problem; kept whole it would fill the events, the
+    report and the bag three times over): then its start and how much more there was."""
+    most = max_tokens * MAX_CHARS_PER_TOKEN
+    if len(text) <= most:
+        return text
+    return f'{text[:most]}\n[{len(text) - most} more characters, not kept]'
+
+
 def reply_problem(reply: ModelReply, max_tokens: int) -> str:
     """Why a reply cannot be used at all (empty, no text, cut off, longer than max_tokens
     allows), or ''."""

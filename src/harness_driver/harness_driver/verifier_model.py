@@ -8,7 +8,7 @@ from harness_types.scene import ClaimAnswer
 from harness_driver.budgets import Budgets
 from harness_driver.history import History, TurnImage
 from harness_driver.models import REFUSAL, Decision, ModelClient, ModelError, ModelRequest
-from harness_driver.requests import estimate_tokens
+from harness_driver.requests import estimate_tokens, recorded_reply
 
 VERDICT_TOKENS = 200  # a verdict is YES or NO and one sentence
 NOT_ASKED = {
@@ -29,8 +29,9 @@ def ask_verifier(
 ) -> tuple[ClaimAnswer, dict]:
     """The verifier's verdict on `claim` shown `images`, and the tokens it cost (with its
     reply). Not asked when the episode's budgets would be passed. `bounds` are (deadline,
-    what it is, hard) in order of precedence: the earliest one bounds the request (a hard one
-    cuts a verdict in flight; the wall budget lets a started one finish, as for the model)."""
+    what it is, hard): no attempt starts after the earliest, and the earliest hard one cuts a
+    verdict in flight (the wall budget, not hard, lets a started one finish, as for the
+    model)."""
     history = History(keep_images=1, max_history_turns=0)
     history.start(f'Claim: {claim}\nAnswer YES or NO, then one sentence.', images)
     messages, _ = history.messages()
@@ -40,18 +41,21 @@ def ask_verifier(
     stop = budgets.stop_reason(elapsed_s, worst)
     if stop is not None:
         return ClaimAnswer(False, False, f'the verifier was not asked: {NOT_ASKED[stop]}'), {}
-    deadline, deadline_for, hard = bounds[0]
-    for at, what, is_hard in bounds[1:]:
-        if at is not None and (deadline is None or at < deadline):
-            deadline, deadline_for, hard = at, what, is_hard
+    given = [(at, what) for at, what, _ in bounds if at is not None]
+    hard = [(at, what) for at, what, is_hard in bounds if at is not None and is_hard]
+    # The earliest bound stops the retries; the earliest hard one cuts a verdict in flight,
+    # even where a soft one came first (a verify() late in the episode waits no longer).
+    deadline, deadline_for = min(given, key=lambda b: b[0], default=(None, ''))
+    cut, cut_for = min(hard, key=lambda b: b[0], default=(None, ''))
     request = ModelRequest(
         prompt,
         messages,
         VERDICT_TOKENS,
         Decision('verify', 0),
         deadline,
-        deadline_for,
-        hard_deadline=hard,
+        deadline_for or "the episode's wall budget",
+        cut,
+        cut_for,
     )
     try:
         reply = verifier.complete(request)
@@ -62,7 +66,7 @@ def ask_verifier(
         'input_tokens': reply.input_tokens,
         'output_tokens': reply.output_tokens,
         'cost_usd': cost,
-        'reply': reply.text,
+        'reply': recorded_reply(reply.text, VERDICT_TOKENS),
     }
     if reply.stop_reason == REFUSAL:
         return ClaimAnswer(False, False, f'the verifier refused to answer ({REFUSAL})'), tokens
