@@ -133,8 +133,8 @@ class EpisodeGraph(StationGraph):
     ) -> list[CameraView]:
         return self.driver.cameras(names, depth, segmentation)
 
-    def outcome(self) -> Outcome:
-        return self.driver.outcome()
+    def outcome(self, end: bool = False) -> Outcome:
+        return self.driver.outcome(end)
 
     def keep_camera_frames(self) -> None:
         """Keep every camera's JPEG frames from now on (camera_frames gives them back)."""

@@ -447,7 +447,7 @@ def close_run(
     summary['outcome'] = None
     if graph is not None:
         try:
-            o = graph.outcome()
+            o = graph.outcome(end=True)
             summary['outcome'] = {'success': o.success, 'score': o.score, 'detail': o.detail}
             summary['env_steps'] = graph.robot().step
         except Exception as exc:

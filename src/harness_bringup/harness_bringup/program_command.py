@@ -135,7 +135,7 @@ def _program(args: argparse.Namespace) -> int:
                     _say(f'stopped by {cell.stopped_by.event}: {cell.stopped_by.detail}')
                 _say(f'cell {cell.status}: {len(cell.executions)} executions')
                 graph.stop_kernel()
-                outcome = graph.outcome()
+                outcome = graph.outcome(end=True)
                 # a policy run's server that failed: not run, as harness run has it
                 failed = failed_service(cell.executions)
                 if failed:

@@ -90,7 +90,9 @@ def serve(config: GraphConfig, ros_args: list[str], say: Callable[[str], None]) 
     file the nodes start from is there while they serve, and removed after."""
     use_discovery_profile()
     with tempfile.TemporaryDirectory(prefix='harness-serve-') as folder:
-        return _serve(config.write(Path(folder) / 'params.yaml'), ros_args, say)
+        # keyed for any namespace: a `-r __ns:=/NS` in ros_args must not leave it unread
+        params = config.write(Path(folder) / 'params.yaml', any_namespace=True)
+        return _serve(params, ros_args, say)
 
 
 def _serve(params: Path, ros_args: list[str], say: Callable[[str], None]) -> int:

@@ -1,10 +1,13 @@
 """Shared by the launch files (imported by them as a sibling module): the configuration file
 to read, the station's description, and the harness's own nodes."""
 
+import tempfile
+from pathlib import Path
+
 from arx_x5_description.embodiment import load_embodiment
 from harness_bringup.domain import participant_profile_env
-from harness_types.config import config_file
-from launch.actions import DeclareLaunchArgument
+from harness_types.config import config_file, load_config
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -52,32 +55,41 @@ def controllers_file():
 
 
 def harness_station(backend: str, use_sim_time: bool, remappings: list | None = None) -> list:
-    """The worker (with `backend`) and the skill server, with config/harness.yaml and the
+    """The worker (with `backend`) and the skill server, with the `config` file and the
     harness's Fast DDS profile (unless the user set one): camera views go through it in
-    megabytes (domain.participant_profile_env)."""
-    config = LaunchConfiguration('config')
-    namespace = LaunchConfiguration('namespace')
-    return [
-        Node(
-            package='harness_worker',
-            executable='worker',
-            name='worker',
-            namespace=namespace,
-            parameters=[config, {'backend': backend, 'use_sim_time': use_sim_time}],
-            remappings=remappings or [],
-            additional_env=participant_profile_env(),
-            output='screen',
-        ),
-        Node(
-            package='harness_skills',
-            executable='skill_server',
-            name='skill_server',
-            namespace=namespace,
-            parameters=[config, {'use_sim_time': use_sim_time}],
-            additional_env=participant_profile_env(),
-            output='screen',
-        ),
-    ]
+    megabytes (domain.participant_profile_env). The file is read by the harness's loader (a
+    bad one stops the launch, saying why) and rewritten keyed `/**/worker`, ...: its plain
+    node-name keys would not reach the nodes under `namespace` (as nav2_bringup rewrites its
+    file under its root key)."""
+
+    def nodes(context) -> list:
+        config = load_config(LaunchConfiguration('config').perform(context) or None)
+        folder = Path(tempfile.mkdtemp(prefix='harness-launch-'))
+        params = str(config.write(folder / 'params.yaml', any_namespace=True))
+        namespace = LaunchConfiguration('namespace')
+        return [
+            Node(
+                package='harness_worker',
+                executable='worker',
+                name='worker',
+                namespace=namespace,
+                parameters=[params, {'backend': backend, 'use_sim_time': use_sim_time}],
+                remappings=remappings or [],
+                additional_env=participant_profile_env(),
+                output='screen',
+            ),
+            Node(
+                package='harness_skills',
+                executable='skill_server',
+                name='skill_server',
+                namespace=namespace,
+                parameters=[params, {'use_sim_time': use_sim_time}],
+                additional_env=participant_profile_env(),
+                output='screen',
+            ),
+        ]
+
+    return [OpaqueFunction(function=nodes)]
 
 
 def controller_spawners(use_sim_time: bool) -> list:

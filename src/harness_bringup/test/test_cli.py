@@ -385,6 +385,10 @@ def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys)
     assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().err
     assert main(['run', 'lift_cube', '--ros-args', '-p', 'x:=1']) == 2
     assert 'only `harness serve` takes --ros-args' in capsys.readouterr().err
+    # refused by the worker's own checks, as it starts (its node half made: then destroyed)
+    assert main(['serve', '--ros-args', '-p', 'worker:camera_every_ticks:=-3']) == 2
+    err = capsys.readouterr().err
+    assert 'camera_every_ticks must be >= 1, not -3' in err and 'Traceback' not in err, err
 
 
 def test_serve_names_a_parameter_override_no_node_declares_or_holds():

@@ -49,7 +49,8 @@ class GraphError(RuntimeError):
 class DriverNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__(names.DRIVER, **kwargs)
-        self.config = declare_section(self, DriverConfig)
+        # (not frozen: each episode's driver parameters are set here, _show)
+        self.config = declare_section(self, DriverConfig, frozen=False)
         group = ReentrantCallbackGroup()
         self.token = ''
         self._worker = {
@@ -155,8 +156,9 @@ class DriverNode(Node):
             raise GraphError(r.message)
         return [camera_view_of(v) for v in r.views]
 
-    def outcome(self) -> TaskOutcome:
-        r = self._call('outcome', Outcome.Request(token=self.token))
+    def outcome(self, end: bool = False) -> TaskOutcome:
+        """The task's verdict; `end`: the episode's last read (Worker.outcome)."""
+        r = self._call('outcome', Outcome.Request(token=self.token, end=end))
         if not r.accepted:
             raise GraphError(r.message)
         return TaskOutcome(bool(r.success), float(r.score), r.detail)

@@ -76,6 +76,9 @@ def longest_past_budget_s(
 
 
 NEXT_REASON = {'ok': 'program_end', 'escalated': 'escalation', 'error': 'error'}
+# Statuses that say why the episode ended without its outcome mattering: one that cannot be read
+# then leaves them; any other ending without an outcome is an error (the bench runs it again).
+UNJUDGED_STATUSES = ('error', 'interrupted', 'model_service_failed', 'policy_service_failed')
 AGENT = {
     'programs': 'model writes programs',
     'skills': 'model calls one API function per reply',
@@ -173,10 +176,12 @@ class Episode:
             try:
                 since = time.monotonic()
                 self.station.stop_kernel()
-                outcome = self.station.outcome()
+                outcome = self.station.outcome(end=True)
                 self.phases.add('outcome', since)
             except Exception as exc:  # the summary must still be written
                 detail = detail or f'could not read the outcome: {exc}'
+                if status not in UNJUDGED_STATUSES:  # (a station gone under the episode)
+                    status, detail = 'error', f'could not read the outcome: {exc}'
             since = time.monotonic()
             self._judge_goal('end', outcome)
             step = self.phases.part('closing', 'goal_judged', since)

@@ -294,20 +294,22 @@ class GraphConfig:
     def sections(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != 'path'}
 
-    def to_params(self) -> dict:
-        """The whole configuration as a ROS 2 parameter file's mapping (paths absolute)."""
+    def to_params(self, any_namespace: bool = False) -> dict:
+        """The whole configuration as a ROS 2 parameter file's mapping (paths absolute), keyed
+        by node name; with `any_namespace`, by `/**/NAME`, which rcl matches to the node in
+        whatever namespace it is started (a plain name matches only the root namespace's)."""
         return {
-            node: {'ros__parameters': section_values(section)}
+            f'/**/{node}' if any_namespace else node: {'ros__parameters': section_values(section)}
             for node, section in self.sections().items()
         }
 
-    def write(self, path: Path) -> Path:
-        """Write `to_params()` as YAML (the effective parameters of a run); returns `path`.
-        Whole or not at all (a temporary file renamed): a supervisor reads a run's params.yaml
-        while its episode runs."""
+    def write(self, path: Path, any_namespace: bool = False) -> Path:
+        """Write `to_params(any_namespace)` as YAML (the effective parameters of a run; the file
+        a node graph starts from); returns `path`. Whole or not at all (a temporary file
+        renamed): a supervisor reads a run's params.yaml while its episode runs."""
         path = Path(path)
         text = '# The effective node-graph parameters of this run (config file plus overrides).\n'
-        text += yaml.safe_dump(self.to_params(), sort_keys=False)
+        text += yaml.safe_dump(self.to_params(any_namespace), sort_keys=False)
         write_whole(path, text.encode())
         return path
 
@@ -483,10 +485,12 @@ def with_overrides(config: GraphConfig, node: str, **overrides: Any) -> GraphCon
     return replace(config, **{node: checked})
 
 
-def declare_section(node, cls):
+def declare_section(node, cls, frozen: bool = True):
     """Declare `cls`'s fields as parameters of the ROS `node` (defaults from `cls`) and return
     the section the node was started with (its --params-file, launch parameters or the
-    defaults). Duck-typed on the node: nothing here imports rclpy."""
+    defaults). `frozen`: the node reads them once, so a later `ros2 param set` of one is
+    refused, saying so (accepted, the parameter would misreport the node). Duck-typed on the
+    node: nothing here imports rclpy."""
     values = {}
     for f in fields(cls):
         default = _default_of(f)
@@ -497,4 +501,26 @@ def declare_section(node, cls):
             values[f.name] = node.declare_parameter(f.name, declared).value
         if values[f.name] is None and isinstance(default, tuple):
             values[f.name] = []  # an empty list in the file: ROS gives it no type, nor a value
-    return read_section(cls, values, f'node {node.get_name()} parameters')
+    section = read_section(cls, values, f'node {node.get_name()} parameters')
+    if frozen and hasattr(node, 'add_on_set_parameters_callback'):
+        node.add_on_set_parameters_callback(_refuse_changes_of(node.get_name(), set(values)))
+    return section
+
+
+def _refuse_changes_of(node_name: str, names: set[str]):
+    """An rclpy on-set-parameters callback that refuses a change of any of `names`."""
+    from rcl_interfaces.msg import SetParametersResult
+
+    def refuse(parameters) -> SetParametersResult:
+        held = sorted(p.name for p in parameters if p.name in names)
+        if not held:
+            return SetParametersResult(successful=True)
+        return SetParametersResult(
+            successful=False,
+            reason=(
+                f'{node_name} reads {", ".join(held)} once, at start: restart it with the new '
+                'value (the parameter file, or -p)'
+            ),
+        )
+
+    return refuse

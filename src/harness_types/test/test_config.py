@@ -110,6 +110,15 @@ def test_the_written_parameters_load_back_the_same(tmp_path):
     assert set(yaml.safe_load(written.read_text())) == set(NODES)
 
 
+def test_a_graph_starts_from_parameters_keyed_for_any_namespace(tmp_path):
+    """harness serve and the launch files: a plain `worker:` key reaches /worker only, so a
+    node started under a namespace (-r __ns:=/NS, namespace:=NS) would keep its defaults."""
+    config = with_overrides(GraphConfig(), 'worker', camera_every_ticks=7)
+    written = yaml.safe_load(config.write(tmp_path / 'p.yaml', any_namespace=True).read_text())
+    assert set(written) == {f'/**/{node}' for node in NODES}
+    assert written['/**/worker']['ros__parameters']['camera_every_ticks'] == 7
+
+
 class FakeNode:
     """Declares parameters the way rclpy does: a value given at start-up wins over the default."""
 
@@ -137,6 +146,32 @@ def test_a_node_reads_its_section_as_parameters():
     assert DriverConfig().verifier == 'scripted'
     # `cameras: []` in a parameter file: rclpy declares it with the value None
     assert declare_section(FakeNode({'cameras': None}), DriverConfig).cameras == ()
+
+
+class HookedNode(FakeNode):
+    """A FakeNode that keeps its on-set-parameters callbacks, as rclpy's Node does."""
+
+    def __init__(self, given):
+        super().__init__(given)
+        self.hooks = []
+
+    def add_on_set_parameters_callback(self, hook):
+        self.hooks.append(hook)
+
+
+def test_a_frozen_section_refuses_a_later_change_of_its_parameters_saying_so():
+    named = type('P', (), {'name': 'cell_timeout_seconds'})
+    other = type('P', (), {'name': 'not_ours'})
+    node = HookedNode({})
+    declare_section(node, KernelConfig)
+    (hook,) = node.hooks
+    refused = hook([named])
+    assert not refused.successful
+    assert refused.reason.startswith('kernel reads cell_timeout_seconds once, at start')
+    assert hook([other]).successful  # (a parameter not of the section: rclpy's own)
+    unfrozen = HookedNode({})
+    declare_section(unfrozen, KernelConfig, frozen=False)
+    assert unfrozen.hooks == []
 
 
 def test_the_config_file_named_then_the_variable_then_the_folders(tmp_path, monkeypatch):

@@ -104,7 +104,11 @@ class Worker:
         `seed` (simulation only). While one runs, only the holder of its token may reset
         again."""
         if self._token is not None and not secrets.compare_digest(token, self._token):
-            raise WorkerError('an episode is running: reset needs the token its reset returned')
+            raise WorkerError(
+                'an episode is running on this station: reset needs the token its reset '
+                'returned (its driver releases it as the episode ends; a driver that died '
+                'holding it leaves the station to be restarted)'
+            )
         if seed < 0:
             raise WorkerError(f'a seed is a non-negative integer, not {seed}')
         unknown = [a for a in randomize if a not in AXES]
@@ -208,12 +212,16 @@ class Worker:
         self._require_episode()
         return self.station.measured()
 
-    def outcome(self, token: str) -> Outcome:
-        """The task's verdict on the current state; only with the episode's token. A station
-        that is not simulated has no simulator to judge it, and says so."""
+    def outcome(self, token: str, end: bool = False) -> Outcome:
+        """The task's verdict on the current state; only with the episode's token. `end`: the
+        episode's last read, which releases the token (the next reset needs none: a station
+        that serves driver after driver). A station that is not simulated has no simulator to
+        judge it, and says so."""
         task = self._require_episode()
         if self._token is None or not secrets.compare_digest(token, self._token):
             raise WorkerError('outcome refused: wrong or missing token')
+        if end:
+            self._token = None
         if not self.station.simulated:
             return Outcome(
                 False,

@@ -197,7 +197,9 @@ class WorkerNode(Node):
         self.worker.close()
 
     def _close_lanes(self) -> None:
-        lanes, self.lanes = self.lanes, []
+        # (none yet where __init__ failed, a bad parameter say: rclpy's shutdown destroys the
+        # context's nodes, this one too)
+        lanes, self.lanes = getattr(self, 'lanes', []), []
         for lane in lanes:
             lane.close()
 
@@ -509,7 +511,7 @@ class WorkerNode(Node):
     def _outcome(self, request: Outcome.Request, response: Outcome.Response) -> Outcome.Response:
         self.frames_published()
         try:
-            outcome = self.worker.outcome(request.token)
+            outcome = self.worker.outcome(request.token, request.end)
         except WorkerError as exc:
             response.accepted, response.message = False, str(exc)
             return response

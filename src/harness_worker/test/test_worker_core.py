@@ -102,6 +102,23 @@ def test_tokens_guard_reset_and_outcome(worker):
         worker.reset('lift_cube', 7, 0, token=second.token)
 
 
+def test_the_last_outcome_read_releases_the_token_for_the_next_driver(worker):
+    """harness serve: one driver after another (harness run --attach), each without the last
+    one's token; a read that is not the episode's last keeps it held."""
+    first = worker.reset('lift_cube', 1, 0)
+    worker.outcome(first.token)
+    with pytest.raises(WorkerError, match='an episode is running on this station'):
+        worker.reset('lift_cube', 1, 0)
+    worker.outcome(first.token, end=True)
+    with pytest.raises(WorkerError, match='wrong or missing token'):
+        worker.outcome(first.token)  # (the ended episode's token reads nothing more)
+    second = worker.reset('lift_cube', 0, 0)  # another driver: no token needed
+    with pytest.raises(WorkerError, match='an episode is running on this station'):
+        worker.reset('lift_cube', 0, 0, token=first.token)  # (the ended one's opens nothing)
+    worker.outcome(second.token, end=True)
+    assert worker.reset('lift_cube', 0, 0, token=first.token).token  # none held: no bar
+
+
 def test_a_jump_is_rejected_and_the_simulator_does_not_advance(worker):
     worker.reset('lift_cube', 0, 0)
     before = worker.state()
