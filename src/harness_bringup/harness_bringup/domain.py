@@ -81,27 +81,17 @@ def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
     through a read-only descriptor (flock needs no write access).
     """
     use_discovery_profile()
-    lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
-    _shared_folder(lock_dir)
+    lock_dir = _lock_folder(lock_dir)
     count = LAST_ID - FIRST_ID + 1
     start = (os.getpid() * 7 + time.monotonic_ns() // 1_000_000) % count
     closed = 0
     for k in range(count):
         domain_id = FIRST_ID + (start + k) % count
-        lock_file = _open_lock(lock_dir / f'{domain_id}.lock')
-        if lock_file is None:
+        claim = _claim(lock_dir, domain_id)
+        if claim is CLOSED:
             closed += 1
-            continue
-        try:
-            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock_file.close()
-            continue
-        if lock_file.writable():  # who holds it, for a person looking
-            lock_file.truncate(0)
-            lock_file.write(str(os.getpid()))
-            lock_file.flush()
-        return DomainClaim(domain_id, lock_file)
+        elif claim is not None:
+            return claim
     if closed:
         raise RuntimeError(
             f'no ROS domain id can be claimed: {closed} of the lock files in {lock_dir} cannot '
@@ -111,6 +101,55 @@ def claim_domain_id(lock_dir: Path | None = None) -> DomainClaim:
     raise RuntimeError(
         f'every ROS domain id from {FIRST_ID} to {LAST_ID} is in use on this machine'
     )
+
+
+def claim_named_domain_id(domain_id: int, lock_dir: Path | None = None) -> DomainClaim:
+    """Hold `domain_id` (the one ROS_DOMAIN_ID names: harness serve's) as claim_domain_id holds
+    one: RuntimeError, naming the holder, when another process of this machine holds it (two
+    stations in one domain would answer every request twice)."""
+    use_discovery_profile()
+    lock_dir = _lock_folder(lock_dir)
+    claim = _claim(lock_dir, domain_id)
+    if isinstance(claim, DomainClaim):
+        return claim
+    path = lock_dir / f'{domain_id}.lock'
+    if claim is CLOSED:
+        raise RuntimeError(f'ROS domain {domain_id} cannot be claimed: {path} cannot be opened')
+    try:
+        holder = path.read_text().strip()
+    except OSError:
+        holder = ''
+    by = f' (by process {holder})' if holder.isdigit() else ''
+    raise RuntimeError(
+        f'ROS domain {domain_id} is in use on this machine{by}: a harness serve or an '
+        'episode runs there; stop it, or set another ROS_DOMAIN_ID'
+    )
+
+
+CLOSED = 'closed'  # _claim: the lock file cannot be opened or made by this user
+
+
+def _lock_folder(lock_dir: Path | None) -> Path:
+    lock_dir = lock_dir or Path(tempfile.gettempdir()) / 'harness-ros-domains'
+    _shared_folder(lock_dir)
+    return lock_dir
+
+
+def _claim(lock_dir: Path, domain_id: int) -> DomainClaim | str | None:
+    """The claim of `domain_id`, None when another process holds it, or CLOSED."""
+    lock_file = _open_lock(lock_dir / f'{domain_id}.lock')
+    if lock_file is None:
+        return CLOSED
+    try:
+        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock_file.close()
+        return None
+    if lock_file.writable():  # who holds it, for a person looking
+        lock_file.truncate(0)
+        lock_file.write(str(os.getpid()))
+        lock_file.flush()
+    return DomainClaim(domain_id, lock_file)
 
 
 def _shared_folder(folder: Path) -> None:

@@ -111,10 +111,14 @@ def _program(args: argparse.Namespace) -> int:
         }
         started = time.monotonic()
         try:
-            _say(
-                f'starting the graph (worker, skill server, kernel) for {args.task} '
-                f'layout {layout_name(args.layout)}'
+            from harness_bringup.domain import attached_domain_id
+
+            graph_words = (
+                f'joining the station in ROS domain {attached_domain_id()}, starting the kernel'
+                if args.attach
+                else 'starting the graph (worker, skill server, kernel)'
             )
+            _say(f'{graph_words} for {args.task} layout {layout_name(args.layout)}')
             with EpisodeGraph(params, attach=args.attach) as graph:
                 start = graph.reset(args.task, args.layout, args.seed, args.randomize)
                 _say(f'instruction: {start.instruction}')

@@ -60,15 +60,21 @@ def add_parser(sub) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from harness_types.config import ConfigError
 
+    from harness_bringup.domain import attached_domain_id, claim_named_domain_id
     from harness_bringup.run import UsageError, check_station_settings
     from harness_bringup.serve import serve
 
     try:
         config = _load(args)
         check_station_settings(config)
-    except (FileNotFoundError, ConfigError, UsageError) as exc:
+        # one station a domain on this machine (harness run's own graphs claim theirs too)
+        claim = claim_named_domain_id(attached_domain_id())
+    except (FileNotFoundError, ConfigError, UsageError, ValueError, RuntimeError) as exc:
         return _fail(str(exc))
-    return serve(config, args.ros_args, _say)
+    try:
+        return serve(config, args.ros_args, _say)
+    finally:
+        claim.release()
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -104,7 +110,9 @@ def _up(args: argparse.Namespace) -> int:
                 state = 'already answering'
             else:
                 state = 'external, ' + ('answering' if answers(spec.endpoint) else 'NOT answering')
-            _say(f'policy {spec.name} at {spec.endpoint}: {state}')
+            # (a catalogue port of 0: where it was started, which no later command can know)
+            endpoint = broker.endpoints.get(spec.name, spec.endpoint)
+            _say(f'policy {spec.name} at {endpoint}: {state}')
         if not started:  # (a second `up`: it would wait, holding nothing)
             _say('every local server was already answering: none started here, nothing to hold')
             return 0

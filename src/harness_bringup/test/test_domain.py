@@ -12,6 +12,7 @@ from harness_bringup.domain import (
     LAST_ID,
     PROFILE_VARIABLE,
     claim_domain_id,
+    claim_named_domain_id,
     use_discovery_profile,
 )
 from harness_bringup.processes import ament_prefix_path, child_environment, numerics_defaults
@@ -27,6 +28,28 @@ def test_claims_are_exclusive_and_released(tmp_path):
     assert again.domain_id not in ids[1:]
     for c in claims[1:] + [again]:
         c.release()
+
+
+def test_a_named_domain_is_held_by_one_process_at_a_time(tmp_path):
+    """harness serve's ROS_DOMAIN_ID: a second station in it (or a pool claim of it) waits for
+    the first to let go, and the refusal names the holder."""
+    first = claim_named_domain_id(77, tmp_path)
+    held = subprocess.run(
+        [
+            sys.executable,
+            '-c',
+            'import sys; from pathlib import Path; '
+            'from harness_bringup.domain import claim_named_domain_id as c; '
+            'c(77, Path(sys.argv[1]))',
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert held.returncode != 0
+    assert f'ROS domain 77 is in use on this machine (by process {os.getpid()})' in held.stderr
+    first.release()
+    claim_named_domain_id(77, tmp_path).release()
 
 
 def test_the_lock_folder_is_shared_and_a_planted_link_is_not_followed(tmp_path):

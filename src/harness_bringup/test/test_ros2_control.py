@@ -133,6 +133,7 @@ def test_an_episode_attached_to_a_served_ros2_control_station(tmp_path, monkeypa
     params = ros2_control_params(tmp_path)
     claim = claim_domain_id()
     env = child_environment(claim.domain_id)
+    claim.release()  # harness serve claims its domain itself (one station a domain)
     processes = [
         subprocess.Popen(
             [sys.executable, '-m', 'harness_worker.ros2_control_standin_node'], env=env
@@ -163,7 +164,6 @@ def test_an_episode_attached_to_a_served_ros2_control_station(tmp_path, monkeypa
         for p in processes:
             p.terminate()
             p.wait(timeout=20)
-        claim.release()
 
 
 def test_attach_without_a_station_says_how_to_start_one(tmp_path, monkeypatch, capsys):
