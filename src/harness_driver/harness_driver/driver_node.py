@@ -41,6 +41,8 @@ from harness_msgs.action import RunCell
 from harness_msgs.srv import Observe, Outcome, Profile, Reset, State, Verify
 from harness_types import names
 
+RESET_ANSWER_S = 90.0  # the longest a reset is waited for
+
 
 class GraphError(RuntimeError):
     """The graph could not do what was asked; the message says what."""
@@ -135,7 +137,9 @@ class DriverNode(Node):
         request = Reset.Request(
             task=task, layout=layout, seed=seed, token=self.token, randomize=','.join(randomize)
         )
-        r = self._call('reset', request)
+        # Longer than a backend waits for its robot's first state (the ros2_control backend:
+        # 60 s), so that its own words (which controller is silent) come back, not a timeout.
+        r = self._call('reset', request, RESET_ANSWER_S)
         if not r.success:
             raise GraphError(r.message)
         self.token = r.token
