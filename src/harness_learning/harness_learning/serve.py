@@ -42,10 +42,20 @@ def main(argv: list[str] | None = None) -> int:
     urdf = station_urdf()
     kinematics = StationKinematics(urdf, emb)
     record = model.record
+    # A training stopped (or failed) before its steps serves its last checkpoint: said in the
+    # kind, which the catalogue's listing and every episode's policy events show (the
+    # adoption gate refuses such a folder).
+    status = record.get('status')
+    unfinished = (
+        f', its training {status} at step {record.get("steps_done", "?")} of '
+        f'{(record.get("plan") or {}).get("steps", "?")}'
+        if status != 'done'
+        else ''
+    )
     metadata = {
         'name': args.name,
         'kind': f'learned: LeRobot {model.config.type} trained on '
-        f'{record.get("demonstrations", "?")} demonstrations',
+        f'{record.get("demonstrations", "?")} demonstrations{unfinished}',
         'checkpoint_sha256': model.sha256,
         'action_space': 'joint_position',
         'action_hz': float(record.get('fps') or emb.rates.control_hz),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -136,15 +137,18 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
         if not (root / needed).exists():
             raise TrainError(f'{root} has no {needed}: not a whole LeRobot dataset')
     try:
-        json.loads((root / 'meta/stats.json').read_text())
+        stats = json.loads((root / 'meta/stats.json').read_text())
     except (OSError, ValueError, RecursionError) as exc:
         raise TrainError(f'{root / "meta/stats.json"} cannot be read as JSON: {exc}') from None
+    _check_stats(root, stats)
+    _check_frames(root, float(info.get('fps') or 0), int(info['total_frames']))
     if not any((root / 'meta/episodes').rglob('*.parquet')):
         raise TrainError(f'{root}/meta/episodes holds no parquet file: its episodes are unknown')
     for camera in cameras:
         videos = root / 'videos' / (IMAGES + camera)
         if not videos.is_dir() or not any(videos.rglob('*.mp4')):
             raise TrainError(f'{root} has no videos of {camera} (in {videos})')
+        _check_videos(sorted(videos.rglob('*.mp4')))
     environment = ENVIRONMENT in features
     if not environment and not cameras:
         raise TrainError(
@@ -160,6 +164,74 @@ def check_dataset(root: Path, cameras: tuple[str, ...] = ()) -> DatasetFacts:
         environment=environment,
         layouts=_layouts(root),
     )
+
+
+def _check_stats(root: Path, stats: object) -> None:
+    """TrainError unless the normalisation stats of the state and the action are finite
+    numbers and each std is >= 0 (a NaN there trains every weight to NaN)."""
+    import numpy as np
+
+    where = root / 'meta/stats.json'
+    for key in (STATE, 'action'):
+        entry = stats.get(key) if isinstance(stats, dict) else None
+        if not isinstance(entry, dict):
+            raise TrainError(f'{where} has no stats of {key}')
+        for name in ('mean', 'std', 'min', 'max'):
+            try:
+                values = np.asarray(entry[name], dtype=float)
+            except (KeyError, TypeError, ValueError):
+                raise TrainError(f'{where}: {key}.{name} is not a list of numbers') from None
+            if not np.isfinite(values).all() or (name == 'std' and (values < 0).any()):
+                raise TrainError(
+                    f'{where}: {key}.{name} holds {values.tolist()}: it must be finite'
+                    + (' and >= 0' if name == 'std' else '')
+                )
+
+
+def _check_frames(root: Path, fps: float, total: int) -> None:
+    """TrainError unless data/ holds readable parquet files of `total` frames whose
+    timestamps step 1/fps within each episode (a dataset whose fps is not its frames' rate
+    would be served at that wrong rate; LeRobot reads it without a word)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    parts = sorted((root / 'data').glob('*/*.parquet'))
+    if not parts:
+        raise TrainError(f'{root}/data holds no parquet file: the dataset has no frames')
+    if not fps > 0:
+        raise TrainError(f'{root / "meta/info.json"}: fps must be > 0, not {fps}')
+    frames = 0
+    for part in parts:
+        try:
+            table = pq.read_table(part, columns=['episode_index', 'timestamp'])
+        except (OSError, ValueError, KeyError) as exc:  # (ArrowInvalid is a ValueError)
+            raise TrainError(f'{part} cannot be read: {" ".join(str(exc).split())[:200]}') from None
+        episodes = np.asarray(table.column('episode_index').to_numpy(), dtype=int)
+        times = np.asarray(table.column('timestamp').to_numpy(), dtype=float)
+        frames += len(times)
+        for episode in np.unique(episodes):
+            steps = np.diff(times[episodes == episode])
+            if len(steps) and not np.allclose(steps, 1.0 / fps, rtol=0, atol=1e-3 / fps):
+                raise TrainError(
+                    f"{part}: episode {episode}'s timestamps step {float(np.median(steps)):g} s, "
+                    f'not 1/fps = {1.0 / fps:g} s (meta/info.json says fps {fps:g})'
+                )
+    if frames != total:
+        raise TrainError(f'{root}/data holds {frames} frames; meta/info.json says {total}')
+
+
+def _check_videos(paths: list[Path]) -> None:
+    """TrainError naming the first video that cannot be opened as one (a truncated file:
+    LeRobot fails on it midway, its words only in the log)."""
+    import av
+
+    for path in paths:
+        try:
+            with av.open(str(path)) as container:
+                if not container.streams.video:
+                    raise TrainError(f'{path} holds no video stream')
+        except av.error.FFmpegError as exc:
+            raise TrainError(f'{path} cannot be read as a video: {exc}') from None
 
 
 def _layouts(root: Path) -> list[tuple[str, int]] | None:
@@ -178,7 +250,10 @@ def _located_queries(root: Path) -> dict[str, list[str]]:
 
     out: dict[str, list[str]] = {}
     for part in sorted((root / 'meta' / 'episodes').glob('*/*.parquet')):
-        table = pq.read_table(part)
+        try:
+            table = pq.read_table(part)
+        except (OSError, ValueError) as exc:  # (pyarrow's ArrowInvalid is a ValueError)
+            raise TrainError(f'{part} cannot be read: {" ".join(str(exc).split())[:200]}') from None
         names = table.column_names
         if 'tasks' not in names:
             continue
@@ -263,7 +338,7 @@ def lerobot_arguments(plan: TrainPlan, view: Path) -> list[str]:
     ]
 
 
-_LOSS = re.compile(r'\bloss:([0-9.eE+-]+)')
+_LOSS = re.compile(r'\bloss:([0-9.eE+-]+|-?nan|-?inf)')
 
 
 @dataclass
@@ -299,11 +374,41 @@ class Progress:
         )
 
 
+ACT_HEADS = 8  # POLICY_ARGS' --policy.n_heads: ACT's width splits over them
+MOST_WIDTH = 4096  # past it, one layer's weights alone pass a laptop's memory
+
+
+def plan_problem(plan: TrainPlan) -> str:
+    """What makes `plan` untrainable before LeRobot starts ('' when nothing): a width ACT
+    cannot split over its heads, more threads than cores, an --out that is not a training
+    folder (another folder's files, the dataset itself or a folder in it)."""
+    if plan.policy == 'act' and (plan.width % ACT_HEADS or not 0 < plan.width <= MOST_WIDTH):
+        return (
+            f"--width must be a multiple of {ACT_HEADS} (ACT's heads) from {ACT_HEADS} to "
+            f'{MOST_WIDTH}, not {plan.width}'
+        )
+    cores = os.cpu_count() or 1
+    if not 0 < plan.threads <= cores:
+        return f'--threads must be 1 to {cores} (the cores here), not {plan.threads}'
+    out, dataset = Path(plan.out).resolve(), Path(plan.dataset).resolve()
+    if out == dataset or dataset in out.parents:
+        return f'--out {plan.out} is in the dataset {plan.dataset}: a training folder of its own'
+    ours = (RECORD, LOCK, LEROBOT_DIR, 'train.log', 'dataset_view', LOSS_CURVE)
+    if out.is_dir() and any(out.iterdir()) and not any((out / n).exists() for n in ours):
+        return (
+            f'--out {plan.out} holds other files: a training folder is new, empty, or one this '
+            'command made (which it resumes)'
+        )
+    return ''
+
+
 def train(plan: TrainPlan, python: str, say: Callable[[str], None] = print) -> dict:
     """Run LeRobot's training for `plan` with the learning environment's `python`; the training
     record (also written to plan.out/harness_training.json). TrainError when it cannot."""
     if plan.policy not in POLICY_TYPES:
         raise TrainError(f'--policy must be one of {", ".join(POLICY_TYPES)}, not {plan.policy!r}')
+    if problem := plan_problem(plan):
+        raise TrainError(problem)
     facts = check_dataset(plan.dataset, plan.cameras)
     try:
         plan.out.mkdir(parents=True, exist_ok=True)
@@ -376,6 +481,8 @@ def _train(
                 if sentence:
                     say(sentence)
                     _write_record(plan, facts, progress, started, 'training')
+                if progress.losses and not math.isfinite(progress.losses[-1][1]):
+                    break  # its weights are lost: every later step stays so
         except BaseException:  # Ctrl-C, SIGTERM (_stopped_by_sigterm), a broken pipe, a full disk
             process.terminate()
             with contextlib.suppress(BaseException):  # (a second Ctrl-C while it ends)
@@ -385,6 +492,19 @@ def _train(
             progress.back_to_checkpoint()
             _write_record(plan, facts, progress, started, 'stopped')
             raise
+        if progress.losses and not math.isfinite(progress.losses[-1][1]):
+            process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
+            if process.poll() is None:
+                process.kill()
+            step, loss = progress.losses[-1]
+            progress.back_to_checkpoint()
+            _write_record(plan, facts, progress, started, 'failed')
+            raise TrainError(
+                f"the loss became {loss} at step {step}: the weights are lost (the dataset's "
+                f'meta/stats.json, a std of 0 say, or a learning rate too high); log: {log_path}'
+            )
         code = process.wait()
     if code != 0:
         progress.back_to_checkpoint()

@@ -14,6 +14,7 @@ from harness_learning.training import (
     TrainPlan,
     check_dataset,
     lerobot_arguments,
+    plan_problem,
     train,
     training_view,
 )
@@ -101,6 +102,100 @@ def test_what_cannot_train_is_one_line(dataset, tmp_path):
         check_dataset(tmp_path)
 
 
+def broken_copy(dataset: Path, folder: Path, name: str) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(dataset, folder / name))
+
+
+def test_stats_that_would_train_nan_weights_are_one_line(dataset, tmp_path):
+    """(A NaN mean trained every weight to NaN, and the record said done.)"""
+    for name, change, said in (
+        ('nan', lambda st: st['observation.state'].update(mean=[float('nan')] * 14), 'finite'),
+        ('negative', lambda st: st['action'].update(std=[-1.0] * 14), 'finite and >= 0'),
+        ('missing', lambda st: st.pop('action'), 'has no stats of action'),
+    ):
+        broken = broken_copy(dataset, tmp_path, name)
+        stats = json.loads((broken / 'meta/stats.json').read_text())
+        change(stats)
+        (broken / 'meta/stats.json').write_text(json.dumps(stats))
+        with pytest.raises(TrainError, match=said):
+            check_dataset(broken)
+
+
+def test_frames_that_cannot_be_read_or_are_not_at_the_fps_are_one_line(dataset, tmp_path):
+    truncated = broken_copy(dataset, tmp_path, 'truncated')
+    (part,) = sorted((truncated / 'data').glob('*/*.parquet'))[:1]
+    part.write_bytes(part.read_bytes()[:100])
+    with pytest.raises(TrainError, match=r'file-000.parquet cannot be read: .*Parquet'):
+        check_dataset(truncated)
+    episodes = broken_copy(dataset, tmp_path, 'episodes')
+    (meta,) = sorted((episodes / 'meta/episodes').glob('*/*.parquet'))[:1]
+    meta.write_bytes(b'PAR1 not really')
+    with pytest.raises(TrainError, match='cannot be read'):
+        check_dataset(episodes)
+    slow = broken_copy(dataset, tmp_path, 'slow')
+    info = json.loads((slow / 'meta/info.json').read_text())
+    (slow / 'meta/info.json').write_text(json.dumps(info | {'fps': FPS / 2}))
+    with pytest.raises(TrainError, match=f'timestamps step {1 / FPS:g} s, not 1/fps'):
+        check_dataset(slow)
+    short = broken_copy(dataset, tmp_path, 'short')
+    (short / 'meta/info.json').write_text(json.dumps(info | {'total_frames': 99}))
+    with pytest.raises(TrainError, match='data holds 36 frames; meta/info.json says 99'):
+        check_dataset(short)
+
+
+def test_a_video_cut_short_is_one_line(dataset, tmp_path):
+    cut = broken_copy(dataset, tmp_path, 'cut')
+    video = sorted((cut / 'videos').rglob('*.mp4'))[0]
+    video.write_bytes(video.read_bytes()[:64])
+    camera = video.relative_to(cut / 'videos').parts[0].removeprefix('observation.images.')
+    with pytest.raises(TrainError, match='cannot be read as a video'):
+        check_dataset(cut, (camera,))
+
+
+@pytest.mark.parametrize(
+    'changes,said',
+    [
+        ({'width': 7}, 'a multiple of 8'),
+        ({'width': 1_000_000}, 'from 8 to 4096'),
+        ({'threads': 10_000}, '--threads must be 1 to'),
+    ],
+)
+def test_options_that_cannot_train_are_refused_before_lerobot(dataset, tmp_path, changes, said):
+    assert plan_problem(TrainPlan(dataset, tmp_path / 'run')) == ''
+    assert said in plan_problem(TrainPlan(dataset, tmp_path / 'run', **changes))
+
+
+def test_an_out_that_is_another_folder_or_the_dataset_is_refused(dataset, tmp_path):
+    other = tmp_path / 'other'
+    other.mkdir()
+    (other / 'notes.txt').write_text('mine')
+    assert 'holds other files' in plan_problem(TrainPlan(dataset, other))
+    for inside in (dataset, dataset / 'runs' / 'one'):
+        assert 'is in the dataset' in plan_problem(TrainPlan(dataset, inside))
+    with pytest.raises(TrainError, match='holds other files'):
+        train(TrainPlan(dataset, other, steps=1), 'python')
+    assert (other / 'notes.txt').read_text() == 'mine' and len(list(other.iterdir())) == 1
+
+
+def test_a_loss_that_is_no_number_stops_the_training_failed(dataset, tmp_path):
+    """(Trained on, it ended 'done' with every weight NaN, and was served.) A stand-in for
+    LeRobot's process that logs a NaN loss and would go on for a minute."""
+    from harness_learning.training import RECORD
+
+    lerobot = tmp_path / 'lerobot-stand-in'
+    lerobot.write_text(
+        '#!/bin/sh\necho "INFO ot_train.py:435 step:50 smpl:400 ep:4 epch:2 loss:nan grdn:nan"\n'
+        'exec sleep 60\n'
+    )
+    lerobot.chmod(0o755)
+    out = tmp_path / 'run'
+    with pytest.raises(TrainError, match='the loss became nan at step 50: the weights are lost'):
+        train(TrainPlan(dataset, out, steps=100, log_every=50), str(lerobot), lambda _: None)
+    assert json.loads((out / RECORD).read_text())['status'] == 'failed'
+
+
 def test_the_view_holds_only_the_features_the_policy_sees(dataset, tmp_path):
     view = training_view(dataset, (), tmp_path / 'view')
     info = json.loads((view / 'meta/info.json').read_text())
@@ -144,6 +239,9 @@ def test_progress_reads_lerobot_log_lines():
     )
     assert line.startswith('step 50/200  loss 0.3130') and 'min left' in line
     assert progress.losses == [(50, 0.313)]
+    # a loss that is no number is read (the training then stops, failed)
+    progress.line('INFO ot_train.py:435 step:100 smpl:800 ep:8 epch:4.4 loss:nan grdn:nan')
+    assert progress.losses[-1][0] == 100 and progress.losses[-1][1] != progress.losses[-1][1]
 
 
 def test_a_served_policys_actions_are_bounded_to_the_command_layouts_range():
