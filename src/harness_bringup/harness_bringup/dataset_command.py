@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -108,6 +109,9 @@ def _export(args: argparse.Namespace) -> int:
         summary = export_runs(runs, Path(args.lerobot), _say)
     except ExportError as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:  # (export_runs wrote beside: nothing half-made is left)
+        _say(f'interrupted: {args.lerobot} is as it was')
+        return 130
     _say(
         f'{summary["episodes"]} trials ({summary["frames"]} frames) in {args.lerobot}; '
         f'{summary["demos"]} satisfied by tier 1-2 in {Path(args.lerobot) / "demos"}'
@@ -176,13 +180,25 @@ def _demos(args: argparse.Namespace) -> int:
         for p in sorted((folder / 'bench').glob('*/episodes/*/*/events.jsonl'))
     ]
     _say(f'writing the demonstrations of {len(episodes)} episodes to {out / "dataset"}')
+    # Written beside, then renamed whole: a dataset cut short (a Ctrl-C, a full disk) would
+    # read as whole to LeRobot and to training (its meta is rewritten after every episode).
+    partial = out / '.dataset.partial'
+    shutil.rmtree(partial, ignore_errors=True)
     try:
-        summary = write_demos(episodes, out / 'dataset', _say, args.image_size)
+        summary = write_demos(episodes, partial, _say, args.image_size)
+        if not summary['episodes']:
+            return _fail(
+                f'no episode gave a demonstration (the episodes are under {out / "bench"})'
+            )
+        (partial / 'collection.json').write_text(json.dumps(summary, indent=2) + '\n')
+        partial.rename(out / 'dataset')
     except ExportError as exc:
         return _fail(str(exc))
-    if not summary['episodes']:
-        return _fail(f'no episode gave a demonstration (the episodes are under {out / "bench"})')
-    (out / 'dataset' / 'collection.json').write_text(json.dumps(summary, indent=2) + '\n')
+    except KeyboardInterrupt:
+        _say(f'interrupted while writing the dataset: none kept (the episodes: {out / "bench"})')
+        return 130
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     _say(
         f'{summary["episodes"]} demonstrations ({summary["frames"]} frames; cameras: '
         f'{", ".join(summary["cameras"]) or "none"}) in {out / "dataset"}; '

@@ -26,6 +26,7 @@ def test_demos_write_a_dataset_a_policy_can_learn_from(tmp_path, monkeypatch, ca
     info = json.loads((dataset / 'meta/info.json').read_text())
     collection = json.loads((dataset / 'collection.json').read_text())
     assert collection['episodes'] == 1 and collection['runs_without_demonstration'] == []
+    assert sorted(p.name for p in out.iterdir()) == ['bench', 'collection.yaml', 'dataset']
     assert info['harness/cameras_left_out'] == {}
     assert info['features']['observation.images.cam_head']['shape'] == [48, 64, 3]
     frames = pq.read_table(next((dataset / 'data').glob('*/*.parquet'))).to_pydict()
@@ -48,3 +49,24 @@ def test_demos_write_a_dataset_a_policy_can_learn_from(tmp_path, monkeypatch, ca
     assert len(images) == info['total_frames']
     changed = [np.abs(b - a).mean() > 0.05 for a, b in zip(images, images[1:], strict=False)]
     assert np.mean(np.asarray(changed)[moving[: len(changed)]]) > 0.9
+
+
+def test_demos_interrupted_while_writing_keep_no_dataset(tmp_path, monkeypatch, capsys):
+    """(A Ctrl-C there had left a dataset of the episodes written so far, which LeRobot and
+    training read as whole, and a traceback.)"""
+    import harness_recording.lerobot
+
+    def cut_short(runs, out, say, image_size=None):
+        (out / 'meta').mkdir(parents=True)
+        (out / 'meta' / 'info.json').write_text('{"total_episodes": 1}')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness_recording.lerobot, 'write_demos', cut_short)
+    monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
+    out = tmp_path / 'demos'
+    code = main(
+        ['demos', 'lift_cube', '--layouts', 'random:1', '--seed-base', '7', '--out', str(out)]
+    )
+    assert code == 130
+    assert 'interrupted while writing the dataset: none kept' in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ['bench', 'collection.yaml']
