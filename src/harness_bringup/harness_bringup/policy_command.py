@@ -161,8 +161,14 @@ def _policy_train(args: argparse.Namespace) -> int:
     except (TrainError, LearningEnvError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
+        from harness_learning.training import checkpoint_step
+
+        step = checkpoint_step(plan.out)
         _say(
-            f'training stopped; the same command resumes it from its last checkpoint in {plan.out}'
+            f'training stopped; the same command resumes it from its checkpoint at step {step} '
+            f'in {plan.out}'
+            if step
+            else 'training stopped before its first checkpoint; the same command starts it again'
         )
         return 130
     _say(

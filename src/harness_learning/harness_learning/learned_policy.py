@@ -195,8 +195,10 @@ class LearnedPolicy:
         for camera in self.model.cameras:
             features[f'observation.images.{camera}'] = self._image(obs, camera)
         rows = self.model.chunk(features, prompt)
-        if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE or not np.isfinite(rows).all():
-            raise RuntimeError(f'the model answered actions of shape {rows.shape} or not finite')
+        if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE:
+            raise RuntimeError(f'the model answered actions of shape {rows.shape}, not H x 14')
+        if not np.isfinite(rows).all():
+            raise RuntimeError('the model answered actions that are not finite (NaN weights?)')
         # The policy's action space is the command layout's range: each joint's limits and the
         # grippers' open fraction [0, 1]. A regression lands a little outside where the
         # demonstrations sat at a bound (an idle arm's joint at its lower limit 0 answered as
