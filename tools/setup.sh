@@ -28,8 +28,9 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 # DIR_GB GB free, or TMP's less than TMP_GB (the sum, where both are one filesystem).
 need_disk() {
   local dir="$1" tmp="$2" dir_gb="$3" tmp_gb="$4" what="$5" free_kb tmp_kb
+  [[ -d "$tmp" ]] || tmp=/tmp  # (pip's temporary folder then, as Python's tempfile has it)
   free_kb="$(df -Pk "$dir" | awk 'NR == 2 {print $4}')"
-  tmp_kb="$(df -Pk "$tmp" 2>/dev/null | awk 'NR == 2 {print $4}')"
+  tmp_kb="$(df -Pk "$tmp" | awk 'NR == 2 {print $4}')"
   if [[ "$(stat -c %d "$dir")" == "$(stat -c %d "$tmp" 2>/dev/null)" ]]; then
     dir_gb=$((dir_gb + tmp_gb)); tmp_gb=0
   fi

@@ -138,7 +138,13 @@ def _policy_serve(args: argparse.Namespace) -> int:
 
 
 def _policy_train(args: argparse.Namespace) -> int:
-    from harness_learning.training import TrainError, TrainPlan, check_dataset, train
+    from harness_learning.training import (
+        TrainError,
+        TrainPlan,
+        check_dataset,
+        plan_problem,
+        train,
+    )
     from harness_policy.learning_env import LearningEnvError, ensure_learning_python
 
     plan = TrainPlan(
@@ -155,7 +161,9 @@ def _policy_train(args: argparse.Namespace) -> int:
         width=args.width,
     )
     try:
-        check_dataset(plan.dataset, plan.cameras)  # before a minutes-long install
+        if problem := plan_problem(plan):  # (these two before a minutes-long install)
+            raise TrainError(problem)
+        check_dataset(plan.dataset, plan.cameras)
         python = ensure_learning_python(_say)
         record = train(plan, python, _say)
     except (TrainError, LearningEnvError) as exc:

@@ -21,7 +21,9 @@ def add_parser(sub) -> None:
         help='start the station (worker and skill server) and serve it',
         description='Start the worker (with the configured backend) and the skill server in '
         'this process, with the parameters of the config file, and serve worker/* and skills/* '
-        'until interrupted (ROS_DOMAIN_ID as set in the environment).',
+        'until interrupted (ROS_DOMAIN_ID as set in the environment, 0..232: one station a '
+        'domain on this machine, so a second serve there is refused). Attached episodes '
+        '(harness run/program --attach) run on it one after another.',
     )
     serve.add_argument(
         'ros_args',

@@ -63,7 +63,10 @@ def harness_station(backend: str, use_sim_time: bool, remappings: list | None = 
     file under its root key)."""
 
     def nodes(context) -> list:
-        config = load_config(LaunchConfiguration('config').perform(context) or None)
+        # no config:= and no file found (a stale $HARNESS_CONFIG): config_file says why, as
+        # the harness command does, rather than the station starting on every default
+        named = LaunchConfiguration('config').perform(context) or config_file()
+        config = load_config(named)
         folder = Path(tempfile.mkdtemp(prefix='harness-launch-'))
         params = str(config.write(folder / 'params.yaml', any_namespace=True))
         namespace = LaunchConfiguration('namespace')

@@ -380,7 +380,12 @@ def test_a_model_name_cannot_move_the_run_folder(tmp_path):
 
 
 def test_serve_takes_ros_arguments_and_says_which_are_wrong(monkeypatch, capsys):
+    from harness_bringup.domain import claim_domain_id
+
     monkeypatch.setenv('HARNESS_CONFIG', str(ROOT / 'config' / 'harness.yaml'))
+    claim = claim_domain_id()  # a domain of its own, which serve claims in turn
+    claim.release()
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(claim.domain_id))
     assert main(['serve', '--ros-args', '--no-such-ros-flag']) == 2  # before any node starts
     assert 'ROS did not start (ROS arguments: --no-such-ros-flag)' in capsys.readouterr().err
     assert main(['run', 'lift_cube', '--ros-args', '-p', 'x:=1']) == 2
@@ -436,6 +441,7 @@ def test_serve_refuses_a_misspelt_parameter_before_it_serves(tmp_path):
     from harness_bringup.processes import child_environment
 
     claim = claim_domain_id()
+    claim.release()  # (serve claims its domain itself)
     done = subprocess.run(
         [
             sys.executable,

@@ -173,9 +173,12 @@ class Episode:
         # The run folder is written whole: a Ctrl-C while it is (the first, when it comes
         # as the episode ends; a terminal's reaches this process too) is raised after it.
         with interrupts_held():
+            since = time.monotonic()
             try:
-                since = time.monotonic()
                 self.station.stop_kernel()
+            except Exception as exc:  # (the outcome is still read: it releases the token)
+                detail = detail or f'could not stop the kernel: {exc}'
+            try:
                 outcome = self.station.outcome(end=True)
                 self.phases.add('outcome', since)
             except Exception as exc:  # the summary must still be written

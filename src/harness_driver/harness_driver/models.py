@@ -184,7 +184,8 @@ class AnthropicModel:
                     f'the model server answered {exc.status_code}: {_message(exc)}'
                 ) from None
             except (a.APIConnectionError, RequestTimeoutError) as exc:
-                if not self.answered and not self.reached and attempt == 1:
+                first = not self.answered and not self.reached and attempt == 1
+                if first and request.cut is None:  # (a cut request has no time for it)
                     self.probe()  # nothing listens: a set-up problem, said in one line
                 said = (
                     exc if isinstance(exc, RequestTimeoutError) else f'{type(exc).__name__}: {exc}'

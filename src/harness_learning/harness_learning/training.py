@@ -172,7 +172,8 @@ def _check_stats(root: Path, stats: object) -> None:
     import numpy as np
 
     where = root / 'meta/stats.json'
-    for key in (STATE, 'action'):
+    normalised = [STATE, 'action'] + ([ENVIRONMENT] if ENVIRONMENT in (stats or {}) else [])
+    for key in normalised:
         entry = stats.get(key) if isinstance(stats, dict) else None
         if not isinstance(entry, dict):
             raise TrainError(f'{where} has no stats of {key}')
@@ -186,6 +187,9 @@ def _check_stats(root: Path, stats: object) -> None:
                     f'{where}: {key}.{name} holds {values.tolist()}: it must be finite'
                     + (' and >= 0' if name == 'std' else '')
                 )
+
+
+TIMESTAMP_TOLERANCE_S = 1e-4  # LeRobot's own (LeRobotDataset's tolerance_s)
 
 
 def _check_frames(root: Path, fps: float, total: int) -> None:
@@ -211,7 +215,7 @@ def _check_frames(root: Path, fps: float, total: int) -> None:
         frames += len(times)
         for episode in np.unique(episodes):
             steps = np.diff(times[episodes == episode])
-            if len(steps) and not np.allclose(steps, 1.0 / fps, rtol=0, atol=1e-3 / fps):
+            if len(steps) and not np.allclose(steps, 1.0 / fps, rtol=0, atol=TIMESTAMP_TOLERANCE_S):
                 raise TrainError(
                     f"{part}: episode {episode}'s timestamps step {float(np.median(steps)):g} s, "
                     f'not 1/fps = {1.0 / fps:g} s (meta/info.json says fps {fps:g})'
@@ -338,7 +342,7 @@ def lerobot_arguments(plan: TrainPlan, view: Path) -> list[str]:
     ]
 
 
-_LOSS = re.compile(r'\bloss:([0-9.eE+-]+|-?nan|-?inf)')
+_LOSS = re.compile(r'\bloss:([-+]?(?:nan|inf|[0-9.]+(?:[eE][-+]?[0-9]+)?))')
 
 
 @dataclass
@@ -503,7 +507,8 @@ def _train(
             _write_record(plan, facts, progress, started, 'failed')
             raise TrainError(
                 f"the loss became {loss} at step {step}: the weights are lost (the dataset's "
-                f'meta/stats.json, a std of 0 say, or a learning rate too high); log: {log_path}'
+                'meta/stats.json, a std of 0 say, or a learning rate too high); its last '
+                f'checkpoint may hold them too: train into another --out (log: {log_path})'
             )
         code = process.wait()
     if code != 0:
