@@ -29,7 +29,13 @@ from harness_types.convert import (
 )
 from harness_types.robot_state import RobotState
 from harness_types.scene import ClaimAnswer
-from harness_types.wait import ResultExpiredError, wait_future, wait_goal_result
+from harness_types.wait import (
+    ResultExpiredError,
+    ServerGoneError,
+    wait_future,
+    wait_goal_result,
+    while_present,
+)
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -55,6 +61,7 @@ class DriverNode(Node):
         self.config = declare_section(self, DriverConfig, frozen=False)
         group = ReentrantCallbackGroup()
         self.token = ''
+        self._station_missing = False  # a worker service was not found at the last call
         self._worker = {
             name: self.create_client(kind, names.worker_service(name), callback_group=group)
             for name, kind in (
@@ -120,11 +127,24 @@ class DriverNode(Node):
         if self._local is not None:
             return self._local.call_local(service, request)
         client = self._worker[service]
-        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=15.0):
+        # (once one of the station's services was not found, the next are looked for briefly:
+        # a station that died is not waited for again at every call of the episode's end)
+        discovery_s = 1.0 if self._station_missing else 15.0
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=discovery_s):
+            self._station_missing = True
             raise GraphError(f'{client.srv_name} is not available')
+        self._station_missing = False
+        # a station whose process died leaves the graph (its DDS lease runs out): not waited
+        # for to the call's timeout
+        left = f'{client.srv_name} left the ROS graph before it answered (its station ended?)'
+        present = while_present(client.service_is_ready, lambda _s: None, left)
         try:
-            return wait_future(client.call_async(request), timeout)
+            return wait_future(client.call_async(request), timeout, lambda: present(0.0), 0.5)
+        except ServerGoneError:
+            self._station_missing = True
+            raise GraphError(left) from None
         except TimeoutError:
+            self._station_missing = True
             raise GraphError(f'{client.srv_name} did not answer within {timeout:g} s') from None
 
     # The worker --------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ from harness_types.wait import (
     wait_future,
     wait_goal_result,
     wait_goal_taken,
+    while_present,
 )
 from rclpy.action import ActionClient, ActionServer
 from rclpy.action.client import ClientGoalHandle
@@ -179,8 +180,11 @@ class RosRobot:
         elif not handle.accepted:
             raise RuntimeError(f'{names.skill_action(skill)} refused the goal')
         bound = result_bound(float(args.get('max_seconds') or 0.0), self.wait_s)
+        gone = f'the skill server left the ROS graph while {skill} ran (its station ended?)'
         try:
-            result = self._result(handle, bound, pump)
+            result = self._result(
+                handle, bound, pump, while_present(client.server_is_ready, pump.serve, gone)
+            )
         except TimeoutError:
             handle.cancel_goal_async()
             raise RuntimeError(
@@ -194,7 +198,7 @@ class RosRobot:
         return execution_of(result.execution)
 
     @staticmethod
-    def _result(handle, bound: float, pump: Pump):
+    def _result(handle, bound: float, pump: Pump, serve=None):
         """The goal's result within `bound` seconds (TimeoutError past it); one whose response
         was lost is asked for again (wait_goal_result). A server that no longer has the result
         (it keeps one for skill_server.result_timeout_seconds) answers STATUS_UNKNOWN: an error,
@@ -203,7 +207,7 @@ class RosRobot:
             response = wait_goal_result(
                 handle,
                 bound,
-                pump.serve,
+                serve or pump.serve,  # (with `serve`: also watching the server's presence)
                 pump.wake,
                 ENDED_STATUSES,
                 GoalStatus.STATUS_UNKNOWN,

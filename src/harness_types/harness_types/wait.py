@@ -164,3 +164,42 @@ class InFlight:
         """Whether none runs within `timeout` seconds (at once when none does)."""
         with self._changed:
             return self._changed.wait_for(lambda: self._count == 0, timeout)
+
+
+# How long a running goal's action server may be missing from the graph before the wait is
+# given up: a station whose process died leaves the graph when its DDS lease runs out, and the
+# execution's own bound (a minute or more) would be waited out for nothing.
+SERVER_GONE_S = 3.0
+
+
+class ServerGoneError(RuntimeError):
+    """The server waited on left the graph (while_present)."""
+
+
+def while_present(
+    present: Callable[[], bool],
+    serve: Callable[[float], None],
+    gone: str,
+    gone_s: float = SERVER_GONE_S,
+    look_every_s: float = 0.5,
+) -> Callable[[float], None]:
+    """`serve` (of wait_goal_result), which also asks `present()` (an action client's
+    server_is_ready) every `look_every_s` seconds, and raises `gone` once it has
+    said no for `gone_s` seconds on end (a ServerGoneError, a RuntimeError)."""
+    missing_since: float | None = None
+    looked = -look_every_s
+
+    def serving(wait_s: float) -> None:
+        nonlocal missing_since, looked
+        now = time.monotonic()
+        if now - looked >= look_every_s:
+            looked = now
+            if present():
+                missing_since = None
+            elif missing_since is None:
+                missing_since = now
+            elif now - missing_since >= gone_s:
+                raise ServerGoneError(gone)
+        serve(wait_s)
+
+    return serving

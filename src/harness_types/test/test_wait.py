@@ -7,7 +7,13 @@ from concurrent.futures import Future
 from types import SimpleNamespace
 
 import pytest
-from harness_types.wait import ResultExpiredError, wait_future, wait_goal_result
+from harness_types.wait import (
+    ResultExpiredError,
+    ServerGoneError,
+    wait_future,
+    wait_goal_result,
+    while_present,
+)
 
 
 def test_a_done_future_returns_without_calling_between():
@@ -195,3 +201,19 @@ def test_a_goal_never_answered_times_out():
     with pytest.raises(TimeoutError):
         wait_goal_taken(send, 0.3, time.sleep, lambda: None, resend_s=0.1)
     assert 2 <= len(sent) <= 5
+
+
+def test_a_server_that_leaves_the_graph_ends_the_wait_saying_so():
+    """A station that died mid-execution: the wait for its result ends once its action server
+    has been missing for gone_s, not at the execution's bound."""
+    answers = iter([True, False, True, False, False, False, False])
+    serve = while_present(lambda: next(answers, False), _serve, 'the server left', 0.05, 0.0)
+    handle = LostFirstAnswer(status=RUNNING)
+    with pytest.raises(ServerGoneError, match='the server left'):
+        wait_goal_result(handle, 30.0, serve, lambda: None, ENDED, UNKNOWN, 0.05)
+
+
+def test_a_server_present_throughout_leaves_the_wait_to_its_bound():
+    serve = while_present(lambda: True, _serve, 'the server left', 0.01, 0.0)
+    with pytest.raises(TimeoutError):
+        wait_goal_result(LostFirstAnswer(status=RUNNING), 0.2, serve, lambda: None, ENDED, UNKNOWN)
