@@ -104,6 +104,9 @@ class _Gate:
     base: dict  # the entry the candidate's is made from
 
 
+INTERRUPTED = 130  # a bench's exit when interrupted
+
+
 def run_adopt(args: argparse.Namespace) -> int:
     from harness_learning.adoption import AdoptionError
 
@@ -204,6 +207,13 @@ def _resolve(args: argparse.Namespace) -> _Gate:
             'stall_seconds': 5.0,
             'timeout_seconds': 60.0,
         }
+    version = (replaced.version if replaced is not None else 0) + 1
+    store = _store_folder(catalogue_path, replaced, name, version)
+    if store.exists():  # said before the benches, not after them
+        raise _GateRefusedError(
+            f'{store} exists, where version {version} of {name} would be stored: remove it '
+            '(a copy an adoption left?), or adopt under another --name'
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -257,6 +267,8 @@ def _run_sides(gate: _Gate, jobs: int | None) -> tuple:
         [*config_args, 'bench', *common, '--policies', str(candidate_catalogue)]
         + ['--strategies', 'C', '--out', str(gate.out / 'candidate')],
     )
+    if status == INTERRUPTED:  # (nothing logged: no decision was made)
+        raise KeyboardInterrupt
     if status:
         raise _GateRefusedError(
             f"the candidate's bench failed (exit {status}); see {gate.out / 'candidate'}"
@@ -271,6 +283,8 @@ def _run_sides(gate: _Gate, jobs: int | None) -> tuple:
     status = _bench(
         cli, [*config_args, 'bench', *common, *side, '--out', str(gate.out / 'incumbent')]
     )
+    if status == INTERRUPTED:
+        raise KeyboardInterrupt
     if status:
         raise _GateRefusedError(
             f"the incumbent's bench failed (exit {status}); see {gate.out / 'incumbent'}"

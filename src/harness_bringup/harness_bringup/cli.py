@@ -180,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         code = _fail(str(exc))
         return code
+    except KeyboardInterrupt:  # a command with nothing of its own to say (each writes whole)
+        code = 130
+        print(f'harness {args.command}: interrupted', file=sys.stderr)
+        return code
     finally:
         if code != 0:
             _remove_if_empty(made)

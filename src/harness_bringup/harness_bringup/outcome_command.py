@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import zipfile
 from pathlib import Path
+
+from harness_types.whole_file import write_whole
 
 from harness_bringup.console import fail as _fail
 from harness_bringup.console import say as _say
+
+REPORT_CARD = 'outcome_report_card.md'  # beside the model file
 
 
 def add_parser(sub) -> None:
@@ -56,12 +61,20 @@ def run_train(args: argparse.Namespace) -> int:
     if not 0.0 < args.held_out < 1.0:
         return _fail(f'--held-out must be between 0 and 1, not {args.held_out}')
     out = Path(args.out)
+    report = out.parent / REPORT_CARD
     if out.is_dir():
         return _fail(f'--out {out} is a folder: name the model file')
+    if out.name == REPORT_CARD:  # (the model, then its card, would be one file)
+        return _fail(f"--out {out} is the report card's name: name the model file otherwise")
+    if report.is_dir():
+        return _fail(f'{report} (the report card, beside --out) is a folder')
     runs = []
     for source in args.sources:
         if not Path(source).is_dir():
             return _fail(f'{source} is not a folder')
+        inside = Path(source).resolve()
+        if inside == out.parent.resolve() or inside in out.parent.resolve().parents:
+            return _fail(f'--out {out} is inside the source {source}: the model goes elsewhere')
         runs += [
             p.parent
             for p in found_in_runs(Path(source), 'events.jsonl')
@@ -71,7 +84,16 @@ def run_train(args: argparse.Namespace) -> int:
     for run in dict.fromkeys(r.resolve() for r in runs):
         try:
             samples += [s for s in samples_of(run) if s.success is not None]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            IndexError,
+            AttributeError,
+            EOFError,
+            zipfile.BadZipFile,
+        ):
             skipped += 1  # a run folder without its ticks (or broken by hand): nothing to learn
     kept = [s for s in samples if not held_out(s.layout, s.run, args.held_out)]
     test = [s for s in samples if held_out(s.layout, s.run, args.held_out)]
@@ -85,15 +107,15 @@ def run_train(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     card = report_card(model, test)
     model.held_out = {'trials': len(test), 'share': args.held_out, 'card': card}
-    try:
+    title = (
+        f'Outcome model: {len(test)} held-out trials ({model.trained["trials"]} trained on, '
+        f'{model.trained["successes"]} of them successes)'
+    )
+    try:  # each whole or not at all (an old model is not replaced by half a new one)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(model.to_json()) + '\n')
-        report = out.parent / 'outcome_report_card.md'
-        title = (
-            f'Outcome model: {len(test)} held-out trials ({model.trained["trials"]} trained on, '
-            f'{model.trained["successes"]} of them successes)'
-        )
-        report.write_text('# Outcome model report card\n\n' + report_markdown(card, title))
+        write_whole(out, (json.dumps(model.to_json()) + '\n').encode())
+        text = '# Outcome model report card\n\n' + report_markdown(card, title)
+        write_whole(report, text.encode())
     except OSError as exc:
         return _fail(f'--out {out}: {exc.strerror or exc}')
     total = card.get('all', {})

@@ -573,6 +573,20 @@ def test_the_flywheels_commands_say_what_is_wrong_in_one_line(argv, message, tmp
     assert not (tmp_path / 'out').exists()
 
 
+def test_outcome_model_refuses_an_out_it_would_write_over(tmp_path, capsys):
+    """(The model was written, then overwritten by its report card; a source run's
+    events.jsonl was replaced by the model.)"""
+    source = tmp_path / 'bench'
+    (source / 'run').mkdir(parents=True)
+    card = tmp_path / 'm' / 'outcome_report_card.md'
+    assert main(['outcome-model', 'train', str(source), '--out', str(card)]) == 2
+    assert "is the report card's name" in capsys.readouterr().err
+    inside = source / 'run' / 'events.jsonl'
+    assert main(['outcome-model', 'train', str(source), '--out', str(inside)]) == 2
+    assert 'is inside the source' in capsys.readouterr().err
+    assert not inside.exists() and not card.parent.exists()
+
+
 def test_a_candidate_adopted_over_a_stand_in_goes_before_it_and_the_stand_in_stays(
     tmp_path, monkeypatch, capsys
 ):
@@ -627,6 +641,12 @@ def test_a_candidate_adopted_over_a_stand_in_goes_before_it_and_the_stand_in_sta
     argv += [str(candidate), '--for', 'press_button', '--layouts', 'random:2']
     assert main([*argv, '--out', str(tmp_path / 'g0')]) == 2
     assert 'has a policy act_press_button already' in capsys.readouterr().err
+    # a folder where the new version would be stored: refused before any bench runs
+    blocked = tmp_path / 'config' / 'policies' / 'act_press_new-v1'
+    blocked.mkdir(parents=True)
+    assert main([*argv, '--name', 'act_press_new', '--out', str(tmp_path / 'gb')]) == 2
+    assert 'act_press_new-v1 exists, where version 1' in capsys.readouterr().err and not sides
+    blocked.rmdir()
     argv += ['--name', 'act_press_new', '--out', str(tmp_path / 'g1')]
     assert main(argv) == 0, capsys.readouterr().err
     learned_press = [n for n, e in sides[0]['policies'].items() if 'press' in e.get('learned', [])]
@@ -668,3 +688,18 @@ def test_two_benches_started_in_one_second_get_folders_of_their_own(tmp_path):
     first, second = claim_folder(base), claim_folder(base)
     assert first == base and second.name == base.name + '-2' and second.is_dir()
     assert first.parent == tmp_path and first.name.endswith('-bench-x_.._.._escape')
+
+
+def test_a_ctrl_c_in_a_command_with_nothing_of_its_own_to_say_is_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    """(harness report, plan-collection and outcome-model printed KeyboardInterrupt's
+    traceback.)"""
+    from harness_bringup import report_command
+
+    def interrupted(_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_command, '_report', interrupted)
+    assert main(['report', str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip() == 'harness report: interrupted'

@@ -183,8 +183,19 @@ def training_record(candidate: Path) -> dict:
         raise AdoptionError(f'{candidate} is not a `harness policy train` folder (no {RECORD})')
     try:
         record = json.loads(path.read_text())
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise AdoptionError(f'{path} is not JSON: {exc}') from None
+    if not isinstance(record, dict):
+        raise AdoptionError(f'{path} is not a training record (not a JSON object)')
+    if not isinstance(record.get('checkpoint', CHECKPOINT), str):
+        raise AdoptionError(f'{path}: its checkpoint is not a folder name')
+    layouts = record.get('layouts')
+    pairs = isinstance(layouts, list) and all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and type(p[1]) is int
+        for p in layouts
+    )
+    if layouts is not None and not pairs:
+        raise AdoptionError(f'{path}: its layouts must be a list of [task, seed] pairs')
     if record.get('status') != 'done':
         raise AdoptionError(
             f'{candidate}: its training is {record.get("status")!r}, not done (resume it with '
@@ -301,10 +312,19 @@ def store_checkpoint(candidate: Path, store: Path) -> Path:
     if store.exists():
         raise AdoptionError(f'{store} exists: the catalogue would serve other weights')
     checkpoint = record.get('checkpoint', CHECKPOINT)
-    shutil.copytree(Path(candidate) / checkpoint, store / checkpoint)
-    for name in (RECORD, 'loss.csv'):
-        if (Path(candidate) / name).is_file():
-            shutil.copy2(Path(candidate) / name, store / name)
+    if not isinstance(checkpoint, str):
+        raise AdoptionError(f'{candidate}: its training record names no checkpoint folder')
+    # copied beside, then renamed: an interrupted copy leaves no folder that blocks the version
+    partial = store.with_name(f'.{store.name}.partial')
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        shutil.copytree(Path(candidate) / checkpoint, partial / checkpoint)
+        for name in (RECORD, 'loss.csv'):
+            if (Path(candidate) / name).is_file():
+                shutil.copy2(Path(candidate) / name, partial / name)
+        partial.rename(store)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return store
 
 

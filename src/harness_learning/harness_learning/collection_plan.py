@@ -47,6 +47,9 @@ class Recorded:
     tried: set[Layout] = field(default_factory=set)  # every sampled layout a source ran
 
 
+SEED_MAX = 2**63 - 1  # a seed is a ROS int64 (the worker's reset)
+
+
 def read_sources(paths: Iterable[Path]) -> Recorded:
     """Benches (`harness bench --out`, a gate's sides), demonstration collections (`harness
     demos --out`) and LeRobot datasets of the harness, in any mix: each folder is searched
@@ -56,17 +59,23 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
         root = Path(root)
         if not root.is_dir():
             raise PlanError(f'{root} is not a folder (a bench, a collection or a dataset)')
-        before = (len(found.tried), len(found.demonstrations))
+        held = 0  # sampled episodes and dataset layouts in this source (repeats too)
         for summary_path in found_in_runs(root, 'summary.json'):
             try:
                 s = json.loads(summary_path.read_text())
-            except (ValueError, RecursionError):  # (nested past the parser)
+            except (OSError, ValueError, RecursionError):  # (nested past the parser)
                 continue
             if not isinstance(s, dict) or s.get('layout') != -1 or is_not_run(s):
                 continue
-            layout = (str(s.get('task')), int(s.get('seed') or 0))
+            seed, outcome = s.get('seed'), s.get('outcome')
+            if type(seed) is not int or not 0 <= seed <= SEED_MAX:
+                raise PlanError(f'{summary_path}: its seed {seed!r} is not one of 0..{SEED_MAX}')
+            if outcome is not None and not isinstance(outcome, dict):
+                raise PlanError(f'{summary_path}: its outcome {outcome!r} is not an object')
+            layout = (str(s.get('task')), seed)
             found.tried.add(layout)
-            success = bool((s.get('outcome') or {}).get('success'))
+            held += 1
+            success = bool((outcome or {}).get('success'))
             runs, finished = count_policy_runs(summary_path.parent, success)
             if not success or finished < runs:
                 found.failed.setdefault(layout, str(summary_path.parent))
@@ -74,8 +83,14 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
             dataset = info.parent.parent
             if any((p / 'summary.json').is_file() for p in dataset.parents):
                 continue  # a run's own dataset: a bench's trial, not a collection's
-            found.demonstrations |= sampled_layouts(dataset, verified=True)
-        if (len(found.tried), len(found.demonstrations)) == before:
+            try:
+                layouts = sampled_layouts(dataset, verified=True)
+            except (OSError, ValueError, KeyError) as exc:  # (pyarrow's ArrowInvalid too)
+                why = ' '.join(str(exc).split())[:200]
+                raise PlanError(f'the dataset {dataset} cannot be read: {why}') from None
+            found.demonstrations |= layouts
+            held += len(layouts)
+        if not held:
             raise PlanError(f'{root} holds no sampled episode and no dataset of the harness')
     # a layout demonstrated since it failed is no longer a failure to collect
     for layout in found.demonstrations:

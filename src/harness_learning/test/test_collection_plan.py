@@ -3,6 +3,7 @@ of the budget, then farthest-point coverage, never a held-out or already-recorde
 coverage figure that rises; the sources it reads and the plan files it takes."""
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,6 +108,27 @@ def test_the_sources_give_failures_demonstrations_and_what_was_tried(tmp_path):
         read_sources([tmp_path / 'demos' / 'dataset' / 'meta' / 'episodes'])
     with pytest.raises(PlanError, match='is not a folder'):
         read_sources([tmp_path / 'nope'])
+    # the same bench twice (a rerun on its seeds): its repeats are no reason to refuse it
+    assert read_sources([bench, bench]).tried == found.tried
+
+
+@pytest.mark.parametrize(
+    'seed,outcome,said',
+    [
+        ('abc', {}, "its seed 'abc' is not one of 0.."),
+        (True, {}, 'its seed True'),
+        (2**70, {}, 'its seed 1180591620717411303424'),
+        (-5, {}, 'its seed -5'),
+        (7, 'yes', "its outcome 'yes' is not an object"),
+    ],
+)
+def test_a_damaged_summary_is_one_line_naming_it(tmp_path, seed, outcome, said):
+    """(Each had been a traceback, or a plan that harness demos then refused.)"""
+    (tmp_path / 'a').mkdir()
+    s = {'task': 'lift_cube', 'layout': -1, 'seed': seed, 'status': 'episode_ended'}
+    (tmp_path / 'a' / 'summary.json').write_text(json.dumps(s | {'outcome': outcome}))
+    with pytest.raises(PlanError, match=re.escape(said)):
+        read_sources([tmp_path])
 
 
 @pytest.mark.parametrize(
