@@ -154,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     # `harness serve --ros-args -p x:=1`: what follows --ros-args is ROS's, not argparse's.
     split = argv.index('--ros-args') if '--ros-args' in argv else None
     ros_args = None if split is None else argv[split + 1 :]
+    # (Python 3.11's argparse takes `--opt=--` as an empty list, past the option's type check)
+    given_dashes = [a for a in argv[:split] if a.startswith('--') and a.endswith('=--')]
+    if given_dashes:
+        flag = given_dashes[0].split('=', 1)[0]
+        return _fail(f"{given_dashes[0]}: '--' is no value for {flag}")
     args = parser.parse_args(argv[:split])
     if ros_args is not None and args.command != 'serve':
         return _fail(f'only `harness serve` takes --ros-args, not `harness {args.command}`')

@@ -703,3 +703,11 @@ def test_a_ctrl_c_in_a_command_with_nothing_of_its_own_to_say_is_one_line(
     monkeypatch.setattr(report_command, '_report', interrupted)
     assert main(['report', str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == 'harness report: interrupted'
+
+
+def test_an_option_given_dashes_for_its_value_is_one_line(capsys):
+    """(`--held-out=--` reached the command as an empty list: a TypeError's traceback.)"""
+    assert main(['outcome-model', 'train', '.', '--held-out=--', '--out', 'm.json']) == 2
+    assert (
+        capsys.readouterr().err.strip() == "harness: --held-out=--: '--' is no value for --held-out"
+    )

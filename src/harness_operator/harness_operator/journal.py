@@ -194,13 +194,18 @@ class Journal:
 
 def resolve_ticket(path: Path, ticket_id: str, note: str) -> Ticket:
     """The owner's resolution, from outside the server: checked against the journal's tickets,
-    appended to it; the running server grants the budget at its next call."""
-    journal = Journal(path, OperatorBudgets({}))
-    ticket = next((t for t in journal.budgets.tickets if t.id == ticket_id), None)
-    if ticket is None:
-        known = ', '.join(t.id for t in journal.budgets.tickets) or 'none'
-        raise JournalError(f'{path} has no ticket {ticket_id!r}; tickets: {known}')
-    if ticket.status != 'open':
-        raise JournalError(f'ticket {ticket_id} is already resolved: {ticket.resolution!r}')
-    journal.write({'type': 'resolved', 'id': ticket_id, 'note': note})
+    appended to it; the running server grants the budget at its next call. Read, checked and
+    written under a lock of its own: of two owners resolving one ticket at once, the second
+    is told the first did (both had written, and the second's note was dropped on reading)."""
+    lock = Path(path).with_name(Path(path).name + '.resolving')
+    with open(lock, 'w') as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        journal = Journal(path, OperatorBudgets({}))
+        ticket = next((t for t in journal.budgets.tickets if t.id == ticket_id), None)
+        if ticket is None:
+            known = ', '.join(t.id for t in journal.budgets.tickets) or 'none'
+            raise JournalError(f'{path} has no ticket {ticket_id!r}; tickets: {known}')
+        if ticket.status != 'open':
+            raise JournalError(f'ticket {ticket_id} is already resolved: {ticket.resolution!r}')
+        journal.write({'type': 'resolved', 'id': ticket_id, 'note': note})
     return ticket

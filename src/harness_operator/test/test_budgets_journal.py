@@ -76,6 +76,39 @@ def test_the_owner_resolves_a_ticket_while_the_server_runs(tmp_path):
         resolve_ticket(path, 'T7', '')
 
 
+def _resolved_at_once(path) -> list[str]:
+    """Two owners resolving T1 at the same moment: what each was told."""
+    import threading
+
+    start, said = threading.Barrier(2), []
+
+    def owner(note: str) -> None:
+        start.wait()
+        try:
+            resolve_ticket(path, 'T1', note)
+            said.append('resolved')
+        except JournalError as exc:
+            said.append(str(exc))
+
+    owners = [threading.Thread(target=owner, args=(n,)) for n in ('a', 'b')]
+    for t in owners:
+        t.start()
+    for t in owners:
+        t.join()
+    return sorted(said)
+
+
+def test_two_owners_resolving_one_ticket_at_once_one_is_told_the_other_did(tmp_path):
+    for attempt in range(5):
+        path = tmp_path / f'j{attempt}.jsonl'
+        server = Journal(path, OperatorBudgets({'retry': 0}))
+        server.write({'type': 'ticket', 'ticket': server.budgets.decide('retry', 'x').as_dict()})
+        said = _resolved_at_once(path)
+        assert said[0] == 'resolved' and 'already resolved' in said[1], said
+        resolved = [line for line in path.read_text().splitlines() if '"resolved"' in line]
+        assert len(resolved) == 1
+
+
 def test_a_malformed_journal_line_is_an_error_that_names_the_file(tmp_path):
     path = tmp_path / 'j.jsonl'
     path.write_text(json.dumps({'type': 'goal', 'task': 't'}) + '\n{oops\n')
