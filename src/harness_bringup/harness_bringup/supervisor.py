@@ -148,8 +148,10 @@ def supervised(
         if killed_for and had_summary:  # killed while it made its dataset or report
             _finish_killed(Path(folder), output)
         _account(Path(folder), spawned, exited, own and since is None, since)
-        # An interrupt that came once the episode had ended still ends this process as one.
-        return 130 if interrupted and code == 0 else code
+        # An interrupt that came once the episode had ended still ends this process as one, as
+        # does a second one, whose SIGTERM (sent on by this process) ended the episode process
+        # while it closed (its code 143 would say a stranger's signal killed it).
+        return 130 if interrupted and (code == 0 or escalated is not None) else code
     finally:
         for s, handler in previous.items():
             # After a Ctrl-C the episode is over: one more, pressed while this process exits,
