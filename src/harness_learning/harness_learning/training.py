@@ -355,6 +355,11 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     losses: list[tuple[int, float]] = field(default_factory=list)
 
+    @property
+    def diverged(self) -> bool:
+        """Whether the last loss logged is no number (NaN, inf): the weights are lost."""
+        return bool(self.losses) and not math.isfinite(self.losses[-1][1])
+
     def back_to_checkpoint(self) -> None:
         """Back to the step of the run's last checkpoint: what was trained past it is lost
         (the run resumes from it), so the record says where it was."""
@@ -485,23 +490,15 @@ def _train(
                 if sentence:
                     say(sentence)
                     _write_record(plan, facts, progress, started, 'training')
-                if progress.losses and not math.isfinite(progress.losses[-1][1]):
+                if progress.diverged:
                     break  # its weights are lost: every later step stays so
         except BaseException:  # Ctrl-C, SIGTERM (_stopped_by_sigterm), a broken pipe, a full disk
-            process.terminate()
-            with contextlib.suppress(BaseException):  # (a second Ctrl-C while it ends)
-                process.wait(timeout=30)
-            if process.poll() is None:
-                process.kill()
+            _end(process)
             progress.back_to_checkpoint()
             _write_record(plan, facts, progress, started, 'stopped')
             raise
-        if progress.losses and not math.isfinite(progress.losses[-1][1]):
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=30)
-            if process.poll() is None:
-                process.kill()
+        if progress.diverged:
+            _end(process)
             step, loss = progress.losses[-1]
             progress.back_to_checkpoint()
             _write_record(plan, facts, progress, started, 'failed')
@@ -520,6 +517,15 @@ def _train(
         raise TrainError(f'LeRobot training ended without a checkpoint in {plan.out / CHECKPOINT}')
     progress.step = plan.steps
     return _write_record(plan, facts, progress, started, 'done')
+
+
+def _end(process: subprocess.Popen) -> None:
+    """End LeRobot's process: SIGTERM, then SIGKILL when it has not ended within 30 s."""
+    process.terminate()
+    with contextlib.suppress(BaseException):  # (a second Ctrl-C while it ends)
+        process.wait(timeout=30)
+    if process.poll() is None:
+        process.kill()
 
 
 def checkpoint_step(out: Path) -> int:
