@@ -354,6 +354,9 @@ class EpisodeGraph(StationGraph):
             self.recorder.terminate()
             self.stop_recording()
         self._remove_passes()
+        driver = getattr(self, 'driver', None)
+        if self.attach and driver is not None:  # (a station of its own ends with the graph)
+            driver.release()
         super().__exit__(*exc)
 
     @property

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from harness_types.config import not_a_file
@@ -121,9 +119,8 @@ def _program(args: argparse.Namespace) -> int:
                 else 'starting the graph (worker, skill server, kernel)'
             )
             _say(f'{graph_words} for {args.task} layout {layout_name(args.layout)}')
-            with EpisodeGraph(params, attach=args.attach) as graph, _ending(graph) as ended:
+            with EpisodeGraph(params, attach=args.attach) as graph:
                 start = graph.reset(args.task, args.layout, args.seed, args.randomize)
-                ended.reset = True
                 _say(f'instruction: {start.instruction}')
                 graph.start_kernel(run.workspace, run.kernel_log)
                 _say(f'running {program}')
@@ -143,7 +140,6 @@ def _program(args: argparse.Namespace) -> int:
                 _say(f'cell {cell.status}: {len(cell.executions)} executions')
                 graph.stop_kernel()
                 outcome = graph.outcome(end=True)
-                ended.read = True
                 # a policy run's server that failed: not run, as harness run has it
                 failed = failed_service(cell.executions)
                 if failed:
@@ -172,22 +168,3 @@ def _program(args: argparse.Namespace) -> int:
         return 1 if summary['status'] == 'policy_service_failed' else 0  # (as harness run)
 
     return _with_policies(config, episode, tasks=[args.task])
-
-
-@dataclass
-class _Ended:
-    reset: bool = False  # the worker was reset: this episode holds the outcome token
-    read: bool = False  # its last outcome was read, which released the token
-
-
-@contextlib.contextmanager
-def _ending(graph) -> Iterator[_Ended]:
-    """However the episode ends (an error, a Ctrl-C), its last outcome read releases the
-    token, so that an attached station serves the next episode."""
-    ended = _Ended()
-    try:
-        yield ended
-    finally:
-        if ended.reset and not ended.read:
-            with contextlib.suppress(Exception):
-                graph.outcome(end=True)

@@ -711,3 +711,38 @@ def test_an_option_given_dashes_for_its_value_is_one_line(capsys):
     assert (
         capsys.readouterr().err.strip() == "harness: --held-out=--: '--' is no value for --held-out"
     )
+
+
+def test_a_served_station_takes_the_next_driver_after_one_that_ended_without_its_outcome(
+    tmp_path, monkeypatch
+):
+    """harness serve, and an attached episode that ends before its last outcome read (an
+    error, a Ctrl-C): leaving the graph releases its token, so that the next attached episode
+    is not refused with 'an episode is running on this station'."""
+    import subprocess
+    import sys
+
+    from harness_bringup.domain import claim_domain_id
+    from harness_bringup.episode_graph import EpisodeGraph
+    from harness_bringup.processes import child_environment
+
+    claim = claim_domain_id()
+    claim.release()  # (serve claims its domain itself)
+    config = str(ROOT / 'config' / 'harness.yaml')
+    serve = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', '--config', config, 'serve'],
+        env=child_environment(claim.domain_id),
+    )
+    try:
+        monkeypatch.setenv('ROS_DOMAIN_ID', str(claim.domain_id))
+        params = tmp_path / 'params.yaml'
+        params.write_text(Path(config).read_text())
+        with pytest.raises(KeyboardInterrupt), EpisodeGraph(params, attach=True) as graph:
+            graph.reset('lift_cube', 0, 0)
+            raise KeyboardInterrupt  # before the outcome was read
+        with EpisodeGraph(params, attach=True) as graph:
+            graph.reset('lift_cube', 1, 0)  # (refused while the first one held the token)
+            assert graph.outcome(end=True).detail
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)

@@ -9,6 +9,7 @@ what the episode runs with).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 
@@ -32,9 +33,9 @@ from harness_types.scene import ClaimAnswer
 from harness_types.wait import (
     ResultExpiredError,
     ServerGoneError,
+    presence_check,
     wait_future,
     wait_goal_result,
-    while_present,
 )
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -137,9 +138,9 @@ class DriverNode(Node):
         # a station whose process died leaves the graph (its DDS lease runs out): not waited
         # for to the call's timeout
         left = f'{client.srv_name} left the ROS graph before it answered (its station ended?)'
-        present = while_present(client.service_is_ready, lambda _s: None, left)
+        present = presence_check(client.service_is_ready, left)
         try:
-            return wait_future(client.call_async(request), timeout, lambda: present(0.0), 0.5)
+            return wait_future(client.call_async(request), timeout, present, 0.5)
         except ServerGoneError:
             self._station_missing = True
             raise GraphError(left) from None
@@ -181,11 +182,22 @@ class DriverNode(Node):
         return [camera_view_of(v) for v in r.views]
 
     def outcome(self, end: bool = False) -> TaskOutcome:
-        """The task's verdict; `end`: the episode's last read (Worker.outcome)."""
+        """The task's verdict; `end`: the episode's last read (Worker.outcome), after which
+        this driver holds no token."""
         r = self._call('outcome', Outcome.Request(token=self.token, end=end))
         if not r.accepted:
             raise GraphError(r.message)
+        if end:
+            self.token = ''
         return TaskOutcome(bool(r.success), float(r.score), r.detail)
+
+    def release(self) -> None:
+        """Release the episode's token if this driver still holds it (an episode that ended
+        before its last outcome read: an error, a Ctrl-C), so that a station serving driver
+        after driver takes the next one; a station that cannot be asked is left as it is."""
+        if self.token:
+            with contextlib.suppress(GraphError, TimeoutError):
+                self.outcome(end=True)
 
     # The kernel --------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ import tempfile
 import threading
 import traceback
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -65,10 +66,10 @@ from harness_types.wait import (
     RESULT_CHECK_S,
     InFlight,
     ResultExpiredError,
+    presence_check,
     wait_future,
     wait_goal_result,
     wait_goal_taken,
-    while_present,
 )
 from rclpy.action import ActionClient, ActionServer
 from rclpy.action.client import ClientGoalHandle
@@ -182,9 +183,7 @@ class RosRobot:
         bound = result_bound(float(args.get('max_seconds') or 0.0), self.wait_s)
         gone = f'the skill server left the ROS graph while {skill} ran (its station ended?)'
         try:
-            result = self._result(
-                handle, bound, pump, while_present(client.server_is_ready, pump.serve, gone)
-            )
+            result = self._result(handle, bound, pump, presence_check(client.server_is_ready, gone))
         except TimeoutError:
             handle.cancel_goal_async()
             raise RuntimeError(
@@ -198,16 +197,23 @@ class RosRobot:
         return execution_of(result.execution)
 
     @staticmethod
-    def _result(handle, bound: float, pump: Pump, serve=None):
+    def _result(handle, bound: float, pump: Pump, present: Callable[[], None] | None = None):
         """The goal's result within `bound` seconds (TimeoutError past it); one whose response
         was lost is asked for again (wait_goal_result). A server that no longer has the result
         (it keeps one for skill_server.result_timeout_seconds) answers STATUS_UNKNOWN: an error,
-        never an empty result taken for the execution's."""
+        never an empty result taken for the execution's. `present`: a presence_check of
+        the server, made while the kernel serves its program."""
+
+        def serve(wait_s: float) -> None:
+            if present is not None:
+                present()
+            pump.serve(wait_s)
+
         try:
             response = wait_goal_result(
                 handle,
                 bound,
-                serve or pump.serve,  # (with `serve`: also watching the server's presence)
+                serve,
                 pump.wake,
                 ENDED_STATUSES,
                 GoalStatus.STATUS_UNKNOWN,

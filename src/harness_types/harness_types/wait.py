@@ -173,33 +173,33 @@ SERVER_GONE_S = 3.0
 
 
 class ServerGoneError(RuntimeError):
-    """The server waited on left the graph (while_present)."""
+    """The server waited on left the graph (presence_check)."""
 
 
-def while_present(
+def presence_check(
     present: Callable[[], bool],
-    serve: Callable[[float], None],
     gone: str,
     gone_s: float = SERVER_GONE_S,
     look_every_s: float = 0.5,
-) -> Callable[[float], None]:
-    """`serve` (of wait_goal_result), which also asks `present()` (an action client's
-    server_is_ready) every `look_every_s` seconds, and raises `gone` once it has
-    said no for `gone_s` seconds on end (a ServerGoneError, a RuntimeError)."""
+) -> Callable[[], None]:
+    """A check to call while waiting on a server (wait_future's `between`, wait_goal_result's
+    `serve`, which a kernel calls many times a second): it asks `present()` (a client's
+    service_is_ready, server_is_ready) at most every `look_every_s` seconds and raises
+    ServerGoneError(`gone`) once that has said no for `gone_s` seconds on end."""
     missing_since: float | None = None
     looked = -look_every_s
 
-    def serving(wait_s: float) -> None:
+    def check() -> None:
         nonlocal missing_since, looked
         now = time.monotonic()
-        if now - looked >= look_every_s:
-            looked = now
-            if present():
-                missing_since = None
-            elif missing_since is None:
-                missing_since = now
-            elif now - missing_since >= gone_s:
-                raise ServerGoneError(gone)
-        serve(wait_s)
+        if now - looked < look_every_s:
+            return
+        looked = now
+        if present():
+            missing_since = None
+        elif missing_since is None:
+            missing_since = now
+        elif now - missing_since >= gone_s:
+            raise ServerGoneError(gone)
 
-    return serving
+    return check

@@ -10,9 +10,9 @@ import pytest
 from harness_types.wait import (
     ResultExpiredError,
     ServerGoneError,
+    presence_check,
     wait_future,
     wait_goal_result,
-    while_present,
 )
 
 
@@ -207,13 +207,26 @@ def test_a_server_that_leaves_the_graph_ends_the_wait_saying_so():
     """A station that died mid-execution: the wait for its result ends once its action server
     has been missing for gone_s, not at the execution's bound."""
     answers = iter([True, False, True, False, False, False, False])
-    serve = while_present(lambda: next(answers, False), _serve, 'the server left', 0.05, 0.0)
+    present = presence_check(lambda: next(answers, False), 'the server left', 0.05, 0.0)
+
+    def serve(seconds: float) -> None:
+        present()
+        _serve(seconds)
+
     handle = LostFirstAnswer(status=RUNNING)
     with pytest.raises(ServerGoneError, match='the server left'):
         wait_goal_result(handle, 30.0, serve, lambda: None, ENDED, UNKNOWN, 0.05)
 
 
+def test_a_server_is_asked_at_most_every_look_every_s():
+    asked = []
+    present = presence_check(lambda: asked.append(1) or True, 'gone', 3.0, 60.0)
+    for _ in range(5):
+        present()
+    assert len(asked) == 1
+
+
 def test_a_server_present_throughout_leaves_the_wait_to_its_bound():
-    serve = while_present(lambda: True, _serve, 'the server left', 0.01, 0.0)
+    present = presence_check(lambda: True, 'the server left', 0.01, 0.0)
     with pytest.raises(TimeoutError):
-        wait_goal_result(LostFirstAnswer(status=RUNNING), 0.2, serve, lambda: None, ENDED, UNKNOWN)
+        wait_future(Future(), 0.2, present, 0.01)
