@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import pkgutil
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,14 @@ def builtin_plugins(folder: str) -> list[str]:
 def plugin_problem(folder: str, name: str, factory: str) -> str:
     """Why plugin `name` could not be loaded, as far as can be told without importing it (a
     configuration is checked before the graph that loads it starts): no such module, or one
-    whose source binds no `factory` at its top level. '' when none is seen."""
+    whose source binds no `factory` at its top level (one this process imported already: that
+    has none). '' when none is seen."""
     if not isinstance(name, str) or not _MODULE_NAME.fullmatch(name):
         return f'a plugin is named by a module (a name or a dotted path), not {name!r}'
     module = plugin_module(folder, name)
+    loaded = sys.modules.get(module)
+    if loaded is not None:  # (a warm station checks each episode's: a parse took ~15 ms)
+        return '' if hasattr(loaded, factory) else f'module {module} has no {factory}'
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a parent package that does not exist

@@ -1,5 +1,8 @@
 """A plugin is found by its module's name; anything else is refused with what is built in."""
 
+import importlib
+import sys
+
 import pytest
 from harness_types.plugins import PluginError, builtin_plugins, load_plugin
 
@@ -58,3 +61,26 @@ def test_a_plugin_is_found_without_importing_it_and_a_bad_name_is_not(tmp_path, 
     monkeypatch.syspath_prepend(str(tmp_path))
     assert plugin_problem(FOLDER, 'outside_plugins.guarded', 'make_backend') == ''
     assert plugin_problem(FOLDER, 'outside_plugins.star', 'make_backend') == ''
+
+
+def test_an_imported_plugin_is_asked_itself_not_parsed_again(tmp_path, monkeypatch):
+    """A warm station checks every episode's configuration: a plugin it has imported already
+    is what it would load, so its attributes answer (its source is not parsed again)."""
+    from harness_types.plugins import plugin_problem
+
+    package = tmp_path / 'imported_plugins'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'late.py').write_text('def make_backend():\n    pass\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module('imported_plugins.late')
+    try:
+        # the source no longer binds it, the imported module still does: that one is loaded
+        (package / 'late.py').write_text('')
+        assert plugin_problem(FOLDER, 'imported_plugins.late', 'make_backend') == ''
+        del module.make_backend
+        no = plugin_problem(FOLDER, 'imported_plugins.late', 'make_backend')
+        assert no == 'module imported_plugins.late has no make_backend'
+    finally:
+        sys.modules.pop('imported_plugins.late', None)
+        sys.modules.pop('imported_plugins', None)
