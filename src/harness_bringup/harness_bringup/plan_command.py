@@ -123,6 +123,12 @@ def run_plan(args: argparse.Namespace) -> int:
         f'{len(plan.layouts)} layouts ({failed} that failed, {len(plan.layouts) - failed} for '
         f'coverage) in {out}'
     )
+    if len(plan.layouts) < args.budget:  # (the pool ran out: each seed is planned once)
+        _say(
+            f'fewer than --budget {args.budget}: the --pool-size {args.pool_size} seeds from '
+            f'--pool-base {args.pool_base} held no other layout of {", ".join(tasks)} that is '
+            'not demonstrated or tried already (a larger --pool-size draws more)'
+        )
     for task in tasks:
         _say(
             f'{task}: coverage {plan.coverage_before[task]:.0%} now, '

@@ -746,3 +746,20 @@ def test_a_served_station_takes_the_next_driver_after_one_that_ended_without_its
     finally:
         serve.terminate()
         serve.wait(timeout=30)
+
+
+def test_a_plan_short_of_its_budget_says_why(tmp_path, capsys):
+    """--budget 5 from a pool of 2 seeds plans 2 layouts: said, with the option that draws more."""
+    bench = tmp_path / 'bench' / 'a'
+    bench.mkdir(parents=True)
+    summary = {'task': 'lift_cube', 'layout': -1, 'seed': 9000, 'status': 'episode_ended'}
+    (bench / 'summary.json').write_text(json.dumps(summary | {'outcome': {'success': True}}))
+    (bench / 'kernel.log').write_text('')
+    plan = tmp_path / 'plan.json'
+    argv = ['plan-collection', str(tmp_path / 'bench'), '--budget', '5', '--out', str(plan)]
+    assert main([*argv, '--pool-size', '2']) == 0
+    assert len(json.loads(plan.read_text())['layouts']) == 2
+    out = capsys.readouterr().out
+    assert 'fewer than --budget 5: the --pool-size 2 seeds' in out and 'larger --pool-size' in out
+    assert main([*argv, '--pool-size', '5']) == 0  # a pool that holds the budget says nothing
+    assert 'fewer than' not in capsys.readouterr().out

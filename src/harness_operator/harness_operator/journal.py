@@ -117,6 +117,8 @@ class Journal:
             ticket = Ticket(**r['ticket'])
             if not all(isinstance(v, str) for v in ticket.as_dict().values()):
                 raise TypeError(f'a ticket of text fields expected, not {ticket!r:.200}')
+            if ticket.failure_class not in self.budgets.used:  # (its resolution would grant none)
+                raise ValueError(f'a ticket of unknown failure class {ticket.failure_class!r:.80}')
             self.budgets.add(ticket)
         elif kind == 'resolved':
             # resolved twice (two owners at once): the first one counts

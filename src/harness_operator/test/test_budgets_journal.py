@@ -153,6 +153,8 @@ def test_a_record_that_does_not_fit_is_a_journal_error_and_nothing_applies_twice
             'ticket': {'id': 'T1', 'failure_class': 'retry', 'reason': 'r', 'status': [1]},
         },
         {'type': 'ticket', 'ticket': {'id': ['T1'], 'failure_class': 'retry', 'reason': 'r'}},
+        # (its resolution had said "the teleport budget starts again", and granted none)
+        {'type': 'ticket', 'ticket': {'id': 'T1', 'failure_class': 'teleport', 'reason': 'r'}},
     ],
 )
 def test_a_record_of_the_wrong_shape_is_a_journal_error(tmp_path, record):
