@@ -91,6 +91,11 @@ def run_plan(args: argparse.Namespace) -> int:
         recorded = read_sources([Path(s) for s in args.sources])
     except PlanError as exc:
         return _fail(str(exc))
+    if recorded.unreadable:
+        _say(
+            f'left out {len(recorded.unreadable)} summary.json that cannot be read (the '
+            f'first: {recorded.unreadable[0]})'
+        )
     held = {t for t, _ in recorded.tried | recorded.demonstrations}
     tasks = args.tasks or sorted(held)
     unknown = [t for t in tasks if t not in TASKS]

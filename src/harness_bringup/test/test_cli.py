@@ -762,4 +762,11 @@ def test_a_plan_short_of_its_budget_says_why(tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'fewer than --budget 5: the --pool-size 2 seeds' in out and 'larger --pool-size' in out
     assert main([*argv, '--pool-size', '5']) == 0  # a pool that holds the budget says nothing
-    assert 'fewer than' not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert 'fewer than' not in out and 'cannot be read' not in out
+    # a summary that cannot be read (one being written) is left out, and counted
+    (tmp_path / 'bench' / 'b').mkdir()
+    (tmp_path / 'bench' / 'b' / 'summary.json').write_text('{"task": "lift')
+    assert main([*argv, '--pool-size', '5']) == 0
+    said = f'left out 1 summary.json that cannot be read (the first: {tmp_path / "bench"}'
+    assert said in capsys.readouterr().out

@@ -45,6 +45,7 @@ class Recorded:
     demonstrations: set[Layout] = field(default_factory=set)
     failed: dict[Layout, str] = field(default_factory=dict)  # layout -> where it failed
     tried: set[Layout] = field(default_factory=set)  # every sampled layout a source ran
+    unreadable: list[str] = field(default_factory=list)  # summaries left out (being written?)
 
 
 SEED_MAX = 2**63 - 1  # a seed is a ROS int64 (the worker's reset)
@@ -64,6 +65,7 @@ def read_sources(paths: Iterable[Path]) -> Recorded:
             try:
                 s = json.loads(summary_path.read_text())
             except (OSError, ValueError, RecursionError):  # (nested past the parser)
+                found.unreadable.append(str(summary_path))
                 continue
             if not isinstance(s, dict) or s.get('layout') != -1 or is_not_run(s):
                 continue
