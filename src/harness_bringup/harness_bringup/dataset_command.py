@@ -97,7 +97,7 @@ def add_parser(sub) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from harness_recording.lerobot import export_runs
+    from harness_recording.lerobot import InterruptedAfterWritingError, export_runs
     from harness_recording.trial_data import ExportError
 
     runs = [Path(r) for r in args.runs]
@@ -109,6 +109,9 @@ def _export(args: argparse.Namespace) -> int:
         summary = export_runs(runs, Path(args.lerobot), _say)
     except ExportError as exc:
         return _fail(str(exc))
+    except InterruptedAfterWritingError:
+        _say(f'interrupted once the dataset was written: {args.lerobot} is the new one')
+        return 130
     except KeyboardInterrupt:  # (export_runs wrote beside: nothing half-made is left)
         _say(f'interrupted: {args.lerobot} is as it was')
         return 130

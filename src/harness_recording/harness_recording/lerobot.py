@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from arx_x5_description.embodiment import load_embodiment
+from harness_types.process import interrupts_held
 
 from harness_recording.trial_data import (
     ENVIRONMENT_NAMES,
@@ -523,9 +524,32 @@ def _write_beside(out: Path, write: Callable[[Path], dict]) -> dict:
     # (named, not mkdtemp's: the dataset keeps the modes a folder made here gets)
     partial = out.parent / f'.{out.name}.writing-{secrets.token_hex(6)}'
     partial.mkdir()
-    old = None
     try:
         summary = write(partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    try:
+        with interrupts_held():  # (a Ctrl-C now is raised once the swap and the removal are done)
+            _swap(out, partial)
+    except KeyboardInterrupt:
+        raise InterruptedAfterWritingError(out) from None
+    return summary
+
+
+class InterruptedAfterWritingError(KeyboardInterrupt):
+    """A Ctrl-C that came as the new folder took the place of the old one: it did."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(f'{out} was written')
+        self.out = out
+
+
+def _swap(out: Path, partial: Path) -> None:
+    """`partial` takes the place of `out`, whose old folder (if any) is then removed; where it
+    cannot, `out` is as it was and `partial` is removed."""
+    old = None
+    try:
         if out.exists():
             old = out.parent / f'.{out.name}.replaced-{secrets.token_hex(6)}'
             try:
@@ -545,7 +569,6 @@ def _write_beside(out: Path, write: Callable[[Path], dict]) -> dict:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-    return summary
 
 
 def write_demos(

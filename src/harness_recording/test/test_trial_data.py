@@ -173,6 +173,38 @@ def test_an_export_that_fails_leaves_the_dataset_it_would_replace_as_it_was(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ['ds', 'other', 'run']  # none beside
 
 
+def test_a_ctrl_c_as_the_old_dataset_is_removed_is_said_once_the_new_one_is_in(
+    tmp_path, monkeypatch
+):
+    """A Ctrl-C that comes while the replaced dataset is being removed waits for its removal
+    and is then raised as InterruptedAfterWritingError: the dataset at --lerobot is the new
+    one (harness export had said it was as it was)."""
+    import os
+    import shutil
+    import signal
+
+    from harness_recording import lerobot
+
+    run = run_folder(tmp_path, 12)
+    export_runs([run], tmp_path / 'ds', print)
+    (tmp_path / 'ds' / 'old.txt').write_text('the dataset before')
+    removed, real_rmtree = [], shutil.rmtree
+
+    def rmtree(path, **kwargs):
+        if '.replaced-' in Path(path).name:
+            os.kill(os.getpid(), signal.SIGINT)
+        real_rmtree(path, **kwargs)
+        removed.append(Path(path).name)
+
+    monkeypatch.setattr(lerobot.shutil, 'rmtree', rmtree)
+    with pytest.raises(lerobot.InterruptedAfterWritingError):
+        export_runs([run], tmp_path / 'ds', print)
+    assert any(name.startswith('.ds.replaced-') for name in removed)
+    assert (tmp_path / 'ds' / 'meta' / 'info.json').is_file()
+    assert not (tmp_path / 'ds' / 'old.txt').exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['ds', 'run']  # none beside
+
+
 def test_an_export_replaces_the_folder_it_checked(tmp_path, monkeypatch):
     """The folder checked is the folder replaced: 'link/..' is the dataset the link's target
     is in, not the folder the text names; the working folder is never replaced; a first
