@@ -23,8 +23,9 @@ def add_parser(sub) -> None:
     plan = sub.add_parser(
         'plan-collection',
         help='plan the next demonstration collection from benches, gates and datasets',
-        description='Read SOURCEs (bench folders, `harness policy adopt` folders, `harness '
-        'demos` folders, LeRobot datasets of the harness) and write the next collection: the '
+        description='Read SOURCEs (bench folders of sampled layouts, `--layouts random:N`; '
+        '`harness policy adopt` folders, `harness demos` folders, LeRobot datasets of the '
+        'harness) and write the next collection: the '
         'sampled layouts that failed first (at most a third of --budget), then the layouts '
         'whose objects stand farthest from every verified demonstration (farthest-point '
         'coverage, drawn from --pool-size seeds from --pool-base). The plan says why each '

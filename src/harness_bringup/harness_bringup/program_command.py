@@ -120,6 +120,7 @@ def _program(args: argparse.Namespace) -> int:
             )
             _say(f'{graph_words} for {args.task} layout {layout_name(args.layout)}')
             with EpisodeGraph(params, attach=args.attach) as graph:
+                summary.update(graph.notes)  # the worker's backend and perception's, as run has
                 start = graph.reset(args.task, args.layout, args.seed, args.randomize)
                 _say(f'instruction: {start.instruction}')
                 graph.start_kernel(run.workspace, run.kernel_log)

@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
         'reached through ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if set). Writes a run folder '
         '(summary.json, events.jsonl, kernel.log, images/, ticks/, bag/ a rosbag2). Exits 0 when '
         'the episode ended, whatever its success; 1 on an error; 2 on bad input or an unreachable '
-        'model.',
+        'model; 130 when interrupted (Ctrl-C: the run folder is still written whole).',
     )
     _task_arguments(run, 'lift_cube')
     run.add_argument(

@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
     up.add_argument(
         '--policies',
         metavar='FILE',
-        help='the catalogue (default: policies.yaml beside the config file)',
+        help='the catalogue (default: kernel.policies, else policies.yaml beside the config file)',
     )
     up.set_defaults(func=_up)
 
@@ -83,13 +83,14 @@ def _up(args: argparse.Namespace) -> int:
 
     from harness_types.config import ConfigError
 
-    from harness_bringup.policy_broker import BrokerError, answers
+    from harness_bringup.policy_broker import BrokerError, answers, host_port
     from harness_bringup.run import UsageError
 
     try:
-        if args.policies is None:
-            args.policies = DEFAULT_POLICIES
         config = _load(args)
+        if not config.kernel.policies:  # (as policy serve: kernel.policies, else the shipped)
+            args.policies = DEFAULT_POLICIES
+            config = _load(args)
         broker = _broker(config)
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
@@ -118,6 +119,13 @@ def _up(args: argparse.Namespace) -> int:
         if not started:  # (a second `up`: it would wait, holding nothing)
             _say('every local server was already answering: none started here, nothing to hold')
             return 0
+        unknown = [n for n in started if host_port(broker.catalog.policies[n].endpoint)[1] == 0]
+        if unknown:
+            _say(
+                f'{", ".join(unknown)}: port 0 in {config.kernel.policies}, so later commands '
+                'cannot find these servers and start their own; give an entry a fixed port '
+                '(endpoint: ws://127.0.0.1:PORT) to share its server'
+            )
         _say('serving; Ctrl-C stops the servers started here')
         try:
             while True:

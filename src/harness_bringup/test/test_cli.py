@@ -209,6 +209,7 @@ def test_program_runs_an_episode_and_writes_the_run_folder(tmp_path, capsys):
     summary = json.loads((run / 'summary.json').read_text())
     # The lift succeeds inside the cell: the episode ends there (the bench's rule).
     assert summary['status'] == 'episode_ended' and summary['outcome']['success'], summary
+    assert summary['perception'] == 'pixels' and summary['backend'] == 'mujoco'  # (as run's)
     assert 'SUCCESS' in out and 'run folder' in out
     entries = [json.loads(line) for line in (run / 'kernel.log').read_text().splitlines()]
     calls = [e['call'] for e in entries if e.get('call', '(kernel)') != '(kernel)']

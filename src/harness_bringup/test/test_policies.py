@@ -579,3 +579,40 @@ def test_the_gate_adopts_a_trained_policy_in_place_of_the_programs(tmp_path):
     )
     assert (Path(spec.checkpoint) / RECORD).is_file() and catalogue.read_text().startswith('# mine')
     assert 'adopted by the gate' in spec.description
+
+
+def test_harness_up_serves_kernel_policies_and_says_a_port_0_server_is_its_own(tmp_path):
+    """Without --policies, `up` serves the config's kernel.policies (as `policy serve` does);
+    a server it starts at a catalogue port of 0 is said to be unknown to later commands."""
+    import signal
+    import subprocess
+    import sys
+
+    import yaml
+
+    file = expert_catalogue(tmp_path, 0)
+    config = yaml.safe_load(Path(CONFIG).read_text())
+    config['kernel']['ros__parameters']['policies'] = str(file)
+    driver = config['driver']['ros__parameters']
+    for key in ('prompts', 'price_table'):  # (relative to the shipped file)
+        driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
+    (tmp_path / 'harness.yaml').write_text(yaml.safe_dump(config))
+    up = subprocess.Popen(
+        [sys.executable, '-m', 'harness_bringup.cli', '--config', str(tmp_path / 'harness.yaml')]
+        + ['up'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines = []
+    try:
+        for line in up.stdout:
+            lines.append(line)
+            if 'serving; Ctrl-C stops' in line:
+                break
+    finally:
+        up.send_signal(signal.SIGTERM)
+        lines.append(up.communicate(timeout=60)[0])
+    said = ''.join(lines)
+    assert 'policy scripted_expert at ws://127.0.0.1:' in said and ': started' in said, said
+    assert f'scripted_expert: port 0 in {file}, so later commands cannot find' in said, said

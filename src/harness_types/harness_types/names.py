@@ -112,7 +112,8 @@ REACTIVE_STEP = f'{KERNEL}/reactive_step'
 VERIFY = f'{DRIVER}/verify'
 EVENTS = 'harness/events'
 MARKERS = 'harness/markers'  # visualization_msgs/MarkerArray (harness_types.markers)
-# sensor_msgs/CompressedImage (PNG): each image the model was sent, frame_id its camera
+# sensor_msgs/CompressedImage (PNG): each image the model was sent, frame_id its file in the
+# run folder (images/NNN-callCC.png)
 MODEL_IMAGES = 'harness/model_images'
 
 
