@@ -11,7 +11,8 @@ A cell is a program's text. Variables persist from cell to cell. A cell ends as:
 
 The kernel node decides the status it reports from what it saw itself; this runner says what
 the program did. The cell timeout is enforced from outside: the kernel node signals the
-process (SIGUSR2 -> CellTimeout here) and kills it if that does not end the cell.
+process (SIGUSR2 -> CellTimeout here; a workspace past its quota: WorkspaceFull, a
+CellTimeout) and kills it if that does not end the cell.
 """
 
 from __future__ import annotations
@@ -28,6 +29,25 @@ from typing import Any
 class CellTimeout(BaseException):
     """Raised into the program when its cell runs out of time (BaseException: `except
     Exception` in a program cannot swallow it)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(args or ('the cell ran out of time (kernel.cell_timeout_seconds)',)))
+
+
+class WorkspaceFull(CellTimeout):
+    """Raised into the program when its workspace passes its quota: the cell stops as at its
+    timeout (a CellTimeout: what catches one catches this)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(
+            *(
+                args
+                or (
+                    'the workspace is over its quota (kernel.program_workspace_mb, '
+                    'program_workspace_files): the cell is stopped; delete files to write more',
+                )
+            )
+        )
 
 
 class ReactiveTimeout(BaseException):
@@ -153,8 +173,8 @@ def _outcome(ended: BaseException | None) -> CellOutcome:
         return CellOutcome('escalated')
     if isinstance(ended, EpisodeEnded):
         return CellOutcome('episode_ended')
-    if isinstance(ended, CellTimeout):
-        return CellOutcome('error', traceback='CellTimeout')
+    if isinstance(ended, CellTimeout):  # (the kernel says why: it saw it)
+        return CellOutcome('error', traceback=type(ended).__name__)
     if isinstance(ended, HandlerError):
         return CellOutcome('error', traceback=str(ended))
     return CellOutcome('error', traceback=program_traceback(ended))

@@ -173,10 +173,10 @@ class Kernel:
             own = traceback.strip()
             if cell.interrupted_at:
                 # Measured at its end too: what a cell wrote in its grace after the last look
-                # (fallocate writes GBs in milliseconds) is said, not kept unseen.
+                # (a sparse file's size counts at once) is said, not kept unseen.
                 grown = link.workspace().over(self.bounds, since=cell.workspace_interrupted)
                 said = link.interruption(cell, written_on=grown)
-                if own in ('CellTimeout', 'ReactiveTimeout', ''):
+                if own in ('CellTimeout', 'WorkspaceFull', 'ReactiveTimeout', ''):
                     traceback = said
                 elif not own.startswith(('CellTimeout:', 'WorkspaceFull:')) or grown:
                     # why it was stopped, then what the program raised as it was

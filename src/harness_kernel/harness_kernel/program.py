@@ -22,13 +22,20 @@ from dataclasses import asdict
 import numpy as np  # noqa: F401 (imported before the sandbox: programs use it)
 from harness_reactive.stage import ProgramStage
 
-from harness_kernel.cell import CellOutcome, CellRunner, CellTimeout, ReactiveTimeout
+from harness_kernel.cell import (
+    CellOutcome,
+    CellRunner,
+    CellTimeout,
+    ReactiveTimeout,
+    WorkspaceFull,
+)
 from harness_kernel.channel import Channel, ChannelClosedError, Codec
 from harness_kernel.program_api import ProgramApi
 from harness_kernel.program_host import (
     CELL_TIMEOUT_SIGNAL,
     REACTIVE_TIMEOUT_SIGNAL,
     TO_PROGRAM,
+    WORKSPACE_FULL_SIGNAL,
 )
 from harness_kernel.sandbox import IsolationError, Limits, apply
 
@@ -87,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     runner = CellRunner(api.functions(), flush)
     signal.signal(REACTIVE_TIMEOUT_SIGNAL, _raise(ReactiveTimeout, runner))
     signal.signal(CELL_TIMEOUT_SIGNAL, _raise(CellTimeout, runner))
+    signal.signal(WORKSPACE_FULL_SIGNAL, _raise(WorkspaceFull, runner))
     channel.send({'op': 'ready', 'sandbox': asdict(report)})
     while True:
         try:

@@ -44,6 +44,7 @@ ROS_WHEELS_BOOTSTRAPPED = {'_ROS_WHEELS_BOOTSTRAP_COMPLETE': '1'}
 # Signals the kernel sends to stop program code that overran: raised as exceptions inside it.
 REACTIVE_TIMEOUT_SIGNAL = signal.SIGUSR1
 CELL_TIMEOUT_SIGNAL = signal.SIGUSR2
+WORKSPACE_FULL_SIGNAL = signal.SIGRTMIN + 1  # (a cell stopped as at its timeout, saying why)
 FREEZE_WAIT_S = 2.0  # how long a freeze waits for the stop to take effect
 
 

@@ -34,6 +34,7 @@ from harness_kernel.program_frames import reactive_result
 from harness_kernel.program_host import (
     CELL_TIMEOUT_SIGNAL,
     REACTIVE_TIMEOUT_SIGNAL,
+    WORKSPACE_FULL_SIGNAL,
     ProgramHost,
 )
 
@@ -215,7 +216,7 @@ class ProgramLink:
         what its workspace holds now."""
         cell.interrupted_at, cell.interrupted_why = now, why
         cell.workspace_checked, cell.workspace_interrupted = now, use
-        self.host.interrupt(CELL_TIMEOUT_SIGNAL)
+        self.host.interrupt(WORKSPACE_FULL_SIGNAL if why else CELL_TIMEOUT_SIGNAL)
 
     def interruption(self, cell: RunningCell, stopped: bool = True, written_on: str = '') -> str:
         """What ended an interrupted cell, for its traceback; `written_on`: the bound its

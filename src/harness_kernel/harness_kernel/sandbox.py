@@ -99,7 +99,7 @@ _ALLOWED = {
     'mkdirat': (258, 34), 'rmdir': (84, None), 'unlink': (87, None), 'unlinkat': (263, 35),
     'rename': (82, None), 'renameat': (264, 38), 'renameat2': (316, 276), 'link': (86, None),
     'linkat': (265, 37), 'symlink': (88, None), 'symlinkat': (266, 36), 'truncate': (76, 45),
-    'ftruncate': (77, 46), 'fallocate': (285, 47), 'umask': (95, 166),
+    'ftruncate': (77, 46), 'umask': (95, 166),
     'getxattr': (191, 8), 'lgetxattr': (192, 9), 'fgetxattr': (193, 10),
     'listxattr': (194, 11), 'llistxattr': (195, 12), 'flistxattr': (196, 13),
     'mmap': (9, 222), 'munmap': (11, 215), 'mremap': (25, 216), 'mprotect': (10, 226),

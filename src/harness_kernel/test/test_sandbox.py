@@ -284,8 +284,9 @@ def test_prlimit_reaches_only_the_program_itself(sandboxed):
 
 
 def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
-    """An allow list: io_uring, memfd_create, personality, prctl, utime on files outside, and
-    every new socket (so no Unix socket file outside the workspace can be reached)."""
+    """An allow list: io_uring, memfd_create, personality, prctl, utime on files outside,
+    fallocate, and every new socket (so no Unix socket file outside the workspace can be
+    reached)."""
     import socket
 
     _, _, root = sandboxed
@@ -324,7 +325,9 @@ def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
             'attempt("setown", lambda: fcntl.fcntl(a, fcntl.F_SETOWN, os.getppid()))\n'
             'attempt("setsig", lambda: fcntl.fcntl(a, 10, 10))\n'
             'attempt("tiocsti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))\n'
-            'attempt("getfl", lambda: fcntl.fcntl(a, fcntl.F_GETFL) and 0)\n',
+            'attempt("getfl", lambda: fcntl.fcntl(a, fcntl.F_GETFL) and 0)\n'
+            'fd = os.open("f", os.O_WRONLY | os.O_CREAT, 0o600)\n'
+            'attempt("fallocate", lambda: os.posix_fallocate(fd, 0, 1 << 20))\n',
         )
         lines = dict(line.split() for line in r.output.strip().splitlines())
         assert lines == {
@@ -340,6 +343,9 @@ def test_system_calls_a_program_does_not_need_are_refused(sandboxed):
             'setsig': 'refused',
             'tiocsti': 'refused',
             'getfl': 'ALLOWED',
+            # blocks by the GB in milliseconds, between two looks at the quota (a write's
+            # bytes take their time)
+            'fallocate': 'refused',
         }, r.output
         with pytest.raises(BlockingIOError):
             listener.accept()
@@ -549,6 +555,27 @@ def test_a_cell_that_fills_its_workspace_is_stopped(bounded, flood):
     emptied(workspace)  # the next parameter starts empty
 
 
+def test_a_program_that_catches_its_stop_is_told_why(bounded):
+    """A program that caught the stop read an empty CellTimeout whether its time had run out
+    or its workspace was full: the workspace's stop is WorkspaceFull (a CellTimeout), and each
+    says why."""
+    kernel, _, workspace = bounded
+    r = kernel.run_cell(
+        'import time\n'
+        'try:\n'
+        '    for i in range(40):\n        open(f"f{i}", "wb").write(b"x" * 100000)\n'
+        '    while True:\n        time.sleep(0.01)\n'
+        'except BaseException as e:\n'
+        '    print(type(e).__name__, e)\n'
+        '    raise\n'
+    )
+    assert r.status == 'error' and r.traceback.startswith('WorkspaceFull: the workspace holds')
+    said = r.output.strip()
+    assert said.startswith('WorkspaceFull the workspace is over its quota'), said
+    assert 'kernel.program_workspace_mb' in said and 'delete files' in said, said
+    emptied(workspace)
+
+
 def test_a_cell_that_writes_on_after_it_was_interrupted_is_stopped_at_once(bounded):
     """The grace after an interruption is for stopping: a program that swallowed the
     interruption and went on writing filled GBs in it, then as much again in each later cell.
@@ -658,8 +685,9 @@ def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
 
 
 def test_what_a_cell_writes_in_its_grace_is_measured_at_its_end(bounded):
-    """A program that caught its timeout and fallocated GBs in milliseconds answered before the
-    grace's next look: the cell said CellTimeout alone, and the bytes stayed unseen."""
+    """A program that caught its timeout and filled its workspace at once (a sparse file counts
+    at its size) answered before the grace's next look: the cell said CellTimeout alone, and
+    the bytes stayed unseen."""
 
     kernel, _, workspace = bounded
     # A program process of its own: an earlier test's may still map a file that has no name
@@ -671,9 +699,7 @@ def test_what_a_cell_writes_in_its_grace_is_measured_at_its_end(bounded):
         'import os, time\n'
         'try:\n    while True:\n        time.sleep(0.01)\n'
         'except BaseException:\n'
-        '    fd = os.open("g", os.O_WRONLY | os.O_CREAT, 0o600)\n'
-        '    os.posix_fallocate(fd, 0, 4 << 20)\n'
-        '    os.close(fd)\n'
+        '    open("g", "wb").truncate(4 << 20)\n'
     )
     assert r.status == 'error', r
     assert r.traceback.startswith('WorkspaceFull: the workspace holds 4 MB'), r.traceback
