@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from harness_types.config import KernelConfig, load_config
-from harness_types.folder_walk import open_folder, remove_tree, walk
+from harness_types.folder_walk import disk_bytes, open_folder, remove_tree, walk
 from harness_types.whole_file import write_whole
 
 PREFIX = 'harness-program-'
@@ -81,9 +81,10 @@ def discard_program_folder(path: Path) -> None:
 def collect_program_workspace(workspace: Path, copy_budget: int | None = None) -> None:
     """Move the files of the program folder noted beside `workspace` into it, then remove that
     folder and the note. Nothing to do when there is no note; a note that names anything but a
-    program folder of the temporary directory is removed and the path left alone. Across
-    filesystems at most `copy_budget` bytes are written (default: the workspace's quota in the
-    run folder's params.yaml; what a program wrote past it stays out of the run folder). What
+    program folder of the temporary directory is removed and the path left alone. At most
+    `copy_budget` bytes move in, renamed or copied across filesystems (default: the
+    workspace's quota in the run folder's params.yaml; what a program wrote past it stays out
+    of the run folder). What
     is not moved (past the budget, unreadable, nested past COPY_DEPTH) is named in
     NOT_COLLECTED beside `workspace` (not in it, where the program's own entries are), and the
     rest moves on; the program folder always goes."""
@@ -124,14 +125,43 @@ COPY_DEPTH = 256
 
 
 def _move(source: Path, name: str, workspace: Path, left: list[str], budget: list[int]) -> None:
-    """Entry `name` of the program folder renamed into `workspace`, or, on another
-    filesystem, copied (`_copy_across`) within `budget` (bytes left to write, updated)."""
-    try:
-        os.rename(source / name, workspace / name)
-    except OSError as exc:
-        if exc.errno != errno.EXDEV:
-            raise
-        _copy_across(source, name, workspace, left, budget)
+    """Entry `name` of the program folder renamed into `workspace` where its bytes (as the
+    quota measures them) fit `budget` (bytes left, updated), or, on another filesystem, copied
+    (`_copy_across`) within it. A folder past the budget is made there and its entries move
+    one by one; a file past it stays out (the quota is measured while cells run: a cell may
+    overshoot it, and each cell of a program again, but the run folder keeps no more)."""
+    cost = _bytes_of(source / name)
+    if cost <= budget[0]:
+        try:
+            os.rename(source / name, workspace / name)
+            budget[0] -= cost
+            return
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            _copy_across(source, name, workspace, left, budget)
+            return
+    if not (source / name).is_dir() or (source / name).is_symlink():
+        left.append(f'{name!r}: past the workspace quota (kernel.program_workspace_mb)')
+        return
+    (workspace / name).mkdir(mode=0o700, exist_ok=True)
+    for entry in sorted(os.listdir(source / name)):
+        try:
+            _move(source / name, entry, workspace / name, left, budget)
+        except Exception as exc:  # one entry: the others still move
+            left.append(f'{name!r}/{entry!r}: {exc}')
+
+
+def _bytes_of(path: Path) -> int:
+    """What `path` (a file, link or folder, walked by descriptor) holds on disk, as the
+    workspace's quota counts it."""
+    info = os.lstat(path)
+    total = disk_bytes(info)
+    if stat.S_ISDIR(info.st_mode):
+        for step in walk(path, COPY_DEPTH):
+            if step.info is not None:
+                total += disk_bytes(step.info)
+    return total
 
 
 def _copy_across(
@@ -180,7 +210,7 @@ def _copy_entry(
         if kind not in (stat.S_IFDIR, stat.S_IFLNK, stat.S_IFREG):
             return None
         if kind == stat.S_IFREG:
-            cost = max(info.st_size, info.st_blocks * 512)  # (the quota's own measure)
+            cost = disk_bytes(info)
             if cost > budget[0]:
                 left.append(f'{where}: past the workspace quota (kernel.program_workspace_mb)')
                 return None

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 from harness_bringup.program_workspace import (
+    NOT_COLLECTED,
     NOTE,
     PREFIX,
     collect_program_workspace,
@@ -175,18 +176,48 @@ def test_what_was_not_collected_is_named_beside_the_workspace_never_through_a_li
     victim.write_text('untouched')
     workspace = tmp_path / 'run' / 'workspace'
     program = new_program_workspace(workspace)
-    os.symlink(victim, program / 'workspace_not_collected.txt')
-    (program / os.fsdecode(b'bad\xff')).write_bytes(b'x' * 9000)  # past the budget below
+    os.symlink(victim, program / NOT_COLLECTED)
+    (program / os.fsdecode(b'bad\xff')).write_bytes(b'x' * 90000)  # past the budget below
     (program / 'small').write_bytes(b'y' * 100)
 
     def across(source, to):
         raise OSError(errno.EXDEV, 'Invalid cross-device link')
 
     monkeypatch.setattr(program_workspace.os, 'rename', across)
-    collect_program_workspace(workspace, copy_budget=8000)
+    # (the small file and the link, a block each where the link's target is long)
+    fits = sum(program_workspace._bytes_of(program / n) for n in ('small', NOT_COLLECTED))
+    collect_program_workspace(workspace, copy_budget=fits)
     assert victim.read_text() == 'untouched'
     said = (workspace.parent / program_workspace.NOT_COLLECTED).read_text()
     assert "'bad\\udcff': past the workspace quota" in said, said
     assert (workspace / 'small').read_bytes() == b'y' * 100
     assert (workspace / 'workspace_not_collected.txt').is_symlink()  # the program's, as it was
+    assert not program.exists()
+
+
+def test_on_one_filesystem_the_run_folder_keeps_no_more_than_the_quota(tmp_path):
+    """The quota is measured while cells run, so a cell may overshoot it (and each later cell
+    again); renamed whole, a program's overshoot had all landed in the run folder. What fits
+    the budget is renamed (a folder past it is entered), the rest is named and removed."""
+    workspace = tmp_path / 'run' / 'workspace'
+    program = new_program_workspace(workspace)
+    (program / 'a_small.txt').write_bytes(b'a' * 1000)
+    (program / 'b_big.bin').write_bytes(b'b' * 90000)
+    (program / 'c_folder').mkdir()
+    (program / 'c_folder' / 'fits.txt').write_bytes(b'c' * 3000)
+    (program / 'c_folder' / 'past.bin').write_bytes(b'd' * 60000)
+    (program / 'd_sparse').write_bytes(b'')
+    with open(program / 'd_sparse', 'r+b') as f:  # no blocks, its size counted
+        f.truncate(50_000)
+    from harness_bringup.program_workspace import _bytes_of
+
+    fits = _bytes_of(program / 'a_small.txt') + _bytes_of(program / 'c_folder' / 'fits.txt')
+    collect_program_workspace(workspace, copy_budget=fits + 100)
+    assert (workspace / 'a_small.txt').read_bytes() == b'a' * 1000
+    assert (workspace / 'c_folder' / 'fits.txt').read_bytes() == b'c' * 3000
+    for name in ('b_big.bin', 'c_folder/past.bin', 'd_sparse'):
+        assert not (workspace / name).exists(), name
+    said = (workspace.parent / NOT_COLLECTED).read_text()
+    assert "'b_big.bin': past the workspace quota" in said, said
+    assert "'past.bin': past the workspace quota" in said and "'d_sparse'" in said, said
     assert not program.exists()

@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass
 
 from harness_types.config import KernelConfig
-from harness_types.folder_walk import walk
+from harness_types.folder_walk import disk_bytes, walk
 
 OUTPUT_LIMIT = 8000  # characters of a cell's program output, traceback or summary
 LOG_RECORD_CHARS = 2000  # one kernel.log record (a call's arguments and result), at most
@@ -87,7 +87,7 @@ def workspace_use(root: str, max_entries: int, pid: int = -1) -> WorkspaceUse:
         if step.info is None:
             continue
         entries += 1
-        total += _disk_bytes(step.info)
+        total += disk_bytes(step.info)
         if stat.S_ISDIR(step.info.st_mode):
             depth = max(depth, step.depth)
         if entries > max_entries:
@@ -115,7 +115,7 @@ def _unnamed_bytes(pid: int, root: str) -> int:
         key = (info.st_dev, info.st_ino)
         if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and key not in seen:
             seen.add(key)
-            total += _disk_bytes(info)
+            total += disk_bytes(info)
     # A mapped file not stat-ed above counts the most of it a mapping reaches (its offset and
     # length): a bound on what the program can write through it, read from maps alone.
     reach: dict[tuple[int, int], int] = {}
@@ -150,11 +150,6 @@ def _mapped_unnamed(pid: int, root: str) -> dict[str, tuple[tuple[int, int], int
         except ValueError:
             continue
     return found
-
-
-def _disk_bytes(info: os.stat_result) -> int:
-    """A file's bytes: the larger of its size and its allocation (a sparse file's size)."""
-    return max(info.st_size, info.st_blocks * 512)
 
 
 def program_text(value: object, limit: int = OUTPUT_LIMIT) -> str:

@@ -93,3 +93,9 @@ def remove_tree(root: str | os.PathLike) -> None:
                 os.unlink(step.name, dir_fd=step.folder_fd)
     with contextlib.suppress(OSError):
         os.rmdir(root)
+
+
+def disk_bytes(info: os.stat_result) -> int:
+    """An entry's bytes as a workspace's quota counts them: the larger of its size and its
+    allocation (a sparse file counts at its size)."""
+    return max(info.st_size, info.st_blocks * 512)
