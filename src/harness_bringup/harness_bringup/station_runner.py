@@ -283,6 +283,7 @@ class StationRunner:
             output.flush()
         task = str(base.get('task') or '')
         code, broken, left, read_at = station.run(argv, run, log, seen, before, self.deadline, task)
+        left = parts_left(run, left, broken)
         answered = time.time()
         if read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, read_at - asked)
@@ -335,6 +336,16 @@ class StationRunner:
         # what stations ended by a signal while they started left in /dev/shm (the sweep before
         # each episode finds them only in a later bench)
         sweep(say)
+
+
+def parts_left(run: Path, said: tuple[str, ...], broken: str) -> tuple[str, ...]:
+    """The parts of the run folder the bench makes: those the station `said`, or, where a
+    Ctrl-C reached the station between its episode's summary and its answer (it could not say
+    them: an episode that ended whole lacked its report and dataset), what the run's
+    configuration asks."""
+    if said or broken != 'interrupted' or not (run / 'summary.json').is_file():
+        return said
+    return finishing_of(run)
 
 
 def _summary(run: Path) -> dict:

@@ -35,3 +35,20 @@ def test_an_episode_whose_station_died_before_its_summary_was_not_run_whatever_i
             assert station_failed(status, died, retry, interrupted=False, died=True)
     assert not station_failed('finished', died, retry=False, interrupted=True, died=True)
     assert not station_failed('finished', died, retry=False, interrupted=False, died=False)
+
+
+def test_a_ctrl_c_between_an_episodes_summary_and_the_stations_answer_loses_no_part(tmp_path):
+    """The station answered an episode that had ended whole with nothing left to make (the
+    Ctrl-C came after its summary): its run folder went without report and dataset. What its
+    configuration asks is made; a run the station never summarised gets nothing."""
+    from harness_bringup.station_runner import parts_left
+    from harness_types.config import load_config
+
+    run = tmp_path / 'run'
+    run.mkdir()
+    load_config(None).write(run / 'params.yaml')
+    assert parts_left(run, (), 'interrupted') == ()  # no summary: not the episode's end
+    (run / 'summary.json').write_text('{"status": "episode_ended"}')
+    assert parts_left(run, (), 'interrupted') == ('dataset', 'report')
+    assert parts_left(run, ('report',), 'interrupted') == ('report',)  # as the station said
+    assert parts_left(run, (), '') == ()  # an answer that said nothing is left
