@@ -20,7 +20,13 @@ from harness_bench.layout import SAMPLED, layout_name
 from harness_bench.randomization import axes_name
 from harness_driver.outcome_model import report_markdown as shadow_markdown
 from harness_driver.outcome_model import shadow_card
-from harness_recording.bench_table import bench_tables, is_not_run, markdown, wall_accounting
+from harness_recording.bench_table import (
+    KEPT_FROM_STARTING,
+    bench_tables,
+    is_not_run,
+    markdown,
+    wall_accounting,
+)
 from harness_recording.report_card import markdown as report_card_markdown
 from harness_recording.report_card import report_card
 from harness_recording.run_report import write_bench_page
@@ -47,7 +53,7 @@ class BenchEpisode:
         return f'{self.task}-l{layout_name(self.layout)}-s{self.seed}{varied}{rung}{forced}'
 
 
-NOT_STARTED = 'not started: the bench was interrupted'  # an episode's detail
+NOT_STARTED = f'{KEPT_FROM_STARTING}the bench was interrupted'  # an episode's detail
 
 STATION_GB = 2  # memory to allow a warm station (measured: ~1.05 GB with its kernel, recorder)
 
@@ -235,7 +241,11 @@ def run_episodes(
         job = EpisodeJob(e, model, config_text, tuple(extra or ()), env)
         if setup:
             kept_from_starting.add(e)
-            return not_run(job, 'not_started', f'not started: the bench stopped ({setup[0]})')
+            stopped = f'{KEPT_FROM_STARTING}the bench stopped ({setup[0]})'
+            return not_run(job, 'not_started', stopped)
+        if interrupts.times():  # (queued ones the pool took before it was cancelled: unsaid)
+            kept_from_starting.add(e)
+            return not_run(job, 'interrupted', NOT_STARTED)
         try:
             summary = runner(job, folder / e.name, interrupts)
         except Exception as exc:  # one episode that cannot run is an error, not the bench's end
@@ -388,7 +398,7 @@ def run_bench(
         stopped, ran = stop, stop.summaries
         status, detail = 'interrupted', NOT_STARTED
         if isinstance(stop, BenchSetupError):
-            status, detail = 'not_started', f'not started: the bench stopped ({stop.detail})'
+            status, detail = 'not_started', f'{KEPT_FROM_STARTING}the bench stopped ({stop.detail})'
         for e in todo:
             if e not in ran:
                 ran[e] = not_run(EpisodeJob(e, model, None), status, detail)

@@ -290,6 +290,32 @@ def test_the_progress_line_of_an_episode_without_its_own_summary_says_why(tmp_pa
     )
 
 
+def test_an_interrupted_long_bench_says_and_lists_what_ran_not_each_episode_it_kept(tmp_path):
+    """Interrupted in its first episode, a random:100000 bench printed thousands of 'interrupted,
+    not started' lines (the queued episodes the pool took before it was cancelled) and its
+    pages listed 99,994 of them. They are counted in the pages, not listed; bench.json has each."""
+    from harness_bringup.bench import BenchInterrupted, run_bench
+    from harness_recording.run_report import write_bench_page
+
+    def first_interrupts(job, folder, interrupts):
+        interrupts.add()
+        return summary(job.episode.task, 0, True) | {'run_folder': None}
+
+    said: list[str] = []
+    episodes = [BenchEpisode('lift_cube', -1, seed) for seed in range(300)]
+    with pytest.raises(BenchInterrupted):
+        run_bench(episodes, 'scripted', tmp_path, None, 1, said.append, runner=first_interrupts)
+    assert sum('not started' in line for line in said) <= 2, said[:10]  # (a race or two)
+    tables = json.loads((tmp_path / 'bench.json').read_text())
+    assert len(tables['episodes']) == 300  # each one, in bench.json
+    listed = markdown(tables)
+    assert listed.count('| lift_cube |') <= 3
+    assert '299 more episodes did not start (the bench was interrupted or stopped)' in listed
+    page = write_bench_page(tmp_path, tables, [None] * 300).read_text()
+    assert '299 more episodes did not start' in page
+    assert page.count('<span class="muted">none</span>') == 1  # one episode row: no report
+
+
 @pytest.mark.parametrize(
     'arguments,message',
     [

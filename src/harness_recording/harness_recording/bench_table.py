@@ -326,6 +326,28 @@ def cell_text(value) -> str:
     return str(value)
 
 
+KEPT_FROM_STARTING = 'not started: '  # the detail of an episode an interrupt or a stop kept
+
+
+def listed_episodes(tables: dict) -> tuple[list[dict], int]:
+    """The episodes bench.md and bench.html list, and how many they leave out: those an
+    interrupt or a set-up problem kept from starting (an interrupted random:100000 bench
+    listed 99,994 of them; bench.json keeps each)."""
+    episodes = tables.get('episodes', [])
+    listed = [e for e in episodes if not str(e.get('detail') or '').startswith(KEPT_FROM_STARTING)]
+    return listed, len(episodes) - len(listed)
+
+
+def kept_from_starting_note(count: int) -> str:
+    """The line under an episodes table that leaves `count` out ('' for none)."""
+    if not count:
+        return ''
+    return (
+        f'{count} more episodes did not start (the bench was interrupted or stopped): not '
+        'listed here; bench.json has each.'
+    )
+
+
 def markdown(tables: dict) -> str:
     """The tables as Markdown: results per task and overall, episodes, timing."""
     title = f'# Bench: model {tables["model"]}'
@@ -414,7 +436,8 @@ def markdown(tables: dict) -> str:
         + 'layout | seed | randomised | status | success | score | calls | env steps | detail |',
     ]
     lines.append('|---|---|---|---|---|---|---|---|---|---|' + ('---|' if ladder else ''))
-    for e in tables['episodes']:
+    listed, left_out = listed_episodes(tables)
+    for e in listed:
         rung = f'{e["interface"]} | ' if ladder else ''
         lines.append(
             f'| {e["task"]} | {rung}{layout_name(e["layout"])} | {e["seed"]} | '
@@ -424,6 +447,8 @@ def markdown(tables: dict) -> str:
             f'| {cell_text(e["env_steps"])} '
             f'| {e["detail"]} |'
         )
+    if left_out:
+        lines += ['', kept_from_starting_note(left_out)]
     lines += ['', '## Timing (wall clock; varies from run to run)', '']
     lines += ['| task | wall s mean | wall s max |', '|---|---|---|']
     timing = list(tables['timing']['tasks'].items()) + [

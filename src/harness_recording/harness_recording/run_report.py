@@ -36,7 +36,14 @@ from jinja2 import (
 )
 
 from arx_x5_description.urdf import user_cache_dir
-from harness_recording.bench_table import RESULT_COLUMNS, cell_text, interrupted_note, timing_notes
+from harness_recording.bench_table import (
+    RESULT_COLUMNS,
+    cell_text,
+    interrupted_note,
+    kept_from_starting_note,
+    listed_episodes,
+    timing_notes,
+)
 from harness_recording.run_folder import file_inside, read_events
 from harness_recording.svg_plot import Mark, Plot
 
@@ -343,7 +350,11 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
     its run folder in `run_folders`) linked to its report.html."""
     environment = _environment()
     rows = []
+    listed, left_out = listed_episodes(tables)
+    shown = {id(e) for e in listed}
     for e, run_folder in zip(tables.get('episodes', []), run_folders, strict=True):
+        if id(e) not in shown:
+            continue
         folder = Path(run_folder) if run_folder else None
         link = None
         if folder is not None and (folder / REPORT).is_file():
@@ -358,6 +369,7 @@ def write_bench_page(out: Path, tables: dict, run_folders: list[str | None]) -> 
         rows=rows,
         columns=RESULT_COLUMNS,
         interrupted=interrupted_note(tables),
+        left_out=kept_from_starting_note(left_out),
         notes=timing_notes(tables),
     )
     path = Path(out) / 'bench.html'
