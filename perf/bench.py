@@ -79,8 +79,11 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> tuple[dict, fl
     command = [str(tree / 'harness'), 'bench', '--model', 'scripted']
     if args.jobs:
         command += ['--jobs', str(args.jobs)]
-    command += ['--layouts', str(args.layouts), '--seed', str(args.seed), '--out', str(out)]
-    command += ['--seed-base', str(args.seed_base)]
+    command += ['--layouts', str(args.layouts), '--out', str(out)]
+    if str(args.layouts).startswith('random:'):  # (each takes its own seed option)
+        command += ['--seed-base', str(args.seed_base)]
+    else:
+        command += ['--seed', str(args.seed)]
     if args.tasks:
         command += ['--tasks', *args.tasks]
     if tree == ROOT and args.this_args:

@@ -197,6 +197,13 @@ def _bench(args: argparse.Namespace) -> int:
             return _fail(f'plan {args.plan}: no task {", ".join(unknown)}')
         args.layouts = (1, True)
     args.layouts = args.layouts or DEFAULT_LAYOUTS
+    if not args.plan:  # (a seed the layouts do not take would be dropped without a word)
+        if args.layouts[1] and args.seed is not None:
+            return _fail('--seed is the seed of fixed layouts: random:N takes --seed-base')
+        if not args.layouts[1] and args.seed_base is not None:
+            return _fail(
+                '--seed-base is the first seed of random:N layouts: fixed ones take --seed'
+            )
     args.seed = 0 if args.seed is None else args.seed
     args.seed_base = 0 if args.seed_base is None else args.seed_base
     tasks = args.tasks or list(TASKS)

@@ -166,7 +166,8 @@ def _demos(args: argparse.Namespace) -> int:
     args.seed = None  # (the bench's fixed-layout seed: 0; a --plan names its own seeds)
     if not args.plan:  # (a --plan refuses the flags it would leave unused: unset until here)
         args.layouts = args.layouts or DEMO_LAYOUTS
-        args.seed_base = DEMO_SEED_BASE if args.seed_base is None else args.seed_base
+        if args.layouts[1] and args.seed_base is None:  # (fixed layouts run with seed 0)
+            args.seed_base = DEMO_SEED_BASE
     args.out = str(out / 'bench')
     args.tasks = args.tasks or None
     status = 1  # (also when the bench dies of an exception: the same folder may come again)

@@ -62,6 +62,10 @@ ROOT = Path(__file__).resolve().parents[3]
             ['bench', '--layouts', 'random:3', '--seed-base', str(2**63 - 2)],
             '--seed-base 9223372036854775806 + 3 seeds passes',
         ),
+        # a seed the layouts do not take (it had been dropped without a word)
+        (['bench', '--layouts', 'random:3', '--seed', '5'], 'random:N takes --seed-base'),
+        (['bench', '--layouts', '2', '--seed-base', '5'], 'fixed ones take --seed'),
+        (['bench', '--seed-base', '5'], 'fixed ones take --seed'),  # (the default: 3 fixed)
         (
             ['plan-collection', 'runs', '--budget', '1', '--out', '/tmp/never-written.json']
             + ['--pool-base', str(2**63 - 1), '--pool-size', '2'],
