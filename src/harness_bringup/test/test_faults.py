@@ -390,6 +390,9 @@ def test_ctrl_c_mid_cell_closes_the_bag_with_everything_up_to_it(tmp_path):
     assert lines == (folder / 'events.jsonl').read_text().splitlines()
     assert json.loads(lines[-1])['status'] == 'interrupted'
     assert counts['/joint_states'] >= 1
+    # the program that was running is kept (the kernel's result of it never came)
+    (cut,) = [e for e in events if e['type'] == 'cell_interrupted']
+    assert cut['call'] == 1 and 'while' in cut['code'], cut
     no_process_left(proc)
 
 
