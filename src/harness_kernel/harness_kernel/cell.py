@@ -53,6 +53,9 @@ class WorkspaceFull(CellTimeout):
 class ReactiveTimeout(BaseException):
     """Raised into reactive code that did not return in time."""
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(args or ('it did not return in time',)))
+
 
 class Escalation(BaseException):
     """A non-nominal event that no handler absorbed; stops the cell."""

@@ -56,7 +56,9 @@ class Foresight:
         elif actions is not None:
             array = np.asarray(actions, dtype=float)
             if array.ndim != 2 or array.shape[1] != 14 or not np.all(np.isfinite(array)):
-                raise ValueError(f'actions must be N x 14 finite numbers, got {array.shape}')
+                shaped = array.ndim == 2 and array.shape[1] == 14
+                got = 'a value that is not finite' if shaped else array.shape
+                raise ValueError(f'actions must be N x 14 finite numbers, got {got}')
             if self.control_hz:  # no more rows than the horizon has ticks: the rest never run
                 array = array[: int(np.ceil(seconds * self.control_hz))]
             prediction = self.robot.predict(seconds, actions=array, cameras=PREDICTED_VIEWS)

@@ -2,6 +2,7 @@
 statuses, persistence, output, names, handlers, the reactive relay, timeouts."""
 
 import json
+import re
 
 import pytest
 from conftest import robot_state
@@ -270,7 +271,10 @@ def test_an_endless_guard_is_stopped_from_outside(make_kernel):
         'when(stuck, name="stuck")\nmove_joints([0.1] * 6, arm="left")'
     )
     assert r.status == 'escalated' and r.stopped_by.event == 'REACTIVE_FAULT'
-    assert 'did not return' in robot.reactive_results[-1].fault
+    fault = robot.reactive_results[-1].fault
+    assert 'did not return' in fault
+    # the guard's own line and why (a harness line of 44 and an empty reason had been said)
+    assert re.search(r'raised ReactiveTimeout: it did not return in time \(line [23]\)', fault)
     assert kernel.run_cell('clear_guards()\nprint("usable")').output.strip() == 'usable'
 
 

@@ -50,6 +50,10 @@ def test_escalation_carries_the_event_and_trace(kernel):
     r = run('move_eef([-0.3, 0.7, 0.9], arm="left")')
     assert r.status == 'escalated' and r.stopped_by.event == 'SKILL_ERROR'
     assert 'cannot reach' in r.stopped_by.detail
+    # a position that is not finite is said with its numbers (it had said "got (3,)")
+    r = run('move_eef([float("nan"), 0, 1.0], arm="left")')
+    assert r.status == 'escalated' and r.stopped_by.event == 'SKILL_ERROR'
+    assert 'a position of 3 finite numbers, got [nan, 0.0, 1.0]' in r.stopped_by.detail
 
 
 def test_a_guard_through_the_skill_server(kernel):

@@ -173,7 +173,11 @@ def test_predict_future_checks_its_arguments_before_asking(make_kernel):
     for code, said in (
         ('predict_future()', 'needs a policy name or actions'),
         ("predict_future('expert', actions=[[0] * 14])", 'a policy or actions, not both'),
-        ('predict_future(actions=[[0] * 5])', 'N x 14 finite numbers'),
+        ('predict_future(actions=[[0] * 5])', 'N x 14 finite numbers, got (1, 5)'),
+        (
+            "predict_future(actions=[[float('nan')] * 14])",
+            'N x 14 finite numbers, got a value that is not finite',
+        ),
         ('predict_future(actions=[[0] * 14], seconds=61)', 'seconds must be in (0, 60]'),
         ("predict_future('nobody')", "no policy is called 'nobody'"),
     ):

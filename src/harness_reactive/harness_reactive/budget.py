@@ -108,7 +108,12 @@ def run_budgeted(what: str, fn: Callable[..., Any], *args: Any, budget_ms: float
         _local.active = False  # before formatting: reading source lines opens files
     error = ''
     if failure is not None:
-        frames = traceback.extract_tb(failure.__traceback__)[1:]
+        # the program's own line (a cell's; a library's or the kernel's line told it nothing)
+        frames = [
+            f
+            for f in traceback.extract_tb(failure.__traceback__)[1:]
+            if f.filename.startswith('<cell ')
+        ]
         where = f' (line {frames[-1].lineno})' if frames else ''
         error = f'{what} raised {type(failure).__name__}: {failure}{where}'
     elapsed = (time.perf_counter() - start) * 1e3

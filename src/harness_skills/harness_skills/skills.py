@@ -110,7 +110,8 @@ class Skills:
             return skill_error(
                 'move_eef',
                 arm,
-                f'move_eef needs a position of 3 finite numbers, got {p.shape}',
+                'move_eef needs a position of 3 finite numbers, got '
+                + (str(p.tolist()) if p.size <= 8 else f'an array of shape {p.shape}'),
                 obs.step,
                 obs.time,
             )
