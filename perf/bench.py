@@ -80,7 +80,7 @@ def run_bench(tree: Path, out: Path, args: argparse.Namespace) -> tuple[dict, fl
     if args.jobs:
         command += ['--jobs', str(args.jobs)]
     command += ['--layouts', str(args.layouts), '--out', str(out)]
-    if str(args.layouts).startswith('random:'):  # (each takes its own seed option)
+    if str(args.layouts).lower().startswith('random:'):  # (each takes its own seed option)
         command += ['--seed-base', str(args.seed_base)]
     else:
         command += ['--seed', str(args.seed)]

@@ -44,7 +44,7 @@ def bench(level: str, out: Path, args: argparse.Namespace) -> list[Path]:
     """The run folders of one scripted bench at `level`."""
     command = [str(ROOT / 'harness'), 'bench', '--model', 'scripted', '--jobs', '1']
     command += ['--layouts', args.layouts]
-    if args.layouts.startswith('random:'):  # (fixed layouts take --seed, default 0)
+    if args.layouts.lower().startswith('random:'):  # (fixed layouts take --seed, default 0)
         command += ['--seed-base', str(args.seed_base)]
     command += ['--tasks', *args.tasks, '--recording', level, '--out', str(out)]
     print(f'[perf] {" ".join(command)}', file=sys.stderr, flush=True)

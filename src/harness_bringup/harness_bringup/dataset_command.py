@@ -145,6 +145,10 @@ def _demos(args: argparse.Namespace) -> int:
     unknown = [t for t in args.tasks if t not in TASKS]
     if unknown:
         return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
+    if args.layouts and not args.layouts[1] and args.seed_base is not None:
+        return _fail(
+            '--seed-base is the first seed of random:N layouts: fixed ones run with seed 0'
+        )
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         return _fail(f'{out} exists and is not an empty folder: choose a new --out')
@@ -166,7 +170,7 @@ def _demos(args: argparse.Namespace) -> int:
     args.seed = None  # (the bench's fixed-layout seed: 0; a --plan names its own seeds)
     if not args.plan:  # (a --plan refuses the flags it would leave unused: unset until here)
         args.layouts = args.layouts or DEMO_LAYOUTS
-        if args.layouts[1] and args.seed_base is None:  # (fixed layouts run with seed 0)
+        if args.layouts[1] and args.seed_base is None:
             args.seed_base = DEMO_SEED_BASE
     args.out = str(out / 'bench')
     args.tasks = args.tasks or None

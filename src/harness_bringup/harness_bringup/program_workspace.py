@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import stat
 import tempfile
@@ -126,10 +127,10 @@ COPY_DEPTH = 256
 
 def _move(source: Path, name: str, workspace: Path, left: list[str], budget: list[int]) -> None:
     """Entry `name` of the program folder renamed into `workspace` where its bytes (as the
-    quota measures them) fit `budget` (bytes left, updated), or, on another filesystem, copied
-    (`_copy_across`) within it. A folder past the budget is made there and its entries move
-    one by one; a file past it stays out (the quota is measured while cells run: a cell may
-    overshoot it, and each cell of a program again, but the run folder keeps no more)."""
+    quota measures them) fit `budget` (bytes left, updated); else, or on another filesystem,
+    copied (`_copy_across`: file by file within the budget, by descriptor, what stays out
+    named). The quota is measured while cells run: a cell may overshoot it, and each cell of
+    a program again, but the run folder keeps no more."""
     cost = _bytes_of(source / name)
     if cost <= budget[0]:
         try:
@@ -139,35 +140,36 @@ def _move(source: Path, name: str, workspace: Path, left: list[str], budget: lis
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
-            _copy_across(source, name, workspace, left, budget)
-            return
-    if not (source / name).is_dir() or (source / name).is_symlink():
-        left.append(f'{name!r}: past the workspace quota (kernel.program_workspace_mb)')
-        return
-    (workspace / name).mkdir(mode=0o700, exist_ok=True)
-    for entry in sorted(os.listdir(source / name)):
-        try:
-            _move(source / name, entry, workspace / name, left, budget)
-        except Exception as exc:  # one entry: the others still move
-            left.append(f'{name!r}/{entry!r}: {exc}')
+    _copy_across(source, name, workspace, left, budget)
 
 
-def _bytes_of(path: Path) -> int:
+def _bytes_of(path: Path) -> float:
     """What `path` (a file, link or folder, walked by descriptor) holds on disk, as the
-    workspace's quota counts it."""
+    workspace's quota counts it; infinite where part of it cannot be measured (a folder closed
+    to this user, or nested past COPY_DEPTH): it cannot be said to fit."""
     info = os.lstat(path)
-    total = disk_bytes(info)
-    if stat.S_ISDIR(info.st_mode):
-        for step in walk(path, COPY_DEPTH):
-            if step.info is not None:
-                total += disk_bytes(step.info)
-    return total
+    total: float = disk_bytes(info)
+    if not stat.S_ISDIR(info.st_mode):
+        return total
+    try:
+        os.close(open_folder(path))
+    except OSError:
+        return math.inf
+    entered = 0  # folders entered less folders walked: each entered one ends with a step
+    for step in walk(path, COPY_DEPTH):
+        if step.info is None:
+            entered -= 1
+        else:
+            total += disk_bytes(step.info)
+            entered += stat.S_ISDIR(step.info.st_mode)
+    return math.inf if entered else total
 
 
 def _copy_across(
     source: Path, name: str, workspace: Path, left: list[str], budget: list[int]
 ) -> None:
-    """Entry `name` of `source` copied into `workspace` on another filesystem, walked by
+    """Entry `name` of `source` copied into `workspace` (on another filesystem, or past what
+    is left of the budget), walked by
     descriptor (harness_types.folder_walk: no path too long, no link followed): files with
     their holes kept (shutil.move writes a sparse file's holes out as zeros: a program's
     126 GB of holes would have filled the disk), links as links, modes without setuid or
@@ -178,6 +180,7 @@ def _copy_across(
         first = _copy_entry(source_fd, target_fd, name, left, repr(name), budget)
         if first is None:
             return
+        _say_unreadable(source_fd, name, repr(name), left)
         folders = {1: first}  # depth -> the target folder of the entries one level below
         try:
             for step in walk(source / name, COPY_DEPTH):
@@ -194,9 +197,21 @@ def _copy_across(
                 if made is not None:
                     _close(folders.pop(step.depth + 1, None))
                     folders[step.depth + 1] = made
+                    if step.depth <= COPY_DEPTH:
+                        _say_unreadable(step.folder_fd, step.name, where, left)
         finally:
             for fd in folders.values():
                 _close(fd)
+
+
+def _say_unreadable(folder_fd: int, name: str, where: str, left: list[str]) -> None:
+    """Add to `left` why the folder `name` (of the folder open as `folder_fd`) cannot be
+    entered: the walk steps over such a folder without a word (a program's folder of mode
+    0o300, as the unprivileged sandbox's harness)."""
+    try:
+        os.close(open_folder(name, folder_fd))
+    except OSError as exc:
+        left.append(f'{where}: {exc.strerror or exc}: its entries were not collected')
 
 
 def _copy_entry(

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO
 
 from harness_recording.run_folder import update_summary
-from harness_types.process import end_group
+from harness_types.process import end_group, exit_words
 
 from harness_bringup.bench import EpisodeJob, run_episode_process
 from harness_bringup.console import say
@@ -95,7 +95,7 @@ class StationProcess:
         code = self.process.poll()
         if code is None:
             return ''
-        how = f'killed by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}'
+        how = exit_words(code)
         if self.killed_for:
             how = f'{how}: {hung(self.killed_for)}'
         return f'the station process ended ({how}; see {self.folder})'
@@ -283,11 +283,11 @@ class StationRunner:
             output.flush()
         task = str(base.get('task') or '')
         code, broken, left, read_at = station.run(argv, run, log, seen, before, self.deadline, task)
-        left = parts_left(run, left, broken)
         answered = time.time()
         if read_at is not None:  # a new station read it once its Python had started
             starting = max(starting, read_at - asked)
         interrupted = len(seen.times()) > before
+        left = parts_left(run, left, broken if interrupted else '')
         died = False  # before the episode wrote its own summary (its outcome)
         if code is None:
             died = not (run / 'summary.json').is_file()
@@ -339,10 +339,10 @@ class StationRunner:
 
 
 def parts_left(run: Path, said: tuple[str, ...], broken: str) -> tuple[str, ...]:
-    """The parts of the run folder the bench makes: those the station `said`, or, where a
-    Ctrl-C reached the station between its episode's summary and its answer (it could not say
-    them: an episode that ended whole lacked its report and dataset), what the run's
-    configuration asks."""
+    """The parts of the run folder the bench makes: those the station `said`, or, where the
+    bench's Ctrl-C (`broken` 'interrupted'; '' for any other) reached the station between its
+    episode's summary and its answer (it could not say them: an episode that ended whole
+    lacked its report and dataset), what the run's configuration asks."""
     if said or broken != 'interrupted' or not (run / 'summary.json').is_file():
         return said
     return finishing_of(run)

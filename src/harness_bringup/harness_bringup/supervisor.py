@@ -28,6 +28,7 @@ from harness_types.process import (
     INVOKED_NS,
     SET_UP_NS,
     end_group,
+    exit_words,
     process_age_s,
     wrapper_time,
 )
@@ -42,9 +43,7 @@ GRACE_S = 15.0  # after a second Ctrl-C (or a SIGTERM), how long before the grou
 
 
 def _describe(returncode: int) -> tuple[str, int]:
-    if returncode < 0:
-        return f'killed by {signal.Signals(-returncode).name}', 128 - returncode
-    return f'exit code {returncode}', returncode
+    return exit_words(returncode), (128 - returncode if returncode < 0 else returncode)
 
 
 SUPERVISED_FOLDER = 'HARNESS_SUPERVISED_FOLDER'

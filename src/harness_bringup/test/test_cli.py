@@ -67,6 +67,10 @@ ROOT = Path(__file__).resolve().parents[3]
         (['bench', '--layouts', '2', '--seed-base', '5'], 'fixed ones take --seed'),
         (['bench', '--seed-base', '5'], 'fixed ones take --seed'),  # (the default: 3 fixed)
         (
+            ['demos', 'lift_cube', '--layouts', '3', '--seed-base', '5', '--out', '/tmp/never'],
+            'fixed ones run with seed 0',  # (demos has no --seed)
+        ),
+        (
             ['plan-collection', 'runs', '--budget', '1', '--out', '/tmp/never-written.json']
             + ['--pool-base', str(2**63 - 1), '--pool-size', '2'],
             '--pool-base 9223372036854775807 + 2 seeds passes',

@@ -393,6 +393,8 @@ def test_ctrl_c_mid_cell_closes_the_bag_with_everything_up_to_it(tmp_path):
     # the program that was running is kept (the kernel's result of it never came)
     (cut,) = [e for e in events if e['type'] == 'cell_interrupted']
     assert cut['call'] == 1 and 'while' in cut['code'], cut
+    report = (folder / 'report.html').read_text()
+    assert 'a Ctrl-C cut this cell as it ran' in report
     no_process_left(proc)
 
 

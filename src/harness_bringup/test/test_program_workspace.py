@@ -221,3 +221,21 @@ def test_on_one_filesystem_the_run_folder_keeps_no_more_than_the_quota(tmp_path)
     assert "'b_big.bin': past the workspace quota" in said, said
     assert "'past.bin': past the workspace quota" in said and "'d_sparse'" in said, said
     assert not program.exists()
+
+
+def test_a_tree_that_cannot_be_measured_whole_is_not_renamed_whole(tmp_path):
+    """A folder nested past COPY_DEPTH was measured as what lay above it, and the 5 MB below
+    moved in with it: what cannot be measured cannot fit. It is copied within the budget,
+    what lies deeper named."""
+    from harness_bringup.program_workspace import COPY_DEPTH
+
+    workspace = tmp_path / 'run' / 'workspace'
+    program = new_program_workspace(workspace)
+    deep = program / 'deep' / '/'.join(['d'] * (COPY_DEPTH + 10))
+    deep.mkdir(parents=True)
+    (deep / 'bottom.bin').write_bytes(b'x' * 5_000_000)
+    collect_program_workspace(workspace, copy_budget=2_000_000)
+    assert not list(workspace.rglob('bottom.bin'))
+    said = (workspace.parent / NOT_COLLECTED).read_text()
+    assert f'nested deeper than {COPY_DEPTH} folders' in said, said
+    assert not program.exists()

@@ -401,17 +401,19 @@ class Episode:
             # cannot tell (exec('...'), a comprehension, globals()['pick']).
             max_calls = 1 if self.interface == 'skills' else 0
             cell = self.station.run_cell(code, self.cell_wait, max_calls)
-        except KeyboardInterrupt:
+        except BaseException as exc:
             # The program the model wrote is kept; what it moved is in the bag (the executions'
             # starts and ends, every state): the kernel's result of the cell never comes.
-            self.folder.event(
-                {
-                    'type': 'cell_interrupted',
-                    'call': call,
-                    'code': code,
-                    'wall_s': round(time.monotonic() - since, 3),
-                }
-            )
+            cut = isinstance(exc, KeyboardInterrupt)
+            record = {
+                'type': 'cell_interrupted' if cut else 'cell_lost',
+                'call': call,
+                'code': code,
+                'wall_s': round(time.monotonic() - since, 3),
+            }
+            if not cut:
+                record['why'] = f'{type(exc).__name__}: {exc}'[:2000]
+            self.folder.event(record)
             raise
         finally:
             self.cell_deadline = None

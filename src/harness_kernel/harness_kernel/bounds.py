@@ -58,11 +58,16 @@ class WorkspaceUse:
     depth: int = 0
 
     def over(self, bounds: ProgramBounds, since: WorkspaceUse | None = None) -> str:
-        """Why this is over `bounds` ('' when it is not); with `since`, only a measure that
-        grew since then counts (a cell that deletes from an overfull workspace goes on)."""
+        """Why this is over `bounds` ('' when it is not); with `since`, only bytes or files
+        that grew since then count (a cell that deletes from an overfull workspace goes on).
+        Folders nested past the bound are over it whatever `since`."""
         since = since or WorkspaceUse(-1, -1, -1)
-        if self.depth > MAX_WORKSPACE_DEPTH and self.depth > since.depth:
-            return f'the workspace nests folders more than {MAX_WORKSPACE_DEPTH} deep'
+        # (whatever the cell did: what lies deeper is not measured, and could grow unseen)
+        if self.depth > MAX_WORKSPACE_DEPTH:
+            return (
+                f'the workspace nests folders more than {MAX_WORKSPACE_DEPTH} deep (what lies '
+                'deeper is not measured): remove them'
+            )
         if self.entries > bounds.workspace_files and self.entries > since.entries:
             return (
                 f'the workspace holds more than {bounds.workspace_files} files and folders '

@@ -148,6 +148,9 @@ class Kernel:
             cell = RunningCell(time.monotonic() + self.cell_timeout, max_calls=max_calls)
             link.begin(cell)
             cell.workspace_start = link.workspace()
+            # (the first running look a check's interval on: a program may remove what puts
+            # its workspace over a bound before it is stopped for it)
+            cell.workspace_checked = time.monotonic()
             status, traceback, summary, restored = 'error', '', '', []
             try:
                 if not self.host.alive():

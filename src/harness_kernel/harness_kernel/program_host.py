@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness_types.camera import CameraView
 from harness_types.execution import Execution, TraceTick
-from harness_types.process import process_stopped
+from harness_types.process import exit_words, process_stopped
 from harness_types.robot_state import ArmState, RobotState
 from harness_types.scene import ClaimAnswer, Grip, LocatedObject, SceneReport
 
@@ -80,11 +80,6 @@ def program_environment(workspace: Path | None) -> dict[str, str]:
         **ROS_WHEELS_BOOTSTRAPPED,
     )
     return env
-
-
-def _ended(code: int) -> str:
-    """A process's exit code in words."""
-    return f'killed by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}'
 
 
 class ProgramHost:
@@ -186,10 +181,10 @@ class ProgramHost:
             # The trusted process that forked it died, and took it along: not the program's
             # doing (a model must not take its code for the cause).
             return (
-                f"the kernel's program spawner died ({_ended(spawner.returncode)}) and ended "
+                f"the kernel's program spawner died ({exit_words(spawner.returncode)}) and ended "
                 'it: a fault of the station, not of the program'
             )
-        return _ended(code)
+        return exit_words(code)
 
     def read_output(self, limit: int = 1 << 20) -> str:
         """Whatever the program wrote to stdout/stderr since the last read (non-blocking).
@@ -229,7 +224,7 @@ class ProgramHost:
             self._signal(signal.SIGCONT)
         self.frozen = False
 
-    def interrupt(self, sig: signal.Signals) -> None:
+    def interrupt(self, sig: int) -> None:
         if self.alive():
             self._signal(sig)
 

@@ -21,6 +21,7 @@ Layers, outermost first (each reported in `Sandbox`):
    the sockets it already holds. Among what it refuses: new processes and threads, exec,
    ptrace, mounts and namespaces, new sockets (socketpair of Unix stream sockets excepted: no
    connect or sendto to any socket file, no network family), io_uring, memfd_create,
+   fallocate (a GB of blocks in milliseconds, between two looks at the workspace's quota),
    personality, prctl, setting attributes (chmod, chown, utime, xattrs), the uid and
    capabilities, keys, bpf, perf, and the fcntl/ioctl commands that make the kernel signal a
    process or type into a terminal. Signals go only to itself and prlimit64 only to itself.

@@ -680,6 +680,15 @@ def test_folders_nested_past_the_depth_bound_are_over_the_quota(make_kernel):
     )
     assert r.status == 'error', r
     assert f'nests folders more than {MAX_WORKSPACE_DEPTH} deep' in r.traceback, r.traceback
+    # ... and stays over it in the next cells: what lies deeper is not measured (later cells
+    # had filled it unseen), until the program removes it
+    r = kernel.run_cell('print(1)')
+    assert r.status == 'error' and 'nests folders more than' in r.traceback, r.traceback
+    # (from the workspace's top: the stopped cell may have left its folder deep down)
+    r = kernel.run_cell(
+        'import os, shutil\nos.chdir(os.path.expanduser("~"))\nshutil.rmtree("n")\nprint("removed")'
+    )
+    assert r.status == 'ok' and r.output.strip() == 'removed', r
     emptied(workspace)
     assert kernel.run_cell('print(1)').status == 'ok'
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from harness_operator.budgets import OperatorBudgets, Ticket
+from harness_operator.budgets import FAILURE_CLASSES, OperatorBudgets, Ticket
 from harness_operator.trial import TrialRecord
 
 
@@ -117,7 +117,7 @@ class Journal:
             ticket = Ticket(**r['ticket'])
             if not all(isinstance(v, str) for v in ticket.as_dict().values()):
                 raise TypeError(f'a ticket of text fields expected, not {ticket!r:.200}')
-            if ticket.failure_class not in self.budgets.used:  # (its resolution would grant none)
+            if ticket.failure_class not in FAILURE_CLASSES:  # (its resolution would grant none)
                 raise ValueError(f'a ticket of unknown failure class {ticket.failure_class!r:.80}')
             self.budgets.add(ticket)
         elif kind == 'resolved':

@@ -524,16 +524,20 @@ def _write_beside(out: Path, write: Callable[[Path], dict]) -> dict:
     # (named, not mkdtemp's: the dataset keeps the modes a folder made here gets)
     partial = out.parent / f'.{out.name}.writing-{secrets.token_hex(6)}'
     partial.mkdir()
+    swapped = False
     try:
         summary = write(partial)
+        with interrupts_held():  # (a Ctrl-C now is raised once the swap and the removal are done)
+            _swap(out, partial)
+            swapped = True
+    except KeyboardInterrupt:
+        if swapped:
+            raise InterruptedAfterWritingError(out) from None
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    try:
-        with interrupts_held():  # (a Ctrl-C now is raised once the swap and the removal are done)
-            _swap(out, partial)
-    except KeyboardInterrupt:
-        raise InterruptedAfterWritingError(out) from None
     return summary
 
 

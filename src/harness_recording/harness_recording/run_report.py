@@ -263,6 +263,11 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
                     images,
                 )
             )
+        elif e.get('type') in CUT_CELLS:  # no result came: what is known, as a cell
+            why = CUT_CELLS[e['type']] + (f' ({e["why"]})' if e.get('why') else '')
+            cut = {'status': 'interrupted' if e['type'] == 'cell_interrupted' else 'error'}
+            if decisions:
+                decisions[-1].cell = cut | {'traceback': why}
         elif e.get('type') == 'cell':
             if not decisions:  # a cell no model asked for: `harness program`'s file
                 code = str(e.get('code', ''))
@@ -273,6 +278,13 @@ def _decisions(folder: Path, events: list[dict]) -> tuple[list[Decision], dict |
         elif e.get('type') == 'wrap_up':
             wrap_up = e
     return decisions, wrap_up
+
+
+# events.jsonl's records of a cell whose result never came, and what the report says of one
+CUT_CELLS = {
+    'cell_interrupted': 'a Ctrl-C cut this cell as it ran: what it moved is in the bag',
+    'cell_lost': "the kernel's result of this cell never came: what it moved is in the bag",
+}
 
 
 def events_note(folder: Path, events: list[dict]) -> str:

@@ -50,7 +50,11 @@ def plugin_problem(folder: str, name: str, factory: str) -> str:
     module = plugin_module(folder, name)
     loaded = sys.modules.get(module)
     if loaded is not None:  # (a warm station checks each episode's: a parse took ~15 ms)
-        return '' if hasattr(loaded, factory) else f'module {module} has no {factory}'
+        try:
+            found = getattr(loaded, factory, None)
+        except Exception:  # (a module __getattr__ that raises: its import will say)
+            found = True
+        return '' if found is not None else f'module {module} has no {factory}'
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a parent package that does not exist

@@ -223,3 +223,15 @@ def leave(code: int) -> NoReturn:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).fflush(None)
     os._exit(code)
+
+
+def exit_words(code: int) -> str:
+    """A process's exit status (as subprocess gives it: -N for a signal) in words: 'exit code
+    1', 'killed by SIGKILL', or 'killed by signal 35' for one Python has no name for (a
+    real-time signal, which the kernel sends a program whose workspace is full)."""
+    if code >= 0:
+        return f'exit code {code}'
+    try:
+        return f'killed by {signal.Signals(-code).name}'
+    except ValueError:
+        return f'killed by signal {-code}'

@@ -284,3 +284,15 @@ def test_interrupts_held_are_handled_as_the_handler_before_would():
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, inherited)
+
+
+def test_an_exit_status_in_words_whatever_the_signal():
+    """A real-time signal has no name in Python (signal.Signals(35) raised ValueError: the
+    kernel's account of a program killed by its workspace signal was a traceback)."""
+    import signal
+
+    from harness_types.process import exit_words
+
+    assert exit_words(0) == 'exit code 0' and exit_words(3) == 'exit code 3'
+    assert exit_words(-signal.SIGKILL) == 'killed by SIGKILL'
+    assert exit_words(-(signal.SIGRTMIN + 1)) == f'killed by signal {signal.SIGRTMIN + 1}'
