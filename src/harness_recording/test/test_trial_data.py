@@ -197,8 +197,13 @@ def test_a_ctrl_c_as_the_old_dataset_is_removed_is_said_once_the_new_one_is_in(
         removed.append(Path(path).name)
 
     monkeypatch.setattr(lerobot.shutil, 'rmtree', rmtree)
-    with pytest.raises(lerobot.InterruptedAfterWritingError):
-        export_runs([run], tmp_path / 'ds', print)
+    # Python's own Ctrl-C handler (a test runner may start this process with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(lerobot.InterruptedAfterWritingError):
+            export_runs([run], tmp_path / 'ds', print)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert any(name.startswith('.ds.replaced-') for name in removed)
     assert (tmp_path / 'ds' / 'meta' / 'info.json').is_file()
     assert not (tmp_path / 'ds' / 'old.txt').exists()
