@@ -151,18 +151,11 @@ def _bytes_of(path: Path) -> float:
     total: float = disk_bytes(info)
     if not stat.S_ISDIR(info.st_mode):
         return total
-    try:
-        os.close(open_folder(path))
-    except OSError:
-        return math.inf
-    entered = 0  # folders entered less folders walked: each entered one ends with a step
-    for step in walk(path, COPY_DEPTH):
-        if step.info is None:
-            entered -= 1
-        else:
+    unmeasured: list[str] = []
+    for step in walk(path, COPY_DEPTH, lambda folder, _depth, _error: unmeasured.append(folder)):
+        if step.info is not None:
             total += disk_bytes(step.info)
-            entered += stat.S_ISDIR(step.info.st_mode)
-    return math.inf if entered else total
+    return math.inf if unmeasured else total
 
 
 def _copy_across(
@@ -180,16 +173,21 @@ def _copy_across(
         first = _copy_entry(source_fd, target_fd, name, left, repr(name), budget)
         if first is None:
             return
-        _say_unreadable(source_fd, name, repr(name), left)
+
+        def unentered(folder: str, depth: int, error: OSError | None) -> None:
+            where = f'{name!r}/.../{folder!r}' if depth else repr(name)
+            if error is None:
+                left.append(f'{where}: nested deeper than {COPY_DEPTH} folders')
+            else:  # (a program's folder of mode 0o300, as the unprivileged sandbox's harness)
+                left.append(f'{where}: {error.strerror or error}: its entries were not collected')
+
         folders = {1: first}  # depth -> the target folder of the entries one level below
         try:
-            for step in walk(source / name, COPY_DEPTH):
+            for step in walk(source / name, COPY_DEPTH, unentered):
                 where = f'{name!r}/.../{step.name!r}'
                 if step.info is None:
                     _close(folders.pop(step.depth + 1, None))
                     continue
-                if step.depth > COPY_DEPTH and stat.S_ISDIR(step.info.st_mode):
-                    left.append(f'{where}: nested deeper than {COPY_DEPTH} folders')
                 target = folders.get(step.depth)
                 if target is None:
                     continue  # (its folder could not be made)
@@ -197,21 +195,9 @@ def _copy_across(
                 if made is not None:
                     _close(folders.pop(step.depth + 1, None))
                     folders[step.depth + 1] = made
-                    if step.depth <= COPY_DEPTH:
-                        _say_unreadable(step.folder_fd, step.name, where, left)
         finally:
             for fd in folders.values():
                 _close(fd)
-
-
-def _say_unreadable(folder_fd: int, name: str, where: str, left: list[str]) -> None:
-    """Add to `left` why the folder `name` (of the folder open as `folder_fd`) cannot be
-    entered: the walk steps over such a folder without a word (a program's folder of mode
-    0o300, as the unprivileged sandbox's harness)."""
-    try:
-        os.close(open_folder(name, folder_fd))
-    except OSError as exc:
-        left.append(f'{where}: {exc.strerror or exc}: its entries were not collected')
 
 
 def _copy_entry(

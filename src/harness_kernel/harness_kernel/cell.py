@@ -26,35 +26,36 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class CellTimeout(BaseException):
-    """Raised into the program when its cell runs out of time (BaseException: `except
-    Exception` in a program cannot swallow it)."""
+class _Stop(BaseException):
+    """A stop the kernel raises into the program (BaseException: `except Exception` in a
+    program cannot swallow it), saying `said` when raised without words."""
+
+    said = ''
 
     def __init__(self, *args: object) -> None:
-        super().__init__(*(args or ('the cell ran out of time (kernel.cell_timeout_seconds)',)))
+        super().__init__(*(args or (self.said,)))
+
+
+class CellTimeout(_Stop):
+    """Raised into the program when its cell runs out of time."""
+
+    said = 'the cell ran out of time (kernel.cell_timeout_seconds)'
 
 
 class WorkspaceFull(CellTimeout):
     """Raised into the program when its workspace passes its quota: the cell stops as at its
     timeout (a CellTimeout: what catches one catches this)."""
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(
-            *(
-                args
-                or (
-                    'the workspace is over its quota (kernel.program_workspace_mb, '
-                    'program_workspace_files): the cell is stopped; delete files to write more',
-                )
-            )
-        )
+    said = (
+        'the workspace is over its quota (kernel.program_workspace_mb, program_workspace_files): '
+        'the cell is stopped; delete files to write more'
+    )
 
 
-class ReactiveTimeout(BaseException):
+class ReactiveTimeout(_Stop):
     """Raised into reactive code that did not return in time."""
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*(args or ('it did not return in time',)))
+    said = 'it did not return in time'
 
 
 class Escalation(BaseException):

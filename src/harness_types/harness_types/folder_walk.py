@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -34,14 +34,22 @@ class Step:
     depth: int
 
 
-def walk(root: str | os.PathLike, max_depth: int) -> Iterator[Step]:
+def walk(
+    root: str | os.PathLike,
+    max_depth: int,
+    unentered: Callable[[str, int, OSError | None], None] | None = None,
+) -> Iterator[Step]:
     """Each entry under `root`, a folder before what it holds and its end after; folders
     deeper than `max_depth` are stepped on but not entered. A folder that cannot be opened or
     listed (gone meanwhile, closed to this user) is stepped on and left; an entry that cannot
-    be stat-ed (gone) is not stepped on."""
+    be stat-ed (gone) is not stepped on. `unentered(name, depth, error)` is told of each
+    folder not entered, after its step: one deeper than `max_depth` (error None) or one that
+    cannot be opened (`root` itself at depth 0): what lies in it was not walked."""
     try:
         top = open_folder(root)
-    except OSError:
+    except OSError as exc:
+        if unentered is not None:
+            unentered(str(root), 0, exc)
         return
     frames = [(top, _listing(top), '')]  # (folder's descriptor, its entries' names, its name)
     try:
@@ -60,12 +68,19 @@ def walk(root: str | os.PathLike, max_depth: int) -> Iterator[Step]:
                 continue
             depth = len(frames)
             yield Step(fd, child, info, depth)
-            if stat.S_ISDIR(info.st_mode) and depth <= max_depth:
-                try:
-                    opened = open_folder(child, fd)
-                except OSError:
-                    continue
-                frames.append((opened, _listing(opened), child))
+            if not stat.S_ISDIR(info.st_mode):
+                continue
+            if depth > max_depth:
+                if unentered is not None:
+                    unentered(child, depth, None)
+                continue
+            try:
+                opened = open_folder(child, fd)
+            except OSError as exc:
+                if unentered is not None:
+                    unentered(child, depth, exc)
+                continue
+            frames.append((opened, _listing(opened), child))
     finally:
         for fd, _, _ in frames:
             with contextlib.suppress(OSError):

@@ -44,3 +44,31 @@ def test_a_walk_enters_no_link_and_no_folder_past_its_depth(tmp_path):
     assert max(depth for _, depth in names) == 4  # the folder at 4 is seen, not entered
     remove_tree(root)
     assert not root.exists() and (outside / 'secret').is_file()
+
+
+def test_a_walk_says_which_folders_it_did_not_enter(tmp_path, monkeypatch):
+    """A folder past the depth and one that cannot be opened were stepped over without a word:
+    a walk that measures or copies could not tell an empty folder from an unwalked one."""
+    import harness_types.folder_walk as folder_walk
+
+    root = tmp_path / 'root'
+    root.mkdir()
+    nested(root, 5, 'n')
+    (root / 'closed').mkdir()
+    real_open = folder_walk.open_folder
+
+    def open_folder(name, dir_fd=None):  # (root opens any folder: a closed one refused here)
+        if name == 'closed':
+            raise PermissionError(13, 'Permission denied')
+        return real_open(name, dir_fd)
+
+    monkeypatch.setattr(folder_walk, 'open_folder', open_folder)
+    told = []
+    steps = list(walk(root, 3, lambda name, depth, error: told.append((name, depth, error))))
+    assert {s.name for s in steps if s.info is not None} >= {'closed', 'n'}
+    assert [(n, d) for n, d, e in told if e is None] == [('n', 4)]
+    ((name, depth, error),) = [t for t in told if t[2] is not None]
+    assert (name, depth) == ('closed', 1) and error.strerror == 'Permission denied'
+    told.clear()
+    list(walk(tmp_path / 'nothing', 3, lambda *t: told.append(t)))
+    assert len(told) == 1 and told[0][:2] == (str(tmp_path / 'nothing'), 0)
