@@ -98,7 +98,7 @@ def _mcp(args: argparse.Namespace) -> int:
     with protocol_stdout() as serving:
         try:
             config = _load(args)
-            check_station_settings(config)
+            check_station_settings(config, own_station=True)
         except (FileNotFoundError, ConfigError, UsageError) as exc:
             return _fail(str(exc))
         if args.http is not None:

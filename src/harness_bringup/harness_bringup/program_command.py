@@ -76,7 +76,7 @@ def _program(args: argparse.Namespace) -> int:
         return _fail(f'program file {program} {not_a_file(program)}')
     try:
         config = _load(args)
-        check_station_settings(config)
+        check_station_settings(config, own_station=not args.attach)
         if args.attach:
             _attachable()
     except (FileNotFoundError, ConfigError, UsageError) as exc:

@@ -29,11 +29,11 @@ from harness_driver.episode_types import EpisodeResult, EpisodeSpec, Prompts
 from harness_driver.models import SCRIPTED, ModelClient, ModelError, make_model
 from harness_driver.prices import load_prices
 from harness_driver.prompts import PromptError, system_prompt, verifier_prompt
-from harness_kernel.api_table import enabled_names
+from harness_kernel.api_table import API_NAMES, enabled_names
 from harness_policy.catalog import Catalog, load_catalog
 from harness_recording.report_card import tier3_tasks
 from harness_recording.run_folder import BAG, RunFolder, update_summary
-from harness_types.config import ConfigError, GraphConfig
+from harness_types.config import ConfigError, GraphConfig, not_a_file
 from harness_types.plugins import plugin_problem
 from harness_types.process import handle_as_before, interrupts_held, process_age_s
 
@@ -105,9 +105,17 @@ def policy_catalog(config: GraphConfig) -> Catalog | None:
         raise UsageError(f'kernel.policies: {exc}') from None
 
 
-def check_station_settings(config: GraphConfig) -> None:
+# The worker backend that drives a ros2_control controller: one started by a launch file in the
+# domain the station joins, never in a command's own private domain.
+ATTACHED_ONLY_BACKENDS = ('ros2_control',)
+
+
+def check_station_settings(config: GraphConfig, own_station: bool = False) -> None:
     """What the file's types cannot say and the graph would find only once it runs: the
-    worker's and perception's backends exist, the driver's cameras are the station's."""
+    worker's and perception's backends exist, the driver's cameras are the station's, the
+    program API's names are the API's, the driver's model files exist. `own_station`: the
+    command starts its own station in a private ROS domain (not --attach, not `harness
+    serve`), where no ros2_control controller can be."""
     from harness_worker.station import BACKENDS as WORKER_BACKENDS
     from harness_worker.station import FACTORY as WORKER_FACTORY
 
@@ -121,6 +129,25 @@ def check_station_settings(config: GraphConfig) -> None:
     ):
         if problem := plugin_problem(folder, name, factory):
             raise UsageError(f'{where}{key}: {problem}')
+    if own_station and config.worker.backend in ATTACHED_ONLY_BACKENDS:
+        raise UsageError(
+            f'{where}worker.backend: {config.worker.backend} drives the controllers a launch file '
+            "starts (the real arm, Gazebo, mock hardware), which this command's own graph, in a "
+            'private ROS domain, cannot reach: launch the station (ros2 launch harness_bringup '
+            '...) and run with --attach in its ROS_DOMAIN_ID, or use worker.backend: mujoco'
+        )
+    unknown = [n for n in config.kernel.api_names or () if n not in API_NAMES]
+    if unknown:
+        raise UsageError(
+            f'{where}kernel.api: no API name {", ".join(map(repr, unknown))}; the API has: '
+            f'{", ".join(API_NAMES)} (or all)'
+        )
+    for key, named in (
+        ('driver.outcome_model', config.driver.outcome_model),
+        ('driver.tier3_report_card', config.driver.tier3_report_card),
+    ):
+        if named and not Path(named).is_file():
+            raise UsageError(f'{where}{key}: {named} {not_a_file(Path(named))}')
     cameras = load_embodiment().cameras
     unknown = [c for c in config.driver.cameras if c not in cameras]
     if unknown:
@@ -138,9 +165,11 @@ def prepare(
     log: Callable[[str], None] = print,
     actions_from: Path | None = None,
     randomize: tuple[str, ...] = (),
+    attached: bool = False,
 ) -> Prepared:
     """Everything that can be checked before the graph starts; UsageError says what is wrong.
-    `actions_from`: the programs-rung run of this episode the scripted actions rung replays."""
+    `actions_from`: the programs-rung run of this episode the scripted actions rung replays;
+    `attached`: the episode joins a station running elsewhere (--attach)."""
     check_task(task, layout)
     driver = config.driver
     if actions_from is not None:
@@ -153,7 +182,7 @@ def prepare(
             check_source(actions_from, task, layout, seed, randomize)
         except SourceRunError as exc:
             raise UsageError(f'--actions-from: {exc}') from None
-    check_station_settings(config)
+    check_station_settings(config, own_station=not attached)
     t = TASKS[task]()
     catalog = policy_catalog(config)
     names = enabled_names(config.kernel.api_names, catalog is not None)

@@ -125,7 +125,14 @@ def prepare_run(args: argparse.Namespace, supervised: bool):
         raise UsageError('a supervised episode of the scripted actions rung needs --actions-from')
     checked = with_overrides(config, 'driver', interface='programs') if source_first else config
     prepared = prepare(
-        checked, args.task, args.layout, args.seed, _say, actions_from, args.randomize
+        checked,
+        args.task,
+        args.layout,
+        args.seed,
+        _say,
+        actions_from,
+        args.randomize,
+        attached=args.attach,
     )
     base = {
         'task': args.task,

@@ -484,6 +484,14 @@ def test_attach_to_a_domain_that_cannot_be(domain, monkeypatch, capsys):
         ('worker:\n  ros__parameters:\n    backend: nosuch\n', 'no module harness_worker.backends'),
         ('driver:\n  ros__parameters:\n    cameras: [cam_nosuch]\n', "no camera 'cam_nosuch'"),
         ('driver:\n  ros__parameters:\n    prompts: harness.yaml\n', 'is not a folder'),
+        # (its own graph runs in a private ROS domain: no ros2_control controller is there)
+        ('worker:\n  ros__parameters:\n    backend: ros2_control\n', 'and run with --attach'),
+        (
+            'kernel:\n  ros__parameters:\n    api: pick,mov_eef\n',
+            "kernel.api: no API name 'mov_eef'",
+        ),
+        ('driver:\n  ros__parameters:\n    outcome_model: no.json\n', 'driver.outcome_model: '),
+        ('driver:\n  ros__parameters:\n    tier3_report_card: no.md\n', 'tier3_report_card: '),
     ],
 )
 def test_settings_the_graph_would_refuse_are_said_before_it_starts(tmp_path, capsys, section, said):

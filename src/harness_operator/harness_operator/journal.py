@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -168,7 +170,7 @@ class Journal:
         and tickets, and a server's `--new` would move the journal of one that runs."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        holder = open(path.with_name(path.name + '.lock'), 'w')  # noqa: SIM115
+        holder = lock_file(path, '.lock')
         try:
             fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -194,13 +196,33 @@ class Journal:
             )
 
 
+def lock_file(journal: Path, suffix: str) -> IO:
+    """The lock file beside `journal` (its name plus `suffix`), opened for a lock: made when
+    missing, never truncated, and never through a link (one planted there would have the lock's
+    open empty the file it points at); JournalError when it cannot be."""
+    lock = journal.with_name(journal.name + suffix)
+    try:
+        # (non-blocking: a FIFO planted there must not hang the open)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(lock, flags, 0o644)
+    except OSError as exc:
+        what = 'a link' if lock.is_symlink() else exc.strerror or type(exc).__name__
+        raise JournalError(
+            f"the journal's lock file {lock} cannot be used ({what}): it must be a plain file "
+            'or absent'
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise JournalError(f"the journal's lock file {lock} is not a plain file: remove it")
+    return os.fdopen(fd, 'w')
+
+
 def resolve_ticket(path: Path, ticket_id: str, note: str) -> Ticket:
     """The owner's resolution, from outside the server: checked against the journal's tickets,
     appended to it; the running server grants the budget at its next call. Read, checked and
     written under a lock of its own: of two owners resolving one ticket at once, the second
     is told the first did (both had written, and the second's note was dropped on reading)."""
-    lock = Path(path).with_name(Path(path).name + '.resolving')
-    with open(lock, 'w') as held:
+    with lock_file(Path(path), '.resolving') as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         journal = Journal(path, OperatorBudgets({}))
         ticket = next((t for t in journal.budgets.tickets if t.id == ticket_id), None)

@@ -189,3 +189,38 @@ def test_one_server_holds_a_journal(tmp_path):
     fresh.hold(claim)
     with pytest.raises(JournalError, match='another harness mcp serves'):
         Journal.claim(tmp_path / 'fresh.jsonl')
+
+
+@pytest.mark.parametrize('suffix', ['.lock', '.resolving'])
+@pytest.mark.parametrize('planted', ['link', 'folder', 'fifo'])
+def test_a_lock_file_planted_as_a_link_folder_or_fifo_is_refused_and_nothing_is_emptied(
+    tmp_path, suffix, planted
+):
+    import os
+
+    path = tmp_path / 'j.jsonl'
+    server = Journal(path, OperatorBudgets({'retry': 0}))
+    server.write({'type': 'ticket', 'ticket': server.budgets.decide('retry', 'x').as_dict()})
+    victim = tmp_path / 'victim.txt'
+    victim.write_text('victim data')
+    lock = tmp_path / f'j.jsonl{suffix}'
+    if planted == 'link':
+        lock.symlink_to(victim)
+    elif planted == 'folder':
+        lock.mkdir()
+    else:
+        os.mkfifo(lock)
+    with pytest.raises(JournalError, match='lock file'):
+        if suffix == '.lock':
+            Journal.claim(path)
+        else:
+            resolve_ticket(path, 'T1', 'n')
+    assert victim.read_text() == 'victim data'
+    assert '"resolved"' not in path.read_text()
+
+
+def test_a_lock_file_left_by_an_earlier_run_is_kept_and_reused(tmp_path):
+    path = tmp_path / 'j.jsonl'
+    (tmp_path / 'j.jsonl.lock').write_text('old')
+    Journal.claim(path).close()
+    assert (tmp_path / 'j.jsonl.lock').read_text() == 'old'  # opened, never truncated

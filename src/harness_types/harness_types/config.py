@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import reprlib
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -25,6 +26,9 @@ YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # the same document
 # Collections nested deeper are no document of ours: the composers recurse (libyaml's in C,
 # where ~50000 levels end the process with a segfault; Python's with a RecursionError).
 MAX_YAML_DEPTH = 64
+# Keys in one mapping once its merges (`<<: [*a, *b]`) are expanded: each merge of two aliases
+# doubles a mapping, so 40 such lines in a 1 kB file grew one past memory.
+MAX_MAPPING_KEYS = 10_000
 
 
 _SHOWN = reprlib.Repr()
@@ -76,6 +80,15 @@ class _OneKeyOnceLoader(YAML_LOADER):
                     )
         return super().construct_mapping(node, deep)
 
+    def flatten_mapping(self, node):
+        super().flatten_mapping(node)  # (the merges below first: a bomb stops at its first)
+        if len(node.value) > MAX_MAPPING_KEYS:
+            raise yaml.constructor.ConstructorError(
+                problem=f'a mapping has more than {MAX_MAPPING_KEYS} keys once its merges (<<) '
+                'are expanded',
+                problem_mark=node.start_mark,
+            )
+
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
     """A YAML error in one line: what is wrong, and where (line and column of the file)."""
@@ -120,6 +133,12 @@ def _at_least(low: float, strict: bool = False, most: float | None = None) -> di
 # stopped the kernel in setrlimit), and Linux opens at most 2^20 files a process by default.
 MAX_LIMIT_MB = 1 << 30
 MAX_OPEN_FILES = 1 << 20
+# The longest a time setting may be: a week. Timers and socket timeouts take a bounded number
+# (ROS's in int64 nanoseconds, a socket's a time_t); 1e10 s passed the check, then failed in
+# the middle of an episode.
+MAX_SECONDS = 7 * 24 * 3600.0
+# A reactive guard's budget a tick: past a minute it bounds nothing a 25 Hz tick could wait for.
+MAX_REACTIVE_BUDGET_MS = 60_000.0
 
 
 @dataclass(frozen=True)
@@ -144,8 +163,10 @@ class WorkerConfig:
 class SkillServerConfig:
     """The skill server node (`skill_server`)."""
 
-    service_timeout_seconds: float = field(default=30.0, metadata=_at_least(0, strict=True))
-    result_timeout_seconds: int = field(default=10, metadata=_at_least(1))
+    service_timeout_seconds: float = field(
+        default=30.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
+    result_timeout_seconds: int = field(default=10, metadata=_at_least(1, most=MAX_SECONDS))
     # An execution's action feedback (its tick) goes out every this many ticks (5: 5 Hz of
     # simulated time); one publish a tick cost a tenth of a tick's wall time.
     feedback_every_ticks: int = field(default=5, metadata=_at_least(1))
@@ -155,8 +176,12 @@ class SkillServerConfig:
 class KernelConfig:
     """The kernel node (`kernel`) and the sandbox of its program process."""
 
-    cell_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
-    reactive_budget_ms: float = field(default=20.0, metadata=_at_least(0, strict=True))
+    cell_timeout_seconds: float = field(
+        default=120.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
+    reactive_budget_ms: float = field(
+        default=20.0, metadata=_at_least(0, strict=True, most=MAX_REACTIVE_BUDGET_MS)
+    )
     api: str = 'all'  # program API names programs may call (comma-separated) or all
     program_memory_mb: int = field(default=4096, metadata=_at_least(256, most=MAX_LIMIT_MB))
     program_file_size_mb: int = field(default=64, metadata=_at_least(1, most=MAX_LIMIT_MB))
@@ -176,7 +201,7 @@ class KernelConfig:
     perception: str = 'pixels'
     perception_service_url: str = ''  # the detector of perception: service (http://host:port)
     perception_service_timeout_seconds: float = field(
-        default=10.0, metadata=_at_least(0, strict=True)
+        default=10.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
     )
     # The policy catalogue (policies.yaml, relative to this file); '' = policies are not
     # enabled. With one, start(strategy, kind) comes first and run_policy reaches its servers.
@@ -219,9 +244,13 @@ class DriverConfig:
     verifier_enabled: bool = True
     # One verdict, all its retries included, within this many seconds; then "the verifier could
     # not answer" (a verifier answering 500 or bad JSON was retried until the wall budget).
-    verifier_timeout_seconds: float = field(default=30.0, metadata=_at_least(0, strict=True))
+    verifier_timeout_seconds: float = field(
+        default=30.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
     max_model_calls: int = field(default=30, metadata=_at_least(1))
-    max_wall_seconds: float = field(default=1800.0, metadata=_at_least(0, strict=True))
+    max_wall_seconds: float = field(
+        default=1800.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
     max_cost_usd: float = field(default=0.0, metadata=_at_least(0))
     keep_images: int = field(default=2, metadata=_at_least(0))
     # Images in one model request at most (the newest kept): a program's show() images are
@@ -229,7 +258,9 @@ class DriverConfig:
     max_request_images: int = field(default=16, metadata=_at_least(1))
     max_history_turns: int = field(default=12, metadata=_at_least(0))
     max_tokens: int = field(default=4096, metadata=_at_least(1))
-    model_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
+    model_timeout_seconds: float = field(
+        default=120.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
     cameras: tuple[str, ...] = ('cam_head',)
     prompts: str = field(default='', metadata={'path': True})
     price_table: str = field(default='', metadata={'path': True})
@@ -268,7 +299,9 @@ class OperatorConfig:
     executor_switch_budget: int = field(default=1, metadata=_at_least(0))
     undo_budget: int = field(default=2, metadata=_at_least(0))
     refill_pause_budget: int = field(default=1, metadata=_at_least(0))
-    action_timeout_seconds: float = field(default=120.0, metadata=_at_least(0, strict=True))
+    action_timeout_seconds: float = field(
+        default=120.0, metadata=_at_least(0, strict=True, most=MAX_SECONDS)
+    )
 
     def budget_limits(self) -> dict[str, int]:
         return {
@@ -328,15 +361,18 @@ def section_values(section) -> dict[str, Any]:
 def _read_yaml(path: Path) -> Any:
     try:
         # libyaml's parser where PyYAML has it: every node of every process reads this file
-        return load_yaml(path.read_text()) or {}
+        doc = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError(f'config file {path} does not exist') from None
     except IsADirectoryError:
         raise ConfigError(f'config file {path} is a directory') from None
+    except OSError as exc:  # (closed to this user, a device that fails, ...)
+        raise ConfigError(f'config file {path} cannot be read: {exc.strerror or exc}') from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
     except yaml.YAMLError as exc:
         raise ConfigError(f'{path}: not valid YAML: {yaml_problem(exc)}') from None
+    return {} if doc is None else doc  # (an empty file; `false` or `0` is no mapping)
 
 
 def _typed(where: str, value: Any, default: Any) -> Any:
@@ -364,8 +400,15 @@ def _typed(where: str, value: Any, default: Any) -> Any:
             str: 'a string',
             int: 'a 64-bit int',
         }.get(type(default), f'a finite {type(default).__name__}')
-        raise ConfigError(f'{where} must be {kind}, not {shown(value)}')
+        hint = ''
+        if isinstance(value, str) and _UNSIGNED_EXPONENT.fullmatch(value.strip()):
+            # YAML 1.1 (PyYAML) reads 3.6e3 as text, 3.6e+3 as a number
+            hint = ' (YAML reads it as text: write it with a signed exponent, e.g. 3.6e+3)'
+        raise ConfigError(f'{where} must be {kind}, not {shown(value)}{hint}')
     return value
+
+
+_UNSIGNED_EXPONENT = re.compile(r'[-+]?(\d+\.?\d*|\.\d+)[eE]\d+')
 
 
 def read_section(cls, values: dict, where: str, base: Path | None = None):

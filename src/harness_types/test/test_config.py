@@ -78,6 +78,19 @@ def test_the_project_config_loads_and_names_every_key():
             + ']\n',
             'kernel.perception must be',
         ),
+        # merges of two aliases, 40 deep: each doubles a mapping (1 kB grew past memory)
+        (
+            'a0: &a0 {k: 1}\n'
+            + ''.join(f'a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}]}}\n' for i in range(1, 41)),
+            'more than 10000 keys once its merges (<<) are expanded',
+        ),
+        # time settings past a week: they passed, then failed in a timer or a socket mid-run
+        ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: 1.0e+10\n', 'must be <= 604800'),
+        ('skill_server:\n  ros__parameters:\n    result_timeout_seconds: 10000000000\n', '<='),
+        ('kernel:\n  ros__parameters:\n    reactive_budget_ms: 1.0e+13\n', 'must be <= 60000'),
+        ('driver:\n  ros__parameters:\n    max_wall_seconds: 3.6e3\n', 'e.g. 3.6e+3'),
+        ('false\n', 'expected a mapping of node names'),
+        ('0\n', 'expected a mapping of node names'),
     ],
 )
 def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
@@ -88,6 +101,13 @@ def test_bad_config_files_say_what_is_wrong(tmp_path, text, message):
     assert message in str(exc.value) and str(path) in str(exc.value)
     assert len(str(exc.value)) < 2000, len(str(exc.value))
     assert '\n' not in str(exc.value)  # one line (a YAML error's own spans several)
+
+
+def test_a_config_file_that_cannot_be_read_says_so():
+    # (a read that fails as a file closed to this user does, also for root: reading
+    # /proc/self/mem at offset 0 is EIO)
+    with pytest.raises(ConfigError, match='cannot be read: Input/output error'):
+        load_config('/proc/self/mem')
 
 
 def test_a_missing_file():
