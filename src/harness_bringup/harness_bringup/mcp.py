@@ -193,9 +193,18 @@ def serve_mcp(
             if options.http_port is None:
                 # The SDK's stdio server notices the client's end only once the call under way
                 # returns: a program of many motions would go on moving the robot for minutes.
-                watch = ClientWatch(os.dup(0), lambda: stop_motion(opened, say, 'the client left'))
-                with watch, serving():
-                    server.run()
+                try:
+                    with serving():  # (descriptor 1 is the protocol's from here)
+                        watch = ClientWatch(
+                            os.dup(0),
+                            lambda: stop_motion(opened, say, 'the client left'),
+                            os.dup(1),
+                            lambda: _end_server(opened, say),
+                        )
+                        with watch:
+                            server.run()
+                except* BrokenPipeError:  # (the SDK's writer met the closed pipe first)
+                    stop_motion(opened, say, _STDOUT_CLOSED)
             else:
                 # (uvicorn handles the signals while it serves, then raises them again here)
                 serve_http(server, options, say, interrupted)
@@ -235,14 +244,33 @@ def close_abandoned_runs(out: Path, journal: Path, say: Callable[[str], None]) -
         close_abandoned(folder, died, say)
 
 
+_STDOUT_CLOSED = 'the client closed its end of standard output (no reply can reach it)'
+
+
+def _end_server(opened: dict, say: Callable[[str], None]) -> None:
+    """The client stopped reading the server's replies while its requests may still come:
+    stop the motion, and end the server as a SIGTERM does (its run folder is closed)."""
+    stop_motion(opened, say, _STDOUT_CLOSED)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 class ClientWatch:
     """Calls `gone()` once when the client's end of the stdio pipe `fd` (a duplicate of the
     server's standard input, owned here) closes: the client left or was killed. Watches
-    without reading (what the client sent is the transport's)."""
+    without reading (what the client sent is the transport's). With `output` (a duplicate of
+    standard output, owned here), calls `deaf()` once when the client's reading end of it
+    closes while its writing end stays open."""
 
-    def __init__(self, fd: int, gone: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        fd: int,
+        gone: Callable[[], None],
+        output: int | None = None,
+        deaf: Callable[[], None] | None = None,
+    ) -> None:
         self.fd = fd
         self.gone = gone
+        self.output, self.deaf = output, deaf
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name='client-watch', daemon=True)
 
@@ -254,6 +282,8 @@ class ClientWatch:
         self._stop.set()
         self._thread.join(timeout=2.0)
         os.close(self.fd)
+        if self.output is not None:
+            os.close(self.output)
 
     def _watch(self) -> None:
         import select
@@ -262,10 +292,18 @@ class ClientWatch:
         # POLLHUP (a pipe with no writer left) is reported whatever the mask; POLLRDHUP for a
         # socket's peer that shut down.
         poll.register(self.fd, getattr(select, 'POLLRDHUP', 0))
+        if self.output is not None:  # (POLLERR: a pipe whose reader has gone; a file: never)
+            poll.register(self.output, 0)
         hung_up = select.POLLHUP | select.POLLERR | getattr(select, 'POLLRDHUP', 0)
         while not self._stop.is_set():
             flags = 0
-            for _fd, each in poll.poll(500):
+            for fd, each in poll.poll(500):
+                if fd == self.output and each & (select.POLLERR | select.POLLHUP):
+                    poll.unregister(fd)
+                    self.deaf()
+                    continue
+                if fd == self.output:
+                    continue
                 flags |= each
             if flags & select.POLLNVAL:  # not a descriptor poll can watch: nothing to do
                 return
@@ -293,6 +331,8 @@ def stop_motion(opened: dict, say: Callable[[str], None], why: str) -> None:
     engage the emergency stop at once, so that a call still running moves nothing more (its
     cell ends at its next motion, refused); a session not open yet is not opened (its first
     call was the client's last)."""
+    if opened.get('ending'):  # (stopped once already: the client left, then an interrupt)
+        return
     opened['ending'] = True
     session, graph = opened.get('session'), opened.get('graph')
     if session is not None:
@@ -306,9 +346,14 @@ def stop_motion(opened: dict, say: Callable[[str], None], why: str) -> None:
         say(f'{why}: the emergency stop is engaged')
 
 
+# What ends a server as a Ctrl-C does: SIGTERM (a client closing it), SIGHUP (its terminal or
+# ssh session closing; its default ended the process with its run folder left open).
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def interrupts_stop(stop: Callable[[], None]) -> Iterator[Callable[[], None]]:
-    """Within the block a Ctrl-C or SIGTERM (an MCP client closing the server) has `stop()`
+    """Within the block a Ctrl-C, SIGTERM or SIGHUP (STOPPING_SIGNALS) has `stop()`
     called at once, then ends the block as a Ctrl-C does. (Asyncio leaves a handler set here
     in place; its own would only cancel the main task, which waits for the tool call.) The
     block gets `interrupted()`, which asks for the same stop from another signal handler
@@ -328,7 +373,7 @@ def interrupts_stop(stop: Callable[[], None]) -> Iterator[Callable[[], None]]:
         asked.set()
         raise KeyboardInterrupt
 
-    saved = {n: signal.signal(n, handle) for n in (signal.SIGINT, signal.SIGTERM)}
+    saved = {n: signal.signal(n, handle) for n in STOPPING_SIGNALS}
     try:
         yield asked.set
     finally:
@@ -419,7 +464,7 @@ def close_run(
     from harness_bringup.run import write_report_safely
 
     # The run folder first: a second Ctrl-C or SIGTERM waits; SIGKILL still ends it.
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in STOPPING_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
     graph, session = opened.get('graph'), opened.get('session')
     never_started = graph is None and not holder.error  # the client called no tool

@@ -67,7 +67,12 @@ def add_parser(sub) -> None:
         help='serve streamable HTTP at PORT/mcp, not stdio; every request needs the bearer '
         'token printed at start and written to OUT/mcp-PORT.token (mode 0600)',
     )
-    mcp.add_argument('--host', default='127.0.0.1', help='HTTP host (default 127.0.0.1)')
+    mcp.add_argument(
+        '--host',
+        default='127.0.0.1',
+        help='HTTP host (default 127.0.0.1: this machine alone; any other address is warned '
+        'about: the token then crosses the network in clear text)',
+    )
     mcp.add_argument('--perception', type=_perception, help=PERCEPTION_HELP)
     mcp.add_argument(
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
@@ -105,6 +110,8 @@ def _mcp(args: argparse.Namespace) -> int:
             why = _unservable(args.host, args.http)
             if why:
                 return _fail(why)
+            if warning := _exposed(args.host):
+                _say(warning, file=sys.stderr)
         options = McpOptions(
             args.task,
             args.layout,
@@ -147,11 +154,31 @@ def _unservable(host: str, port: int) -> str:
 
     if port == 0:
         return '--http needs a port from 1 to 65535: a client must know it'
+    if not host.strip():  # (the socket binds every interface, and the URL has no host)
+        return '--host needs an address: 127.0.0.1 for this machine alone, 0.0.0.0 for all'
     try:
         socket.create_server((host, port)).close()
     except OSError as exc:  # an unknown host, a port in use or closed to this user
         return f'cannot serve HTTP at {host}:{port}: {exc.strerror or exc}'
     return ''
+
+
+def _exposed(host: str) -> str:
+    """A warning when `host` is not this machine's loopback alone: other machines reach the
+    server, the token crosses the network in clear text, and the SDK checks no Host or Origin
+    header (its DNS-rebinding guard is for loopback hosts)."""
+    import ipaddress
+
+    try:
+        loopback = host == 'localhost' or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name
+        loopback = False
+    if loopback:
+        return ''
+    return (
+        f'warning: --host {host} serves beyond this machine: the bearer token crosses the '
+        'network in clear text (put TLS in front) and no Host or Origin header is checked'
+    )
 
 
 def _tickets(args: argparse.Namespace) -> int:

@@ -48,7 +48,7 @@ def serve_trained(name: str, checkpoint: str, host: str, port: int, log=print) -
 
 def serve(name: str, host: str, port: int, log: Callable[[str], None] = print) -> int:
     """Serve policy server `name` at host:port until SIGINT or SIGTERM; the exit status (2
-    when the port cannot be bound)."""
+    when the port cannot be bound, 1 when the server stopped taking connections)."""
     from harness_policy.server import PolicyServer
 
     factory, metadata = SERVABLE[name]()
@@ -59,5 +59,7 @@ def serve(name: str, host: str, port: int, log: Callable[[str], None] = print) -
         log(f'policy server {name} cannot listen at ws://{host}:{port}: {exc.strerror or exc}')
         return 2
     log(f'policy server {name} at {server.url} ({metadata.get("kind", "")})')
-    server.serve_forever()  # returns on Ctrl-C or SIGTERM, the server stopped
+    if ended := server.serve_forever():  # '' on Ctrl-C or SIGTERM, the server stopped
+        log(f'policy server {name}: {ended}')
+        return 1
     return 0

@@ -79,6 +79,8 @@ ROOT = Path(__file__).resolve().parents[3]
         # an address the MCP server could not serve: said before a station starts
         (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
         (['mcp', 'lift_cube', '--http', '8799', '--host', 'bad host'], 'cannot serve HTTP at'),
+        # (it bound every interface, and printed the URL http://:8799/mcp)
+        (['mcp', 'lift_cube', '--http', '8799', '--host', ''], '--host needs an address'),
         (['export', 'runs/a', 'runs/./a', '--lerobot', '/tmp/never'], 'named more than once'),
         (['export', '/tmp/harness-test-loop/a', '--lerobot', '/tmp/never'], 'Symlink loop'),
         # options that would be taken and do nothing
@@ -102,6 +104,16 @@ def test_bad_input_is_one_clear_line(argv, message, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    'host,warned', [('127.0.0.1', False), ('localhost', False), ('::1', False), ('0.0.0.0', True)]
+)
+def test_an_mcp_host_beyond_this_machine_is_warned_about(host, warned):
+    from harness_bringup.mcp_command import _exposed
+
+    assert bool(_exposed(host)) == warned
+    assert not warned or 'clear text' in _exposed(host)
 
 
 def test_bad_input_leaves_no_output_folder(tmp_path, capsys):

@@ -149,6 +149,13 @@ def test_a_nan_state_raises_observation_error(expert, first_obs):
         expert.infer({**first_obs, STATE: bad})
 
 
+@pytest.mark.parametrize('text', ['nan', 'inf', '0.1'])
+def test_a_state_of_strings_raises_observation_error(expert, first_obs, text):
+    # (strings became numbers on conversion, 'nan' too: the reply's actions were NaN)
+    with pytest.raises(ObservationError, match='must hold real numbers'):
+        expert.infer({**first_obs, STATE: np.array([text] * 14)})
+
+
 def test_depth_of_the_wrong_shape_raises_observation_error(expert, first_obs):
     key = depth_key(CAMERAS[0])
     with pytest.raises(ObservationError, match='shape'):

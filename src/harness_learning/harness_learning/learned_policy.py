@@ -14,6 +14,7 @@ stall rule.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -107,9 +108,16 @@ class LearnedModel:
             if k.startswith('observation.images.')
         ]
         self.sha256 = weights_sha256(Path(run))
+        self._history = threading.Lock()
 
-    def chunk(self, features: dict[str, np.ndarray], prompt: str) -> np.ndarray:
-        """The policy's next chunk of actions (H x 14) for one observation's features."""
+    def chunk(
+        self, features: dict[str, np.ndarray], prompt: str, history: dict | None = None
+    ) -> tuple[np.ndarray, dict | None]:
+        """The policy's next chunk of actions (H x 14) for one observation's features, and the
+        observation history after it. `history`: the caller's run's, from its last chunk (None
+        for a new run). A policy of observation history (diffusion) keeps it in its own
+        queues, one object for every connection: each run's are put in and taken out under a
+        lock (they were one history for all runs, and each new connection emptied it)."""
         torch = self.torch
         batch = {k: torch.from_numpy(np.array(v, np.float32))[None] for k, v in features.items()}
         batch['task'] = prompt
@@ -117,19 +125,21 @@ class LearnedModel:
         with torch.no_grad():
             batch = self.pre(batch)
             if hasattr(self.policy, '_queues'):
-                # A policy of observation history (diffusion): its own select_action keeps the
-                # queues and hands out the executed part of what it generated, one at a time.
-                actions = torch.cat(
-                    [self.post(self.policy.select_action(batch)) for _ in range(steps)]
-                )
+                # its own select_action keeps the queues and hands out the executed part of
+                # what it generated, one at a time
+                with self._history:
+                    if history is None:
+                        self.policy.reset()
+                    else:
+                        self.policy._queues = history
+                    actions = torch.cat(
+                        [self.post(self.policy.select_action(batch)) for _ in range(steps)]
+                    )
+                    history = self.policy._queues
             else:
                 actions = self.post(self.policy.predict_action_chunk(batch))
         rows = actions.detach().cpu().numpy().reshape(-1, ACTION_SIZE)
-        return rows[:steps]
-
-    def reset(self) -> None:
-        """Forget the observation history (a new connection is a new run)."""
-        self.policy.reset()
+        return rows[:steps], history
 
 
 class LearnedPolicy:
@@ -146,7 +156,7 @@ class LearnedPolicy:
 
     def reset(self) -> None:
         self.environment = None
-        self.model.reset()
+        self.history: dict | None = None  # the model's observation history of this run
 
     def _objects(self, obs: dict, prompt: str) -> list[np.ndarray]:
         """The environment state: each object the demonstrations' programs located for this
@@ -194,7 +204,7 @@ class LearnedPolicy:
             )
         for camera in self.model.cameras:
             features[f'observation.images.{camera}'] = self._image(obs, camera)
-        rows = self.model.chunk(features, prompt)
+        rows, self.history = self.model.chunk(features, prompt, self.history)
         if rows.ndim != 2 or rows.shape[1] != ACTION_SIZE:
             raise RuntimeError(f'the model answered actions of shape {rows.shape}, not H x 14')
         if not np.isfinite(rows).all():

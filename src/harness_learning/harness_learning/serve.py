@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f'cannot listen at {args.host}:{args.port}: {exc.strerror or exc}', file=sys.stderr)
         return 2
     print(f'serving {args.name} at {server.url} ({metadata["kind"]})', flush=True)
-    server.serve_forever()
+    if ended := server.serve_forever():  # ('' on Ctrl-C or SIGTERM)
+        print(ended, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -153,3 +153,42 @@ def test_weights_cut_short_are_one_line_and_exit_2(trained, tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert 'the checkpoint does not load' in done.stderr and 'Traceback' not in done.stderr
+
+
+HISTORY_CHECK = """
+import json, threading
+import numpy as np, torch
+from harness_learning.learned_policy import LearnedModel
+
+class Stateful:  # as LeRobot's diffusion policy: select_action keeps history in _queues
+    def __init__(self):
+        self.reset()
+    def reset(self):
+        self._queues = {'seen': []}
+    def select_action(self, batch):
+        self._queues['seen'].append(float(batch['x'][0, 0]))
+        return torch.full((1, 14), float(len(self._queues['seen'])))
+
+class Config:
+    n_action_steps = 1
+
+model = LearnedModel.__new__(LearnedModel)  # (no checkpoint: the history's handling alone)
+model.torch, model.policy, model.config = torch, Stateful(), Config()
+model.pre = model.post = lambda batch: batch
+model._history = threading.Lock()
+_, a = model.chunk({'x': np.array([1.0])}, 'p', None)
+_, b = model.chunk({'x': np.array([2.0])}, 'p', None)  # another connection's run begins
+rows, a = model.chunk({'x': np.array([3.0])}, 'p', a)
+print(json.dumps([a['seen'], b['seen'], float(rows[0, 0])]))
+"""
+
+
+def test_each_run_of_a_policy_with_observation_history_keeps_its_own():
+    """A diffusion policy's observation history lived in the one policy object every
+    connection shares: a new connection emptied another run's, and two runs mixed theirs."""
+    out = subprocess.run(
+        [PYTHON, '-c', HISTORY_CHECK], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    a, b, steps_seen_by_a = json.loads(out.stdout.strip().splitlines()[-1])
+    assert a == [1.0, 3.0] and b == [2.0] and steps_seen_by_a == 2.0

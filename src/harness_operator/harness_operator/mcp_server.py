@@ -5,12 +5,15 @@ HTTP sessions. Each tool's docstring is what the agent reads."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 from harness_perception.images import outlined, png
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -110,12 +113,42 @@ def _skills_text() -> str:
     return '\n'.join(lines)
 
 
+# Tool calls run at most this many at once, on threads of their own: the SDK runs a sync tool
+# on anyio's default limiter, which its stdio transport reads with too, and 40 calls waiting on
+# one motion held all of its threads: an estop sent then was not even read until the motion
+# ended. The emergency stop has threads of its own.
+TOOL_THREADS = 8
+ESTOP_THREADS = 2
+
+
+def _threaded(fn: Callable, limiter: anyio.CapacityLimiter) -> Callable:
+    """`fn` as an async tool that runs it on a thread under `limiter` (a call cancelled by its
+    client still runs to its end: a timed-out client cancels too, and retries by its key)."""
+
+    @functools.wraps(fn)
+    async def tool(**kwargs):
+        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), limiter=limiter)
+
+    return tool
+
+
 def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     """The MCP server with the operator's tools over `holder`'s session; with `policies`
     also list_policies and run_policy."""
     server = MCPServer('harness', instructions=INSTRUCTIONS)
+    calls = anyio.CapacityLimiter(TOOL_THREADS)
+    stops = anyio.CapacityLimiter(ESTOP_THREADS)
 
-    @server.tool()
+    def tool(estop: bool = False, **options) -> Callable:
+        """server.tool(**options) for a sync function, run by _threaded."""
+
+        def register(fn: Callable) -> Callable:
+            server.tool(**options)(_threaded(fn, stops if estop else calls))
+            return fn
+
+        return register
+
+    @tool()
     def observe() -> list:
         """Look at the station now: the robot (each arm's TCP position in m, gripper opening 0-1,
         finger force in N, joints) and every object the station's perception finds (id, label
@@ -139,7 +172,7 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
     # The action's schema, one alternative per kind (a policy's only with policies), set
     # before the tool is made: it is what the client is told to send.
     do_action.__annotations__['action'] = _action_json(policies)
-    server.tool(
+    tool(
         description=(
             'Dispatch one unit step of the task and wait for it. `action` is a skill call, '
             '{"skill": NAME, ARG: VALUE, ...}, with objects named by a locate query ("green '
@@ -156,8 +189,9 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
             'executor_status: done|timeout|clamped|error, '
             'verdict: satisfied|violated|ambiguous|stale, verifier_evidence, tier (1 physical, '
             '2 perception; 0 when no tier could tell), budgets_left, ok}. ok only when done '
-            'and satisfied; after ambiguous or stale, recheck(key) before deciding.'
-        )
+            'and satisfied; after ambiguous or stale, recheck(key) before deciding. A cancelled '
+            'call runs on to its end (retry it by its key): estop stops a motion.'
+        ),
     )(do_action)
 
     def run_batch(actions: list[dict]) -> dict[str, Any]:
@@ -170,16 +204,16 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         return {'trials': [t.as_dict() for t in trials]} | ({'refused': refused} if refused else {})
 
     run_batch.__annotations__['actions'] = list[_batch_step(policies)]
-    server.tool()(run_batch)
+    tool()(run_batch)
 
-    @server.tool()
+    @tool()
     def recheck(key: str) -> dict[str, Any]:
         """Judge an ambiguous or stale trial (by its key) again from fresh views: the way on
         from such a verdict. Spends the re-observe budget. Returns {key, trial_id, verdict,
         tier, evidence, ok, budgets_left}; the trial's own record does not change."""
         return _call(holder.get().recheck, key)
 
-    @server.tool()
+    @tool()
     def undo() -> dict[str, Any]:
         """Take the last action back by its inverse, run as a trial of its own (key
         'undo:<its key>'): after a pick, the object is put back where it stood; after a
@@ -189,7 +223,7 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         budgets_left}."""
         return _call(holder.get().undo)
 
-    @server.tool()
+    @tool()
     def prefer(executor: str, skill: str) -> dict[str, Any]:
         """Prefer `executor` ('skill', or 'policy:NAME' with policies) for `skill` (pick, place,
         ...): do_action with executor 'auto' then runs that skill with it. A preference for a
@@ -198,39 +232,39 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
         executor 'auto' clears it. Returns every preference."""
         return _call(holder.get().prefer, executor, skill)
 
-    @server.tool()
+    @tool()
     def refill_pause(reason: str) -> dict[str, Any]:
         """Ask the station's owner to refill the station (objects used up or off the table),
         saying what. Spends the refill_pause budget; in simulation nothing is refilled."""
         return _call(holder.get().refill_pause, reason)
 
-    @server.tool()
+    @tool(estop=True)
     def estop(engage: bool = True) -> dict[str, Any]:
         """Emergency stop: engage=true stops any motion at its next control tick (the arms hold
         their pose) and refuses every action until estop(engage=false) releases it."""
         return _call(holder.now().estop, engage)
 
-    @server.tool()
+    @tool()
     def journal() -> dict[str, Any]:
         """The run journal: the goal, every trial so far (also from earlier sessions), recent
         events, open tickets and budgets left; `this_session`: how many trials this session
         resumed and any that came out different. A new session resumes from it."""
         return _call(holder.get().journal_view)
 
-    @server.tool()
+    @tool()
     def tickets() -> dict[str, Any]:
         """Tickets opened when a budget ran out: id, failure class, reason, status (open until
         the station's owner resolves it) and the owner's resolution."""
         return {'tickets': _call(holder.get().tickets)}
 
-    @server.tool()
+    @tool()
     def budgets() -> dict[str, Any]:
         """The budgets per failure class (reobserve, retry, executor_switch, undo,
         refill_pause): what is left and the limits, which you cannot raise; and steps_left,
         the control ticks left before the task's step limit."""
         return _call(holder.get().budgets_left)
 
-    @server.tool()
+    @tool()
     def finish() -> dict[str, Any]:
         """End the run when the task is done (or cannot be done): the station opens idle
         grippers and sends both arms home, and its verifier judges the task's goal. No action
@@ -239,13 +273,13 @@ def build_server(holder: SessionHolder, policies: bool = False) -> MCPServer:
 
     if policies:
 
-        @server.tool()
+        @tool()
         def list_policies() -> str:
             """The station's policies, one line each: what it is, the task kinds it learned
             and which of them it usually finishes, its action rate and cameras."""
             return _call(holder.get().list_policies)
 
-        @server.tool()
+        @tool()
         def run_policy(policy: str, instruction: str, key: str) -> dict[str, Any]:
             """Let a policy act on `instruction` as one bounded execution (every action
             shielded; it ends when the policy says it is done, the arms stall, or its time

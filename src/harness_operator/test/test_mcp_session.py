@@ -41,6 +41,9 @@ def server(tmp: Path, journal: Path) -> StdioServerParameters:
         text = text.replace('reobserve_budget: 3', 'reobserve_budget: 1')
         text = text.replace('prompts: ../prompts', f'prompts: {ROOT}/prompts')
         text = text.replace('price_table: models.yaml', f'price_table: {ROOT}/config/models.yaml')
+        text = text.replace(
+            'outcome_model: outcome_model.json', f'outcome_model: {ROOT}/config/outcome_model.json'
+        )
         config.write_text(text)
     return StdioServerParameters(
         command=sys.executable,
@@ -384,10 +387,13 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     assert trial['executions'][-1]['detail'].startswith(STOPPED_FROM_OUTSIDE), trial
 
 
-@pytest.mark.parametrize('end', ['client_dies', 'interrupt'])
+@pytest.mark.parametrize('end', ['client_dies', 'interrupt', 'hangup', 'stops_reading'])
 def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     """The client is killed while a program of many motions runs (its end of the pipe
-    closes), or the server gets a Ctrl-C: the emergency stop is engaged at once, so the
+    closes), the server gets a Ctrl-C or a SIGHUP (its terminal closed), or the client closes
+    its end of the server's standard output while its requests' pipe stays open (the SDK's
+    writer died on the broken pipe, and the server went on, deaf, until its input closed):
+    the emergency stop is engaged at once, so the
     program's next motion is refused and the server ends (its pending call unanswered, not
     waiting for the client to write again), rather than running every motion of the program
     first."""
@@ -439,8 +445,10 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
             time.sleep(0.05)
         if end == 'client_dies':
             proc.stdin.close()  # the client is gone
-        else:
-            proc.send_signal(signal.SIGINT)  # (the client's end stays open)
+        elif end == 'stops_reading':
+            proc.stdout.close()  # (its requests' pipe stays open)
+        else:  # (the client's end stays open)
+            proc.send_signal(signal.SIGINT if end == 'interrupt' else signal.SIGHUP)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
@@ -449,8 +457,12 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     (run,) = (tmp_path / 'runs').glob('*-mcp')
     summary = json.loads((run / 'summary.json').read_text())
     assert summary['status'] == 'session_ended', summary
-    said = 'the client left' if end == 'client_dies' else 'interrupted'
-    assert f'{said}: the emergency stop is engaged' in (tmp_path / 'server.log').read_text()
+    said = {'client_dies': 'the client left', 'stops_reading': 'standard output'}.get(
+        end, 'interrupted'
+    )
+    log = (tmp_path / 'server.log').read_text()
+    assert f'{said}' in log and 'the emergency stop is engaged' in log, log
+    assert 'Traceback' not in log, log
 
     # The next session replays the stopped trial to the step it ended at, not to the end of
     # its program (which then ran on to the step limit: a session that could do nothing)

@@ -87,6 +87,7 @@ class PolicyClient:
         """The server's reply to `obs`, decoded (not checked: see observation.reply_of)."""
         with self._lock:
             self._check_open()
+            self._check_nothing_unasked()
             try:
                 with self._encoder.packed(obs) as frame:
                     self._ws.send(frame)
@@ -117,6 +118,21 @@ class PolicyClient:
     @property
     def _server(self) -> str:
         return f'the policy server at {self.url}'
+
+    def _check_nothing_unasked(self) -> None:
+        """PolicyError when the server sent a message since its last reply: a server that
+        answers twice would have each later request read the answer to the one before."""
+        try:
+            extra = self._ws.recv(timeout=0)
+        except TimeoutError:
+            return
+        except ConnectionClosed as exc:
+            self._connection_closed(exc, 'before the request')
+        kind = 'a text frame' if isinstance(extra, str) else f'{len(extra)} bytes'
+        self._fail(
+            f'{self._server} sent a message nobody asked for ({kind} after its last reply): '
+            'a reply sent twice would answer the wrong request'
+        )
 
     def _check_open(self) -> None:
         if self._failure:

@@ -92,7 +92,10 @@ def _array(obs: dict, key: str, shape: tuple | None = None) -> np.ndarray:
     value = np.asarray(obs[key])
     if shape is not None and value.shape != shape:
         raise ObservationError(f'{key!r} has shape {value.shape}, expected {shape}')
-    if value.dtype.kind in 'fc' and not np.all(np.isfinite(value)):
+    # (strings such as 'nan' became numbers on conversion, unchecked)
+    if value.dtype.kind not in 'iuf':
+        raise ObservationError(f'{key!r} must hold real numbers, not {value.dtype}')
+    if not np.all(np.isfinite(value)):
         raise ObservationError(f'{key!r} holds non-finite numbers')
     return value
 

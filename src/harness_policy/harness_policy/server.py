@@ -32,6 +32,10 @@ HEALTH_PATH = '/healthz'
 # The largest observation frame taken from a client: several cameras' images and depth are a
 # few MiB; a larger frame is refused by websockets (close 1009) before it is held whole.
 MAX_OBSERVATION_BYTES = 64 * 2**20
+# Connections served at once; one more is answered 503 before its handshake. Each holds a
+# thread, a policy and a few descriptors: a flood of idle clients ran the process out of
+# descriptors, and websockets' accept loop ends for good at the first accept that fails.
+MAX_CONNECTIONS = 64
 # A close reason must fit a control frame (123 bytes); the text frame before it says more.
 _CLOSE_REASON = 'policy server error, see the text frame before this close'
 
@@ -57,6 +61,8 @@ class PolicyServer:
         self._port = port
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
+        self._connections = 0
+        self._count = threading.Lock()
 
     @property
     def port(self) -> int:
@@ -87,13 +93,21 @@ class PolicyServer:
         # in infer cannot keep the process alive after stop() gave up on it.
         self._thread = threading.Thread(
             target=self._server.serve_forever, name=f'policy-server-{self._port}', daemon=True
-        )
+        )  # (it returns when stop() closes the socket, or at an accept that fails)
         self._thread.start()
         log.info('policy server listening at %s', self.url)
         return self._port
 
-    def serve_forever(self) -> None:
-        """Serves until Ctrl-C or SIGTERM (when called from the main thread), then stops."""
+    @property
+    def accepting(self) -> bool:
+        """The server takes new connections (started, not stopped, and its accept loop did not
+        end on a failed accept: out of descriptors)."""
+        return self._server is not None and self._thread is not None and self._thread.is_alive()
+
+    def serve_forever(self) -> str:
+        """Serves until Ctrl-C or SIGTERM (when called from the main thread), then stops: ''.
+        Or until the server can take no more connections (its accept failed): it stops and
+        says why, so that whoever runs it can start another."""
         if self._server is None:
             self.start()
         stopping = threading.Event()
@@ -103,16 +117,24 @@ class PolicyServer:
             # thread happens to be (inside the event's own lock, say) is not a clean stop.
             for signum in (signal.SIGINT, signal.SIGTERM):
                 previous[signum] = signal.signal(signum, lambda *_: stopping.set())
+        ended = ''
         try:
             # Wakes for the signal handler (it runs in this thread between waits).
             while not stopping.wait(0.5):
-                pass
+                if not self.accepting:
+                    ended = (
+                        f'the policy server at {self.url} stopped taking connections: an accept '
+                        f'failed (out of file descriptors?) with {self._connections} open'
+                    )
+                    log.error('%s', ended)
+                    break
         except KeyboardInterrupt:  # _thread.interrupt_main() still raises it here
             pass
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             self.stop()
+        return ended
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Stops listening, closes every connection (1001, going away) and waits up to
@@ -146,9 +168,26 @@ class PolicyServer:
     def _health(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == HEALTH_PATH:
             return connection.respond(http.HTTPStatus.OK, 'OK\n')
+        if self._connections >= MAX_CONNECTIONS:
+            log.warning(
+                'policy server at %s: %d connections, one more refused', self.url, MAX_CONNECTIONS
+            )
+            return connection.respond(
+                http.HTTPStatus.SERVICE_UNAVAILABLE,
+                f'the policy server serves {MAX_CONNECTIONS} connections at once; try later\n',
+            )
         return None  # the websocket handshake
 
     def _serve_connection(self, ws: ServerConnection) -> None:
+        with self._count:
+            self._connections += 1
+        try:
+            self._serve(ws)
+        finally:
+            with self._count:
+                self._connections -= 1
+
+    def _serve(self, ws: ServerConnection) -> None:
         peer = _address(ws.remote_address)
         log.info('policy connection from %s', peer)
         requests, ended, policy = 0, 'ended', None

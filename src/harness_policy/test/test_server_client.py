@@ -335,3 +335,63 @@ def test_a_server_that_floods_or_rambles_is_refused_with_a_clear_error():
         with pytest.raises(PolicyError) as caught:
             client.infer({'prompt': 'x'})
         assert '[clipped]' in str(caught.value) and len(str(caught.value)) < 700
+
+
+def test_connections_past_the_bound_are_refused_and_the_server_serves_on(monkeypatch) -> None:
+    """Each connection holds a thread, a policy and descriptors: past MAX_CONNECTIONS one more
+    is answered 503 before its handshake (a flood of idle clients had run the process out of
+    descriptors), and once one ends a new one is served."""
+    import harness_policy.server as server_module
+    from websockets.exceptions import InvalidStatus
+
+    monkeypatch.setattr(server_module, 'MAX_CONNECTIONS', 2)
+    with PolicyServer(Counter, METADATA) as bounded:
+        first, second = PolicyClient(bounded.url), PolicyClient(bounded.url)
+        first.__enter__(), second.__enter__()
+        with pytest.raises(InvalidStatus, match='503'):
+            connect(bounded.url, open_timeout=5)
+        assert first.infer(_obs())['calls'] == 1  # (those served go on)
+        first.__exit__(None, None, None)
+        deadline = time.monotonic() + 10
+        while bounded._connections > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with PolicyClient(bounded.url) as third:
+            assert third.infer(_obs())['calls'] == 1
+        second.__exit__(None, None, None)
+
+
+def test_a_server_whose_accept_loop_ended_says_so_and_stops() -> None:
+    """websockets' accept loop ends for good at an accept that fails (out of descriptors):
+    the process lived on, holding its port, answering nobody. serve_forever now returns why,
+    and the command exits (its runner can start another)."""
+    server = PolicyServer(Counter, METADATA)
+    server.start()
+    server._server.socket.shutdown(socket.SHUT_RDWR)  # the next accept fails, as at EMFILE
+    ended = server.serve_forever()
+    assert 'stopped taking connections' in ended and server.url in ended, ended
+    assert not server.accepting
+
+
+def test_a_server_that_answers_twice_is_a_protocol_failure() -> None:
+    """Each later request read the answer to the one before (the actions of an older state),
+    without a word: the client now fails at the next request, saying why."""
+    from harness_policy.protocol import packb, unpackb
+    from websockets.sync.server import serve
+
+    def twice(ws) -> None:
+        ws.send(packb(METADATA))
+        for message in ws:
+            state = unpackb(message)['observation/state']
+            for _ in range(2):
+                ws.send(packb({'actions': np.tile(state, (10, 1))}))
+
+    with serve(twice, '127.0.0.1', 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f'ws://127.0.0.1:{server.socket.getsockname()[1]}'
+        with PolicyClient(url) as client:
+            client.infer(_obs())
+            # (at the second request at the latest once the extra reply has arrived)
+            with pytest.raises(PolicyError, match='sent a message nobody asked for'):
+                for _ in range(50):
+                    client.infer(_obs())
+        server.shutdown()
