@@ -186,9 +186,7 @@ print(json.dumps([a['seen'], b['seen'], float(rows[0, 0])]))
 def test_each_run_of_a_policy_with_observation_history_keeps_its_own():
     """A diffusion policy's observation history lived in the one policy object every
     connection shares: a new connection emptied another run's, and two runs mixed theirs."""
-    out = subprocess.run(
-        [PYTHON, '-c', HISTORY_CHECK], capture_output=True, text=True, check=False
-    )
+    out = subprocess.run([PYTHON, '-c', HISTORY_CHECK], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     a, b, steps_seen_by_a = json.loads(out.stdout.strip().splitlines()[-1])
     assert a == [1.0, 3.0] and b == [2.0] and steps_seen_by_a == 2.0
