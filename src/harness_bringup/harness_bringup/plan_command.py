@@ -79,13 +79,22 @@ def station_placements():
     return placements
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """`path` (resolved, links followed) is `folder` or within it."""
+    return path.resolve().is_relative_to(folder.resolve())
+
+
 def run_plan(args: argparse.Namespace) -> int:
     from harness_bench.tasks import TASKS
     from harness_learning.collection_plan import PlanError, plan_collection, read_sources
+    from harness_types.whole_file import write_whole
 
     out = Path(args.out)
     if out.is_dir():
         return _fail(f'--out {out} is a folder: name the plan file')
+    within = next((s for s in args.sources if _inside(out, Path(s))), None)
+    if within is not None:  # (it replaced a summary.json or bench.json it had just read)
+        return _fail(f'--out {out} is inside the source {within}: write the plan elsewhere')
     if why := seeds_past_int64('--pool-base', args.pool_base, args.pool_size):  # (demos' seeds)
         return _fail(why)
     try:
@@ -100,8 +109,13 @@ def run_plan(args: argparse.Namespace) -> int:
     held = {t for t, _ in recorded.tried | recorded.demonstrations}
     tasks = args.tasks or sorted(held)
     unknown = [t for t in tasks if t not in TASKS]
-    if unknown:
+    if unknown and args.tasks:
         return _fail(f'no task {", ".join(unknown)}; tasks: {", ".join(TASKS)}')
+    if unknown:  # (named by the sources' summaries and datasets, not by the user)
+        return _fail(
+            f'the sources hold episodes of {", ".join(map(repr, unknown))}, which this workspace '
+            f'has no task of: name the tasks to plan with --tasks ({", ".join(TASKS)})'
+        )
     _say(
         f'{len(recorded.demonstrations)} verified demonstrations, {len(recorded.failed)} failed '
         f'sampled layouts in {len(args.sources)} sources; planning {args.budget} layouts of '
@@ -121,7 +135,7 @@ def run_plan(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(plan.to_json(), indent=2) + '\n')
+        write_whole(out, (json.dumps(plan.to_json(), indent=2) + '\n').encode())
     except OSError as exc:
         return _fail(f'--out {out}: {exc.strerror or exc}')
     failed = sum(p.why.startswith('failed') for p in plan.layouts)

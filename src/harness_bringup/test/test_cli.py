@@ -799,3 +799,24 @@ def test_a_plan_short_of_its_budget_says_why(tmp_path, capsys):
     assert main([*argv, '--pool-size', '5']) == 0
     said = f'left out 1 summary.json that cannot be read (the first: {tmp_path / "bench"}'
     assert said in capsys.readouterr().out
+
+
+def test_a_plan_is_never_written_into_what_it_reads_and_names_unknown_tasks_as_the_sources(
+    tmp_path, capsys
+):
+    bench = tmp_path / 'bench' / 'a'
+    bench.mkdir(parents=True)
+    summary = {'task': 'lift_cube', 'layout': -1, 'seed': 9000, 'status': 'episode_ended'}
+    kept = json.dumps(summary | {'outcome': {'success': True}})
+    (bench / 'summary.json').write_text(kept)
+    (bench / 'kernel.log').write_text('')
+    # (it replaced the summary it had just read, exit 0)
+    argv = ['plan-collection', str(tmp_path / 'bench'), '--budget', '1']
+    assert main([*argv, '--out', str(bench / 'summary.json')]) == 2
+    assert 'is inside the source' in capsys.readouterr().err
+    assert (bench / 'summary.json').read_text() == kept
+    # a task no module of this workspace has, named by a summary, not by --tasks
+    (bench / 'summary.json').write_text(json.dumps(summary | {'task': 'no_such_task'}))
+    assert main([*argv, '--out', str(tmp_path / 'plan.json')]) == 2
+    err = capsys.readouterr().err
+    assert "the sources hold episodes of 'no_such_task'" in err and '--tasks' in err, err

@@ -196,6 +196,20 @@ def training_record(candidate: Path) -> dict:
     )
     if layouts is not None and not pairs:
         raise AdoptionError(f'{path}: its layouts must be a list of [task, seed] pairs')
+    fps = record.get('fps')
+    if fps is not None and not (
+        isinstance(fps, int | float) and not isinstance(fps, bool) and 0 < fps < float('inf')
+    ):
+        raise AdoptionError(f'{path}: its fps must be a positive number, not {fps!r:.40}')
+    tasks = record.get('tasks')
+    if tasks is not None and not (
+        isinstance(tasks, dict)
+        and all(isinstance(q, list) and all(isinstance(x, str) for x in q) for q in tasks.values())
+    ):
+        raise AdoptionError(
+            f'{path}: its tasks must map each instruction to the queries it located (a list '
+            'of strings)'
+        )
     if record.get('status') != 'done':
         raise AdoptionError(
             f'{candidate}: its training is {record.get("status")!r}, not done (resume it with '
@@ -218,7 +232,11 @@ def trained_layouts(record: dict) -> set[tuple[str, int]]:
             f"the candidate's dataset {root} is not here: the layouts it trained on cannot be "
             'told from held-out ones'
         )
-    return sampled_layouts(root)
+    try:
+        return sampled_layouts(root)
+    except (OSError, ValueError, KeyError) as exc:  # (pyarrow's ArrowInvalid too)
+        why = ' '.join(str(exc).split())[:300]
+        raise AdoptionError(f"the candidate's dataset {root} cannot be read: {why}") from None
 
 
 # A policy "usually finishes" a kind (the catalogue's `finishes`, which the strategy rule

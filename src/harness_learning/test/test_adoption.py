@@ -161,6 +161,38 @@ def test_a_candidate_must_be_a_finished_training(tmp_path):
         training_record(run)
 
 
+@pytest.mark.parametrize(
+    'field,said',
+    [
+        ({'fps': 'fast'}, 'its fps must be a positive number'),  # (a ValueError traceback)
+        ({'fps': 0}, 'its fps must be a positive number'),
+        ({'tasks': [1, 'a']}, 'its tasks must map each instruction'),  # (a TypeError one)
+        ({'tasks': {'Lift.': 'red cube'}}, 'its tasks must map each instruction'),
+    ],
+)
+def test_a_malformed_training_record_is_one_adoption_error(tmp_path, field, said):
+    run = trained_folder(tmp_path, [1])
+    record = json.loads((run / RECORD).read_text()) | field
+    (run / RECORD).write_text(json.dumps(record))
+    with pytest.raises(AdoptionError, match=said):
+        training_record(run)
+
+
+def test_a_dataset_episode_without_a_layout_is_an_adoption_error(tmp_path):
+    # (a null layout or seed in meta/episodes: int(None), a traceback, in adopt and plan)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    record = training_record(trained_folder(tmp_path, [1]))
+    (part,) = (tmp_path / 'dataset' / 'meta' / 'episodes').rglob('*.parquet')
+    table = pq.read_table(part)
+    column = table.schema.get_field_index('harness/layout')
+    nulls = pa.nulls(len(table), type=table.schema.field(column).type)
+    pq.write_table(table.set_column(column, 'harness/layout', nulls), part)
+    with pytest.raises(AdoptionError, match='has layout None and seed 1, not two integers'):
+        trained_layouts(record)
+
+
 def test_an_adopted_entry_replaces_its_block_and_keeps_every_other_line(tmp_path):
     shipped = (ROOT / 'config' / 'policies.yaml').read_text()
     catalogue = tmp_path / 'policies.yaml'

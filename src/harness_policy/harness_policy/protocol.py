@@ -251,4 +251,6 @@ def unpackb(data: bytes) -> object:
     except UnicodeDecodeError as exc:
         raise ProtocolError(f'the message holds a string that is not UTF-8: {exc}') from exc
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise ProtocolError(f'the message is not valid msgpack: {exc}') from exc
+        # (msgpack's words for a byte no value starts with are none: its kind says it)
+        why = str(exc) or type(exc).__name__
+        raise ProtocolError(f'the message is not valid msgpack: {why}') from exc

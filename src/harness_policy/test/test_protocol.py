@@ -184,6 +184,8 @@ HOSTILE = {
     'scalar with list data': (_scalar_map([1, 2], '<f4'), 'data of type list'),
     'scalar with bad text': (_scalar_map('abc', '<f4'), 'cannot hold'),
     'int map key': (b'\x81\x01\x02', 'not valid msgpack'),
+    # (msgpack's own words are empty: the sentence ended at its colon)
+    'a byte no value begins with': (b'\xc1abc', 'not valid msgpack: FormatError$'),
 }
 
 

@@ -16,6 +16,10 @@ class ReplayError(ValueError):
     """The run has no readable bag; the message says why."""
 
 
+class DamagedBagError(ReplayError):
+    """The bag could not be read on past a message (the message says where and why)."""
+
+
 @dataclass(frozen=True)
 class RecordedTopic:
     """One topic of a bag: its type, how many messages, and whether its publisher was latched
@@ -56,10 +60,19 @@ def topics(bag: Path) -> list[RecordedTopic]:
 
 
 def messages(bag: Path) -> Iterator[tuple[int, str, bytes]]:
-    """(recording time in ns, topic, serialized CDR) in recording order."""
-    with reader_of(bag) as reader:
-        for connection, stamp_ns, raw in reader.messages():
-            yield stamp_ns, connection.topic, bytes(raw)
+    """(recording time in ns, topic, serialized CDR) in recording order; DamagedBagError where
+    the bag cannot be read on (a record cut short or overwritten)."""
+    read = 0
+    try:
+        with reader_of(bag) as reader:
+            for connection, stamp_ns, raw in reader.messages():
+                read += 1
+                yield stamp_ns, connection.topic, bytes(raw)
+    except GeneratorExit:
+        raise
+    except Exception as exc:  # rosbags raises several kinds for a damaged record
+        said = ' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]
+        raise DamagedBagError(f'{bag} is damaged after message {read}: {said}') from None
 
 
 def due(stamp_ns: int, first_ns: int, rate: float) -> float:

@@ -23,10 +23,20 @@ from rclpy.utilities import get_default_context
 from rosgraph_msgs.msg import Clock
 
 from harness_recording.bag import message_class, shortfall
-from harness_recording.replay import RecordedTopic, ReplayError, bag_of, due, messages, topics
+from harness_recording.replay import (
+    DamagedBagError,
+    RecordedTopic,
+    ReplayError,
+    bag_of,
+    due,
+    messages,
+    topics,
+)
 from harness_types import names
 
 PROGRESS_EVERY_S = 5.0
+# The most messages a latched topic keeps for late subscribers (a /tf_static holds one or two).
+MAX_LATCHED_DEPTH = 1000
 
 
 class Replayer(Node):
@@ -40,7 +50,8 @@ class Replayer(Node):
                 say(f'skipping {t.name}: its type {t.msgtype} is not installed here')
                 continue
             qos = QoSProfile(
-                depth=max(1, t.count) if t.latched else 100,
+                # (a count from the bag's own metadata: one past the middleware's bound failed)
+                depth=min(max(1, t.count), MAX_LATCHED_DEPTH) if t.latched else 100,
                 reliability=ReliabilityPolicy.RELIABLE,
                 durability=DurabilityPolicy.TRANSIENT_LOCAL
                 if t.latched
@@ -88,18 +99,24 @@ def replay(
         while True:
             published, read, started, first = 0, 0, time.monotonic(), None
             last_said = started
-            for stamp_ns, topic, raw in messages(bag):
-                read += 1
-                first = stamp_ns if first is None else first
-                wait = started + due(stamp_ns, first, rate) - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                published += node.publish(topic, raw, stamp_ns)
-                if time.monotonic() - last_said > PROGRESS_EVERY_S:
-                    last_said = time.monotonic()
-                    say(f'{published}/{total} messages, {(stamp_ns - first) / 1e9:.1f} s in')
+            damage = ''
+            try:
+                for stamp_ns, topic, raw in messages(bag):
+                    read += 1
+                    first = stamp_ns if first is None else first
+                    wait = started + due(stamp_ns, first, rate) - time.monotonic()
+                    if wait > 0:
+                        time.sleep(wait)
+                    published += node.publish(topic, raw, stamp_ns)
+                    if time.monotonic() - last_said > PROGRESS_EVERY_S:
+                        last_said = time.monotonic()
+                        say(f'{published}/{total} messages, {(stamp_ns - first) / 1e9:.1f} s in')
+            except DamagedBagError as exc:
+                damage = str(exc)
             say(f'published {published} messages')
-            damaged = shortfall(read, total)
+            if damage:
+                say(damage)
+            damaged = shortfall(read, total) or damage
             if damaged:
                 say(damaged)
                 return 1

@@ -111,12 +111,19 @@ def stale_frames(frames: list[tuple[float, object]], times: np.ndarray, fps: flo
 
 def decoded(frames: dict[str, list[tuple[float, bytes]]]) -> dict[str, list]:
     """JPEG frames (time, bytes) per camera as (time, H x W x 3) arrays."""
+    return {cam: [(t, _decoded(cam, t, data)) for t, data in fs] for cam, fs in frames.items()}
+
+
+def _decoded(camera: str, at: float, data: bytes) -> np.ndarray:
+    """One JPEG frame as an H x W x 3 array; ValueError naming it when it does not decode
+    (bytes overwritten in the bag, or an image past Pillow's bound on pixels)."""
     from PIL import Image
 
-    return {
-        cam: [(t, np.asarray(Image.open(io.BytesIO(data)).convert('RGB'))) for t, data in fs]
-        for cam, fs in frames.items()
-    }
+    try:
+        return np.asarray(Image.open(io.BytesIO(data)).convert('RGB'))
+    except Exception as exc:  # (Pillow raises several kinds: OSError, its bomb error, ...)
+        why = ' '.join(str(exc).split())[:200] or type(exc).__name__
+        raise ValueError(f'the {camera} frame at {at:.3f} s does not decode: {why}') from None
 
 
 def trial_of(
@@ -189,10 +196,14 @@ def sampled_layouts(root: Path, verified: bool = False) -> set[tuple[str, int]]:
     found = set()
     for part in sorted((Path(root) / 'meta' / 'episodes').rglob('*.parquet')):
         for row in pq.read_table(part, columns=columns).to_pylist():
-            if int(row['harness/layout']) < 0 and (
-                not verified or row['harness/verdict'] == 'satisfied'
-            ):
-                found.add((str(row['harness/task_name']), int(row['harness/seed'])))
+            layout, seed = row['harness/layout'], row['harness/seed']
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (layout, seed)):
+                raise ValueError(
+                    f'{part}: an episode of {row["harness/task_name"]!r:.80} has layout '
+                    f'{layout!r:.40} and seed {seed!r:.40}, not two integers'
+                )
+            if layout < 0 and (not verified or row['harness/verdict'] == 'satisfied'):
+                found.add((str(row['harness/task_name']), seed))
     return found
 
 
@@ -241,15 +252,15 @@ def run_trials(run: Path, opened: OpenedBag | None = None) -> list[TrialData]:
                 continue  # nothing moved (one tick has no action after its observation)
             start, end = observed_span(t, ticks)
             trial = trial_of(t, ticks, {}, episode, run.name, environment)
+            within = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
+            shown = {cam: fs for cam, fs in within.items() if fs}  # (a camera with none: not one)
+            stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}
+            trial.stale = {cam: n for cam, n in stale.items() if n}
+            trial.images = decoded({cam: fs for cam, fs in shown.items() if not stale[cam]})
         except (ValueError, OSError, KeyError, TypeError, IndexError) as exc:
             # a run folder edited or broken by hand
-            key = t.get('key', '?')
-            raise ExportError(f'trial {key!r:.100} in {run}: {exc}') from None
-        within = {cam: frames_within(fs, start, end) for cam, fs in frames.items()}
-        shown = {cam: fs for cam, fs in within.items() if fs}  # (a camera with none: not one)
-        stale = {cam: stale_frames(fs, trial.time, fps) for cam, fs in shown.items()}
-        trial.stale = {cam: n for cam, n in stale.items() if n}
-        trial.images = decoded({cam: fs for cam, fs in shown.items() if not stale[cam]})
+            named = t.get('key') or t.get('trial_id') or t.get('ticks') or '?'
+            raise ExportError(f'trial {named!r:.100} in {run}: {exc}') from None
         trial.meta['located_queries'] = [q for q, _ in located]
         out.append(trial)
     return out

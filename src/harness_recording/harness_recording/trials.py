@@ -5,6 +5,8 @@ after the run. Pure."""
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -45,6 +47,29 @@ def save_ticks(
     return f'{TICKS}/{name}.npz'
 
 
+def _npz_ticks(path: Path, rel: str) -> dict[str, np.ndarray]:
+    """The time, measured and command arrays of the ticks file at `path` (`rel` in the run
+    folder); ValueError naming it when it is not a whole .npz archive of them (a file cut
+    short by a full disk or a kill, bytes overwritten, another kind of file)."""
+    keys = ('time', 'measured', 'command')
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError('not an .npz archive')
+        with data:
+            missing = [k for k in keys if k not in data.files]
+            if missing:
+                raise ValueError(f'{rel} has no {", ".join(missing)}')
+            return {k: data[k] for k in keys}  # (read now: a bad CRC raises here)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f'{rel} is not a readable .npz archive of ticks: {exc}') from None
+    except ValueError as exc:
+        if str(exc).startswith(rel):
+            raise
+        # (numpy's own words for a text file advise loading it with pickle)
+        raise ValueError(f'{rel} is not an .npz archive of ticks') from None
+
+
 def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndarray]:
     """The ticks of one or more saved files, concatenated (time, measured, command)."""
     parts = [relative] if isinstance(relative, str) else relative
@@ -57,11 +82,7 @@ def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndar
         path = file_inside(run_folder, rel)
         if path is None:
             raise ValueError(f'{rel!r:.200} is not a file inside the run folder {run_folder}')
-        with np.load(path) as data:
-            missing = [k for k in ('time', 'measured', 'command') if k not in data.files]
-            if missing:
-                raise ValueError(f'{rel} has no {", ".join(missing)}')
-            part = {k: data[k] for k in ('time', 'measured', 'command')}
+        part = _npz_ticks(path, rel)
         rows = len(part['time'])
         if part['time'].ndim != 1 or any(
             part[k].ndim != 2 or len(part[k]) != rows for k in ('measured', 'command')
@@ -70,6 +91,9 @@ def load_ticks(run_folder: Path, relative: list[str] | str) -> dict[str, np.ndar
         if any(part[k].shape[1] != WIDTH for k in ('measured', 'command')):
             widths = f'{part["measured"].shape[1]} and {part["command"].shape[1]}'
             raise ValueError(f'{rel}: rows of {widths} values, not {WIDTH} (joints and grippers)')
+        for k in ('time', 'measured', 'command'):
+            if part[k].dtype.kind not in 'iuf' or not np.all(np.isfinite(part[k])):
+                raise ValueError(f'{rel}: its {k} holds values that are not finite numbers')
         loaded.append(part)
     if not loaded:
         return {

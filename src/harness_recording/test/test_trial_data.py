@@ -285,3 +285,69 @@ def test_an_export_of_a_run_whose_bag_did_not_close_keeps_its_trials_without_vid
     for runs in ([run, other], [other, run]):
         with pytest.raises(ExportError, match='1 of the 2 trials have no camera frames'):
             export_runs(runs, tmp_path / 'mixed', said.append)
+
+
+def test_a_bag_whose_records_raise_mid_file_is_a_damaged_bag_error_naming_where(tmp_path):
+    """rosbags raises (OverflowError, ReaderError: Truncated record) at some damaged records:
+    replay printed a traceback where its help promises it says the shortfall and exits 1."""
+    from harness_recording.replay import DamagedBagError, bag_of, messages
+
+    run = run_folder(tmp_path, 30)
+    (mcap,) = (run / 'bag').glob('*.mcap')
+    data = bytearray(mcap.read_bytes())
+    third = len(data) // 3
+    data[third : third + 2000] = bytes(b ^ 0xFF for b in data[third : third + 2000])
+    mcap.write_bytes(bytes(data))
+    with pytest.raises(DamagedBagError, match=r'is damaged after message \d+: '):
+        list(messages(bag_of(run)))
+
+
+def _cut_in_half(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _bytes_flipped(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[200:220] = bytes(b ^ 0xFF for b in data[200:220])
+    path.write_bytes(bytes(data))
+
+
+def _text(path: Path) -> None:
+    path.write_text('time,measured,command\n')
+
+
+def _not_finite(path: Path) -> None:
+    ticks = dict(np.load(path))
+    ticks['measured'][3, 2] = np.nan
+    np.savez(path, **ticks)
+
+
+@pytest.mark.parametrize(
+    'damage,said',
+    [
+        # (a file cut short by a full disk or a kill: a zipfile traceback)
+        (_cut_in_half, 'ticks/trial.npz is not a readable .npz archive of ticks'),
+        (_bytes_flipped, 'ticks/trial.npz is not a readable .npz archive of ticks'),
+        # (numpy's words advised loading it unsafely, with pickle)
+        (_text, 'ticks/trial.npz is not an .npz archive of ticks'),
+        # (exported: NaN states in the dataset, its stats NaN)
+        (_not_finite, 'ticks/trial.npz: its measured holds values that are not finite'),
+    ],
+)
+def test_a_damaged_ticks_file_is_one_error_naming_it(tmp_path, damage, said):
+    run = run_folder(tmp_path, 30)
+    damage(run / 'ticks' / 'trial.npz')
+    with pytest.raises(ExportError) as exc:
+        run_trials(run)
+    assert said in str(exc.value) and "trial 'episode'" in str(exc.value), exc.value
+    assert 'pickle' not in str(exc.value)
+
+
+def test_a_camera_frame_that_does_not_decode_is_one_error_naming_it(tmp_path):
+    run = run_folder(tmp_path, 30)
+    (mcap,) = (run / 'bag').glob('*.mcap')
+    # the head camera's frames, each a JPEG, made unreadable in place (a PIL traceback)
+    data = mcap.read_bytes().replace(b'\xff\xd8\xff', b'\x00\x00\x00')
+    mcap.write_bytes(data)
+    with pytest.raises(ExportError, match=r'the cam_head frame at [\d.]+ s does not decode'):
+        run_trials(run)

@@ -3,6 +3,7 @@ params.yaml and summary.json, its report)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 from pathlib import Path
@@ -21,6 +22,9 @@ def write_whole(path: Path, data: bytes) -> None:
         with out:  # its close writes out the buffer: a full disk is raised there
             out.write(data)
         os.replace(part, path)
+    except IsADirectoryError:  # (its words named the part file, not the path asked for)
+        part.unlink(missing_ok=True)
+        raise IsADirectoryError(errno.EISDIR, 'a folder is there, not a file', str(path)) from None
     except BaseException:
         part.unlink(missing_ok=True)
         raise

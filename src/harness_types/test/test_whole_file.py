@@ -1,5 +1,6 @@
 """harness_types.whole_file: a file written whole, beside and renamed over."""
 
+import pytest
 from harness_types.whole_file import write_whole
 
 
@@ -43,3 +44,11 @@ def test_a_full_disk_leaves_the_old_file_and_no_part_file(tmp_path, monkeypatch)
         raise AssertionError('a full disk was not said')
     assert path.read_bytes() == b'first'
     assert [p.name for p in tmp_path.iterdir()] == ['summary.json']
+
+
+def test_a_folder_where_the_file_goes_is_named_not_the_part_file(tmp_path):
+    (tmp_path / 'report.html').mkdir()
+    with pytest.raises(IsADirectoryError) as exc:
+        write_whole(tmp_path / 'report.html', b'x')
+    assert str(tmp_path / 'report.html') in str(exc.value) and '.report.html.' not in str(exc.value)
+    assert [p.name for p in tmp_path.iterdir()] == ['report.html']  # (no part file left)

@@ -80,17 +80,16 @@ class SimulatedFuture:
         shield = copy.copy(worker.shield)  # its memory (the last command) is the copy's own
         times, states = [], []
         with station.rollout(), contextlib.ExitStack() as stack:
+            give_up = time.monotonic() + MAX_ROLLOUT_WALL_S
             if actions is not None:
                 rows = iter(actions)
             else:
-                rows = _PolicyRows(self, policy, hz)
+                rows = _PolicyRows(self, policy, hz, give_up)
                 stack.callback(rows.close)
-            give_up = time.monotonic() + MAX_ROLLOUT_WALL_S
+            out_of_time = f'the prediction ran out of time ({MAX_ROLLOUT_WALL_S:g} s of wall time)'
             for _ in range(ticks):
                 if time.monotonic() > give_up:
-                    stopped = (
-                        f'the prediction ran out of time ({MAX_ROLLOUT_WALL_S:g} s of wall time)'
-                    )
+                    stopped = out_of_time
                     break
                 try:
                     command = next(rows)
@@ -98,7 +97,9 @@ class SimulatedFuture:
                     stopped = 'the policy said it is done'
                     break
                 except (RuntimeError, OSError, ObservationError) as exc:
-                    stopped = f'the policy failed: {exc}'
+                    # (a request cut short at the limit is the limit's, not the policy's)
+                    late = time.monotonic() >= give_up
+                    stopped = out_of_time if late else f'the policy failed: {exc}'
                     break
                 verdict = shield.check(command, station.measured())
                 if not verdict.accepted:
@@ -120,7 +121,9 @@ class SimulatedFuture:
 class _PolicyRows:
     """A policy's actions, one per tick, with observations from the rolled-out copy."""
 
-    def __init__(self, model: SimulatedFuture, policy: PolicyRun, control_hz: float) -> None:
+    def __init__(
+        self, model: SimulatedFuture, policy: PolicyRun, control_hz: float, give_up: float
+    ) -> None:
         if model.connect is None:
             raise WorldModelError('this world model has no policy client')
         if not policy.timeout_s > 0:
@@ -132,6 +135,7 @@ class _PolicyRows:
         self.station = model.worker.station
         self.policy = policy
         self.step = model.worker.step
+        self.give_up = give_up  # (time.monotonic's: the rollout's wall-time limit)
         connection = model.connect(policy.endpoint, policy.timeout_s)
         self.stream = ChunkStream(
             connection, hold, policy.name, policy.endpoint, policy.observation_keys
@@ -145,6 +149,11 @@ class _PolicyRows:
         return self
 
     def __next__(self) -> np.ndarray:
+        # A request waits no longer than the rollout may still run (a 60 s server timeout held
+        # the worker 35 s past a 20 s limit); the client reads its timeout at each request.
+        left = self.give_up - time.monotonic()
+        if hasattr(self.stream.connection, 'timeout_s'):
+            self.stream.connection.timeout_s = max(0.001, min(self.policy.timeout_s, left))
         row = self.stream.next(self._observation)
         if row is None:
             raise StopIteration

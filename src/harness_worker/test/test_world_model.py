@@ -1,6 +1,8 @@
 """The world model's stand-in (a copy of the simulated station rolled forward): the live station
 is untouched, the prediction is what then happens, the shield and a policy apply as in a run."""
 
+import threading
+
 import numpy as np
 import pytest
 from arx_x5_description.embodiment import load_embodiment
@@ -78,3 +80,38 @@ def test_a_policy_is_rolled_forward_with_views_of_the_copy(worker):
         p = model.predict(10.0, policy=policy)
     assert p.stopped == 'the policy said it is done' and p.states[-1][7] > 0.2
     assert len(p.states) < 250 and np.array_equal(worker.measured(), before)
+
+
+class Stalls:
+    """Answers its first request, then waits (a slow server) until released."""
+
+    release = threading.Event()
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def infer(self, obs):
+        self.calls += 1
+        if self.calls > 1:
+            Stalls.release.wait(120)
+        return reply(np.tile(joints_of(obs), (5, 1)))
+
+
+def test_a_request_waits_no_longer_than_the_rollout_may_run(worker, monkeypatch):
+    """A server slower than the rollout's wall-time limit held the worker for its whole
+    request timeout (35 s past a 20 s limit), then was said to have run out of time."""
+    import harness_worker.world_model as world_model
+
+    monkeypatch.setattr(world_model, 'MAX_ROLLOUT_WALL_S', 1.0)
+    worker.reset('lift_cube', 0, 0, token=worker._token or '')
+    Stalls.release.clear()
+    try:
+        with PolicyServer(Stalls, {'name': 'stalls'}) as server:
+            model = SimulatedFuture(worker, lambda url, t: PolicyClient(url, t, 10.0))
+            policy = PolicyRun('stalls', server.url, 'stall', 25.0, ('cam_head',), False, 600.0)
+            p = model.predict(10.0, policy=policy)
+            Stalls.release.set()
+    finally:
+        Stalls.release.set()
+    assert p.stopped == 'the prediction ran out of time (1 s of wall time)', p.stopped
+    assert len(p.states) == 5  # the first chunk's
