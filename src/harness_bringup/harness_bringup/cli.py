@@ -37,18 +37,42 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: error: {one_line(message)} (see {see})\n')
 
 
+CONFIG_HELP = (
+    'node graph parameters (default: $HARNESS_CONFIG, which ./harness sets to '
+    "config/harness.yaml, else ./config/harness.yaml, else the workspace's config/harness.yaml)"
+)
+# The commands that read the node graph's parameters: they take --config after their name too
+# (`harness run lift_cube --config FILE`), as the guide shows.
+CONFIGURED = (
+    'run',
+    'bench',
+    'program',
+    'serve',
+    'up',
+    'mcp',
+    'demos',
+    'policy serve',
+    'policy adopt',
+)
+
+
+def _take_config_after(parser: argparse.ArgumentParser) -> None:
+    """--config on each CONFIGURED command's own parser too (given there, it wins)."""
+    for path in CONFIGURED:
+        command = parser
+        for name in path.split():
+            (subs,) = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+            command = subs.choices[name]
+        command.add_argument('--config', default=argparse.SUPPRESS, help=CONFIG_HELP)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog='harness',
         description='Run the dual-arm ARX X5 harness: episodes with a model, programs without '
         'one, the worker alone, a set-up check.',
     )
-    parser.add_argument(
-        '--config',
-        help='node graph parameters (default: $HARNESS_CONFIG, which ./harness sets to '
-        "config/harness.yaml, else ./config/harness.yaml, else the workspace's "
-        'config/harness.yaml)',
-    )
+    parser.add_argument('--config', help=CONFIG_HELP)
     sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     run_command.add_parser(sub)
     bench_command.add_parser(sub)
@@ -60,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_command.add_parser(sub)
     plan_command.add_parser(sub)
     outcome_command.add_parser(sub)
+    _take_config_after(parser)
     return parser
 
 

@@ -54,15 +54,30 @@ def controllers_file():
     )
 
 
-def harness_station(backend: str, use_sim_time: bool, remappings: list | None = None) -> list:
+# A launch whose ros2_control side (controller manager, spawners, robot_state_publisher, a
+# simulator's bridge) stays in the root namespace: namespace:= would move the harness's nodes
+# alone, away from the joint states and commands they need.
+ROOT_NAMESPACE_ONLY = (
+    "namespace:={namespace}: this launch's ros2_control nodes stay in the root namespace, so "
+    "the harness's nodes under {namespace} would not reach them; run each station in a ROS "
+    'domain of its own (ROS_DOMAIN_ID) instead (mujoco.launch.py takes namespace:=)'
+)
+
+
+def harness_station(
+    backend: str, use_sim_time: bool, remappings: list | None = None, namespaced: bool = True
+) -> list:
     """The worker (with `backend`) and the skill server, with the `config` file and the
     harness's Fast DDS profile (unless the user set one): camera views go through it in
     megabytes (domain.participant_profile_env). The file is read by the harness's loader (a
     bad one stops the launch, saying why) and rewritten keyed `/**/worker`, ...: its plain
     node-name keys would not reach the nodes under `namespace` (as nav2_bringup rewrites its
-    file under its root key)."""
+    file under its root key). `namespaced`: the launch's other nodes follow `namespace`; when
+    they do not, a namespace stops the launch, saying why."""
 
     def nodes(context) -> list:
+        if not namespaced and (asked := LaunchConfiguration('namespace').perform(context)):
+            raise RuntimeError(ROOT_NAMESPACE_ONLY.format(namespace=asked))
         # no config:= and no file found (a stale $HARNESS_CONFIG): config_file says why, as
         # the harness command does, rather than the station starting on every default
         named = LaunchConfiguration('config').perform(context) or config_file()

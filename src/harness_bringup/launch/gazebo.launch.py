@@ -3,7 +3,7 @@ gz_ros2_control and camera sensors), ros_gz_bridge for /clock and the cameras, t
 controllers, robot_state_publisher, and the harness's station on the ros2_control backend
 following /clock.
 
-    ros2 launch harness_bringup gazebo.launch.py [config:=FILE] [namespace:=NS]
+    ros2 launch harness_bringup gazebo.launch.py [config:=FILE]
 """
 
 import sys
@@ -68,6 +68,6 @@ def generate_launch_description() -> LaunchDescription:
                 output='screen',
             ),
             *controller_spawners(use_sim_time=True),
-            *harness_station('ros2_control', use_sim_time=True),
+            *harness_station('ros2_control', use_sim_time=True, namespaced=False),
         ]
     )

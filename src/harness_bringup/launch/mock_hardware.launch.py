@@ -2,7 +2,7 @@
 robot_state_publisher, and the harness's station on the ros2_control backend: the harness's
 side of the real arm, without the arm.
 
-    ros2 launch harness_bringup mock_hardware.launch.py [config:=FILE] [namespace:=NS]
+    ros2 launch harness_bringup mock_hardware.launch.py [config:=FILE]
 """
 
 import sys
@@ -27,6 +27,6 @@ def generate_launch_description() -> LaunchDescription:
             *station_arguments(),
             *ros2_control_nodes(description),
             *controller_spawners(use_sim_time=False),
-            *harness_station('ros2_control', use_sim_time=False),
+            *harness_station('ros2_control', use_sim_time=False, namespaced=False),
         ]
     )

@@ -55,6 +55,8 @@ def generate_launch_description() -> LaunchDescription:
             ],
             *ros2_control_nodes(description),
             *controller_spawners(use_sim_time=False),
-            *harness_station('ros2_control', use_sim_time=False, remappings=remappings),
+            *harness_station(
+                'ros2_control', use_sim_time=False, remappings=remappings, namespaced=False
+            ),
         ]
     )

@@ -76,6 +76,9 @@ ROOT = Path(__file__).resolve().parents[3]
             '--pool-base 9223372036854775807 + 2 seeds passes',
         ),
         (['--config', '/dev/zero', 'run', 'lift_cube'], 'config file /dev/zero is not a regular'),
+        # (after the command too, as the guide shows: it was an unrecognized argument)
+        (['run', 'lift_cube', '--config', '/nonexistent.yaml'], '/nonexistent.yaml does not'),
+        (['policy', 'serve', 'x', '--config', '/nonexistent.yaml'], '/nonexistent.yaml does'),
         # an address the MCP server could not serve: said before a station starts
         (['mcp', 'lift_cube', '--http', '0'], '--http needs a port from 1 to 65535'),
         (['mcp', 'lift_cube', '--http', '8799', '--host', 'bad host'], 'cannot serve HTTP at'),

@@ -131,3 +131,16 @@ def test_the_description_builds(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.generate_launch_description().entities
+
+
+@pytest.mark.parametrize('path', LAUNCH, ids=lambda p: p.name)
+def test_a_launch_whose_ros2_control_side_stays_at_the_root_refuses_a_namespace(path):
+    """namespace:= moved the harness's nodes alone on the ros2_control launches (their
+    controller manager, spawners and bridge stay at the root): the worker waited for joint
+    states on /NS/joint_states that nothing published. Those launches refuse it (and do not
+    advertise it); the MuJoCo one, whose graph is the harness's alone, takes it."""
+    text = path.read_text()
+    if "harness_station('ros2_control'" not in text and "'ros2_control', use_sim" not in text:
+        return
+    assert 'namespaced=False' in text
+    assert 'namespace:=' not in text.split('"""')[1]  # (its usage line)
