@@ -156,9 +156,23 @@ class BagRecorder:
                 self._writer.close()
 
 
+class LinkedBagError(ValueError):
+    """A run folder's bag, or a file in it, is a symbolic link: a recording is its run's own."""
+
+
 def reader_of(path: Path) -> Reader:
     """rosbags' Reader of the bag at `path` (not yet open), its metadata.yaml's nesting checked
-    first: rosbags' YAML loader recurses, and a crafted metadata.yaml ended the process."""
+    first: rosbags' YAML loader recurses, and a crafted metadata.yaml ended the process.
+    LinkedBagError when the folder or a file in it is a link (a crafted run folder's `bag`
+    pointing at another run's had that run read as its own)."""
+    bag = Path(path)
+    linked = [bag] if bag.is_symlink() else []
+    with contextlib.suppress(OSError):
+        linked += [f for f in bag.iterdir() if f.is_symlink()] if not linked else []
+    if linked:
+        raise LinkedBagError(
+            f"{linked[0]} is a symbolic link: a run folder's bag and its files are its own"
+        )
     with contextlib.suppress(OSError, UnicodeDecodeError):  # (rosbags then says what is wrong)
         check_yaml((Path(path) / 'metadata.yaml').read_text())
     return Reader(path)

@@ -351,3 +351,23 @@ def test_a_camera_frame_that_does_not_decode_is_one_error_naming_it(tmp_path):
     mcap.write_bytes(data)
     with pytest.raises(ExportError, match=r'the cam_head frame at [\d.]+ s does not decode'):
         run_trials(run)
+
+
+def test_a_bag_that_is_a_link_to_another_runs_is_not_read_as_this_runs(tmp_path):
+    from harness_recording.replay import ReplayError, topics
+
+    run = run_folder(tmp_path, 12)
+    other = tmp_path / 'other'
+    (run / 'bag').rename(other)
+    (run / 'bag').symlink_to(other)
+    with pytest.raises(ExportError, match='is a symbolic link'):
+        run_trials(run)
+    with pytest.raises(ReplayError, match='is a symbolic link'):
+        topics(run / 'bag')
+    # ... and so is a bag whose MCAP file is a link
+    (run / 'bag').unlink()
+    (run / 'bag').mkdir()
+    for f in other.iterdir():
+        (run / 'bag' / f.name).symlink_to(f)
+    with pytest.raises(ExportError, match='is a symbolic link'):
+        run_trials(run)
