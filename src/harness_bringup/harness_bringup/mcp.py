@@ -425,6 +425,20 @@ def serve_http(
             interrupted()
             super().handle_exit(sig, frame)
 
+        @contextlib.contextmanager
+        def capture_signals(self):
+            # uvicorn shuts down gracefully (the calls under way answered) on SIGINT and
+            # SIGTERM alone: a SIGHUP went to interrupts_stop's handler, raised in its loop
+            with super().capture_signals():
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                before = signal.signal(signal.SIGHUP, self.handle_exit)
+                try:
+                    yield
+                finally:
+                    signal.signal(signal.SIGHUP, before)
+
     config = uvicorn.Config(app, host=options.host, port=options.http_port, log_level='warning')
     try:
         anyio.run(Server(config).serve)
@@ -513,14 +527,16 @@ def close_run(
         with contextlib.suppress(Exception):
             graph.stop_kernel()
     run.close()
-    # the trials are in <run>/lerobot already (each written when it returned)
-    if report:
-        write_report_safely(run.path, say)
-    opened['warming'].join()  # a station still starting is closed here, not left behind
-    opened.pop('warm_error', None)
-    unused = opened.pop('warm', None)
-    if unused is not None:
-        unused.__exit__(None, None, None)
-    if graph is not None:
-        graph.__exit__(None, None, None)
+    try:
+        # the trials are in <run>/lerobot already (each written when it returned)
+        if report:
+            write_report_safely(run.path, say)
+    finally:  # (the stations are closed whatever the report met)
+        opened['warming'].join()  # a station still starting is closed here, not left behind
+        opened.pop('warm_error', None)
+        unused = opened.pop('warm', None)
+        if unused is not None:
+            unused.__exit__(None, None, None)
+        if graph is not None:
+            graph.__exit__(None, None, None)
     say(f'run folder: {run.path}')

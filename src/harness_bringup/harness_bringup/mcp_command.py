@@ -4,6 +4,7 @@ owner's tickets."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -125,11 +126,24 @@ def _mcp(args: argparse.Namespace) -> int:
         )
 
         def say(message: str) -> None:
-            _say(message, file=sys.stderr)
+            # (a terminal that hung up answers EIO: what it cannot show is lost, the stop and
+            # the run folder's close go on)
+            with contextlib.suppress(OSError):
+                _say(message, file=sys.stderr)
 
-        code = _with_policies(
-            config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
-        )
+        code = 1
+        try:
+            code = _with_policies(
+                config, lambda: serve_mcp(config, options, say, serving), tasks=[args.task]
+            )
+        finally:
+            _end_without_the_readers_thread(args, code)
+    return code
+
+
+def _end_without_the_readers_thread(args: argparse.Namespace, code: int) -> None:
+    """Ends the process at once (code) when the SDK's stdio reader is still blocked in its
+    read: the run folder is closed by now."""
     # An interrupt leaves the stdio transport's reader of standard input (a thread of the SDK)
     # blocked in its read: the process would live on, its pending call unanswered, until the
     # client wrote again. The run folder is closed by now: what is left gets a moment to end
@@ -140,10 +154,10 @@ def _mcp(args: argparse.Namespace) -> int:
         for thread in left:
             thread.join(timeout=2.0 / len(left))
         if any(t.is_alive() for t in left):
-            sys.stdout.flush()
-            sys.stderr.flush()
+            with contextlib.suppress(OSError):
+                sys.stdout.flush()
+                sys.stderr.flush()
             os._exit(code)
-    return code
 
 
 def _unservable(host: str, port: int) -> str:

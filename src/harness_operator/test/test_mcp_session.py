@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -355,9 +356,11 @@ async def long_action(url: str, token: str) -> None:
             await c.call_tool('do_action', {'action': action, 'key': 'long'})
 
 
-def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
+@pytest.mark.parametrize('stop', [signal.SIGTERM, signal.SIGHUP], ids=['term', 'hangup'])
+def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path, stop):
+    # (a SIGHUP skipped uvicorn's graceful stop: two tracebacks, the call's reply lost)
     journal = tmp_path / 'runs' / 'term.journal.jsonl'
-    with http_server(tmp_path, journal, signal.SIGTERM) as (url, proc, token):
+    with http_server(tmp_path, journal, stop) as (url, proc, token):
 
         def dispatched() -> bool:
             return journal.is_file() and '"key": "long"' in journal.read_text()
@@ -369,7 +372,7 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
                 while not dispatched() and time.monotonic() < deadline:  # (it moves now)
                     await anyio.sleep(0.1)
                 await anyio.sleep(0.5)
-                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(stop)
 
         anyio.run(act_then_terminate)
         proc.wait(timeout=90)
@@ -383,11 +386,27 @@ def test_a_server_terminated_mid_action_still_leaves_its_run_folder(tmp_path):
     # the robot stopped at the signal, not once the call ended (uvicorn waits for it)
     log = (tmp_path / 'server.log').read_text()
     assert 'interrupted: the emergency stop is engaged' in log, log
+    assert 'Traceback' not in log, log
     (trial,) = [r['record'] for r in records if r['type'] == 'trial']
     assert trial['executions'][-1]['detail'].startswith(STOPPED_FROM_OUTSIDE), trial
 
 
-@pytest.mark.parametrize('end', ['client_dies', 'interrupt', 'hangup', 'stops_reading'])
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 65536):
+            pass
+
+
+def _command_line(process: Path) -> str:
+    try:
+        return (process / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:
+        return ''
+
+
+@pytest.mark.parametrize(
+    'end', ['client_dies', 'interrupt', 'hangup', 'terminal_gone', 'stops_reading']
+)
 def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     """The client is killed while a program of many motions runs (its end of the pipe
     closes), the server gets a Ctrl-C or a SIGHUP (its terminal closed), or the client closes
@@ -400,14 +419,23 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
     from mcp_types import LATEST_PROTOCOL_VERSION
 
     params = server(tmp_path, tmp_path / 'runs' / 'j.jsonl')
+    terminal = None
+    if end == 'terminal_gone':  # (its standard error a terminal that is closed, then SIGHUP)
+        import pty
+
+        terminal, tty = pty.openpty()
     proc = subprocess.Popen(
         [params.command, *params.args],
         env=params.env,
         cwd=params.cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=open(tmp_path / 'server.log', 'w'),
+        stderr=tty if terminal is not None else open(tmp_path / 'server.log', 'w'),
     )
+    if terminal is not None:
+        os.close(tty)
+        (tmp_path / 'server.log').write_text('')
+        threading.Thread(target=_drain, args=(terminal,), daemon=True).start()
     program = (
         'import time\nfor i in range(30):\n'
         "    move_eef([0.3, -0.2 + 0.05 * (i % 2), 1.0], arm='right')\n    time.sleep(0.5)\n"
@@ -448,6 +476,8 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
         elif end == 'stops_reading':
             proc.stdout.close()  # (its requests' pipe stays open)
         else:  # (the client's end stays open)
+            if terminal is not None:
+                os.close(terminal)  # (its writes now fail: EIO)
             proc.send_signal(signal.SIGINT if end == 'interrupt' else signal.SIGHUP)
         proc.wait(timeout=60)
     finally:
@@ -461,8 +491,13 @@ def test_a_client_that_dies_mid_action_stops_the_robot_at_once(tmp_path, end):
         end, 'interrupted'
     )
     log = (tmp_path / 'server.log').read_text()
-    assert f'{said}' in log and 'the emergency stop is engaged' in log, log
-    assert 'Traceback' not in log, log
+    if terminal is None:  # (a closed terminal shows nothing)
+        assert f'{said}' in log and 'the emergency stop is engaged' in log, log
+        assert 'Traceback' not in log, log
+    assert proc.returncode >= 0, proc.returncode  # (a hung-up terminal: it had aborted)
+    # no process of the station lives on (the terminal's hang-up had left them running)
+    ours = [p for p in Path('/proc').glob('[0-9]*') if str(tmp_path) in _command_line(p)]
+    assert not ours, [_command_line(p) for p in ours]
 
     # The next session replays the stopped trial to the step it ended at, not to the end of
     # its program (which then ran on to the step limit: a session that could do nothing)

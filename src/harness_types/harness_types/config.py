@@ -26,9 +26,10 @@ YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # the same document
 # Collections nested deeper are no document of ours: the composers recurse (libyaml's in C,
 # where ~50000 levels end the process with a segfault; Python's with a RecursionError).
 MAX_YAML_DEPTH = 64
-# Keys in one mapping once its merges (`<<: [*a, *b]`) are expanded: each merge of two aliases
-# doubles a mapping, so 40 such lines in a 1 kB file grew one past memory.
-MAX_MAPPING_KEYS = 10_000
+# Keys the merges (`<<: [*a, *b]`) of one document may copy, all mappings together: each merge
+# of two aliases doubles a mapping (40 such lines in a 1 kB file grew past memory), and many
+# merges of one large anchor each copy it (34 kB took 12 s).
+MAX_MERGED_KEYS = 10_000
 
 
 _SHOWN = reprlib.Repr()
@@ -81,13 +82,15 @@ class _OneKeyOnceLoader(YAML_LOADER):
         return super().construct_mapping(node, deep)
 
     def flatten_mapping(self, node):
+        merges = any(key.tag == 'tag:yaml.org,2002:merge' for key, _ in node.value)
         super().flatten_mapping(node)  # (the merges below first: a bomb stops at its first)
-        if len(node.value) > MAX_MAPPING_KEYS:
-            raise yaml.constructor.ConstructorError(
-                problem=f'a mapping has more than {MAX_MAPPING_KEYS} keys once its merges (<<) '
-                'are expanded',
-                problem_mark=node.start_mark,
-            )
+        if merges:
+            self._merged = getattr(self, '_merged', 0) + len(node.value)
+            if self._merged > MAX_MERGED_KEYS:
+                raise yaml.constructor.ConstructorError(
+                    problem=f'merges (<<) copy more than {MAX_MERGED_KEYS} keys in this document',
+                    problem_mark=node.start_mark,
+                )
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -401,14 +404,19 @@ def _typed(where: str, value: Any, default: Any) -> Any:
             int: 'a 64-bit int',
         }.get(type(default), f'a finite {type(default).__name__}')
         hint = ''
-        if isinstance(value, str) and _UNSIGNED_EXPONENT.fullmatch(value.strip()):
-            # YAML 1.1 (PyYAML) reads 3.6e3 as text, 3.6e+3 as a number
-            hint = ' (YAML reads it as text: write it with a signed exponent, e.g. 3.6e+3)'
+        if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+            # YAML 1.1 (PyYAML) reads a number with an exponent as text unless it has a dot
+            # and a signed exponent (1.0e+3); an integer takes its digits
+            hint = (
+                ' (YAML reads it as text: write it with a dot and a signed exponent, e.g. 1.0e+3)'
+                if isinstance(default, float)
+                else ' (YAML reads it as text: write its digits, e.g. 1000)'
+            )
         raise ConfigError(f'{where} must be {kind}, not {shown(value)}{hint}')
     return value
 
 
-_UNSIGNED_EXPONENT = re.compile(r'[-+]?(\d+\.?\d*|\.\d+)[eE]\d+')
+_EXPONENT = re.compile(r'[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+')
 
 
 def read_section(cls, values: dict, where: str, base: Path | None = None):

@@ -82,13 +82,23 @@ def test_the_project_config_loads_and_names_every_key():
         (
             'a0: &a0 {k: 1}\n'
             + ''.join(f'a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}]}}\n' for i in range(1, 41)),
-            'more than 10000 keys once its merges (<<) are expanded',
+            'merges (<<) copy more than 10000 keys in this document',
+        ),
+        # many merges of one anchor below any one mapping's bound: each copies it
+        (
+            'a: &a {'
+            + ', '.join(f'k{i}: {i}' for i in range(8000))
+            + '}\n'
+            + ''.join(f'x{i}: {{<<: *a}}\n' for i in range(2000)),
+            'merges (<<) copy more than 10000 keys in this document',
         ),
         # time settings past a week: they passed, then failed in a timer or a socket mid-run
         ('kernel:\n  ros__parameters:\n    cell_timeout_seconds: 1.0e+10\n', 'must be <= 604800'),
         ('skill_server:\n  ros__parameters:\n    result_timeout_seconds: 10000000000\n', '<='),
         ('kernel:\n  ros__parameters:\n    reactive_budget_ms: 1.0e+13\n', 'must be <= 60000'),
-        ('driver:\n  ros__parameters:\n    max_wall_seconds: 3.6e3\n', 'e.g. 3.6e+3'),
+        ('driver:\n  ros__parameters:\n    max_wall_seconds: 3.6e3\n', 'e.g. 1.0e+3'),
+        ('driver:\n  ros__parameters:\n    max_wall_seconds: 1e+3\n', 'a dot and a signed'),
+        ('driver:\n  ros__parameters:\n    max_model_calls: 1e3\n', 'write its digits'),
         ('false\n', 'expected a mapping of node names'),
         ('0\n', 'expected a mapping of node names'),
     ],
