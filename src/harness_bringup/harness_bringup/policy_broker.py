@@ -121,8 +121,11 @@ def free_port(host: str) -> int:
     it meanwhile is refused by its metadata)."""
     import socket
 
-    with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as s:
-        s.bind((host, 0))
+    with socket.socket(socket.AF_INET) as s:
+        try:
+            s.bind((host, 0))
+        except OSError as exc:  # (a host that does not resolve, or is not this machine's)
+            raise BrokerError(f'cannot listen on host {host}: {exc.strerror or exc}') from None
         return s.getsockname()[1]
 
 

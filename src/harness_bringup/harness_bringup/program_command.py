@@ -8,7 +8,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from harness_kernel.channel import MAX_HEADER
 from harness_types.config import not_a_file
+from harness_types.whole_file import read_text
 
 from harness_bringup.arguments import (
     ATTACH_HELP,
@@ -24,6 +26,9 @@ from harness_bringup.console import fail as _fail
 from harness_bringup.console import quoted
 from harness_bringup.console import say as _say
 from harness_bringup.settings import _attachable, _load, _outcome_line, _with_policies
+
+# The largest program file taken: a quarter of the kernel channel's bound on one message.
+MAX_PROGRAM_BYTES = MAX_HEADER // 4
 
 
 def add_parser(sub) -> None:
@@ -50,6 +55,10 @@ def add_parser(sub) -> None:
         '--policies', nargs='?', const=DEFAULT_POLICIES, metavar='FILE', help=POLICIES_HELP
     )
     program.set_defaults(func=_program)
+
+
+# The largest program file taken: a quarter of the kernel channel's bound on one message.
+MAX_PROGRAM_BYTES = MAX_HEADER // 4
 
 
 def _program(args: argparse.Namespace) -> int:
@@ -82,13 +91,18 @@ def _program(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
     try:
-        code = program.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        return _fail(f'program file {program} cannot be read: {exc}')
+        # (a cell's code travels to the program process in one channel message: a 50 MB file
+        # started the whole graph, failed there, and was copied into the run folder twice)
+        code = read_text(program, most=MAX_PROGRAM_BYTES).removeprefix('\ufeff')
+    except OSError as exc:
+        return _fail(f'program file {program} cannot be read: {exc.strerror or exc}')
+    except UnicodeDecodeError as exc:
+        return _fail(f'program file {program} is not UTF-8 text: {exc.reason} at byte {exc.start}')
     try:
         compile(code, str(program), 'exec')
     except SyntaxError as exc:
-        return _fail(f'{program}:{exc.lineno}: {exc.msg}')
+        where = f':{exc.lineno}' if exc.lineno else ''
+        return _fail(f'{program}{where}: {exc.msg}')
 
     from harness_driver.driver_node import GraphError
     from harness_recording.run_folder import RunFolder, cell_record

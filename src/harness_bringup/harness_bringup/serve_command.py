@@ -129,9 +129,24 @@ def _up(args: argparse.Namespace) -> int:
         _say('serving; Ctrl-C stops the servers started here')
         try:
             while True:
-                time.sleep(3600)
+                time.sleep(UP_CHECK_S)
+                # a server that ended (one that could take no more connections exits 1) is
+                # said and started again
+                ended = {n: p.returncode for n, p in broker.started.items() if p.poll() is not None}
+                for name, status in ended.items():
+                    broker.started.pop(name)
+                    _say(f'policy server {name} exited with status {status}: starting it again')
+                if ended:
+                    try:
+                        broker.ensure()
+                    except BrokerError as exc:
+                        return _fail(str(exc))
         except KeyboardInterrupt:
             return 0
+
+
+# How often `harness up` looks at the servers it started.
+UP_CHECK_S = 1.0
 
 
 def _smoke(_args: argparse.Namespace) -> int:

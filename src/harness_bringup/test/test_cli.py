@@ -152,6 +152,23 @@ def test_syntax_error_in_the_program(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
+    'content,said',
+    [
+        # (50 MB started the graph, failed in the channel, and filled the run folder)
+        (b'#' * (2**20 + 1) + b'\n', 'larger than 1048576 bytes'),
+        (b'x = 1\x00\n', 'nul.py: source code string cannot contain null bytes'),  # (nul.py:None)
+        (b'\xff\xfe = 1\n', 'is not UTF-8 text: invalid start byte at byte 0'),
+    ],
+)
+def test_a_program_file_past_the_bound_or_not_text_is_one_line(tmp_path, capsys, content, said):
+    program = tmp_path / 'nul.py'
+    program.write_bytes(content)
+    out = tmp_path / 'runs'
+    assert main(['program', 'lift_cube', str(program), '--out', str(out)]) == 2
+    assert said in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize(
     'argv',
     [
         ['program', 'lift_cube'],
@@ -287,6 +304,19 @@ def test_a_programs_traceback_gives_its_files_line_numbers(tmp_path, capsys):
         ('policies:\n  p: {description: d, endpoint: "ws://h:1", 1: a, b: c}', "no field '1'"),
         ('policies:\n  p: {description: d, endpoint: "ws://[::1"}', 'p.endpoint must be a ws://'),
         ('policies:\n  p: {description: d, endpoint: "ws://h:99999"}', 'from 0 to 65535'),
+        # (they loaded, then a traceback: an HTTP request cannot carry a space; the servers
+        # here listen on IPv4; a NUL in a path)
+        ('policies:\n  p: {description: d, endpoint: "ws://127.0.0.1 :8123"}', 'p.endpoint'),
+        ('policies:\n  p: {description: d, endpoint: "ws://[::1]:8123"}', 'an IPv4 address'),
+        (
+            'policies:\n  p: {description: d, endpoint: "ws://h:1", serve: lerobot, '
+            'checkpoint: "a\\0b"}',
+            'p.checkpoint holds a NUL byte',
+        ),
+        # (the broker passes a name on a command line: `--help` was taken as its option)
+        ('policies:\n  --help: {description: d, endpoint: "ws://h:1"}', "name '--help' must be"),
+        ('policies:\n  a/b: {description: d, endpoint: "ws://h:1"}', "name 'a/b' must be"),
+        ('policies:\n  1: {description: d, endpoint: "ws://h:1"}', 'name 1 must be'),
         (b'policies: \xff\xfe\n', 'not UTF-8 text'),
         ('policies: ' + '[' * 50000 + ']' * 50000, 'nested more than 64 levels deep'),
         (

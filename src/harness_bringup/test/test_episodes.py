@@ -250,7 +250,7 @@ def test_a_programs_verify_is_answered_within_its_cells_time(tmp_path, monkeypat
 
     doc = yaml.safe_load(Path(CONFIG).read_text())
     driver = doc['driver']['ros__parameters']
-    for key in ('prompts', 'price_table'):
+    for key in ('prompts', 'price_table', 'outcome_model'):
         driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
     doc['kernel']['ros__parameters']['cell_timeout_seconds'] = 5.0
     config = tmp_path / 'harness.yaml'
@@ -282,7 +282,7 @@ def _config(tmp_path, **driver_values):
 
     doc = yaml.safe_load(Path(CONFIG).read_text())
     driver = doc['driver']['ros__parameters']
-    for key in ('prompts', 'price_table'):
+    for key in ('prompts', 'price_table', 'outcome_model'):
         driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
     driver.update(driver_values)
     config = tmp_path / 'harness.yaml'

@@ -232,6 +232,7 @@ def test_predict_future_moves_nothing_and_shadow_mode_scores_the_run(tmp_path):
         text = open(CONFIG).read().replace('world_model_shadow: false', 'world_model_shadow: true')
         folder = os.path.dirname(CONFIG)
         text = text.replace('../prompts/', f'{folder}/../prompts/')
+        text = text.replace(' outcome_model.json', f' {folder}/outcome_model.json')
         config.write_text(text.replace(' models.yaml', f' {folder}/models.yaml'))
         program = tmp_path / 'predict.py'
         program.write_text(PREDICT)
@@ -594,7 +595,7 @@ def test_harness_up_serves_kernel_policies_and_says_a_port_0_server_is_its_own(t
     config = yaml.safe_load(Path(CONFIG).read_text())
     config['kernel']['ros__parameters']['policies'] = str(file)
     driver = config['driver']['ros__parameters']
-    for key in ('prompts', 'price_table'):  # (relative to the shipped file)
+    for key in ('prompts', 'price_table', 'outcome_model'):  # (relative to the shipped file)
         driver[key] = str((Path(CONFIG).parent / driver[key]).resolve())
     (tmp_path / 'harness.yaml').write_text(yaml.safe_dump(config))
     up = subprocess.Popen(
@@ -610,9 +611,29 @@ def test_harness_up_serves_kernel_policies_and_says_a_port_0_server_is_its_own(t
             lines.append(line)
             if 'serving; Ctrl-C stops' in line:
                 break
+        # its server ends (as one that can take no connection more exits): `up` says so and
+        # starts it again (it had gone on holding nothing, saying nothing)
+        (server,) = [
+            int(p.name)
+            for p in Path('/proc').glob('[0-9]*')
+            if str(file) in _command_line(p) and 'serve' in _command_line(p)
+        ]
+        os.kill(server, signal.SIGKILL)
+        for line in up.stdout:
+            lines.append(line)
+            if 'starting policy server scripted_expert' in line:
+                break
     finally:
         up.send_signal(signal.SIGTERM)
         lines.append(up.communicate(timeout=60)[0])
     said = ''.join(lines)
     assert 'policy scripted_expert at ws://127.0.0.1:' in said and ': started' in said, said
     assert f'scripted_expert: port 0 in {file}, so later commands cannot find' in said, said
+    assert 'policy server scripted_expert exited with status -9: starting it again' in said, said
+
+
+def _command_line(process: Path) -> str:
+    try:
+        return (process / 'cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:
+        return ''

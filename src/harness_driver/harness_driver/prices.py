@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from harness_types.config import ConfigError, load_yaml, yaml_problem
+from harness_types.whole_file import read_text
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ def load_prices(path: str | Path) -> dict[str, Price]:
         return {}
     path = Path(path)
     try:
-        doc = load_yaml(path.read_text()) or {}
+        doc = load_yaml(read_text(path)) or {}
     except OSError as exc:
         raise ConfigError(f'price table {path} cannot be read: {exc.strerror}') from None
     except UnicodeDecodeError:
@@ -36,12 +38,16 @@ def load_prices(path: str | Path) -> dict[str, Price]:
         raise ConfigError(f'{path}: needs a prices_usd_per_million_tokens mapping')
     prices = {}
     for model, entry in table.items():
-        try:
-            price = Price(float(entry['input']), float(entry['output']))
-        except (TypeError, KeyError, ValueError):
+        given = [entry.get(k) if isinstance(entry, dict) else None for k in ('input', 'output')]
+        # (numbers alone: "5", "inf" and true were taken, and an infinite price wrote NaN)
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in given
+        ):
             raise ConfigError(
-                f'{path}: {model}: needs numbers input and output (USD per million tokens)'
-            ) from None
+                f'{path}: {model}: needs finite numbers input and output (USD per million tokens)'
+            )
+        price = Price(float(given[0]), float(given[1]))
         if not (price.input >= 0 and price.output >= 0):
             raise ConfigError(f'{path}: {model}: prices must be >= 0')
         prices[str(model)] = price

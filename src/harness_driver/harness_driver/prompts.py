@@ -6,6 +6,7 @@ from pathlib import Path
 
 from harness_kernel.program_api import api_reference
 from harness_types.docs import render_doc
+from harness_types.whole_file import read_text
 
 PARTS = ('role.md', 'method.md', 'api.md', 'format.md')
 LEARNED = 'learned.md'  # with policies enabled: the learned API and the division of labour
@@ -21,7 +22,7 @@ def _read(folder: Path, name: str) -> str:
     if not folder.is_dir():
         raise PromptError(f'the prompt folder {folder} is not a folder')
     try:
-        return path.read_text().strip()
+        return read_text(path).strip()
     except FileNotFoundError:
         raise PromptError(f'prompt file {path} does not exist') from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -11,8 +11,17 @@ PRICES = {'m': Price(2.0, 10.0)}
 def test_a_bad_price_table(tmp_path):
     path = tmp_path / 'models.yaml'
     path.write_text('prices_usd_per_million_tokens:\n  m: {input: 1}\n')
-    with pytest.raises(ConfigError, match='m: needs numbers input and output'):
+    with pytest.raises(ConfigError, match='m: needs finite numbers input and output'):
         load_prices(path)
+    # (an infinite price wrote cost_usd NaN into summary.json; strings and true were taken)
+    for entry in (
+        '{input: .inf, output: 1}',
+        '{input: "5", output: 1}',
+        '{input: true, output: 1}',
+    ):
+        path.write_text(f'prices_usd_per_million_tokens:\n  m: {entry}\n')
+        with pytest.raises(ConfigError, match='m: needs finite numbers'):
+            load_prices(path)
     path.write_text('prices_usd_per_million_tokens:\n  m: {input: -1, output: 1}\n')
     with pytest.raises(ConfigError, match='prices must be >= 0'):
         load_prices(path)
@@ -92,3 +101,11 @@ def test_a_call_without_a_price_leaves_the_cost_unknown():
     events = [_request(1, 'start', 0.01), _request(2, 'format', None)]
     assert usage_of_events(events)['cost_usd'] is None
     assert usage_of_events([])['cost_usd'] == 0.0 and usage_of_events([])['model_calls'] == 0
+
+
+def test_a_price_table_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / 'models.yaml')
+    with pytest.raises(ConfigError, match='cannot be read: not a regular file'):
+        load_prices(tmp_path / 'models.yaml')

@@ -20,6 +20,7 @@ from harness_recording.bench_table import is_not_run
 from harness_recording.run_folder import found_in_runs
 from harness_recording.trial_data import sampled_layouts
 from harness_types.config import INT64_MAX
+from harness_types.whole_file import read_text
 
 from harness_learning.adoption import count_policy_runs
 
@@ -214,7 +215,7 @@ def plan_collection(
 def read_plan(path: Path) -> list[Layout]:
     """The (task, seed) layouts of a plan file, in its order; PlanError says what is wrong."""
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_text(Path(path)))
     except FileNotFoundError:
         raise PlanError(f'plan {path} does not exist') from None
     except IsADirectoryError:

@@ -8,6 +8,7 @@ strategy from it by the rule the prompt gives the model (`strategy_for`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
@@ -15,6 +16,7 @@ from urllib.parse import urlparse
 import yaml
 from arx_x5_description.embodiment import Embodiment, load_embodiment
 from harness_types.config import ConfigError, load_yaml, shown, yaml_problem
+from harness_types.whole_file import read_text
 
 from harness_policy.observation import (
     PROMPT,
@@ -193,8 +195,8 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
     spec = PolicySpec(name, **values)
     if not _ws_address(spec.endpoint):
         raise ConfigError(
-            f'{where}: {name}.endpoint must be a ws:// address with a host and a port from 0 to '
-            f'65535, not {shown(spec.endpoint)}'
+            f'{where}: {name}.endpoint must be a ws:// address with a host (a name or an IPv4 '
+            f'address) and a port from 0 to 65535, not {shown(spec.endpoint)}'
         )
     if spec.action_space not in ACTION_SPACES:
         raise ConfigError(
@@ -206,6 +208,8 @@ def _spec(name: str, entry: object, where: str, emb: Embodiment) -> PolicySpec:
             f'{where}: {name}: a trained policy (serve: lerobot) needs `checkpoint`: the folder '
             '`harness policy train` wrote'
         )
+    if '\0' in spec.checkpoint:  # (Path.resolve raised on it, a traceback)
+        raise ConfigError(f'{where}: {name}.checkpoint holds a NUL byte: no path does')
     if spec.checkpoint and not Path(spec.checkpoint).is_absolute():
         # relative to the catalogue file, as its user wrote it
         spec = replace(spec, checkpoint=str((Path(where).parent / spec.checkpoint).resolve()))
@@ -279,6 +283,10 @@ def sent_keys(cameras: tuple[str, ...]) -> list[str]:
 ENDPOINTS_ENV = 'HARNESS_POLICY_ENDPOINTS'
 
 
+# A policy's name: the broker passes it to `harness policy serve NAME` and names its log after it
+POLICY_NAME = re.compile(r'[A-Za-z0-9_.][A-Za-z0-9_.-]*')
+
+
 def chosen_at_start(endpoint: str) -> bool:
     """A local server's endpoint whose port (0) the broker chooses when it starts it."""
     return endpoint.rstrip('/').endswith(':0')
@@ -296,14 +304,17 @@ def started_endpoints() -> dict[str, str]:
 
 
 def _ws_address(endpoint: str) -> bool:
-    """Whether `endpoint` is a ws:// or wss:// URL a client can connect to: a host, and a port
-    in range where it names one."""
+    """Whether `endpoint` is a ws:// or wss:// URL a client can connect to: a host (a name or
+    an IPv4 address: the servers here listen on IPv4), and a port in range where it names
+    one; no space or control character anywhere (an HTTP request cannot carry one)."""
+    if any(c.isspace() or not c.isprintable() for c in endpoint):
+        return False
     try:
         url = urlparse(endpoint)
         url.port  # noqa: B018 (raises ValueError for a port out of range)
     except ValueError:  # an unclosed [ of an IPv6 host, a port that is not a number
         return False
-    return url.scheme in ('ws', 'wss') and bool(url.hostname)
+    return url.scheme in ('ws', 'wss') and bool(url.hostname) and ':' not in url.hostname
 
 
 def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
@@ -312,18 +323,27 @@ def load_catalog(path: Path | str, emb: Embodiment | None = None) -> Catalog:
     emb = emb if emb is not None else load_embodiment()
     path = Path(path)
     try:
-        doc = load_yaml(path.read_text())
+        doc = load_yaml(read_text(path))
     except FileNotFoundError:
         raise ConfigError(f'policy catalogue {path} does not exist') from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f'{path}: not UTF-8 text ({exc.reason} at byte {exc.start})') from None
     except IsADirectoryError:
         raise ConfigError(f'{path}: not a YAML file: it is a folder') from None
+    except OSError as exc:  # (a FIFO, a device, past the bound, closed to this user)
+        raise ConfigError(f'policy catalogue {path} cannot be read: {exc.strerror}') from None
     except yaml.YAMLError as exc:
         raise ConfigError(f'{path}: not a YAML file: {yaml_problem(exc)}') from None
     if not isinstance(doc, dict) or not isinstance(doc.get('policies'), dict):
         raise ConfigError(f'{path}: expected a mapping `policies: {{name: {{...}}}}`')
-    specs = {str(n): _spec(str(n), e, str(path), emb) for n, e in doc['policies'].items()}
+    for n in doc['policies']:
+        if not isinstance(n, str) or not POLICY_NAME.fullmatch(n):
+            # (a name the broker passes on a command line, and names a log file after)
+            raise ConfigError(
+                f'{path}: the policy name {shown(n)} must be letters, digits, _ . and -, not '
+                'beginning with - (and a string: 1 and "1" were one name)'
+            )
+    specs = {n: _spec(n, e, str(path), emb) for n, e in doc['policies'].items()}
     serving: dict[str, str] = {}  # a fixed local endpoint -> the entry served there
     for name, spec in specs.items():
         if spec.serve and not chosen_at_start(spec.endpoint):

@@ -121,7 +121,9 @@ class PolicyClient:
 
     def _check_nothing_unasked(self) -> None:
         """PolicyError when the server sent a message since its last reply: a server that
-        answers twice would have each later request read the answer to the one before."""
+        answers twice would have each later request read the answer to the one before.
+        Best-effort (the protocol has no request ids): a duplicate still on its way when the
+        next request is sent is not seen then, only at a later request."""
         try:
             extra = self._ws.recv(timeout=0)
         except TimeoutError:

@@ -109,7 +109,10 @@ def load_yaml(text: str) -> Any:
     """A YAML document as plain values (YAML_LOADER), its nesting checked first and no key
     given twice in a mapping."""
     check_yaml(text)
-    return yaml.load(text, Loader=_OneKeyOnceLoader)
+    try:
+        return yaml.load(text, Loader=_OneKeyOnceLoader)
+    except ValueError as exc:  # (an integer past Python's 4300 digits, from the constructor)
+        raise yaml.constructor.ConstructorError(problem=' '.join(str(exc).split())[:200]) from None
 
 
 class ConfigError(ValueError):

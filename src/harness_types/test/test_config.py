@@ -100,6 +100,8 @@ def test_the_project_config_loads_and_names_every_key():
         ('driver:\n  ros__parameters:\n    max_wall_seconds: 1e+3\n', 'a dot and a signed'),
         ('driver:\n  ros__parameters:\n    max_model_calls: 1e3\n', 'write its digits'),
         ('false\n', 'expected a mapping of node names'),
+        # (Python's bound on an integer's digits: a ValueError traceback in every command)
+        ('driver:\n  ros__parameters:\n    max_cost_usd: ' + '9' * 5000 + '\n', '4300'),
         ('0\n', 'expected a mapping of node names'),
     ],
 )

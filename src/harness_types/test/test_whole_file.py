@@ -1,5 +1,7 @@
 """harness_types.whole_file: a file written whole, beside and renamed over."""
 
+from pathlib import Path
+
 import pytest
 from harness_types.whole_file import write_whole
 
@@ -52,3 +54,34 @@ def test_a_folder_where_the_file_goes_is_named_not_the_part_file(tmp_path):
         write_whole(tmp_path / 'report.html', b'x')
     assert str(tmp_path / 'report.html') in str(exc.value) and '.report.html.' not in str(exc.value)
     assert [p.name for p in tmp_path.iterdir()] == ['report.html']  # (no part file left)
+
+
+def test_a_fifo_where_the_file_goes_is_left_as_it_is(tmp_path):
+    # (a device there, /dev/null as root, became a plain file)
+    import os
+
+    os.mkfifo(tmp_path / 'plan.json')
+    with pytest.raises(OSError, match='a device, FIFO or socket is there, not a file'):
+        write_whole(tmp_path / 'plan.json', b'x')
+    assert (tmp_path / 'plan.json').is_fifo()
+    assert [p.name for p in tmp_path.iterdir()] == ['plan.json']
+
+
+def test_read_text_takes_regular_files_alone_and_bounded(tmp_path):
+    # (a FIFO named as a price table, a prompt, a catalogue or a plan blocked its reader, and
+    # /dev/zero filled the memory)
+    import os
+
+    from harness_types.whole_file import read_text
+
+    (tmp_path / 'ok.yaml').write_text('a: 1\n')
+    assert read_text(tmp_path / 'ok.yaml') == 'a: 1\n'
+    os.mkfifo(tmp_path / 'fifo')
+    for path in (tmp_path / 'fifo', Path('/dev/zero')):
+        with pytest.raises(OSError, match='not a regular file'):
+            read_text(path)
+    with pytest.raises(IsADirectoryError):
+        read_text(tmp_path)
+    (tmp_path / 'big').write_bytes(b'x' * 101)
+    with pytest.raises(OSError, match='larger than 100 bytes'):
+        read_text(tmp_path / 'big', most=100)
