@@ -406,8 +406,8 @@ def serve_http(
 ) -> None:
     """Streamable HTTP at http://host:port/mcp behind a bearer token made now: printed once
     and written to token_path(options); a request without it is answered 401. A Ctrl-C,
-    SIGTERM or SIGHUP calls `interrupted()` (interrupts_stop's: safe in a signal handler) at once, then
-    shuts the server down: the tool call under way ends at its next motion (the stop is
+    SIGTERM or SIGHUP calls `interrupted()` (interrupts_stop's: safe in a signal handler) at
+    once, then shuts the server down: the tool call under way ends at its next motion (the stop is
     engaged) and is recorded, but the SDK's session manager closes its stream first, so its
     client gets no reply (a new session's retry by its key returns the trial)."""
     import anyio

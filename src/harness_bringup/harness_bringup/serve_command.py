@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import time
+import threading
 from dataclasses import asdict
 
 from harness_bringup.arguments import DEFAULT_POLICIES
@@ -95,7 +95,10 @@ def _up(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ConfigError, UsageError) as exc:
         return _fail(str(exc))
 
+    stopping = threading.Event()
+
     def interrupted(*_) -> None:
+        stopping.set()  # (seen by the loop below even where the exception is not)
         raise KeyboardInterrupt  # SIGTERM stops the servers started here, as Ctrl-C does
 
     signal.signal(signal.SIGTERM, interrupted)
@@ -128,8 +131,7 @@ def _up(args: argparse.Namespace) -> int:
             )
         _say('serving; Ctrl-C stops the servers started here')
         try:
-            while True:
-                time.sleep(UP_CHECK_S)
+            while not stopping.wait(UP_CHECK_S):
                 # a server that ended (one that could take no more connections exits 1) is
                 # said and started again
                 ended = {n: p.returncode for n, p in broker.started.items() if p.poll() is not None}
@@ -141,6 +143,7 @@ def _up(args: argparse.Namespace) -> int:
                         broker.ensure()
                     except BrokerError as exc:
                         return _fail(str(exc))
+            return 0
         except KeyboardInterrupt:
             return 0
 
