@@ -9,12 +9,13 @@ file per id; the kernel drops the lock when the process exits, however it exits.
 import contextlib
 import fcntl
 import os
-import stat
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from harness_types.whole_file import open_regular
 
 # Fast DDS maps a domain to UDP ports 7400 + 250 * id + offsets; ids above 232 overflow.
 FIRST_ID = 100
@@ -167,18 +168,17 @@ def _open_lock(path: Path) -> IO[str] | None:
     another user made it; None when this user may neither open nor make it, or it is not a
     plain file of its own (in a folder every user may write, a link or a hard link planted
     there must not make a claim write or chmod what it points at)."""
-    flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a planted FIFO must not block
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o666)
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o666, follow=False)
     except PermissionError:
         try:
-            fd = os.open(path, os.O_RDONLY | flags)
+            fd = open_regular(path, os.O_RDONLY, follow=False)
         except OSError:
             return None
-    except OSError:  # a link (ELOOP), a folder: not a lock file
+    except OSError:  # a link (ELOOP), a folder, a FIFO: not a lock file
         return None
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+    if info.st_nlink != 1:
         os.close(fd)
         return None
     writable = os.O_ACCMODE & fcntl.fcntl(fd, fcntl.F_GETFL) == os.O_RDWR

@@ -298,13 +298,11 @@ class ClientWatch:
         while not self._stop.is_set():
             flags = 0
             for fd, each in poll.poll(500):
-                if fd == self.output and each & (select.POLLERR | select.POLLHUP):
+                if fd != self.output:
+                    flags |= each
+                elif each & (select.POLLERR | select.POLLHUP):
                     poll.unregister(fd)
                     self.deaf()
-                    continue
-                if fd == self.output:
-                    continue
-                flags |= each
             if flags & select.POLLNVAL:  # not a descriptor poll can watch: nothing to do
                 return
             if flags & hung_up:

@@ -231,6 +231,14 @@ class PolicyBroker:
             f'{START_TIMEOUT_S:g} s'
         )
 
+    def ended(self) -> dict[str, int]:
+        """The servers started here that have ended since (forgotten now), with each one's
+        exit status: `ensure` starts them again."""
+        gone = {n: p.returncode for n, p in self.started.items() if p.poll() is not None}
+        for name in gone:
+            self.started.pop(name)
+        return gone
+
     def _publish(self, name: str, endpoint: str) -> None:
         if self._environment is None:
             self._environment = os.environ.get(ENDPOINTS_ENV, '')

@@ -134,9 +134,8 @@ def _up(args: argparse.Namespace) -> int:
             while not stopping.wait(UP_CHECK_S):
                 # a server that ended (one that could take no more connections exits 1) is
                 # said and started again
-                ended = {n: p.returncode for n, p in broker.started.items() if p.poll() is not None}
+                ended = broker.ended()
                 for name, status in ended.items():
-                    broker.started.pop(name)
                     _say(f'policy server {name} exited with status {status}: starting it again')
                 if ended:
                     try:

@@ -11,12 +11,13 @@ import contextlib
 import fcntl
 import json
 import os
-import stat
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from harness_types.whole_file import open_regular
 
 from harness_operator.budgets import FAILURE_CLASSES, OperatorBudgets, Ticket
 from harness_operator.trial import TrialRecord
@@ -202,18 +203,13 @@ def lock_file(journal: Path, suffix: str) -> IO:
     open empty the file it points at); JournalError when it cannot be."""
     lock = journal.with_name(journal.name + suffix)
     try:
-        # (non-blocking: a FIFO planted there must not hang the open)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-        fd = os.open(lock, flags, 0o644)
+        fd = open_regular(lock, os.O_WRONLY | os.O_CREAT, follow=False)
     except OSError as exc:
         what = 'a link' if lock.is_symlink() else exc.strerror or type(exc).__name__
         raise JournalError(
             f"the journal's lock file {lock} cannot be used ({what}): it must be a plain file "
             'or absent'
         ) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise JournalError(f"the journal's lock file {lock} is not a plain file: remove it")
     return os.fdopen(fd, 'w')
 
 

@@ -46,17 +46,27 @@ def write_whole(path: Path, data: bytes) -> None:
 MAX_TEXT_BYTES = 16 * 2**20
 
 
-def read_text(path: Path, most: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of the regular file `path`. OSError (its strerror says why) when it is a
-    folder, not a regular file (a FIFO blocked its reader, a device never ended) or larger
-    than `most` bytes; UnicodeDecodeError when it is not UTF-8."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, 'rb') as file:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
+def open_regular(path: Path, flags: int, mode: int = 0o644, follow: bool = True) -> int:
+    """A descriptor of the regular file `path` opened with `flags` (made with `mode` where
+    they hold O_CREAT), non-blocking (a FIFO there must not hang the open) and, unless
+    `follow`, never through a link (ELOOP). OSError when it is not a regular file:
+    IsADirectoryError for a folder, EINVAL for a device, FIFO or socket."""
+    extra = os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags | extra, mode)
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        if stat.S_ISDIR(kind):
             raise IsADirectoryError(errno.EISDIR, 'Is a directory', str(path))
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, 'not a regular file (a device, FIFO or socket)', str(path))
+        raise OSError(errno.EINVAL, 'not a regular file (a device, FIFO or socket)', str(path))
+    return fd
+
+
+def read_text(path: Path, most: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the regular file `path` (open_regular's). OSError (its strerror says
+    why) when it is a folder, not a regular file (a FIFO blocked its reader, a device never
+    ended) or larger than `most` bytes; UnicodeDecodeError when it is not UTF-8."""
+    with os.fdopen(open_regular(path, os.O_RDONLY), 'rb') as file:
         data = file.read(most + 1)
     if len(data) > most:
         raise OSError(errno.EFBIG, f'larger than {most} bytes', str(path))
